@@ -1,0 +1,137 @@
+// Shared helpers of the benchmark programs: timing (warm-up, repetitions, median), the machine
+// description every report starts with, and a table printed as markdown and optionally CSV.
+#ifndef SLINKY_APPS_BENCHMARK_UTIL_H
+#define SLINKY_APPS_BENCHMARK_UTIL_H
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace slinky_bench {
+
+// Seconds taken by one call of fn: the median of `reps` timed calls after `warmup` untimed ones.
+inline double median_seconds(const std::function<void()>& fn, int reps = 9, int warmup = 2) {
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    auto t1 = std::chrono::steady_clock::now();
+    times.push_back(std::chrono::duration<double>(t1 - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// Medians of several alternatives timed in interleaved rounds, so that noise from the shared
+// machine affects them alike.
+inline std::vector<double> interleaved_median_seconds(const std::vector<std::function<void()>>& fns, int reps = 9) {
+  for (const auto& fn : fns) fn();
+  std::vector<std::vector<double>> times(fns.size());
+  for (int r = 0; r < reps; ++r) {
+    for (std::size_t i = 0; i < fns.size(); ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      fns[i]();
+      auto t1 = std::chrono::steady_clock::now();
+      times[i].push_back(std::chrono::duration<double>(t1 - t0).count());
+    }
+  }
+  std::vector<double> result;
+  for (auto& t : times) {
+    std::sort(t.begin(), t.end());
+    result.push_back(t[t.size() / 2]);
+  }
+  return result;
+}
+
+inline std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  }
+  return "unknown";
+}
+
+inline void print_machine(const char* title) {
+  std::printf("# %s\n\n", title);
+  std::printf("- compiler: %s\n", __VERSION__);
+#ifdef NDEBUG
+  std::printf("- build: optimized, NDEBUG (see CMAKE_BUILD_TYPE; no -march=native)\n");
+#else
+  std::printf("- build: assertions enabled (not a Release build: figures are not meaningful)\n");
+#endif
+  std::printf("- machine: %u hardware threads, %s\n\n", std::thread::hardware_concurrency(), cpu_model().c_str());
+}
+
+// A table printed as markdown, and as CSV if a path was given (--csv FILE).
+class table {
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+
+public:
+  explicit table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+
+  void print() const {
+    auto line = [](const std::vector<std::string>& cells) {
+      std::string s = "|";
+      for (const auto& c : cells) s += " " + c + " |";
+      std::printf("%s\n", s.c_str());
+    };
+    line(header_);
+    std::string sep = "|";
+    for (std::size_t i = 0; i < header_.size(); ++i) sep += " --- |";
+    std::printf("%s\n", sep.c_str());
+    for (const auto& r : rows_) line(r);
+    std::printf("\n");
+  }
+  void write_csv(const std::string& path) const {
+    if (path.empty()) return;
+    std::ofstream f(path);
+    auto line = [&](const std::vector<std::string>& cells) {
+      for (std::size_t i = 0; i < cells.size(); ++i) f << (i ? "," : "") << cells[i];
+      f << "\n";
+    };
+    line(header_);
+    for (const auto& r : rows_) line(r);
+  }
+};
+
+inline std::string fmt(double x, int precision = 3) {
+  std::ostringstream os;
+  os.precision(precision);
+  os << std::fixed << x;
+  return os.str();
+}
+
+// The value of `--name VALUE` in argv, or def.
+inline std::string arg(int argc, char** argv, const char* name, const std::string& def = "") {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
+  }
+  return def;
+}
+
+inline const char* pass_or_miss(bool pass) { return pass ? "PASS" : "MISS"; }
+
+// Fails the program loudly: a fast wrong answer is not a result.
+[[noreturn]] inline void wrong_result(const std::string& what) {
+  std::fprintf(stderr, "WRONG RESULT: %s\n", what.c_str());
+  std::exit(1);
+}
+
+}  // namespace slinky_bench
+
+#endif  // SLINKY_APPS_BENCHMARK_UTIL_H

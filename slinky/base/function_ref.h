@@ -1,0 +1,34 @@
+// function_ref<R(Args...)>: a non-owning, non-allocating reference to a callable. The callable
+// must outlive the function_ref (pass it down a call stack, never store it).
+#ifndef SLINKY_BASE_FUNCTION_REF_H
+#define SLINKY_BASE_FUNCTION_REF_H
+
+#include <type_traits>
+#include <utility>
+
+namespace slinky {
+
+template <typename Fn>
+class function_ref;
+
+template <typename R, typename... Args>
+class function_ref<R(Args...)> {
+  void* obj_ = nullptr;
+  R (*call_)(void*, Args...) = nullptr;
+
+public:
+  function_ref() = default;
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, function_ref> &&
+                                                    std::is_invocable_r_v<R, F&, Args...>>>
+  function_ref(F&& f)
+      : obj_(const_cast<void*>(static_cast<const void*>(&f))), call_([](void* obj, Args... args) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(obj))(std::forward<Args>(args)...);
+        }) {}
+
+  R operator()(Args... args) const { return call_(obj_, std::forward<Args>(args)...); }
+  explicit operator bool() const { return call_ != nullptr; }
+};
+
+}  // namespace slinky
+
+#endif  // SLINKY_BASE_FUNCTION_REF_H

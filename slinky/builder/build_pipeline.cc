@@ -1,0 +1,96 @@
+// build_pipeline: the lowering driver. It reads as the list of passes, in order; set
+// SLINKY_PRINT_PASSES=1 in the environment to print the program after each pass, with the time
+// each took.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "slinky/builder/bounds.h"
+#include "slinky/builder/emit.h"
+#include "slinky/builder/graph.h"
+#include "slinky/builder/pipeline.h"
+#include "slinky/builder/simplify.h"
+#include "slinky/runtime/print.h"
+
+namespace slinky {
+
+namespace {
+
+// Times each pass and, when asked to, prints the program after it.
+class pass_log {
+  const node_context& ctx_;
+  const bool print_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+
+public:
+  explicit pass_log(const node_context& ctx) : ctx_(ctx), print_(std::getenv("SLINKY_PRINT_PASSES") != nullptr) {}
+
+  void done(const char* pass, const stmt& program = stmt()) {
+    if (!print_) return;
+    auto now = std::chrono::steady_clock::now();
+    double us = std::chrono::duration<double, std::micro>(now - start_).count();
+    std::cerr << "// after " << pass << " (" << us << " us)\n";
+    if (program.defined()) {
+      print(std::cerr, program, &ctx_);
+      std::cerr << "\n";
+    }
+    start_ = std::chrono::steady_clock::now();
+  }
+};
+
+}  // namespace
+
+pipeline build_pipeline(node_context& ctx, std::vector<var> args, std::vector<buffer_expr_ptr> inputs,
+                        std::vector<buffer_expr_ptr> outputs, std::vector<std::pair<var, expr>> lets,
+                        const build_options& options) {
+  pass_log log(ctx);
+
+  // 1. Validate the graph and order the funcs, producers first.
+  graph g = check_graph(ctx, inputs, outputs);
+  log.done("check_graph");
+
+  // 2. Where each func runs and each buffer lives; needs the order (consumers are placed first).
+  schedule_graph(g);
+  log.done("schedule_graph");
+
+  // 3. The region each func computes and each buffer holds; needs the locations, as regions are
+  // widened over the loops between a consumer and its producer.
+  bounds_inference bounds(g);
+  log.done("bounds_inference");
+
+  // 4. The program: allocations, loops, crops, calls.
+  stmt body = emit_program(g, bounds, ctx);
+  log.done("emit_program", body);
+
+  // 5. Simplify: removes crops and checks proven redundant, empty loops, unused allocations.
+  body = simplify(body);
+  log.done("simplify", body);
+
+  // 6. Checks of the inputs and outputs run first, so no callback sees a bad buffer; they are
+  // simplified separately so a check is never folded away into the program's structure.
+  if (!options.no_checks) {
+    stmt checks = simplify(emit_checks(g, bounds));
+    body = block::make(checks, body);
+    log.done("checks", body);
+  }
+  body = let_stmt::make(std::move(lets), body);
+
+  pipeline p;
+  p.args = std::move(args);
+  for (const buffer_expr_ptr& b : inputs) p.inputs.push_back(b->sym());
+  for (const buffer_expr_ptr& b : outputs) p.outputs.push_back(b->sym());
+  for (const buffer_node& b : g.buffers) {
+    if (b.buffer->constant()) p.constants.emplace_back(b.buffer->sym(), b.buffer->constant());
+  }
+  p.body = named_stmt(body, std::make_shared<node_context>(ctx));
+  return p;
+}
+
+pipeline build_pipeline(node_context& ctx, std::vector<buffer_expr_ptr> inputs, std::vector<buffer_expr_ptr> outputs,
+                        const build_options& options) {
+  return build_pipeline(ctx, {}, std::move(inputs), std::move(outputs), {}, options);
+}
+
+}  // namespace slinky

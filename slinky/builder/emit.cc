@@ -1,0 +1,275 @@
+// Emitting the program: loops, crops, calls, copies, allocations and checks.
+#include "slinky/builder/emit.h"
+
+#include <algorithm>
+
+namespace slinky {
+
+namespace {
+
+int index_of(const std::vector<var>& vars, var v) {
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    if (vars[i] == v) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool is_default(const expr& e, const expr& default_value) { return !e.defined() || match(e, default_value); }
+
+class emitter {
+  const graph& g_;
+  const bounds_inference& bounds_;
+  node_context& ctx_;
+
+  var fresh(const std::string& name) { return var(ctx_.insert_unique(name)); }
+
+  // True if func x runs inside the statements emitted for func y (y itself, or computed in one
+  // of y's loops, directly or not).
+  bool runs_inside(int x, int y) const {
+    if (x == y) return true;
+    for (loop_level l : g_.funcs[x].compute_chain) {
+      if (l.func == y) return true;
+    }
+    return false;
+  }
+  // True if func x runs in the continuation of loop l (the part of l's body after the funcs
+  // computed at l): l's func itself and whatever is computed in its inner loops.
+  bool runs_in_continuation(int x, loop_level l) const {
+    if (x == l.func) return true;
+    for (loop_level i : g_.funcs[x].compute_chain) {
+      if (i.func == l.func && i.loop < l.loop) return true;
+    }
+    return false;
+  }
+
+  stmt make_call(int fi, const std::vector<var>& outputs) {
+    const func& f = *g_.funcs[fi].f;
+    if (f.is_copy()) return make_copy(f, outputs[0]);
+    symbol_list inputs;
+    for (const func::input& i : f.inputs()) inputs.push_back(i.buffer->sym());
+    call_stmt::attributes attrs = f.attrs();
+    if (attrs.name.empty()) attrs.name = f.name(&ctx_);
+    return call_stmt::make(f.impl(), std::move(inputs), outputs, std::move(attrs));
+  }
+
+  stmt make_copy(const func& f, var dst) {
+    const std::vector<var>& dst_x = f.outputs()[0].dims;
+    std::vector<stmt> copies;
+    const std::size_t sources = f.is_padded_copy() ? 1 : f.inputs().size();
+    for (std::size_t k = 0; k < sources; ++k) {
+      const func::input& in = f.inputs()[k];
+      std::vector<expr> src_x;
+      for (const interval_expr& i : in.bounds) src_x.push_back(i.min);
+      var src = in.buffer->sym();
+      var pad;
+      stmt copy;
+      if (f.is_padded_copy()) {
+        pad = f.inputs()[1].buffer->sym();
+        var cropped = fresh(ctx_.name(src.sym()) + ".crop");
+        copy = copy_stmt::make(f.copy_impl(), cropped, src_x, dst, dst_x, pad);
+        copy = crop_buffer::make(cropped, src, in.input_crop, copy);
+      } else if (!in.output_crop.empty()) {
+        var cropped = fresh(ctx_.name(dst.sym()) + ".crop");
+        copy = copy_stmt::make(f.copy_impl(), src, src_x, cropped, dst_x, pad);
+        copy = crop_buffer::make(cropped, dst, in.output_crop, copy);
+      } else {
+        copy = copy_stmt::make(f.copy_impl(), src, src_x, dst, dst_x, pad);
+      }
+      copies.push_back(copy);
+    }
+    return block::make(std::move(copies));
+  }
+
+  stmt emit_func(int fi) {
+    const func_node& fn = g_.funcs[fi];
+    const func& f = *fn.f;
+    const std::vector<func::loop_info>& loops = f.loops();
+    const std::size_t n = loops.size();
+    // syms[o][j]: the symbol of output o at nesting depth j: 0 is the buffer itself, 1 its crop
+    // to the func's region, 2 + m the crop of the m-th loop from the outside.
+    std::vector<std::vector<var>> syms(f.outputs().size());
+    for (std::size_t o = 0; o < f.outputs().size(); ++o) {
+      const buffer_expr& b = *f.outputs()[o].buffer;
+      const std::string name = ctx_.name(b.sym().sym());
+      syms[o].push_back(b.sym());
+      syms[o].push_back(fresh(name));
+      for (std::size_t m = 0; m < n; ++m) syms[o].push_back(fresh(name + "." + ctx_.name(loops[n - 1 - m].sym.sym())));
+    }
+    std::vector<var> innermost;
+    for (const auto& s : syms) innermost.push_back(s.back());
+    stmt body = make_call(fi, innermost);
+
+    for (std::size_t k = 0; k < n; ++k) {
+      const func::loop_info& l = loops[k];
+      const std::size_t depth = 2 + (n - 1 - k);
+      body = emit_level({fi, static_cast<int>(k)}, body);
+      for (std::size_t o = 0; o < f.outputs().size(); ++o) {
+        const std::vector<var>& dims = f.outputs()[o].dims;
+        const int d = index_of(dims, l.sym);
+        if (d < 0) {
+          body = clone_buffer::make(syms[o][depth], syms[o][depth - 1], body);
+        } else {
+          body = crop_dim::make(syms[o][depth], syms[o][depth - 1], d, bounds(l.sym, l.sym + l.step - 1), body);
+        }
+      }
+      interval_expr range = bounds_.regions[fi][index_of(bounds_.vars[fi], l.sym)];
+      body = loop::make(l.sym, l.max_workers, range, l.step, body);
+    }
+    for (std::size_t o = 0; o < f.outputs().size(); ++o) {
+      box_expr region;
+      for (var v : f.outputs()[o].dims) region.push_back(bounds_.regions[fi][index_of(bounds_.vars[fi], v)]);
+      body = crop_buffer::make(syms[o][1], syms[o][0], std::move(region), body);
+    }
+    return body;
+  }
+
+  stmt make_allocation(int bi, stmt body) {
+    const buffer_node& b = g_.buffers[bi];
+    const buffer_expr& buf = *b.buffer;
+    const var sym = buf.sym();
+    std::vector<dim_expr> dims;
+    for (std::size_t d = 0; d < buf.rank(); ++d) {
+      const dim_expr& declared = buf.dim(d);
+      const expr dd = static_cast<index_t>(d);
+      dim_expr result;
+      result.bounds = bounds_.needed[bi][d];
+      if (!is_default(declared.bounds.min, buffer_min(sym, dd))) result.bounds.min = declared.bounds.min;
+      if (!is_default(declared.bounds.max, buffer_max(sym, dd))) result.bounds.max = declared.bounds.max;
+      if (!is_default(declared.stride, buffer_stride(sym, dd))) result.stride = declared.stride;
+      if (!is_default(declared.fold_factor, buffer_fold_factor(sym, dd))) result.fold_factor = declared.fold_factor;
+      dims.push_back(std::move(result));
+    }
+    if (buf.elem_size() <= 0) {
+      internal::builder_error("buffer " + ctx_.name(sym.sym()) +
+                              " has no element size: give one to buffer_expr::make " + "or use typed callbacks");
+    }
+    return allocate::make(sym, buf.storage(), buf.elem_size(), std::move(dims), std::move(body));
+  }
+
+public:
+  emitter(const graph& g, const bounds_inference& bounds, node_context& ctx) : g_(g), bounds_(bounds), ctx_(ctx) {}
+
+  // The body of loop level l (or the root): the funcs computed there, then the continuation,
+  // with the allocations of the buffers stored there around the statements that use them.
+  stmt emit_level(loop_level l, stmt continuation) {
+    std::vector<stmt> items;
+    std::vector<int> item_funcs;
+    for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
+      if (g_.funcs[fi].compute != l) continue;
+      items.push_back(emit_func(static_cast<int>(fi)));
+      item_funcs.push_back(static_cast<int>(fi));
+    }
+    if (continuation.defined()) {
+      items.push_back(continuation);
+      item_funcs.push_back(-1);
+    }
+    auto item_contains = [&](std::size_t item, int fi) {
+      return item_funcs[item] >= 0 ? runs_inside(fi, item_funcs[item]) : runs_in_continuation(fi, l);
+    };
+
+    // Allocations, shortest lifetimes first so they nest inside longer ones.
+    struct allocation {
+      int buffer;
+      std::size_t first, last;
+    };
+    std::vector<allocation> allocations;
+    for (std::size_t bi = 0; bi < g_.buffers.size(); ++bi) {
+      const buffer_node& b = g_.buffers[bi];
+      if (b.producer < 0 || b.is_output || b.is_input || b.store != l) continue;
+      allocation a{static_cast<int>(bi), items.size(), 0};
+      std::vector<int> users = b.consumers;
+      users.push_back(b.producer);
+      for (std::size_t item = 0; item < items.size(); ++item) {
+        for (int u : users) {
+          if (!item_contains(item, u)) continue;
+          a.first = std::min(a.first, item);
+          a.last = std::max(a.last, item);
+        }
+      }
+      if (a.first < items.size()) allocations.push_back(a);
+    }
+    std::sort(allocations.begin(), allocations.end(),
+              [](const allocation& a, const allocation& b) { return a.last - a.first < b.last - b.first; });
+    for (std::size_t i = 0; i < allocations.size(); ++i) {
+      allocation a = allocations[i];
+      std::vector<stmt> inside(items.begin() + a.first, items.begin() + a.last + 1);
+      stmt wrapped = make_allocation(a.buffer, block::make(std::move(inside)));
+      items.erase(items.begin() + a.first, items.begin() + a.last + 1);
+      items.insert(items.begin() + a.first, wrapped);
+      item_funcs.erase(item_funcs.begin() + a.first, item_funcs.begin() + a.last + 1);
+      item_funcs.insert(item_funcs.begin() + a.first, -2);
+      // Later (longer) allocations see the merged item as one: remap their ranges.
+      const std::size_t removed = a.last - a.first;
+      for (std::size_t j = i + 1; j < allocations.size(); ++j) {
+        allocation& b = allocations[j];
+        auto remap = [&](std::size_t x) { return x <= a.first ? x : (x <= a.last ? a.first : x - removed); };
+        b.first = remap(b.first);
+        b.last = remap(b.last);
+      }
+    }
+    return block::make(std::move(items));
+  }
+};
+
+// The checks of one pipeline input or output, in three groups run in order: the descriptor
+// (rank, element size), the memory, then the bounds and declared constraints, so the first
+// failure is the most basic one.
+void check_buffer(const buffer_node& b, const box_expr& needed, std::vector<stmt> (&checks)[3]) {
+  const buffer_expr& buf = *b.buffer;
+  const var sym = buf.sym();
+  checks[0].push_back(check::make(buffer_rank(sym) == static_cast<index_t>(buf.rank())));
+  if (buf.elem_size() > 0) checks[0].push_back(check::make(buffer_elem_size(sym) == buf.elem_size()));
+  // A buffer may have no memory only if nothing of it is used.
+  expr is_empty = expr(0);
+  for (std::size_t d = 0; d < buf.rank(); ++d) {
+    const expr dd = static_cast<index_t>(d);
+    if (b.is_output) {
+      is_empty = is_empty || buffer_max(sym, dd) < buffer_min(sym, dd);
+    } else if (needed.size() > d) {
+      is_empty = is_empty || needed[d].max < needed[d].min;
+    }
+  }
+  checks[1].push_back(check::make(buffer_at(sym) != 0 || simplify(is_empty)));
+  for (std::size_t d = 0; d < buf.rank(); ++d) {
+    const expr dd = static_cast<index_t>(d);
+    if (d < needed.size()) {
+      const interval_expr& n = needed[d];
+      if (n.min.defined() && !is_infinity(n.min)) checks[2].push_back(check::make(buffer_min(sym, dd) <= n.min));
+      if (n.max.defined() && !is_infinity(n.max)) checks[2].push_back(check::make(n.max <= buffer_max(sym, dd)));
+    }
+    const dim_expr& declared = buf.dim(d);
+    if (!is_default(declared.bounds.min, buffer_min(sym, dd))) {
+      checks[2].push_back(check::make(buffer_min(sym, dd) == declared.bounds.min));
+    }
+    if (!is_default(declared.bounds.max, buffer_max(sym, dd))) {
+      checks[2].push_back(check::make(buffer_max(sym, dd) == declared.bounds.max));
+    }
+    if (!is_default(declared.stride, buffer_stride(sym, dd))) {
+      checks[2].push_back(check::make(buffer_stride(sym, dd) == declared.stride));
+    }
+    if (!is_default(declared.fold_factor, buffer_fold_factor(sym, dd))) {
+      checks[2].push_back(check::make(buffer_fold_factor(sym, dd) == declared.fold_factor));
+    }
+  }
+}
+
+}  // namespace
+
+stmt emit_program(const graph& g, const bounds_inference& bounds, node_context& ctx) {
+  emitter e(g, bounds, ctx);
+  return e.emit_level(loop_level(), stmt());
+}
+
+stmt emit_checks(const graph& g, const bounds_inference& bounds) {
+  std::vector<stmt> checks[3];
+  for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
+    const buffer_node& b = g.buffers[bi];
+    if (b.buffer->constant()) continue;
+    if (b.is_input || b.is_output) check_buffer(b, bounds.needed[bi], checks);
+  }
+  std::vector<stmt> result;
+  for (auto& group : checks) result.insert(result.end(), group.begin(), group.end());
+  return block::make(std::move(result));
+}
+
+}  // namespace slinky

@@ -1,0 +1,33 @@
+// Emitting the program of a scheduled, bounds-inferred graph: allocations at their storage
+// levels around exactly the statements that use them, each func's loops with the crops of its
+// outputs (so each call sees exactly the region it must produce), the funcs computed inside
+// each loop, and the calls and copies.
+//
+//   intm = allocate(...) {            // stored at the root
+//     loop(y in [out.min1, out.max1], step 1) {
+//       out.y = crop_dim(out, 1, [y, y]) {
+//         intm.r = crop_buffer(intm, {region of intm for this y}) { call f(in, intm.r) }
+//         call g(intm, out.y)
+//       }
+//     }
+//   }
+//
+// Crops make new symbols rather than shadowing, so buffer metadata in the client's bounds always
+// means the buffers as passed in (or as allocated).
+#ifndef SLINKY_BUILDER_EMIT_H
+#define SLINKY_BUILDER_EMIT_H
+
+#include "slinky/builder/bounds.h"
+#include "slinky/builder/graph.h"
+
+namespace slinky {
+
+stmt emit_program(const graph& g, const bounds_inference& bounds, node_context& ctx);
+
+// The checks of the pipeline's inputs and outputs: not null, rank, element size, the bounds
+// every consumer reads, and the constraints the client declared on their dims.
+stmt emit_checks(const graph& g, const bounds_inference& bounds);
+
+}  // namespace slinky
+
+#endif  // SLINKY_BUILDER_EMIT_H

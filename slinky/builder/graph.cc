@@ -1,0 +1,256 @@
+// Checking and ordering the graph, and resolving compute and store locations.
+#include "slinky/builder/graph.h"
+
+#include <algorithm>
+
+namespace slinky {
+
+using internal::builder_error;
+
+int graph::func_index(const func* f) const {
+  for (std::size_t i = 0; i < funcs.size(); ++i) {
+    if (funcs[i].f == f) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int graph::buffer_index(const buffer_expr* b) const {
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].buffer.get() == b) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::vector<loop_level> graph::chain(loop_level l) const {
+  if (l.root()) return {};
+  std::vector<loop_level> result = funcs[l.func].compute_chain;
+  const int n = static_cast<int>(funcs[l.func].f->loops().size());
+  for (int k = n - 1; k >= l.loop; --k) result.push_back({l.func, k});
+  return result;
+}
+
+namespace {
+
+class graph_builder {
+  graph& g_;
+  const std::vector<buffer_expr_ptr>& inputs_;
+  // DFS state of each func: 1 while its producers are being visited, 2 when done.
+  std::vector<std::pair<const func*, int>> state_;
+
+  std::string name(const buffer_expr_ptr& b) const { return g_.ctx->name(b->sym().sym()); }
+  std::string name(const func* f) const { return f->name(g_.ctx); }
+
+  bool is_input(const buffer_expr* b) const {
+    for (const buffer_expr_ptr& i : inputs_) {
+      if (i.get() == b) return true;
+    }
+    return false;
+  }
+
+  int& state(const func* f) {
+    for (auto& i : state_) {
+      if (i.first == f) return i.second;
+    }
+    state_.emplace_back(f, 0);
+    return state_.back().second;
+  }
+
+  int add_buffer(const buffer_expr_ptr& b) {
+    int i = g_.buffer_index(b.get());
+    if (i >= 0) return i;
+    buffer_node n;
+    n.buffer = b;
+    n.is_input = is_input(b.get());
+    g_.buffers.push_back(std::move(n));
+    return static_cast<int>(g_.buffers.size()) - 1;
+  }
+
+  void check_ranks(const func* f) {
+    for (const func::input& i : f->inputs()) {
+      if (!i.buffer) builder_error("func " + name(f) + " has an input without a buffer");
+      if (!f->is_copy() && i.bounds.size() != i.buffer->rank()) {
+        builder_error("func " + name(f) + ": the bounds of input " + name(i.buffer) + " have " +
+                      std::to_string(i.bounds.size()) + " dimensions, but " + name(i.buffer) + " has rank " +
+                      std::to_string(i.buffer->rank()));
+      }
+    }
+    for (const func::output& o : f->outputs()) {
+      if (o.dims.size() != o.buffer->rank()) {
+        builder_error("func " + name(f) + ": output " + name(o.buffer) + " is indexed by " +
+                      std::to_string(o.dims.size()) + " variables, but has rank " + std::to_string(o.buffer->rank()));
+      }
+    }
+  }
+
+  // Visits the producers of f's inputs, then appends f (post-order: producers first).
+  void visit(const func* f, const func* consumer) {
+    int& s = state(f);
+    if (s == 2) return;
+    if (s == 1) {
+      builder_error("the graph has a cycle: func " + name(f) + " (directly or indirectly) consumes its own output" +
+                    (consumer ? ", through func " + name(consumer) : ""));
+    }
+    s = 1;
+    check_ranks(f);
+    for (const func::input& i : f->inputs()) {
+      const buffer_expr_ptr& b = i.buffer;
+      add_buffer(b);
+      if (is_input(b.get()) || b->constant()) continue;
+      if (!b->producer()) {
+        builder_error("buffer " + name(b) + " is read by func " + name(f) +
+                      " but is not a pipeline input, a constant, or the output of any func");
+      }
+      visit(b->producer(), f);
+    }
+    state(f) = 2;
+    func_node n;
+    n.f = f;
+    g_.funcs.push_back(std::move(n));
+  }
+
+public:
+  graph_builder(graph& g, const std::vector<buffer_expr_ptr>& inputs) : g_(g), inputs_(inputs) {}
+
+  void build(const std::vector<buffer_expr_ptr>& outputs) {
+    for (const buffer_expr_ptr& b : inputs_) {
+      if (!b) builder_error("a pipeline input is null");
+      add_buffer(b);
+    }
+    for (const buffer_expr_ptr& b : outputs) {
+      if (!b) builder_error("a pipeline output is null");
+      int i = add_buffer(b);
+      g_.buffers[i].is_output = true;
+      if (g_.buffers[i].is_input) builder_error("buffer " + name(b) + " is both an input and an output");
+      if (!b->producer()) builder_error("pipeline output " + name(b) + " is not produced by any func");
+      visit(b->producer(), nullptr);
+    }
+    // Outputs of funcs that nothing consumes still need nodes (e.g. a second output).
+    for (func_node& fn : g_.funcs) {
+      for (const func::output& o : fn.f->outputs()) add_buffer(o.buffer);
+    }
+    link();
+  }
+
+  void link() {
+    for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
+      const func* f = g_.funcs[fi].f;
+      for (const func::output& o : f->outputs()) {
+        buffer_node& b = g_.buffers[g_.buffer_index(o.buffer.get())];
+        b.producer = static_cast<int>(fi);
+        g_.funcs[fi].produces_output = g_.funcs[fi].produces_output || b.is_output;
+      }
+    }
+    for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
+      for (const func::input& i : g_.funcs[fi].f->inputs()) {
+        buffer_node& b = g_.buffers[g_.buffer_index(i.buffer.get())];
+        if (std::find(b.consumers.begin(), b.consumers.end(), static_cast<int>(fi)) == b.consumers.end()) {
+          b.consumers.push_back(static_cast<int>(fi));
+        }
+        if (b.producer < 0 || b.is_input) continue;
+        std::vector<int>& consumers = g_.funcs[b.producer].consumers;
+        if (std::find(consumers.begin(), consumers.end(), static_cast<int>(fi)) == consumers.end()) {
+          consumers.push_back(static_cast<int>(fi));
+        }
+      }
+    }
+  }
+};
+
+// The longest common prefix of two chains.
+std::vector<loop_level> common_prefix(const std::vector<loop_level>& a, const std::vector<loop_level>& b) {
+  std::size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return std::vector<loop_level>(a.begin(), a.begin() + n);
+}
+
+bool contains(const std::vector<loop_level>& chain, loop_level l) {
+  return l.root() || std::find(chain.begin(), chain.end(), l) != chain.end();
+}
+
+// Resolves a loop_id of the client into a level, or reports what is wrong with it.
+loop_level resolve(const graph& g, const loop_id& at, const std::string& what) {
+  if (at.root()) return loop_level();
+  int fi = g.func_index(at.func);
+  if (fi < 0) builder_error(what + " names a loop of a func that is not part of the pipeline");
+  const std::vector<func::loop_info>& loops = g.funcs[fi].f->loops();
+  for (std::size_t k = 0; k < loops.size(); ++k) {
+    if (loops[k].sym == at.var) return {fi, static_cast<int>(k)};
+  }
+  builder_error(what + " names loop " + g.name(at.var) + " of func " + g.name(g.funcs[fi]) +
+                ", which has no such loop");
+}
+
+void schedule_compute(graph& g, int fi) {
+  func_node& fn = g.funcs[fi];
+  if (fn.f->compute_at()) {
+    const std::string what = "compute_at of func " + g.name(fn);
+    fn.compute = resolve(g, *fn.f->compute_at(), what);
+    if (!fn.compute.root()) {
+      if (fn.produces_output) {
+        builder_error(what + ": func " + g.name(fn) +
+                      " produces a pipeline output, which must be computed at the root");
+      }
+      if (fn.compute.func == fi) builder_error(what + " names one of its own loops");
+      for (int c : fn.consumers) {
+        if (!contains(g.funcs[c].call_chain, fn.compute)) {
+          builder_error(what + ": loop " + g.name(g.loop_var(fn.compute)) + " of func " +
+                        g.name(g.funcs[fn.compute.func]) + " cannot contain func " + g.name(fn) +
+                        ", because its consumer " + g.name(g.funcs[c]) + " runs outside that loop");
+        }
+      }
+    }
+  } else if (fn.produces_output || fn.consumers.empty()) {
+    fn.compute = loop_level();
+  } else {
+    std::vector<loop_level> common = g.funcs[fn.consumers[0]].call_chain;
+    for (int c : fn.consumers) common = common_prefix(common, g.funcs[c].call_chain);
+    fn.compute = common.empty() ? loop_level() : common.back();
+  }
+  fn.compute_chain = g.chain(fn.compute);
+  fn.call_chain = fn.compute_chain;
+  const int n = static_cast<int>(fn.f->loops().size());
+  for (int k = n - 1; k >= 0; --k) fn.call_chain.push_back({fi, k});
+}
+
+void schedule_store(graph& g, buffer_node& b) {
+  if (b.producer < 0 || b.is_output) return;
+  const func_node& fn = g.funcs[b.producer];
+  if (b.buffer->store_at()) {
+    const std::string what = "store_at of buffer " + g.name(b.buffer->sym());
+    b.store = resolve(g, *b.buffer->store_at(), what);
+    if (!contains(fn.compute_chain, b.store)) {
+      builder_error(what + ": loop " + g.name(g.loop_var(b.store)) + " of func " + g.name(g.funcs[b.store.func]) +
+                    " does not contain func " + g.name(fn) + ", which produces it");
+    }
+    return;
+  }
+  if (fn.f->outputs_stored_innermost()) {
+    b.store = fn.compute;
+    return;
+  }
+  b.store = loop_level();
+  for (auto i = fn.compute_chain.rbegin(); i != fn.compute_chain.rend(); ++i) {
+    if (g.funcs[i->func].f->loops()[i->loop].is_parallel()) {
+      b.store = *i;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+graph check_graph(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
+                  const std::vector<buffer_expr_ptr>& outputs) {
+  graph g;
+  g.ctx = &ctx;
+  graph_builder(g, inputs).build(outputs);
+  return g;
+}
+
+void schedule_graph(graph& g) {
+  // Consumers first: a func's default location depends on where its consumers run.
+  for (int fi = static_cast<int>(g.funcs.size()) - 1; fi >= 0; --fi) schedule_compute(g, fi);
+  for (buffer_node& b : g.buffers) schedule_store(g, b);
+}
+
+}  // namespace slinky

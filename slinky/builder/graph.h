@@ -1,0 +1,82 @@
+// The pipeline graph as the lowering passes see it: the funcs in topological order, the
+// buffers between them, and where each func is computed and each buffer stored.
+//
+// check_graph validates what the client described (one producer per buffer, no cycles, ranks
+// consistent, every buffer produced or given) and orders the funcs; schedule_graph resolves
+// compute_at and store_at, with their defaults, into loop levels.
+#ifndef SLINKY_BUILDER_GRAPH_H
+#define SLINKY_BUILDER_GRAPH_H
+
+#include <string>
+#include <vector>
+
+#include "slinky/builder/pipeline.h"
+
+namespace slinky {
+
+// A loop of a func: func index (into graph::funcs) and loop index (into func::loops(), which
+// lists loops innermost first). func == -1 is the root, outside every loop.
+struct loop_level {
+  int func = -1;
+  int loop = -1;
+
+  bool root() const { return func < 0; }
+  bool operator==(const loop_level& other) const { return func == other.func && loop == other.loop; }
+  bool operator!=(const loop_level& other) const { return !(*this == other); }
+};
+
+struct func_node {
+  const func* f = nullptr;
+  // Funcs that read an output of this one (indices into graph::funcs), without duplicates.
+  std::vector<int> consumers;
+  // True if an output is a pipeline output.
+  bool produces_output = false;
+  // Where the func is computed, and the loops (outermost first) around that place.
+  loop_level compute;
+  std::vector<loop_level> compute_chain;
+  // The loops around the func's call: compute_chain followed by the func's own loops.
+  std::vector<loop_level> call_chain;
+};
+
+struct buffer_node {
+  buffer_expr_ptr buffer;
+  // The producing func (index into graph::funcs), or -1 for inputs and constants.
+  int producer = -1;
+  std::vector<int> consumers;
+  bool is_input = false;
+  bool is_output = false;
+  // Where an intermediate is allocated (the root for inputs, outputs and constants).
+  loop_level store;
+};
+
+struct graph {
+  node_context* ctx = nullptr;
+  // Producers before consumers.
+  std::vector<func_node> funcs;
+  std::vector<buffer_node> buffers;
+
+  // The index of a func or buffer, or -1.
+  int func_index(const func* f) const;
+  int buffer_index(const buffer_expr* b) const;
+  std::string name(var v) const { return ctx->name(v.sym()); }
+  std::string name(const func_node& f) const { return f.f->name(ctx); }
+  // The loop variable of a level.
+  var loop_var(loop_level l) const { return funcs[l.func].f->loops()[l.loop].sym; }
+  // The chain of loops (outermost first) around the body of loop l, l included.
+  std::vector<loop_level> chain(loop_level l) const;
+};
+
+// Collects the funcs that produce `outputs` from `inputs`, checks the graph and orders it.
+// Misuse is reported through internal::builder_error.
+graph check_graph(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
+                  const std::vector<buffer_expr_ptr>& outputs);
+
+// Resolves compute_at and store_at: a func without compute_at runs in the innermost loop that
+// contains all of its consumers (the root if it produces a pipeline output); an intermediate
+// without store_at is stored outside every serial loop around its producer, but inside the
+// innermost parallel one (each worker gets its own buffer).
+void schedule_graph(graph& g);
+
+}  // namespace slinky
+
+#endif  // SLINKY_BUILDER_GRAPH_H

@@ -1,0 +1,421 @@
+// The simplifier's expression rewriting: canonical operand order, dispatch of the rule families
+// by node kind, the simplifying constructors, and the public simplify entry points.
+#include "slinky/builder/simplify.h"
+
+#include <utility>
+
+#include "slinky/builder/simplify_internal.h"
+#include "slinky/builder/simplify_rules_add.h"
+#include "slinky/builder/simplify_rules_compare.h"
+#include "slinky/builder/simplify_rules_divmod.h"
+#include "slinky/builder/simplify_rules_logical.h"
+#include "slinky/builder/simplify_rules_minmax.h"
+#include "slinky/builder/simplify_rules_mul.h"
+#include "slinky/builder/simplify_rules_select.h"
+
+namespace slinky {
+
+namespace rewrite_rules {
+
+rule_observer*& thread_rule_observer() {
+  static thread_local rule_observer* observer = nullptr;
+  return observer;
+}
+
+}  // namespace rewrite_rules
+
+namespace internal {
+
+namespace {
+
+// Rules building rules building rules...: beyond this nesting the simplifying constructors stop
+// applying rules. Only a cycle in the rules gets this deep.
+constexpr int max_rule_depth = 32;
+
+// Canonical order of the operands of commutative operators: constants last, infinities just
+// before them, and otherwise node kinds in decreasing order of their enum (so variables come
+// after compound expressions), ties broken by the structural order.
+int commute_rank(const expr& e) {
+  if (e.as<constant>()) return -2;
+  if (is_infinity(e)) return -1;
+  return static_cast<int>(e.type());
+}
+
+bool should_commute(const expr& a, const expr& b) {
+  // Two constants: their folding overflowed, leave them alone.
+  if (a.as<constant>() && b.as<constant>()) return false;
+  const int ra = commute_rank(a);
+  const int rb = commute_rank(b);
+  if (ra != rb) return ra < rb;
+  return compare(a, b) > 0;
+}
+
+template <typename T>
+bool apply_rules(rewrite_rules::rewriter<simplifier>& r) {
+  if constexpr (std::is_same_v<T, add>) {
+    return rewrite_rules::apply_add_rules(r);
+  } else if constexpr (std::is_same_v<T, sub>) {
+    return rewrite_rules::apply_sub_rules(r);
+  } else if constexpr (std::is_same_v<T, mul>) {
+    return rewrite_rules::apply_mul_rules(r);
+  } else if constexpr (std::is_same_v<T, div>) {
+    return rewrite_rules::apply_div_rules(r);
+  } else if constexpr (std::is_same_v<T, mod>) {
+    return rewrite_rules::apply_mod_rules(r);
+  } else if constexpr (std::is_same_v<T, minimum>) {
+    return rewrite_rules::apply_min_rules(r);
+  } else if constexpr (std::is_same_v<T, maximum>) {
+    return rewrite_rules::apply_max_rules(r);
+  } else if constexpr (std::is_same_v<T, equal>) {
+    return rewrite_rules::apply_equal_rules(r);
+  } else if constexpr (std::is_same_v<T, not_equal>) {
+    return rewrite_rules::apply_not_equal_rules(r);
+  } else if constexpr (std::is_same_v<T, less>) {
+    return rewrite_rules::apply_less_rules(r);
+  } else if constexpr (std::is_same_v<T, less_equal>) {
+    return rewrite_rules::apply_less_equal_rules(r);
+  } else if constexpr (std::is_same_v<T, logical_and>) {
+    return rewrite_rules::apply_logical_and_rules(r);
+  } else if constexpr (std::is_same_v<T, logical_or>) {
+    return rewrite_rules::apply_logical_or_rules(r);
+  } else if constexpr (std::is_same_v<T, logical_not>) {
+    return rewrite_rules::apply_logical_not_rules(r);
+  } else if constexpr (std::is_same_v<T, conditional>) {
+    return rewrite_rules::apply_select_rules(r);
+  } else {
+    static_assert(std::is_same_v<T, call>, "no rules for this node");
+    return rewrite_rules::apply_abs_rules(r);
+  }
+}
+
+// The family name of the rules of a node kind (what rule_observer sees).
+template <typename T>
+const char* family_name() {
+  return std::is_same_v<T, call> ? "abs" : to_string(T::static_type);
+}
+
+// Applies the rules of T to e (of kind T, with simplified operands).
+template <typename T>
+expr apply_rules_to(simplifier& s, int& depth, expr e) {
+  if (depth >= max_rule_depth) return e;
+  ++depth;
+  rewrite_rules::rewriter<simplifier> r(e, s, family_name<T>());
+  const bool applied = apply_rules<T>(r);
+  --depth;
+  return applied ? std::move(r.result) : e;
+}
+
+class infinity_finder : public expr_visitor {
+public:
+  bool found = false;
+  void visit(const call* op) override {
+    found = found || op->intrinsic == intrinsic::positive_infinity || op->intrinsic == intrinsic::negative_infinity;
+    if (!found) expr_visitor::visit(op);
+  }
+};
+
+class side_effect_finder : public expr_visitor {
+public:
+  bool found = false;
+  void visit(const call* op) override {
+    switch (op->intrinsic) {
+    case intrinsic::semaphore_init:
+    case intrinsic::semaphore_signal:
+    case intrinsic::semaphore_wait:
+    case intrinsic::trace_begin:
+    case intrinsic::trace_end:
+    case intrinsic::free: found = true; return;
+    case intrinsic::positive_infinity:
+    case intrinsic::negative_infinity:
+    case intrinsic::indeterminate:
+    case intrinsic::abs:
+    case intrinsic::buffer_rank:
+    case intrinsic::buffer_elem_size:
+    case intrinsic::buffer_size_bytes:
+    case intrinsic::buffer_min:
+    case intrinsic::buffer_max:
+    case intrinsic::buffer_stride:
+    case intrinsic::buffer_fold_factor:
+    case intrinsic::buffer_at: break;
+    }
+    expr_visitor::visit(op);
+  }
+};
+
+// Finds a use (as node_mutator.h's depends_on) or a declaration of a symbol, in statements and
+// in let expressions, and stops at the first one: most declared symbols are used early in their
+// scope, so this is usually much cheaper than a full traversal.
+class symbol_finder : public stmt_visitor {
+  var v_;
+  bool declarations_;
+
+public:
+  bool found = false;
+  symbol_finder(var v, bool declarations) : v_(v), declarations_(declarations) {}
+  using stmt_visitor::visit;
+
+  void use(var sym) { found = found || (!declarations_ && sym == v_); }
+  void declare(var sym) { found = found || (declarations_ && sym == v_); }
+
+  void visit(const variable* op) override { use(op->sym); }
+  void visit(const let* op) override {
+    for (const auto& l : op->lets) declare(l.first);
+    if (!found) stmt_visitor::visit(op);
+  }
+#define SLINKY_TRAVERSE(node)                                                                                      \
+  void visit(const node* op) override {                                                                           \
+    if (!found) stmt_visitor::visit(op);                                                                           \
+  }
+  SLINKY_TRAVERSE(add)
+  SLINKY_TRAVERSE(sub)
+  SLINKY_TRAVERSE(mul)
+  SLINKY_TRAVERSE(div)
+  SLINKY_TRAVERSE(mod)
+  SLINKY_TRAVERSE(minimum)
+  SLINKY_TRAVERSE(maximum)
+  SLINKY_TRAVERSE(equal)
+  SLINKY_TRAVERSE(not_equal)
+  SLINKY_TRAVERSE(less)
+  SLINKY_TRAVERSE(less_equal)
+  SLINKY_TRAVERSE(logical_and)
+  SLINKY_TRAVERSE(logical_or)
+  SLINKY_TRAVERSE(logical_not)
+  SLINKY_TRAVERSE(conditional)
+  SLINKY_TRAVERSE(call)
+  SLINKY_TRAVERSE(block)
+  SLINKY_TRAVERSE(check)
+#undef SLINKY_TRAVERSE
+  void visit(const call_stmt* op) override {
+    for (var i : op->inputs) use(i);
+    for (var i : op->outputs) use(i);
+  }
+  void visit(const copy_stmt* op) override {
+    use(op->src);
+    use(op->dst);
+    use(op->pad);
+    for (var i : op->dst_x) declare(i);
+    if (!found) stmt_visitor::visit(op);
+  }
+  void visit(const let_stmt* op) override {
+    for (const auto& l : op->lets) declare(l.first);
+    if (!found) stmt_visitor::visit(op);
+  }
+#define SLINKY_DECLARATION(node)                                                                                   \
+  void visit(const node* op) override {                                                                           \
+    declare(op->sym);                                                                                              \
+    if (!found) stmt_visitor::visit(op);                                                                           \
+  }
+  SLINKY_DECLARATION(loop)
+  SLINKY_DECLARATION(allocate)
+  SLINKY_DECLARATION(make_buffer)
+#undef SLINKY_DECLARATION
+#define SLINKY_BUFFER_DECLARATION(node)                                                                            \
+  void visit(const node* op) override {                                                                           \
+    use(op->src);                                                                                                  \
+    declare(op->sym);                                                                                              \
+    if (!found) stmt_visitor::visit(op);                                                                           \
+  }
+  SLINKY_BUFFER_DECLARATION(clone_buffer)
+  SLINKY_BUFFER_DECLARATION(crop_buffer)
+  SLINKY_BUFFER_DECLARATION(crop_dim)
+  SLINKY_BUFFER_DECLARATION(slice_buffer)
+  SLINKY_BUFFER_DECLARATION(slice_dim)
+  SLINKY_BUFFER_DECLARATION(transpose)
+#undef SLINKY_BUFFER_DECLARATION
+};
+
+template <typename T>
+bool find_symbol(const T& node, var v, bool declarations) {
+  if (!node.defined()) return false;
+  symbol_finder f(v, declarations);
+  node.accept(&f);
+  return f.found;
+}
+
+}  // namespace
+
+bool contains_infinity(const expr& e) {
+  if (!e.defined()) return false;
+  infinity_finder f;
+  e.accept(&f);
+  return f.found;
+}
+
+bool is_boolean_form(const expr& e) {
+  switch (e.type()) {
+  case expr_node_type::constant: return is_zero(e) || is_one(e);
+  case expr_node_type::equal:
+  case expr_node_type::not_equal:
+  case expr_node_type::less:
+  case expr_node_type::less_equal:
+  case expr_node_type::logical_and:
+  case expr_node_type::logical_or:
+  case expr_node_type::logical_not: return true;
+  case expr_node_type::conditional: {
+    const conditional* op = e.as<conditional>();
+    return is_boolean_form(op->true_value) && is_boolean_form(op->false_value);
+  }
+  default: return false;
+  }
+}
+
+bool has_side_effects(const expr& e) {
+  if (!e.defined()) return false;
+  side_effect_finder f;
+  e.accept(&f);
+  return f.found;
+}
+
+bool declares(const stmt& s, var v) { return find_symbol(s, v, true); }
+bool declares(const expr& e, var v) { return find_symbol(e, v, true); }
+bool uses(const stmt& s, var v) { return find_symbol(s, v, false); }
+bool uses(const expr& e, var v) { return find_symbol(e, v, false); }
+bool uses(const interval_expr& i, var v) { return uses(i.min, v) || uses(i.max, v); }
+
+simplifier::simplifier(const bounds_map& bounds, bool use_bounds) : bounds_(bounds), use_bounds_(use_bounds) {
+  for (std::size_t i = 0; i < bounds_.size(); ++i) {
+    if (bounds_.lookup(i)) bounded_.push_back(var(i));
+  }
+}
+
+simplifier::~simplifier() = default;
+
+simplifier::scope::~scope() {
+  while (s_.undo_.size() > undo_size_) {
+    undo_entry& u = s_.undo_.back();
+    s_.bounds_.set(u.sym, std::move(u.bounds));
+    s_.values_.set(u.sym, std::move(u.value));
+    s_.undo_.pop_back();
+  }
+  s_.bounded_.resize(bounded_size_);
+}
+
+void simplifier::declare(var sym, std::optional<interval_expr> bounds, expr value) {
+  // Bounds in terms of sym itself refer to the outer sym, which the declaration hides.
+  if (bounds && uses(*bounds, sym)) bounds = std::nullopt;
+  undo_.push_back({sym, bounds_.lookup(sym), values_.lookup(sym)});
+  // Bounds that refer to sym meant an outer symbol of the same id; they do not apply here.
+  for (var i : bounded_) {
+    const std::optional<interval_expr>& b = bounds_.lookup(i);
+    if (i == sym || !b || !uses(*b, sym)) continue;
+    undo_.push_back({i, b, values_.lookup(i)});
+    bounds_.set(i, std::nullopt);
+  }
+  if (bounds) bounded_.push_back(sym);
+  bounds_.set(sym, std::move(bounds));
+  values_.set(sym, value.defined() ? std::optional<expr>(std::move(value)) : std::nullopt);
+}
+
+simplifier& simplifier::endpoint_maker() {
+  if (!endpoint_maker_) endpoint_maker_ = std::make_unique<simplifier>(bounds_map(), false);
+  return *endpoint_maker_;
+}
+
+template <typename T>
+expr simplifier::simplify_binary(const T* op, expr a, expr b) {
+  if constexpr (rewrite_rules::is_commutative<T>()) {
+    if (should_commute(a, b)) std::swap(a, b);
+  }
+  expr e = op && a.same_as(op->a) && b.same_as(op->b) ? expr(op) : T::make(std::move(a), std::move(b));
+  return apply_rules_to<T>(*this, depth_, std::move(e));
+}
+
+template <typename T>
+expr simplifier::make(expr a, expr b) {
+  return simplify_binary<T>(nullptr, std::move(a), std::move(b));
+}
+
+// The instantiations the rules and the other source files use.
+template expr simplifier::make<add>(expr, expr);
+template expr simplifier::make<sub>(expr, expr);
+template expr simplifier::make<mul>(expr, expr);
+template expr simplifier::make<div>(expr, expr);
+template expr simplifier::make<mod>(expr, expr);
+template expr simplifier::make<minimum>(expr, expr);
+template expr simplifier::make<maximum>(expr, expr);
+template expr simplifier::make<equal>(expr, expr);
+template expr simplifier::make<not_equal>(expr, expr);
+template expr simplifier::make<less>(expr, expr);
+template expr simplifier::make<less_equal>(expr, expr);
+template expr simplifier::make<logical_and>(expr, expr);
+template expr simplifier::make<logical_or>(expr, expr);
+
+expr simplifier::make_not(expr a) { return apply_rules_to<logical_not>(*this, depth_, logical_not::make(std::move(a))); }
+
+expr simplifier::make_select(expr c, expr t, expr f) {
+  return apply_rules_to<conditional>(*this, depth_, conditional::make(std::move(c), std::move(t), std::move(f)));
+}
+
+expr simplifier::make_abs(expr a) {
+  return apply_rules_to<call>(*this, depth_, call::make(intrinsic::abs, {std::move(a)}));
+}
+
+void simplifier::visit(const variable* op) {
+  const expr* value = values_.find(op->sym);
+  set_result(value ? *value : expr(op));
+}
+
+#define SLINKY_VISIT_BINARY(node)                                                                                  \
+  void simplifier::visit(const node* op) { set_result(simplify_binary(op, mutate(op->a), mutate(op->b))); }
+SLINKY_VISIT_BINARY(add)
+SLINKY_VISIT_BINARY(sub)
+SLINKY_VISIT_BINARY(mul)
+SLINKY_VISIT_BINARY(div)
+SLINKY_VISIT_BINARY(mod)
+SLINKY_VISIT_BINARY(minimum)
+SLINKY_VISIT_BINARY(maximum)
+SLINKY_VISIT_BINARY(equal)
+SLINKY_VISIT_BINARY(not_equal)
+SLINKY_VISIT_BINARY(less)
+SLINKY_VISIT_BINARY(less_equal)
+SLINKY_VISIT_BINARY(logical_and)
+SLINKY_VISIT_BINARY(logical_or)
+#undef SLINKY_VISIT_BINARY
+
+void simplifier::visit(const logical_not* op) {
+  expr a = mutate(op->a);
+  expr e = a.same_as(op->a) ? expr(op) : logical_not::make(std::move(a));
+  set_result(apply_rules_to<logical_not>(*this, depth_, std::move(e)));
+}
+
+void simplifier::visit(const conditional* op) {
+  expr c = mutate(op->condition);
+  expr t = mutate(op->true_value);
+  expr f = mutate(op->false_value);
+  expr e = c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value)
+               ? expr(op)
+               : conditional::make(std::move(c), std::move(t), std::move(f));
+  set_result(apply_rules_to<conditional>(*this, depth_, std::move(e)));
+}
+
+void simplifier::visit(const call* op) {
+  std::vector<expr> args;
+  args.reserve(op->args.size());
+  bool changed = false;
+  for (const expr& i : op->args) {
+    args.push_back(mutate(i));
+    changed = changed || !args.back().same_as(i);
+  }
+  expr e = changed ? call::make(op->intrinsic, std::move(args)) : expr(op);
+  if (op->intrinsic == intrinsic::abs && op->args.size() == 1) e = apply_rules_to<call>(*this, depth_, std::move(e));
+  set_result(std::move(e));
+}
+
+}  // namespace internal
+
+expr simplify(const expr& e, const bounds_map& bounds) {
+  internal::simplifier s(bounds, true);
+  return s.mutate(e);
+}
+
+stmt simplify(const stmt& st, const bounds_map& bounds) {
+  internal::simplifier s(bounds, true);
+  return s.mutate(st);
+}
+
+interval_expr simplify(const interval_expr& i, const bounds_map& bounds) {
+  internal::simplifier s(bounds, true);
+  return s.mutate(i);
+}
+
+}  // namespace slinky

@@ -1,0 +1,390 @@
+// Interval arithmetic (bounds_of) and the proofs built on it (the facts of rule predicates,
+// prove_true, attempt_to_prove).
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "slinky/builder/simplify_internal.h"
+
+namespace slinky {
+namespace internal {
+
+using rewrite_rules::fact;
+
+namespace {
+
+// Computes bounds bottom up. Endpoints are built with a simplifier that proves facts only from
+// the form of expressions, so finding bounds does not start other proofs: the cost is linear in
+// the size of the expression. Where an operand's bounds are the operand itself (it uses only
+// free symbols), the node is its own bound and is not rebuilt.
+class bounds_finder : public expr_visitor {
+  bounds_map& bounds_;
+  simplifier& m_;
+  const bool free_unbounded_;
+  interval_expr result_;
+
+public:
+  bounds_finder(bounds_map& bounds, simplifier& maker, bool free_unbounded)
+      : bounds_(bounds), m_(maker), free_unbounded_(free_unbounded) {}
+
+  interval_expr find(const expr& e) {
+    e.accept(this);
+    return std::move(result_);
+  }
+
+  void set_point(expr e) { result_ = point(std::move(e)); }
+
+  // The bounds of a binary node whose operands are points: the node of those points.
+  template <typename T>
+  bool visit_points(const T* op, const interval_expr& a, const interval_expr& b) {
+    if (!a.is_point() || !b.is_point()) return false;
+    set_point(a.min.same_as(op->a) && b.min.same_as(op->b) ? expr(op) : m_.make<T>(a.min, b.min));
+    return true;
+  }
+
+  // Bounds of boolean values are constants: lower is 1 if it is provably true, upper is 0 if it
+  // is provably false. This keeps what proofs need ([0, 1]) instead of the value itself.
+  static interval_expr boolean_bounds(const expr& lower, const expr& upper) {
+    const index_t* l = as_constant(lower);
+    const index_t* u = as_constant(upper);
+    return {l && *l != 0 ? 1 : 0, u && *u == 0 ? 0 : 1};
+  }
+
+  // The bounds of the truth value (0 or 1) of a value in b.
+  interval_expr truth(const interval_expr& b, const expr& e) {
+    if (is_boolean_form(e)) return b;
+    return boolean_bounds(m_.make<logical_or>(m_.make<less>(0, b.min), m_.make<less>(b.max, 0)),
+                          m_.make<logical_or>(m_.make<less>(b.min, 0), m_.make<less>(0, b.max)));
+  }
+
+  void visit(const variable* op) override {
+    const std::optional<interval_expr>& b = bounds_.lookup(op->sym);
+    if (!b) return void(result_ = free_unbounded_ ? interval_expr::all() : point(expr(op)));
+    if (b->is_point() && b->min.defined()) return set_point(b->min);
+    const expr unknown_min = free_unbounded_ ? negative_infinity() : expr(op);
+    const expr unknown_max = free_unbounded_ ? positive_infinity() : expr(op);
+    result_ = {b->min.defined() ? b->min : unknown_min, b->max.defined() ? b->max : unknown_max};
+  }
+  void visit(const constant* op) override { set_point(expr(op)); }
+
+  void visit(const let* op) override {
+    std::vector<bounds_map::scoped_value> scoped;
+    scoped.reserve(op->lets.size());
+    for (const auto& l : op->lets) scoped.emplace_back(bounds_, l.first, find(l.second));
+    result_ = find(op->body);
+    while (!scoped.empty()) scoped.pop_back();
+  }
+
+  void visit(const add* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    if (visit_points(op, a, b)) return;
+    result_ = {m_.make<add>(a.min, b.min), m_.make<add>(a.max, b.max)};
+  }
+  void visit(const sub* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    if (visit_points(op, a, b)) return;
+    result_ = {m_.make<sub>(a.min, b.max), m_.make<sub>(a.max, b.min)};
+  }
+
+  interval_expr scale(const interval_expr& a, index_t c) {
+    if (c == 0) return point(0);
+    if (a.is_point()) return point(m_.make<mul>(a.min, c));
+    if (c > 0) return {m_.make<mul>(a.min, c), m_.make<mul>(a.max, c)};
+    return {m_.make<mul>(a.max, c), m_.make<mul>(a.min, c)};
+  }
+
+  void visit(const mul* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    if (visit_points(op, a, b)) return;
+    if (b.is_point() && as_constant(b.min)) return void(result_ = scale(a, *as_constant(b.min)));
+    if (a.is_point() && as_constant(a.min)) return void(result_ = scale(b, *as_constant(a.min)));
+    // The extremes are at the corners. A product of an infinity and a non-constant cannot be
+    // simplified, and its sign is unknown: give up on such bounds.
+    expr corners[] = {m_.make<mul>(a.min, b.min), m_.make<mul>(a.min, b.max), m_.make<mul>(a.max, b.min),
+                      m_.make<mul>(a.max, b.max)};
+    for (const expr& i : corners) {
+      if (!is_infinity(i) && contains_infinity(i)) return void(result_ = interval_expr::all());
+    }
+    result_ = {m_.make<minimum>(m_.make<minimum>(corners[0], corners[1]), m_.make<minimum>(corners[2], corners[3])),
+               m_.make<maximum>(m_.make<maximum>(corners[0], corners[1]), m_.make<maximum>(corners[2], corners[3]))};
+  }
+
+  // a / b for b >= d > 0: if a >= 0, 0 <= a / b <= a / d; if a < 0, a / d <= a / b <= -1.
+  interval_expr divide_by_positive(const interval_expr& a, const expr& d) {
+    return {m_.make<minimum>(m_.make<div>(a.min, d), 0), m_.make<maximum>(m_.make<div>(a.max, d), -1)};
+  }
+
+  void visit(const div* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    if (visit_points(op, a, b)) return;
+    const index_t* b_min = as_constant(b.min);
+    const index_t* b_max = as_constant(b.max);
+    if (b_min && b.is_point()) {
+      const index_t c = *b_min;
+      if (c == 0) return set_point(0);
+      if (a.is_point()) return set_point(m_.make<div>(a.min, c));
+      if (c > 0) return void(result_ = {m_.make<div>(a.min, c), m_.make<div>(a.max, c)});
+      return void(result_ = {m_.make<div>(a.max, c), m_.make<div>(a.min, c)});
+    }
+    if (b_min && *b_min > 0) return void(result_ = divide_by_positive(a, b.min));
+    if (b_max && *b_max < 0) {
+      // a / b == -(a / -b).
+      interval_expr r = divide_by_positive(a, m_.make<sub>(0, b.max));
+      return void(result_ = {m_.make<sub>(0, r.max), m_.make<sub>(0, r.min)});
+    }
+    // |a / b| <= |a|.
+    expr m = m_.make<maximum>(a.max, m_.make<sub>(0, a.min));
+    result_ = {m_.make<sub>(0, m), m};
+  }
+
+  void visit(const mod* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    // 0 <= a % b < |b|, and a % b <= a if a >= 0. This range is usually more useful than the
+    // value of a % b, even where the operands are points.
+    expr max;
+    const index_t* b_value = b.is_point() ? as_constant(b.min) : nullptr;
+    if (b_value) {
+      if (*b_value == 0) return set_point(0);
+      if (*b_value == std::numeric_limits<index_t>::min()) return void(result_ = {0, positive_infinity()});
+      max = (*b_value < 0 ? -*b_value : *b_value) - 1;
+    } else {
+      max = m_.make<maximum>(m_.make<sub>(m_.make<maximum>(b.max, m_.make<sub>(0, b.min)), 1), 0);
+    }
+    const index_t* a_min = as_constant(a.min);
+    if (a_min && *a_min >= 0) {
+      // If a is in [0, |b|) for a constant b, a % b is a.
+      const index_t* a_max = as_constant(a.max);
+      if (b_value && a_max && *a_max <= *as_constant(max)) return void(result_ = a);
+      max = m_.make<minimum>(a.max, max);
+    }
+    result_ = {0, max};
+  }
+
+  template <typename T>
+  void visit_min_max(const T* op) {
+    interval_expr a = find(op->a), b = find(op->b);
+    if (visit_points(op, a, b)) return;
+    result_ = {m_.make<T>(a.min, b.min), m_.make<T>(a.max, b.max)};
+  }
+  void visit(const minimum* op) override { visit_min_max(op); }
+  void visit(const maximum* op) override { visit_min_max(op); }
+
+  // Comparisons: the lower bound is 1 where the comparison holds for all values in the operand
+  // bounds, the upper bound 0 where it holds for none.
+  void visit(const less* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    result_ = boolean_bounds(m_.make<less>(a.max, b.min), m_.make<less>(a.min, b.max));
+  }
+  void visit(const less_equal* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    result_ = boolean_bounds(m_.make<less_equal>(a.max, b.min), m_.make<less_equal>(a.min, b.max));
+  }
+  void visit(const equal* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    result_ = boolean_bounds(
+        m_.make<logical_and>(m_.make<less_equal>(a.max, b.min), m_.make<less_equal>(b.max, a.min)),
+        m_.make<logical_and>(m_.make<less_equal>(a.min, b.max), m_.make<less_equal>(b.min, a.max)));
+  }
+  void visit(const not_equal* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    result_ = boolean_bounds(m_.make<logical_or>(m_.make<less>(a.max, b.min), m_.make<less>(b.max, a.min)),
+                             m_.make<logical_or>(m_.make<less>(a.min, b.max), m_.make<less>(b.min, a.max)));
+  }
+  template <typename T>
+  void visit_logical(const T* op) {
+    interval_expr a = truth(find(op->a), op->a);
+    interval_expr b = truth(find(op->b), op->b);
+    result_ = boolean_bounds(m_.make<T>(a.min, b.min), m_.make<T>(a.max, b.max));
+  }
+  void visit(const logical_and* op) override { visit_logical(op); }
+  void visit(const logical_or* op) override { visit_logical(op); }
+  void visit(const logical_not* op) override {
+    interval_expr a = truth(find(op->a), op->a);
+    result_ = boolean_bounds(m_.make_not(a.max), m_.make_not(a.min));
+  }
+
+  void visit(const conditional* op) override {
+    interval_expr c = truth(find(op->condition), op->condition);
+    if (is_constant(c.max, 0)) return void(result_ = find(op->false_value));
+    const index_t* c_min = as_constant(c.min);
+    if (c_min && *c_min != 0) return void(result_ = find(op->true_value));
+    interval_expr t = find(op->true_value);
+    interval_expr f = find(op->false_value);
+    result_ = {m_.make<minimum>(t.min, f.min), m_.make<maximum>(t.max, f.max)};
+  }
+
+  void visit(const call* op) override {
+    switch (op->intrinsic) {
+    case intrinsic::positive_infinity:
+    case intrinsic::negative_infinity: return set_point(expr(op));
+    case intrinsic::abs: {
+      interval_expr a = find(op->args[0]);
+      if (a.is_point()) {
+        // Keep the value as the upper bound, and that it is not negative as the lower bound.
+        return void(result_ = {0, a.min.same_as(op->args[0]) ? expr(op) : m_.make_abs(a.min)});
+      }
+      // abs(a) >= max(a, -a, 0), and abs(a) <= max(a.max, -a.min).
+      result_ = {m_.make<maximum>(m_.make<maximum>(a.min, m_.make<sub>(0, a.max)), 0),
+                 m_.make<maximum>(a.max, m_.make<sub>(0, a.min))};
+      return;
+    }
+    case intrinsic::buffer_rank:
+    case intrinsic::buffer_elem_size:
+    case intrinsic::buffer_size_bytes:
+    case intrinsic::buffer_min:
+    case intrinsic::buffer_max:
+    case intrinsic::buffer_stride:
+    case intrinsic::buffer_fold_factor:
+      // Buffer metadata is its own bound, unless its arguments have bounds (or are let symbols
+      // of this expression).
+      if (free_unbounded_) break;
+      for (const expr& i : op->args) {
+        const var* v = as_variable(i);
+        if ((v && bounds_.contains(*v)) || (!v && !i.as<constant>())) return void(result_ = interval_expr::all());
+      }
+      return set_point(expr(op));
+    case intrinsic::indeterminate:
+    case intrinsic::buffer_at:
+    case intrinsic::semaphore_init:
+    case intrinsic::semaphore_signal:
+    case intrinsic::semaphore_wait:
+    case intrinsic::trace_begin:
+    case intrinsic::trace_end:
+    case intrinsic::free: break;
+    }
+    result_ = interval_expr::all();
+  }
+};
+
+// Finds what can give an expression bounds other than itself: symbols with bounds, and operators
+// with a limited range of values.
+class range_finder : public expr_visitor {
+  const bounds_map& bounds_;
+
+public:
+  bool found = false;
+  explicit range_finder(const bounds_map& bounds) : bounds_(bounds) {}
+
+  void visit(const variable* op) override { found = found || bounds_.contains(op->sym); }
+  void visit(const let*) override { found = true; }
+#define SLINKY_RANGE(node)                                                                                         \
+  void visit(const node*) override { found = true; }
+  SLINKY_RANGE(mod)
+  SLINKY_RANGE(minimum)
+  SLINKY_RANGE(maximum)
+  SLINKY_RANGE(equal)
+  SLINKY_RANGE(not_equal)
+  SLINKY_RANGE(less)
+  SLINKY_RANGE(less_equal)
+  SLINKY_RANGE(logical_and)
+  SLINKY_RANGE(logical_or)
+  SLINKY_RANGE(logical_not)
+  SLINKY_RANGE(conditional)
+#undef SLINKY_RANGE
+#define SLINKY_TRAVERSE(node)                                                                                      \
+  void visit(const node* op) override {                                                                           \
+    if (!found) expr_visitor::visit(op);                                                                           \
+  }
+  SLINKY_TRAVERSE(add)
+  SLINKY_TRAVERSE(sub)
+  SLINKY_TRAVERSE(mul)
+  SLINKY_TRAVERSE(div)
+#undef SLINKY_TRAVERSE
+  void visit(const call* op) override {
+    found = found || op->intrinsic == intrinsic::abs || op->intrinsic == intrinsic::positive_infinity ||
+            op->intrinsic == intrinsic::negative_infinity;
+  }
+};
+
+// Whether the bounds b of a value decide the fact.
+bool lower_at_least(const interval_expr& b, index_t value) {
+  const index_t* c = as_constant(b.min);
+  return (c && *c >= value) || is_positive_infinity(b.min);
+}
+bool upper_at_most(const interval_expr& b, index_t value) {
+  const index_t* c = as_constant(b.max);
+  return (c && *c <= value) || is_negative_infinity(b.max);
+}
+bool decides(fact f, const interval_expr& b) {
+  switch (f) {
+  case fact::non_negative: return lower_at_least(b, 0);
+  case fact::positive: return lower_at_least(b, 1);
+  case fact::non_positive: return upper_at_most(b, 0);
+  case fact::negative: return upper_at_most(b, -1);
+  case fact::nonzero: return lower_at_least(b, 1) || upper_at_most(b, -1);
+  case fact::zero: return lower_at_least(b, 0) && upper_at_most(b, 0);
+  case fact::boolean: return lower_at_least(b, 0) && upper_at_most(b, 1);
+  case fact::finite:
+  case fact::constant: return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+interval_expr find_bounds(const expr& e, bounds_map& bounds, simplifier& maker, bool free_unbounded) {
+  bounds_finder f(bounds, maker, free_unbounded);
+  return f.find(e);
+}
+
+interval_expr simplifier::bounds_of(const expr& e) { return find_bounds(e, bounds_, endpoint_maker(), false); }
+
+bool simplifier::prove(fact f, const expr& e) {
+  if (f == fact::finite) return !contains_infinity(e);
+  if (f == fact::constant) return as_constant(e) != nullptr;
+  if (f == fact::boolean && is_boolean_form(e)) return true;
+  if (as_constant(e)) return decides(f, point(e));
+  if (!use_bounds_) return false;
+  // Without symbols with bounds or operators of limited range, e is only bounded by itself.
+  range_finder ranges(bounds_);
+  e.accept(&ranges);
+  if (!ranges.found) return false;
+  interval_expr b = bounds_of(e);
+  // The endpoints bound e for every value of the free symbols, and may use symbols with bounds of
+  // their own (the variable of an outer loop in the bounds of an inner one): widen them to their
+  // bounds over all values of all symbols, a few times.
+  const bool need_min = f != fact::non_positive && f != fact::negative;
+  const bool need_max = f != fact::non_negative && f != fact::positive;
+  for (int i = 0;; ++i) {
+    if (decides(f, b)) return true;
+    if (i == 2) return false;
+    // Constants and infinities are as wide as they get.
+    interval_expr wider = b;
+    if (need_min && !as_constant(b.min) && !is_infinity(b.min)) {
+      wider.min = find_bounds(b.min, bounds_, endpoint_maker(), true).min;
+    }
+    if (need_max && !as_constant(b.max) && !is_infinity(b.max)) {
+      wider.max = find_bounds(b.max, bounds_, endpoint_maker(), true).max;
+    }
+    if (wider.min.same_as(b.min) && wider.max.same_as(b.max)) return false;
+    b = std::move(wider);
+  }
+}
+
+}  // namespace internal
+
+interval_expr bounds_of(const expr& e, const bounds_map& bounds) {
+  internal::simplifier s(bounds, true);
+  return s.bounds_of(s.mutate(e));
+}
+
+interval_expr bounds_of(const interval_expr& i, const bounds_map& bounds) {
+  internal::simplifier s(bounds, true);
+  interval_expr a = s.bounds_of(s.mutate(i.min));
+  if (i.is_point()) return a;
+  interval_expr b = s.bounds_of(s.mutate(i.max));
+  return {s.make<minimum>(a.min, b.min), s.make<maximum>(a.max, b.max)};
+}
+
+std::optional<bool> attempt_to_prove(const expr& e, const bounds_map& bounds) {
+  internal::simplifier s(bounds, true);
+  expr simplified = s.mutate(e);
+  if (const index_t* c = as_constant(simplified)) return *c != 0;
+  if (s.prove(rewrite_rules::fact::nonzero, simplified)) return true;
+  if (s.prove(rewrite_rules::fact::zero, simplified)) return false;
+  return std::nullopt;
+}
+
+bool prove_true(const expr& e, const bounds_map& bounds) { return attempt_to_prove(e, bounds) == true; }
+
+}  // namespace slinky

@@ -1,0 +1,154 @@
+// The simplifier's mutator, shared by its source files (expressions in simplify.cc, statements
+// in simplify_stmt.cc, bounds and proofs in simplify_bounds.cc). Not part of the public API.
+#ifndef SLINKY_BUILDER_SIMPLIFY_INTERNAL_H
+#define SLINKY_BUILDER_SIMPLIFY_INTERNAL_H
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "slinky/builder/rewrite.h"
+#include "slinky/builder/simplify.h"
+#include "slinky/runtime/node_mutator.h"
+
+namespace slinky {
+namespace internal {
+
+// Simplifies expressions and statements. Its mutate() expects unsimplified input; the
+// simplifying constructors (make, make_not, ...) expect simplified operands and apply the rules
+// to the one new node only, so a rule's replacement is simplified as it is built.
+//
+// Facts (rule predicates such as is_non_negative) are proven from the bounds of the symbols when
+// `use_bounds` is set. Without it, only facts evident from an expression itself (constants, its
+// structure) are used: bounds_of builds its results with such a simplifier, so that proofs do
+// not recurse.
+class simplifier : public node_mutator {
+public:
+  simplifier(const bounds_map& bounds, bool use_bounds);
+  ~simplifier() override;
+
+  using node_mutator::mutate;
+  using node_mutator::visit;
+
+  // Simplifying constructors, also the maker of rule replacements.
+  template <typename T>
+  expr make(expr a, expr b);
+  expr make_not(expr a);
+  expr make_select(expr c, expr t, expr f);
+  expr make_abs(expr a);
+
+  // True if the fact provably holds for e (simplified) within the current bounds.
+  bool prove(rewrite_rules::fact f, const expr& e);
+
+  // The bounds of e (simplified) within the current bounds; see slinky::bounds_of.
+  interval_expr bounds_of(const expr& e);
+
+  // Expressions.
+  void visit(const variable* op) override;
+  void visit(const let* op) override;
+  void visit(const add* op) override;
+  void visit(const sub* op) override;
+  void visit(const mul* op) override;
+  void visit(const div* op) override;
+  void visit(const mod* op) override;
+  void visit(const minimum* op) override;
+  void visit(const maximum* op) override;
+  void visit(const equal* op) override;
+  void visit(const not_equal* op) override;
+  void visit(const less* op) override;
+  void visit(const less_equal* op) override;
+  void visit(const logical_and* op) override;
+  void visit(const logical_or* op) override;
+  void visit(const logical_not* op) override;
+  void visit(const conditional* op) override;
+  void visit(const call* op) override;
+
+  // Statements.
+  void visit(const copy_stmt* op) override;
+  void visit(const let_stmt* op) override;
+  void visit(const loop* op) override;
+  void visit(const allocate* op) override;
+  void visit(const make_buffer* op) override;
+  void visit(const clone_buffer* op) override;
+  void visit(const crop_buffer* op) override;
+  void visit(const crop_dim* op) override;
+  void visit(const slice_buffer* op) override;
+  void visit(const slice_dim* op) override;
+  void visit(const transpose* op) override;
+  void visit(const check* op) override;
+
+  // A declaration of sym within the current scope: sym gets the given bounds (or none) and
+  // substitution value (or none), and bounds of other symbols that refer to sym (an outer
+  // symbol of the same id) are forgotten. Undone by the destructor of the enclosing `scope`.
+  void declare(var sym, std::optional<interval_expr> bounds, expr value = expr());
+
+  // Restores the declarations made since its construction when destroyed.
+  class scope {
+    simplifier& s_;
+    std::size_t undo_size_;
+    std::size_t bounded_size_;
+
+  public:
+    explicit scope(simplifier& s) : s_(s), undo_size_(s.undo_.size()), bounded_size_(s.bounded_.size()) {}
+    ~scope();
+    scope(const scope&) = delete;
+    scope& operator=(const scope&) = delete;
+  };
+
+private:
+  template <typename T>
+  expr simplify_binary(const T* op, expr a, expr b);
+  template <typename T>
+  void visit_lets(const T* op);
+  std::vector<expr> mutate(const std::vector<expr>& x);
+  std::vector<dim_expr> mutate(const std::vector<dim_expr>& x);
+  interval_expr mutate_crop_bounds(const interval_expr& bounds, var src, int d);
+  // The body of a declaration of sym, simplified.
+  stmt mutate_decl_body(var sym, const stmt& body);
+  // If body does not use sym, makes body (possibly undefined) the result of the declaration of
+  // sym, and returns true.
+  bool finish_decl(var sym, const stmt& body);
+  simplifier& endpoint_maker();
+
+  struct undo_entry {
+    var sym;
+    std::optional<interval_expr> bounds;
+    std::optional<expr> value;
+  };
+
+  bounds_map bounds_;
+  // Substitutions for symbols (lets of constants and variables).
+  symbol_map<expr> values_;
+  // Symbols that were given bounds (for forgetting those that refer to a redeclared symbol).
+  std::vector<var> bounded_;
+  std::vector<undo_entry> undo_;
+  bool use_bounds_;
+  // The nesting of simplifying constructors, to stop cycles of rules.
+  int depth_ = 0;
+  std::unique_ptr<simplifier> endpoint_maker_;
+};
+
+// The bounds of e (see slinky::bounds_of), with endpoints built by `maker`. `bounds` is modified
+// while let values are bound, and restored. With free_unbounded, symbols without bounds are
+// unbounded instead of their own bounds (so that the result does not use them).
+interval_expr find_bounds(const expr& e, bounds_map& bounds, simplifier& maker, bool free_unbounded = false);
+
+// True if e refers to an infinity.
+bool contains_infinity(const expr& e);
+// True if e is 0 or 1 by its form (a comparison, a logical operator, ...).
+bool is_boolean_form(const expr& e);
+// True if evaluating e may have effects beyond its value (semaphores, tracing, free).
+bool has_side_effects(const expr& e);
+// True if s (or e) declares the symbol v anywhere.
+bool declares(const stmt& s, var v);
+bool declares(const expr& e, var v);
+// True if s (or e, i) uses the symbol v (as depends_on, conservatively with respect to shadowing).
+bool uses(const stmt& s, var v);
+bool uses(const expr& e, var v);
+bool uses(const interval_expr& i, var v);
+
+}  // namespace internal
+}  // namespace slinky
+
+#endif  // SLINKY_BUILDER_SIMPLIFY_INTERNAL_H

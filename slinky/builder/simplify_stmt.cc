@@ -1,0 +1,342 @@
+// The simplifier's statements and lets: substitution of cheap lets, removal of dead code
+// (proven checks, empty loops, unused declarations, crops that do not crop), single-iteration
+// loops, and hoisting of loop invariant lets.
+#include <utility>
+#include <vector>
+
+#include "slinky/builder/simplify_internal.h"
+
+namespace slinky {
+namespace internal {
+
+using rewrite_rules::fact;
+
+namespace {
+
+// True if e is fn(buf, d) for a buffer metadata intrinsic fn.
+bool is_buffer_dim_call(const expr& e, intrinsic fn, var buf, int d) {
+  const call* c = e.as<call>();
+  if (!c || c->intrinsic != fn || c->args.size() != 2) return false;
+  const var* b = as_variable(c->args[0]);
+  return b && *b == buf && is_constant(c->args[1], d);
+}
+
+// Crops clamp to the bounds of the buffer they crop: a side of a crop at or beyond those bounds
+// (or undefined) does not crop.
+bool crop_min_is_no_op(const expr& min, var src, int d) {
+  return !min.defined() || is_negative_infinity(min) || is_buffer_dim_call(min, intrinsic::buffer_min, src, d);
+}
+bool crop_max_is_no_op(const expr& max, var src, int d) {
+  return !max.defined() || is_positive_infinity(max) || is_buffer_dim_call(max, intrinsic::buffer_max, src, d);
+}
+bool crop_is_no_op(const interval_expr& b, var src, int d) {
+  return crop_min_is_no_op(b.min, src, d) && crop_max_is_no_op(b.max, src, d);
+}
+
+// For the same reason, clamping crop bounds to the bounds of the cropped buffer is redundant.
+interval_expr strip_clamps(interval_expr b, var src, int d) {
+  if (b.is_point()) return b;
+  if (const maximum* m = b.min.as<maximum>()) {
+    if (is_buffer_dim_call(m->a, intrinsic::buffer_min, src, d)) {
+      b.min = m->b;
+    } else if (is_buffer_dim_call(m->b, intrinsic::buffer_min, src, d)) {
+      b.min = m->a;
+    }
+  }
+  if (const minimum* m = b.max.as<minimum>()) {
+    if (is_buffer_dim_call(m->a, intrinsic::buffer_max, src, d)) {
+      b.max = m->b;
+    } else if (is_buffer_dim_call(m->b, intrinsic::buffer_max, src, d)) {
+      b.max = m->a;
+    }
+  }
+  return b;
+}
+
+// A let value is substituted into the body if it is a constant, or a variable that neither the
+// body nor a later let of the same node redeclares (which would capture it).
+template <typename Body>
+bool can_substitute(const expr& value, const Body& body, const std::vector<std::pair<var, expr>>& lets,
+                    std::size_t i) {
+  if (value.as<constant>() || is_infinity(value)) return true;
+  const var* v = as_variable(value);
+  if (!v) return false;
+  for (std::size_t j = i + 1; j < lets.size(); ++j) {
+    if (lets[j].first == *v) return false;
+  }
+  return !declares(body, *v);
+}
+
+}  // namespace
+
+template <typename T>
+void simplifier::visit_lets(const T* op) {
+  using handle = decltype(op->body);
+  scope s(*this);
+  std::vector<std::pair<var, expr>> lets;
+  lets.reserve(op->lets.size());
+  bool changed = false;
+  for (std::size_t i = 0; i < op->lets.size(); ++i) {
+    const std::pair<var, expr>& l = op->lets[i];
+    expr value = mutate(l.second);
+    if (can_substitute(value, op->body, op->lets, i)) {
+      declare(l.first, point(value), value);
+      changed = true;
+      continue;
+    }
+    changed = changed || !value.same_as(l.second);
+    declare(l.first, use_bounds_ ? std::optional<interval_expr>(bounds_of(value)) : std::nullopt);
+    lets.emplace_back(l.first, std::move(value));
+  }
+  handle body = mutate(op->body);
+  if (!body.defined()) {
+    set_result(handle());
+    return;
+  }
+  changed = changed || !body.same_as(op->body);
+  // Remove unused lets, from the back because values may use the symbols of earlier lets.
+  for (std::size_t i = lets.size(); i-- > 0;) {
+    const var sym = lets[i].first;
+    if (has_side_effects(lets[i].second) || uses(body, sym)) continue;
+    bool used = false;
+    for (std::size_t j = i + 1; j < lets.size() && !used; ++j) used = uses(lets[j].second, sym);
+    if (used) continue;
+    lets.erase(lets.begin() + i);
+    changed = true;
+  }
+  set_result(changed ? T::make(std::move(lets), std::move(body)) : handle(op));
+}
+
+void simplifier::visit(const let* op) { visit_lets(op); }
+void simplifier::visit(const let_stmt* op) { visit_lets(op); }
+
+void simplifier::visit(const loop* op) {
+  interval_expr bounds = mutate(op->bounds);
+  expr step = mutate(op->step);
+  expr max_workers = mutate(op->max_workers);
+  // The evaluator fails loops whose step is not positive, even empty ones.
+  if (prove(fact::positive, step)) {
+    const expr max_minus_min = bounds.is_point() ? expr(0) : make<sub>(bounds.max, bounds.min);
+    if (prove(fact::negative, max_minus_min)) {
+      set_result(stmt());
+      return;
+    }
+    if (prove(fact::non_negative, max_minus_min) && prove(fact::negative, make<sub>(max_minus_min, step))) {
+      set_result(mutate(let_stmt::make(op->sym, bounds.min, op->body)));
+      return;
+    }
+  }
+
+  stmt body;
+  {
+    scope s(*this);
+    declare(op->sym, bounds);
+    body = mutate(op->body);
+  }
+  if (!body.defined()) {
+    set_result(stmt());
+    return;
+  }
+
+  // Hoist the lets at the top of the body that do not depend on the loop.
+  std::vector<std::pair<var, expr>> hoisted;
+  auto can_hoist = [&](const std::pair<var, expr>& l) {
+    return l.first != op->sym && !uses(l.second, op->sym) && !has_side_effects(l.second) &&
+           !uses(bounds, l.first) && !uses(step, l.first) && !uses(max_workers, l.first);
+  };
+  while (const let_stmt* l = body.as<let_stmt>()) {
+    std::size_t n = 0;
+    while (n < l->lets.size() && can_hoist(l->lets[n])) ++n;
+    if (n == 0) break;
+    hoisted.insert(hoisted.end(), l->lets.begin(), l->lets.begin() + n);
+    body = let_stmt::make(std::vector<std::pair<var, expr>>(l->lets.begin() + n, l->lets.end()), l->body);
+  }
+
+  stmt result;
+  if (hoisted.empty() && body.same_as(op->body) && bounds.same_as(op->bounds) && step.same_as(op->step) &&
+      max_workers.same_as(op->max_workers)) {
+    result = stmt(op);
+  } else {
+    result = loop::make(op->sym, std::move(max_workers), std::move(bounds), std::move(step), std::move(body));
+  }
+  set_result(let_stmt::make(std::move(hoisted), std::move(result)));
+}
+
+// Clamps are stripped before simplifying too, as proving them redundant can be expensive.
+interval_expr simplifier::mutate_crop_bounds(const interval_expr& bounds, var src, int d) {
+  return strip_clamps(mutate(strip_clamps(bounds, src, d)), src, d);
+}
+
+stmt simplifier::mutate_decl_body(var sym, const stmt& body) {
+  scope s(*this);
+  declare(sym, std::nullopt);
+  return mutate(body);
+}
+
+bool simplifier::finish_decl(var sym, const stmt& body) {
+  if (body.defined() && uses(body, sym)) return false;
+  set_result(body);
+  return true;
+}
+
+namespace {
+
+bool same(const std::vector<expr>& a, const std::vector<expr>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].same_as(b[i])) return false;
+  }
+  return a.size() == b.size();
+}
+
+bool same(const std::vector<dim_expr>& a, const std::vector<dim_expr>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].same_as(b[i])) return false;
+  }
+  return a.size() == b.size();
+}
+
+bool same(const box_expr& a, const box_expr& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].same_as(b[i])) return false;
+  }
+  return a.size() == b.size();
+}
+
+}  // namespace
+
+std::vector<expr> simplifier::mutate(const std::vector<expr>& x) {
+  std::vector<expr> result;
+  result.reserve(x.size());
+  for (const expr& i : x) result.push_back(mutate(i));
+  return result;
+}
+
+std::vector<dim_expr> simplifier::mutate(const std::vector<dim_expr>& x) {
+  std::vector<dim_expr> result;
+  result.reserve(x.size());
+  for (const dim_expr& i : x) result.push_back(mutate(i));
+  return result;
+}
+
+void simplifier::visit(const allocate* op) {
+  expr elem_size = mutate(op->elem_size);
+  std::vector<dim_expr> dims = mutate(op->dims);
+  stmt body = mutate_decl_body(op->sym, op->body);
+  if (finish_decl(op->sym, body)) return;
+  if (elem_size.same_as(op->elem_size) && same(dims, op->dims) && body.same_as(op->body)) {
+    set_result(stmt(op));
+  } else {
+    set_result(allocate::make(op->sym, op->storage, std::move(elem_size), std::move(dims), std::move(body)));
+  }
+}
+
+void simplifier::visit(const make_buffer* op) {
+  expr base = mutate(op->base);
+  expr elem_size = mutate(op->elem_size);
+  std::vector<dim_expr> dims = mutate(op->dims);
+  stmt body = mutate_decl_body(op->sym, op->body);
+  if (finish_decl(op->sym, body)) return;
+  if (base.same_as(op->base) && elem_size.same_as(op->elem_size) && same(dims, op->dims) && body.same_as(op->body)) {
+    set_result(stmt(op));
+  } else {
+    set_result(make_buffer::make(op->sym, std::move(base), std::move(elem_size), std::move(dims), std::move(body)));
+  }
+}
+
+void simplifier::visit(const clone_buffer* op) {
+  if (op->sym == op->src) {
+    set_result(mutate(op->body));
+    return;
+  }
+  stmt body = mutate_decl_body(op->sym, op->body);
+  if (finish_decl(op->sym, body)) return;
+  set_result(body.same_as(op->body) ? stmt(op) : clone_buffer::make(op->sym, op->src, std::move(body)));
+}
+
+void simplifier::visit(const crop_buffer* op) {
+  box_expr bounds(op->bounds.size());
+  for (std::size_t d = 0; d < bounds.size(); ++d) bounds[d] = mutate_crop_bounds(op->bounds[d], op->src, d);
+  // Trailing dimensions that do not crop are dropped.
+  while (!bounds.empty() && crop_is_no_op(bounds.back(), op->src, bounds.size() - 1)) bounds.pop_back();
+  if (bounds.empty()) {
+    set_result(mutate(op->sym == op->src ? op->body : clone_buffer::make(op->sym, op->src, op->body)));
+    return;
+  }
+  stmt body = mutate_decl_body(op->sym, op->body);
+  if (finish_decl(op->sym, body)) return;
+  if (same(bounds, op->bounds) && body.same_as(op->body)) {
+    set_result(stmt(op));
+  } else {
+    set_result(crop_buffer::make(op->sym, op->src, std::move(bounds), std::move(body)));
+  }
+}
+
+void simplifier::visit(const crop_dim* op) {
+  interval_expr bounds = mutate_crop_bounds(op->bounds, op->src, op->dim);
+  if (crop_is_no_op(bounds, op->src, op->dim)) {
+    set_result(mutate(op->sym == op->src ? op->body : clone_buffer::make(op->sym, op->src, op->body)));
+    return;
+  }
+  stmt body = mutate_decl_body(op->sym, op->body);
+  if (finish_decl(op->sym, body)) return;
+  if (bounds.same_as(op->bounds) && body.same_as(op->body)) {
+    set_result(stmt(op));
+  } else {
+    set_result(crop_dim::make(op->sym, op->src, op->dim, std::move(bounds), std::move(body)));
+  }
+}
+
+void simplifier::visit(const slice_buffer* op) {
+  std::vector<expr> at = mutate(op->at);
+  stmt body = mutate_decl_body(op->sym, op->body);
+  if (finish_decl(op->sym, body)) return;
+  if (same(at, op->at) && body.same_as(op->body)) {
+    set_result(stmt(op));
+  } else {
+    set_result(slice_buffer::make(op->sym, op->src, std::move(at), std::move(body)));
+  }
+}
+
+void simplifier::visit(const slice_dim* op) {
+  expr at = mutate(op->at);
+  stmt body = mutate_decl_body(op->sym, op->body);
+  if (finish_decl(op->sym, body)) return;
+  if (at.same_as(op->at) && body.same_as(op->body)) {
+    set_result(stmt(op));
+  } else {
+    set_result(slice_dim::make(op->sym, op->src, op->dim, std::move(at), std::move(body)));
+  }
+}
+
+void simplifier::visit(const transpose* op) {
+  stmt body = mutate_decl_body(op->sym, op->body);
+  if (finish_decl(op->sym, body)) return;
+  set_result(body.same_as(op->body) ? stmt(op) : transpose::make(op->sym, op->src, op->dims, std::move(body)));
+}
+
+void simplifier::visit(const copy_stmt* op) {
+  std::vector<expr> src_x;
+  {
+    scope s(*this);
+    for (var i : op->dst_x) declare(i, std::nullopt);
+    src_x = mutate(op->src_x);
+  }
+  if (same(src_x, op->src_x)) {
+    set_result(stmt(op));
+  } else {
+    set_result(copy_stmt::make(op->impl, op->src, std::move(src_x), op->dst, op->dst_x, op->pad));
+  }
+}
+
+void simplifier::visit(const check* op) {
+  expr condition = mutate(op->condition);
+  const index_t* c = as_constant(condition);
+  if ((c && *c != 0) || (!c && prove(fact::nonzero, condition))) {
+    set_result(stmt());
+    return;
+  }
+  set_result(condition.same_as(op->condition) ? stmt(op) : check::make(std::move(condition)));
+}
+
+}  // namespace internal
+}  // namespace slinky

@@ -1,0 +1,457 @@
+// Unit tests of the simplifier: specific simplifications with exact results, the tightness of
+// bounds_of, proofs, and statement simplifications.
+#include "slinky/builder/simplify.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "slinky/runtime/print.h"
+
+namespace slinky {
+namespace {
+
+node_context ctx;
+// Symbols are vx, vy, ...; x, y, ... are the expressions of them (comparisons of vars are not IR).
+const var vx(ctx, "x"), vy(ctx, "y"), vz(ctx, "z"), vw(ctx, "w");
+const var va(ctx, "a"), vb(ctx, "b"), vs(ctx, "s"), vm(ctx, "m"), vt(ctx, "t"), vu(ctx, "u");
+const var buf(ctx, "buf"), buf2(ctx, "buf2"), out(ctx, "out");
+const expr x = vx, y = vy, z = vz, w = vw, a = va, b = vb, s = vs, m = vm, t = vt, u = vu;
+
+const expr oo = positive_infinity();
+const expr neg_oo = negative_infinity();
+
+std::string str(const expr& e) { return to_string(e, &ctx); }
+std::string str(const interval_expr& e) { return to_string(e, &ctx); }
+std::string str(const stmt& e) { return to_string(e, &ctx); }
+
+// Checks that simplifying `input` gives exactly `expected` (and that the result is a fixed point).
+void test_simplify(const expr& input, const expr& expected, const bounds_map& bounds = bounds_map()) {
+  const expr result = simplify(input, bounds);
+  EXPECT_TRUE(match(result, expected)) << str(input) << " -> " << str(result) << ", expected " << str(expected);
+  const expr again = simplify(result, bounds);
+  EXPECT_TRUE(again.same_as(result)) << str(result) << " -> " << str(again);
+}
+
+void test_bounds(const expr& input, const interval_expr& expected, const bounds_map& bounds = bounds_map()) {
+  const interval_expr result = bounds_of(input, bounds);
+  EXPECT_TRUE(match(result.min, expected.min) && match(result.max, expected.max))
+      << "bounds_of(" << str(input) << ") = " << str(result) << ", expected " << str(expected);
+}
+
+// Unsimplified nodes, so constant folding is left to the simplifier.
+expr add_node(expr a, expr b) { return add::make(std::move(a), std::move(b)); }
+
+TEST(simplify, constant_folding) {
+  test_simplify(add_node(3, 4), 7);
+  test_simplify(sub::make(3, 4), -1);
+  test_simplify(mul::make(3, -4), -12);
+  test_simplify(div::make(-7, 2), -4);
+  test_simplify(div::make(7, -2), -3);
+  test_simplify(div::make(-7, -2), 4);
+  test_simplify(div::make(7, 0), 0);
+  test_simplify(mod::make(-7, 2), 1);
+  test_simplify(mod::make(7, -2), 1);
+  test_simplify(mod::make(7, 0), 0);
+  test_simplify(minimum::make(3, -4), -4);
+  test_simplify(maximum::make(3, -4), 3);
+  test_simplify(equal::make(3, 3), 1);
+  test_simplify(not_equal::make(3, 3), 0);
+  test_simplify(less::make(3, 4), 1);
+  test_simplify(less_equal::make(4, 3), 0);
+  test_simplify(logical_and::make(3, 0), 0);
+  test_simplify(logical_or::make(3, 0), 1);
+  test_simplify(logical_not::make(5), 0);
+  test_simplify(conditional::make(2, x, y), x);
+  test_simplify(conditional::make(0, x, y), y);
+  test_simplify(call::make(intrinsic::abs, {-5}), 5);
+  test_simplify(mul::make(add_node(2, 3), sub::make(10, 4)), 30);
+}
+
+TEST(simplify, overflow_is_not_folded) {
+  const index_t max = std::numeric_limits<index_t>::max();
+  const index_t min = std::numeric_limits<index_t>::min();
+  test_simplify(add_node(max, 1), add_node(max, 1));
+  test_simplify(mul::make(max, 2), mul::make(max, 2));
+  // x / -1 and abs(x) for negative x are 0 - x, which overflows too.
+  test_simplify(div::make(min, -1), sub::make(0, min));
+  test_simplify(call::make(intrinsic::abs, {min}), sub::make(0, min));
+  test_simplify(add_node(add_node(x, 1), max), add_node(add_node(x, 1), max));
+  test_simplify(mul::make(mul::make(x, max), 2), mul::make(mul::make(x, max), 2));
+  test_simplify(add_node(add_node(x, max), 1), add_node(add_node(x, max), 1));
+}
+
+TEST(simplify, canonical_order) {
+  test_simplify(add_node(3, x), x + 3);
+  test_simplify(y + x, x + y);
+  EXPECT_TRUE(match(simplify(x * y + z), simplify(z + y * x)));
+  EXPECT_TRUE(match(simplify(min(y, x)), simplify(min(x, y))));
+  EXPECT_TRUE(match(simplify(x == y), simplify(y == x)));
+  EXPECT_TRUE(match(simplify((x < 3) && (y < 3)), simplify((y < 3) && (x < 3))));
+  test_simplify(expr(x) - 1, x + -1);
+  test_simplify(0 - x * 3, x * -3);
+}
+
+TEST(simplify, add_sub) {
+  test_simplify(add_node(x, 0), x);
+  test_simplify(expr(x) - x, 0);
+  test_simplify((x + 1) + 2, x + 3);
+  test_simplify((x + 3) - (x + 1), 2);
+  test_simplify((x + 1) + (y + 2), (x + y) + 3);
+  test_simplify((x - y) + y, x);
+  test_simplify(x + x, x * 2);
+  test_simplify(x * 3 + x, x * 4);
+  test_simplify((x + y) - x, y);
+  test_simplify(10 - (x + 3), 7 - x);
+  test_simplify(min(x, y) + 1 - min(x, y), 1);
+  test_simplify(x - min(x, y), max(x - y, 0));
+  test_simplify(max(x, y) - min(x, y), abs(x - y));
+}
+
+TEST(simplify, mul_div_mod) {
+  test_simplify(x * 1, x);
+  test_simplify(x * 0, 0);
+  test_simplify((x * 2) * 3, x * 6);
+  test_simplify((x + 1) * 4, x * 4 + 4);
+  test_simplify((x + 1) * 4 - x * 4, 4);
+  test_simplify(x / 1, x);
+  test_simplify(div::make(x, 0), 0);
+  test_simplify(mod::make(x, 0), 0);
+  test_simplify(x % 1, 0);
+  // Only exact divisions cancel multiplications.
+  test_simplify(x / 4 * 4, x / 4 * 4);
+  test_simplify((x * 4) / 4, x);
+  test_simplify((x * 8) / 4, x * 2);
+  test_simplify((x * 2) / 4, x / 2);
+  test_simplify((x * 4 + y) / 4, y / 4 + x);
+  test_simplify((x + 8) / 4, x / 4 + 2);
+  test_simplify((x + 5) / 4, (x + 5) / 4);
+  test_simplify(x / 4 * 4 + x % 4, x);
+  test_simplify(x - x / 4 * 4, x % 4);
+  test_simplify(x / 2 / 3, x / 6);
+  // Euclidean modulo.
+  test_simplify((x + 8) % 4, x % 4);
+  test_simplify((x + 5) % 4, (x + 1) % 4);
+  test_simplify((x - 1) % 4, (x + 3) % 4);
+  test_simplify(x % -4, x % 4);
+  test_simplify(x % 8 % 4, x % 4);
+  test_simplify((x * 6) % 3, 0);
+}
+
+TEST(simplify, min_max) {
+  test_simplify(min(x, x), x);
+  test_simplify(min(x, x + 1), x);
+  test_simplify(max(x, x + 1), x + 1);
+  test_simplify(min(x - 1, x), x + -1);
+  test_simplify(min(x + 2, y + 2), min(x, y) + 2);
+  test_simplify(min(x + 2, y + 5), min(y + 3, x) + 2);
+  test_simplify(min(min(x, 3), 2), min(x, 2));
+  test_simplify(max(max(x, 3), 2), max(x, 3));
+  test_simplify(min(min(x, 3), y), min(min(x, y), 3));
+  test_simplify(min(x, max(x, y)), x);
+  test_simplify(max(x, min(x, y)), x);
+  test_simplify(min(x + y, x + z), min(y, z) + x);
+  test_simplify(min(x * 2, y * 2), min(x, y) * 2);
+  test_simplify(min(x * -2, y * -2), max(x, y) * -2);
+  test_simplify(max(min(x, 10), 0), min(max(x, 0), 10));
+  test_simplify(min(max(x, 10), 5), 5);
+  test_simplify(min(x + 3, 10), min(x, 7) + 3);
+}
+
+TEST(simplify, compare) {
+  test_simplify(x < x, 0);
+  test_simplify(x <= x, 1);
+  test_simplify(x == x, 1);
+  test_simplify(x != x, 0);
+  test_simplify(x + 1 < x + 2, 1);
+  test_simplify(x + 2 <= x + 1, 0);
+  test_simplify(x < x + 1, 1);
+  test_simplify(x + 3 < 5, x < 2);
+  test_simplify(5 < x + 3, 2 < x);
+  test_simplify(x + 3 < y + 5, x < y + 2);
+  test_simplify(x - y < 0, x < y);
+  test_simplify(x * 4 < 10, x < 3);
+  test_simplify(x * 4 <= 10, x <= 2);
+  test_simplify(x / 4 < 3, x < 12);
+  test_simplify(x + 1 == 3, x == 2);
+  test_simplify(x * 2 == 3, 0);
+  test_simplify(x * 2 == 4, x == 2);
+  test_simplify(min(x, 3) < 5, 1);
+  test_simplify(max(x, 7) < 5, 0);
+  test_simplify(min(x, y) <= x, 1);
+  test_simplify(x < max(x, y), x < y);
+  test_simplify(select(x < 3, 5, 7) < 6, x < 3);
+  test_simplify(x > y, y < x);
+}
+
+TEST(simplify, logical) {
+  test_simplify(!!(x < y), x < y);
+  test_simplify(!!x, x != 0);
+  test_simplify(!(x < y), y <= x);
+  test_simplify(!(x <= y), y < x);
+  test_simplify(!(x == y), x != y);
+  test_simplify((x < y) && 1, x < y);
+  test_simplify(x && 1, x != 0);
+  test_simplify(x && 0, 0);
+  test_simplify(x || 1, 1);
+  test_simplify((x < y) || 0, x < y);
+  test_simplify((x < y) && (x < y), x < y);
+  test_simplify((x < y) && !(x < y), 0);
+  test_simplify((x < y) || !(x < y), 1);
+  test_simplify(x < y && y < x, 0);
+  test_simplify(x <= y && y <= x, x == y);
+  test_simplify(x < 3 && x < 5, x < 3);
+  test_simplify(x < 3 || x < 5, x < 5);
+  test_simplify(x < 3 && 5 < x, 0);
+  test_simplify(x < 5 || 3 < x, 1);
+  test_simplify((x == 1) == 0, x != 1);
+  test_simplify((x < y) != 0, x < y);
+}
+
+TEST(simplify, select) {
+  test_simplify(select(x < y, z, z), z);
+  test_simplify(select(x < y, x, y), min(x, y));
+  test_simplify(select(x < y, y, x), max(x, y));
+  test_simplify(select(x < y, 1, 0), x < y);
+  test_simplify(select(x < y, 0, 1), y <= x);
+  test_simplify(select(!(x < y), z, w), select(y <= x, z, w));
+  test_simplify(select(!x, z, w), select(x, w, z));
+  test_simplify(select(x, select(x, y, z), w), select(x, y, w));
+  test_simplify(select(x, y + 1, y + 2), select(x, 1, 2) + y);
+  test_simplify(select(x, 3, 4) + 1, select(x, 4, 5));
+}
+
+TEST(simplify, abs) {
+  test_simplify(abs(abs(x)), abs(x));
+  test_simplify(abs(0 - x), abs(x));
+  test_simplify(abs(x * -3), abs(x) * 3);
+  test_simplify(abs(x), x, {{vx, bounds(0, 10)}});
+  test_simplify(abs(x), 0 - x, {{vx, bounds(-10, 0)}});
+}
+
+TEST(simplify, infinities) {
+  test_simplify(x + oo, oo);
+  test_simplify(x - oo, neg_oo);
+  test_simplify(oo - x, oo);
+  test_simplify(neg_oo + 3, neg_oo);
+  test_simplify(oo + oo, oo);
+  test_simplify(oo * 2, oo);
+  test_simplify(oo * -2, neg_oo);
+  test_simplify(oo / 2, oo);
+  test_simplify(min(x, oo), x);
+  test_simplify(min(x, neg_oo), neg_oo);
+  test_simplify(max(x, neg_oo), x);
+  test_simplify(max(x, oo), oo);
+  test_simplify(x < oo, 1);
+  test_simplify(neg_oo < x, 1);
+  test_simplify(oo < x, 0);
+  test_simplify(x <= neg_oo, 0);
+  test_simplify(x == oo, 0);
+  test_simplify(abs(neg_oo), oo);
+  // Indeterminate forms stay, except that x - x is 0 for any x.
+  test_simplify(oo + neg_oo, oo + neg_oo);
+  test_simplify(neg_oo - neg_oo, 0);
+  test_simplify(x * oo, x * oo);
+}
+
+TEST(simplify, bounds) {
+  const bounds_map x_0_10 = {{vx, bounds(0, 10)}};
+  test_simplify(min(x, 20), x, x_0_10);
+  test_simplify(max(x, 20), 20, x_0_10);
+  test_simplify(min(x, y), x, {{vx, bounds(0, 5)}, {vy, bounds(10, 20)}});
+  test_simplify(max(x, y), x, {{vx, bounds(y, y + 10)}});
+  test_simplify(x < 11, 1, x_0_10);
+  test_simplify(x < 10, x < 10, x_0_10);
+  test_simplify(x < 0, 0, x_0_10);
+  test_simplify(x == 11, 0, x_0_10);
+  test_simplify(x != -1, 1, x_0_10);
+  test_simplify(x / 16, 0, x_0_10);
+  test_simplify(x % 16, x, x_0_10);
+  test_simplify(select(x < 11, y, z), y, x_0_10);
+  test_simplify(x && y, y != 0, {{vx, bounds(1, 10)}});
+  test_simplify(x % 4 < 4, 1);
+  test_simplify(min(x % 4, 5), x % 4);
+  // Bounds that depend on other bounded symbols.
+  test_simplify(x <= 10, 1, {{vx, bounds(0, y)}, {vy, bounds(0, 10)}});
+  // Unbounded sides.
+  test_simplify(x < 11, 1, {{vx, bounds(neg_oo, 10)}});
+  test_simplify(x < 11, x < 11, {{vx, bounds(0, oo)}});
+  test_simplify(x < 11, 1, {{vx, bounds(expr(), 10)}});
+  test_simplify(0 < x, 0 < x, {{vx, bounds(expr(), 10)}});
+}
+
+TEST(simplify, lets) {
+  test_simplify(let::make(vt, 3, t + x), x + 3);
+  test_simplify(let::make(vt, y, t + x), x + y);
+  test_simplify(let::make(vt, x * y, t + t), let::make(vt, x * y, t * 2));
+  test_simplify(let::make(vt, x * y, x + 1), x + 1);
+  test_simplify(let::make({{vt, x * y}, {vu, t + 1}}, u * u), let::make({{vt, x * y}, {vu, t + 1}}, u * u));
+  // The value's bounds are known in the body.
+  test_simplify(let::make(vt, x % 8, t < 8), 1);
+  test_simplify(let::make(vt, x * y, min(t, t + 1)), let::make(vt, x * y, t));
+  // A variable value is not substituted where the body redeclares it (the second simplification
+  // substitutes it, as the redeclaration is gone).
+  const expr shadowed = let::make(vt, y, let::make(vy, 5, t + y));
+  EXPECT_EQ(str(simplify(shadowed)), str(let::make(vt, y, t + 5)));
+}
+
+TEST(bounds_of, monotonic) {
+  test_bounds(x - 1, bounds(a + -1, b + -1), {{vx, bounds(a, b)}});
+  test_bounds(min(x + s - 1, m), bounds(min(a + s + -1, m), min(b + s + -1, m)), {{vx, bounds(a, b)}});
+  test_bounds(x * 2, bounds(a * 2, b * 2), {{vx, bounds(a, b)}});
+  test_bounds(x * -2, bounds(b * -2, a * -2), {{vx, bounds(a, b)}});
+  test_bounds(x / 2, bounds(a / 2, b / 2), {{vx, bounds(a, b)}});
+  test_bounds(x / -2, bounds(b / -2, a / -2), {{vx, bounds(a, b)}});
+  test_bounds(max(x, y), bounds(max(y, a), max(y, b)), {{vx, bounds(a, b)}});
+  test_bounds(0 - x, bounds(0 - b, 0 - a), {{vx, bounds(a, b)}});
+  test_bounds(x + y, bounds(a + 1, b + 5), {{vx, bounds(a, b)}, {vy, bounds(1, 5)}});
+  // Free symbols are their own bounds.
+  test_bounds(x, point(x));
+  test_bounds(x * y + 3, point(x * y + 3));
+}
+
+TEST(bounds_of, constant) {
+  const bounds_map x_m3_5 = {{vx, bounds(-3, 5)}};
+  test_bounds(x + 1, bounds(-2, 6), x_m3_5);
+  test_bounds(x * x, bounds(-15, 25), x_m3_5);
+  test_bounds(x / 2, bounds(-2, 2), x_m3_5);
+  test_bounds(x % 4, bounds(0, 3), x_m3_5);
+  test_bounds(x % 8, bounds(0, 7), x_m3_5);
+  test_bounds(x % 8, bounds(0, 5), {{vx, bounds(0, 5)}});
+  test_bounds(y % 8, bounds(0, 7));
+  test_bounds(abs(x), bounds(0, 5), x_m3_5);
+  test_bounds(abs(x), bounds(3, 7), {{vx, bounds(-7, -3)}});
+  test_bounds(select(z, x, y), bounds(-3, 8), {{vx, bounds(-3, 5)}, {vy, bounds(2, 8)}});
+  test_bounds(x * y, bounds(-24, 40), {{vx, bounds(-3, 5)}, {vy, bounds(2, 8)}});
+  test_bounds(x / y, bounds(-3, 5), {{vx, bounds(-3, 5)}, {vy, bounds(1, 8)}});
+  test_bounds(x < 6, point(1), x_m3_5);
+  test_bounds(x < 0, bounds(0, 1), x_m3_5);
+  test_bounds(x < y, bounds(0, 1));
+  test_bounds(x < 0 && y < 0, bounds(0, 1));
+  test_bounds(clamp(x, 0, 10), bounds(0, 10), {{vx, bounds(-5, 20)}});
+  test_bounds(clamp(x, 0, 10) + min(y, 3), bounds(min(y, 3), min(y, 3) + 10), {{vx, bounds(-5, 20)}});
+  // Free symbols are exact; the prover bounds them further.
+  test_bounds(clamp(x, 0, 10), point(clamp(x, 0, 10)));
+}
+
+TEST(bounds_of, infinite) {
+  test_bounds(x + 1, bounds(1, oo), {{vx, bounds(0, oo)}});
+  test_bounds(x - 1, bounds(neg_oo, 9), {{vx, bounds(neg_oo, 10)}});
+  test_bounds(x * -2, bounds(neg_oo, 0), {{vx, bounds(0, oo)}});
+  test_bounds(min(x, 5), bounds(0, 5), {{vx, bounds(0, oo)}});
+  test_bounds(x * y, bounds(neg_oo, oo), {{vx, bounds(0, oo)}});
+  test_bounds(x / 2, bounds(neg_oo, oo), {{vx, interval_expr::all()}});
+}
+
+TEST(bounds_of, interval) {
+  const interval_expr r = bounds_of(interval_expr(x, x + 10), {{vx, bounds(a, b)}});
+  EXPECT_TRUE(match(r.min, a) && match(r.max, b + 10)) << str(r);
+}
+
+TEST(prove, prove_true) {
+  EXPECT_TRUE(prove_true(x + 1 > x));
+  EXPECT_TRUE(prove_true(x < 11, {{vx, bounds(0, 10)}}));
+  EXPECT_FALSE(prove_true(x < 10, {{vx, bounds(0, 10)}}));
+  EXPECT_FALSE(prove_true(x < y));
+  EXPECT_TRUE(prove_true(x % 4 < 4));
+  EXPECT_TRUE(prove_true(x <= 10, {{vx, bounds(0, y)}, {vy, bounds(0, 10)}}));
+  EXPECT_TRUE(prove_true(x * 2 + 1 != 0));
+  EXPECT_TRUE(prove_true(max(x, 3)));
+  EXPECT_TRUE(prove_true(clamp(x, 0, 10) <= 10));
+  EXPECT_TRUE(prove_true(abs(x) + 1 > 0));
+  EXPECT_TRUE(prove_true(min(x % 5, y) < 5));
+  EXPECT_EQ(attempt_to_prove(x < 0, {{vx, bounds(0, 10)}}), false);
+  EXPECT_EQ(attempt_to_prove(x < 5, {{vx, bounds(0, 10)}}), std::nullopt);
+  EXPECT_EQ(attempt_to_prove(x >= 0, {{vx, bounds(0, 10)}}), true);
+  EXPECT_EQ(attempt_to_prove(min(x, 0) > 0), false);
+}
+
+// Statements.
+
+stmt call_of(var in, var o) { return call_stmt::make(nullptr, {in}, {o}); }
+
+void test_simplify(const stmt& input, const stmt& expected, const bounds_map& bounds = bounds_map()) {
+  const stmt result = simplify(input, bounds);
+  EXPECT_EQ(str(result), str(expected)) << "input:\n" << str(input);
+  const stmt again = simplify(result, bounds);
+  EXPECT_TRUE(again.same_as(result)) << "simplifying again changed\n" << str(result) << "to\n" << str(again);
+}
+
+TEST(simplify_stmt, checks) {
+  test_simplify(check::make(x < x + 1), stmt());
+  test_simplify(block::make({check::make(x < x + 1), check::make(x < y)}), check::make(x < y));
+  test_simplify(check::make(x < 11), stmt(), {{vx, bounds(0, 10)}});
+  // A check that fails stays.
+  test_simplify(check::make(x < 0), check::make(0), {{vx, bounds(0, 10)}});
+}
+
+TEST(simplify_stmt, loops) {
+  const stmt body = call_of(buf, out);
+  // Empty loops are removed, loops of one iteration become lets.
+  test_simplify(loop::make(vx, loop::serial, bounds(10, 0), 1, body), stmt());
+  test_simplify(loop::make(vx, loop::serial, bounds(y + 1, y), 1, body), stmt());
+  test_simplify(loop::make(vx, loop::serial, bounds(y, y + 3), 4, check::make(x < z)), check::make(y < z));
+  test_simplify(loop::make(vx, loop::serial, bounds(y, y + 3), 2, check::make(x < z)),
+                loop::make(vx, loop::serial, bounds(y, y + 3), 2, check::make(x < z)));
+  // A step that is not provably positive keeps the loop (the evaluator fails it).
+  test_simplify(loop::make(vx, loop::serial, bounds(10, 0), s, body), loop::make(vx, loop::serial, bounds(10, 0), s, body));
+  // The loop variable has the loop's bounds in the body.
+  test_simplify(loop::make(vx, loop::serial, bounds(0, 9), 1, block::make(check::make(x < 10), check::make(x < y))),
+                loop::make(vx, loop::serial, bounds(0, 9), 1, check::make(x < y)));
+  // Loop invariant lets are hoisted.
+  test_simplify(loop::make(vx, loop::serial, bounds(0, 9), 1,
+                           let_stmt::make({{vt, y * z}, {vu, x * t}}, check::make(t < u))),
+                let_stmt::make(vt, y * z, loop::make(vx, loop::serial, bounds(0, 9), 1,
+                                                    let_stmt::make(vu, x * t, check::make(t < u)))));
+}
+
+TEST(simplify_stmt, lets) {
+  test_simplify(let_stmt::make(vt, 3, check::make(t < y)), check::make(3 < y));
+  test_simplify(let_stmt::make(vt, x * y, check::make(x < y)), check::make(x < y));
+  test_simplify(let_stmt::make(vt, x * y, check::make(t < y)), let_stmt::make(vt, x * y, check::make(t < y)));
+  test_simplify(let_stmt::make(vt, x % 4, check::make(t < 4)), stmt());
+}
+
+TEST(simplify_stmt, buffers) {
+  const stmt body = call_of(buf, out);
+  // Declarations whose symbol is not used are removed.
+  test_simplify(allocate::make(buf2, memory_type::heap, 4, {{bounds(0, 9), 4, expr()}}, body), body);
+  test_simplify(crop_dim::make(buf2, buf, 0, bounds(0, 9), body), body);
+  test_simplify(slice_dim::make(buf2, buf, 0, 3, body), body);
+  test_simplify(clone_buffer::make(buf2, buf, body), body);
+  test_simplify(transpose::make(buf2, buf, {1, 0}, body), body);
+  // Crops to the bounds of the buffer they crop do nothing.
+  test_simplify(crop_dim::make(buf, buf, 0, buffer_bounds(buf, 0), body), body);
+  test_simplify(crop_dim::make(buf, buf, 1, bounds(neg_oo, oo), body), body);
+  test_simplify(crop_buffer::make(buf, buf, {buffer_bounds(buf, 0), buffer_bounds(buf, 1)}, body), body);
+  test_simplify(crop_dim::make(buf2, buf, 0, buffer_bounds(buf, 0), call_of(buf2, out)),
+                clone_buffer::make(buf2, buf, call_of(buf2, out)));
+  // Clamps to the bounds of the cropped buffer are redundant.
+  test_simplify(crop_dim::make(buf, buf, 0, bounds(max(buffer_min(buf, 0), x), min(y, buffer_max(buf, 0))), body),
+                crop_dim::make(buf, buf, 0, bounds(x, y), body));
+  test_simplify(
+      crop_buffer::make(buf, buf, {bounds(x, y), buffer_bounds(buf, 1)}, body),
+      crop_buffer::make(buf, buf, {bounds(x, y)}, body));
+  // Expressions inside are simplified.
+  test_simplify(crop_dim::make(buf2, buf, 0, bounds(x + 0, y * 1), call_of(buf2, out)),
+                crop_dim::make(buf2, buf, 0, bounds(x, y), call_of(buf2, out)));
+}
+
+TEST(simplify_stmt, same_node) {
+  // A simplified program comes back as the very same node.
+  const stmt program = allocate::make(
+      buf2, memory_type::heap, 4, {{bounds(0, y + 9), 4, expr()}},
+      block::make({
+          check::make(x < y),
+          loop::make(vz, loop::parallel, bounds(0, y + 9), 2,
+                     crop_dim::make(buf2, buf2, 0, bounds(z, min(y + 8, z) + 1),
+                                    let_stmt::make(vt, y * z, block::make(call_of(buf, buf2), check::make(t < w))))),
+          slice_dim::make(buf, buf2, 0, 3, call_of(buf, out)),
+      }));
+  EXPECT_TRUE(simplify(program).same_as(program)) << str(simplify(program));
+  const expr e = min(x * 2 + y, z) < w;
+  EXPECT_TRUE(simplify(e).same_as(e));
+}
+
+}  // namespace
+}  // namespace slinky

@@ -1,0 +1,779 @@
+// The tree-walking interpreter. Symbol values live in a flat vector indexed by symbol id;
+// buffer descriptors made by crops, slices and allocations live on the C++ stack of the
+// visiting function, so a loop iteration allocates nothing on the heap.
+#include "slinky/runtime/evaluate.h"
+
+#include <alloca.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+
+#include "slinky/base/arithmetic.h"
+#include "slinky/runtime/print.h"
+
+namespace slinky {
+
+namespace {
+
+const eval_config& default_config() {
+  static const eval_config config;
+  return config;
+}
+
+// State shared by the workers of a parallel loop, so that failures are reported once and stop
+// the other workers promptly.
+struct failure_state {
+  std::atomic<bool> failed{false};
+  std::atomic<bool> reported{false};
+};
+
+}  // namespace
+
+// Copies a buffer descriptor's dims into storage the caller allocated (on its stack).
+#define SLINKY_STACK_DIMS(n) static_cast<dim*>(alloca(sizeof(dim) * ((n) > 0 ? (n) : 1)))
+
+class evaluator {
+public:
+  eval_context& ctx;
+  // Symbol values, indexed by symbol id. The evaluator makes room for every symbol of the
+  // program before it runs (see symbol_count), so accesses need no bounds checks; the vector
+  // may still be reallocated by a callback that sets a new symbol, so it is never cached.
+  std::vector<index_t>& values;
+  const eval_config& config;
+  failure_state* failures;
+
+  evaluator(eval_context& ctx, failure_state* failures)
+      : ctx(ctx), values(ctx.values_), config(ctx.config ? *ctx.config : default_config()), failures(failures) {}
+
+  // Binds a symbol for the lifetime of this object, restoring the old value afterwards. Values
+  // are accessed by index because binding may grow the vector.
+  class scoped_value {
+    evaluator& e_;
+    symbol_id sym_;
+    index_t old_;
+
+  public:
+    scoped_value(evaluator& e, var sym, index_t value) : e_(e), sym_(sym.sym()) {
+      old_ = e_.values[sym_];
+      e_.values[sym_] = value;
+    }
+    ~scoped_value() { e_.values[sym_] = old_; }
+    void set(index_t value) { e_.values[sym_] = value; }
+  };
+
+  index_t lookup(var v) const { return values[v.sym()]; }
+  const raw_buffer* lookup_buffer(var v) const { return reinterpret_cast<const raw_buffer*>(lookup(v)); }
+  const raw_buffer* lookup_buffer(const expr& e) const {
+    const variable* v = e.as<variable>();
+    return v ? lookup_buffer(v->sym) : nullptr;
+  }
+
+  // Expressions.
+  index_t eval(const expr& e) { return eval(e.get()); }
+  index_t eval(const expr& e, index_t default_value) { return e.defined() ? eval(e.get()) : default_value; }
+  index_t eval(const base_expr_node* e) {
+    // Most expressions on the hot path are variables and constants.
+    if (e->type == expr_node_type::variable) return lookup(static_cast<const variable*>(e)->sym);
+    if (e->type == expr_node_type::constant) return static_cast<const constant*>(e)->value;
+    switch (e->type) {
+    case expr_node_type::variable: return lookup(static_cast<const variable*>(e)->sym);
+    case expr_node_type::constant: return static_cast<const constant*>(e)->value;
+    case expr_node_type::let: return eval_let(static_cast<const let*>(e));
+    case expr_node_type::add: {
+      const add* op = static_cast<const add*>(e);
+      return saturate_add(eval(op->a), eval(op->b));
+    }
+    case expr_node_type::sub: {
+      const sub* op = static_cast<const sub*>(e);
+      return saturate_sub(eval(op->a), eval(op->b));
+    }
+    case expr_node_type::mul: {
+      const mul* op = static_cast<const mul*>(e);
+      return saturate_mul(eval(op->a), eval(op->b));
+    }
+    case expr_node_type::div: {
+      const div* op = static_cast<const div*>(e);
+      return euclidean_div(eval(op->a), eval(op->b));
+    }
+    case expr_node_type::mod: {
+      const mod* op = static_cast<const mod*>(e);
+      return euclidean_mod(eval(op->a), eval(op->b));
+    }
+    case expr_node_type::minimum: {
+      const minimum* op = static_cast<const minimum*>(e);
+      return std::min(eval(op->a), eval(op->b));
+    }
+    case expr_node_type::maximum: {
+      const maximum* op = static_cast<const maximum*>(e);
+      return std::max(eval(op->a), eval(op->b));
+    }
+    case expr_node_type::equal: {
+      const equal* op = static_cast<const equal*>(e);
+      return eval(op->a) == eval(op->b);
+    }
+    case expr_node_type::not_equal: {
+      const not_equal* op = static_cast<const not_equal*>(e);
+      return eval(op->a) != eval(op->b);
+    }
+    case expr_node_type::less: {
+      const less* op = static_cast<const less*>(e);
+      return eval(op->a) < eval(op->b);
+    }
+    case expr_node_type::less_equal: {
+      const less_equal* op = static_cast<const less_equal*>(e);
+      return eval(op->a) <= eval(op->b);
+    }
+    case expr_node_type::logical_and: {
+      const logical_and* op = static_cast<const logical_and*>(e);
+      return eval(op->a) != 0 && eval(op->b) != 0;
+    }
+    case expr_node_type::logical_or: {
+      const logical_or* op = static_cast<const logical_or*>(e);
+      return eval(op->a) != 0 || eval(op->b) != 0;
+    }
+    case expr_node_type::logical_not: return eval(static_cast<const logical_not*>(e)->a) == 0;
+    case expr_node_type::conditional: {
+      const conditional* op = static_cast<const conditional*>(e);
+      return eval(op->condition) != 0 ? eval(op->true_value) : eval(op->false_value);
+    }
+    case expr_node_type::call: return eval_call(static_cast<const call*>(e));
+    }
+    return 0;
+  }
+
+  index_t eval_let(const let* op) {
+    // Bind in order (later values may refer to earlier ones), then unbind in reverse.
+    index_t* saved = static_cast<index_t*>(alloca(sizeof(index_t) * op->lets.size()));
+    for (std::size_t i = 0; i < op->lets.size(); ++i) {
+      index_t value = eval(op->lets[i].second);
+      symbol_id sym = op->lets[i].first.sym();
+      saved[i] = values[sym];
+      values[sym] = value;
+    }
+    index_t result = eval(op->body);
+    for (std::size_t i = op->lets.size(); i-- > 0;) values[op->lets[i].first.sym()] = saved[i];
+    return result;
+  }
+
+  index_t eval_buffer_at(const call* op) {
+    const raw_buffer* buf = lookup_buffer(op->args[0]);
+    if (!buf) return 0;
+    index_t offset = 0;
+    for (std::size_t i = 1; i < op->args.size(); ++i) {
+      if (i - 1 >= buf->rank) break;
+      if (op->args[i].defined()) offset += buf->dims[i - 1].flat_offset_bytes(eval(op->args[i]));
+    }
+    return reinterpret_cast<index_t>(raw_buffer::offset_bytes(buf->base, offset));
+  }
+
+  index_t eval_call(const call* op) {
+    switch (op->intrinsic) {
+    case intrinsic::positive_infinity: return std::numeric_limits<index_t>::max();
+    case intrinsic::negative_infinity: return std::numeric_limits<index_t>::min();
+    case intrinsic::indeterminate: return 0;
+    case intrinsic::abs: {
+      index_t x = eval(op->args[0]);
+      return x < 0 ? saturate_negate(x) : x;
+    }
+    case intrinsic::buffer_rank: return buffer_field(op, [](const raw_buffer& b, index_t) { return b.rank; });
+    case intrinsic::buffer_elem_size: return buffer_field(op, [](const raw_buffer& b, index_t) { return b.elem_size; });
+    case intrinsic::buffer_size_bytes:
+      return buffer_field(op, [](const raw_buffer& b, index_t) { return b.size_bytes(); });
+    case intrinsic::buffer_min: return buffer_field(op, [](const raw_buffer& b, index_t d) { return b.dim(d).min(); });
+    case intrinsic::buffer_max: return buffer_field(op, [](const raw_buffer& b, index_t d) { return b.dim(d).max(); });
+    case intrinsic::buffer_stride:
+      return buffer_field(op, [](const raw_buffer& b, index_t d) { return b.dim(d).stride(); });
+    case intrinsic::buffer_fold_factor:
+      return buffer_field(op, [](const raw_buffer& b, index_t d) { return b.dim(d).fold_factor(); });
+    case intrinsic::buffer_at: return eval_buffer_at(op);
+    case intrinsic::semaphore_init: return eval_semaphore_init(op);
+    case intrinsic::semaphore_signal: return eval_semaphore_signal(op);
+    case intrinsic::semaphore_wait: return eval_semaphore_wait(op);
+    case intrinsic::trace_begin: {
+      const char* name = reinterpret_cast<const char*>(eval(op->args[0]));
+      return config.trace_begin ? config.trace_begin(name) : 0;
+    }
+    case intrinsic::trace_end:
+      if (config.trace_end) config.trace_end(eval(op->args[0]));
+      return 1;
+    case intrinsic::free: return eval_free(op);
+    }
+    return 0;
+  }
+
+  template <typename Field>
+  index_t buffer_field(const call* op, Field field) {
+    const raw_buffer* buf = lookup_buffer(op->args[0]);
+    if (!buf) return 0;
+    index_t d = op->args.size() > 1 ? eval(op->args[1]) : 0;
+    if (d < 0) return 0;
+    return static_cast<index_t>(field(*buf, d));
+  }
+
+  // Semaphores are index_t counters at the given address. With a thread pool, waits block
+  // (helping with other work) until the count is positive.
+  index_t eval_semaphore_init(const call* op) {
+    index_t* sem = reinterpret_cast<index_t*>(eval(op->args[0]));
+    index_t count = op->args.size() > 1 ? eval(op->args[1]) : 0;
+    if (sem) *sem = count;
+    return 1;
+  }
+  index_t eval_semaphore_signal(const call* op) {
+    index_t* sem = reinterpret_cast<index_t*>(eval(op->args[0]));
+    index_t count = op->args.size() > 1 ? eval(op->args[1]) : 1;
+    if (!sem) return 1;
+    if (config.thread_pool) {
+      config.thread_pool->atomic_call([=]() { *sem += count; });
+    } else {
+      *sem += count;
+    }
+    return 1;
+  }
+  index_t eval_semaphore_wait(const call* op) {
+    index_t* sem = reinterpret_cast<index_t*>(eval(op->args[0]));
+    index_t count = op->args.size() > 1 ? eval(op->args[1]) : 1;
+    if (!sem) return 1;
+    if (config.thread_pool) {
+      failure_state* failures = this->failures;
+      bool acquired = false;
+      config.thread_pool->wait_for([&]() {
+        if (failures && failures->failed.load(std::memory_order_relaxed)) return true;
+        if (*sem >= count) {
+          // wait_for evaluates the predicate under the pool's lock, so taking the count here
+          // is atomic with respect to signals.
+          *sem -= count;
+          acquired = true;
+          return true;
+        }
+        return false;
+      });
+      return acquired ? 1 : 0;
+    }
+    *sem -= count;
+    return 1;
+  }
+
+  // Live heap allocations that a free() intrinsic may release early.
+  struct allocation_record {
+    var sym;
+    raw_buffer* buf;
+    void* allocation;
+  };
+  std::vector<allocation_record> allocations;
+
+  index_t eval_free(const call* op) {
+    const variable* v = op->args[0].as<variable>();
+    if (!v) return 0;
+    for (auto i = allocations.rbegin(); i != allocations.rend(); ++i) {
+      if (i->sym != v->sym) continue;
+      if (i->allocation) free_allocation(i->sym, i->buf, i->allocation);
+      i->allocation = nullptr;
+      i->buf->base = nullptr;
+      return 1;
+    }
+    return 0;
+  }
+
+  void* allocate_heap(var sym, raw_buffer* buf) {
+    if (config.allocate) return config.allocate(sym, buf);
+    return default_allocate(sym, buf, config.base_alignment);
+  }
+  void free_allocation(var sym, raw_buffer* buf, void* allocation) {
+    if (config.free) {
+      config.free(sym, buf, allocation);
+    } else {
+      default_free(sym, buf, allocation);
+    }
+  }
+
+  // Failures.
+  bool claim_report() { return !failures || !failures->reported.exchange(true); }
+  void mark_failed() {
+    if (failures) failures->failed.store(true, std::memory_order_relaxed);
+  }
+  index_t fail_check(const expr& condition) {
+    mark_failed();
+    if (!claim_report()) return 1;
+    if (config.check_failed) {
+      config.check_failed(condition);
+    } else {
+      default_check_failed(condition, ctx);
+    }
+    return 1;
+  }
+
+  // Statements. Each returns 0 on success.
+  index_t exec(const stmt& s) { return s.defined() ? exec(s.get()) : 0; }
+  index_t exec(const base_stmt_node* s);
+  index_t exec_call(const call_stmt* op);
+  index_t exec_copy(const copy_stmt* op);
+  index_t exec_let(const let_stmt* op);
+  index_t exec_loop(const loop* op);
+  index_t exec_parallel_loop(const loop* op, index_t min, index_t max, index_t step, index_t workers);
+  index_t exec_allocate(const allocate* op);
+  index_t exec_make_buffer(const make_buffer* op);
+  index_t exec_clone_buffer(const clone_buffer* op);
+  index_t exec_crop_buffer(const crop_buffer* op);
+  index_t exec_crop_dim(const crop_dim* op);
+  index_t exec_slice_buffer(const slice_buffer* op);
+  index_t exec_slice_dim(const slice_dim* op);
+  index_t exec_transpose(const transpose* op);
+  index_t exec_check(const check* op) { return eval(op->condition) != 0 ? 0 : fail_check(op->condition); }
+
+  // Runs body with sym bound to buf.
+  index_t exec_with_buffer(var sym, const raw_buffer& buf, const stmt& body) {
+    scoped_value bind(*this, sym, reinterpret_cast<index_t>(&buf));
+    return exec(body);
+  }
+};
+
+index_t evaluator::exec(const base_stmt_node* s) {
+  switch (s->type) {
+  case stmt_node_type::call_stmt: return exec_call(static_cast<const call_stmt*>(s));
+  case stmt_node_type::copy_stmt: return exec_copy(static_cast<const copy_stmt*>(s));
+  case stmt_node_type::let_stmt: return exec_let(static_cast<const let_stmt*>(s));
+  case stmt_node_type::block:
+    for (const stmt& i : static_cast<const block*>(s)->stmts) {
+      if (index_t result = exec(i)) return result;
+    }
+    return 0;
+  case stmt_node_type::loop: return exec_loop(static_cast<const loop*>(s));
+  case stmt_node_type::allocate: return exec_allocate(static_cast<const allocate*>(s));
+  case stmt_node_type::make_buffer: return exec_make_buffer(static_cast<const make_buffer*>(s));
+  case stmt_node_type::clone_buffer: return exec_clone_buffer(static_cast<const clone_buffer*>(s));
+  case stmt_node_type::crop_buffer: return exec_crop_buffer(static_cast<const crop_buffer*>(s));
+  case stmt_node_type::crop_dim: return exec_crop_dim(static_cast<const crop_dim*>(s));
+  case stmt_node_type::slice_buffer: return exec_slice_buffer(static_cast<const slice_buffer*>(s));
+  case stmt_node_type::slice_dim: return exec_slice_dim(static_cast<const slice_dim*>(s));
+  case stmt_node_type::transpose: return exec_transpose(static_cast<const transpose*>(s));
+  case stmt_node_type::check: return exec_check(static_cast<const check*>(s));
+  }
+  return 0;
+}
+
+index_t evaluator::exec_call(const call_stmt* op) {
+  index_t token = 0;
+  const bool tracing = static_cast<bool>(config.trace_begin);
+  if (tracing) token = config.trace_begin(op->attrs.name.empty() ? "call" : op->attrs.name.c_str());
+  index_t result = op->target ? op->target(op, ctx) : 0;
+  if (tracing && config.trace_end) config.trace_end(token);
+  if (result == 0) return 0;
+  mark_failed();
+  if (claim_report()) {
+    if (config.call_failed) {
+      config.call_failed(op);
+    } else {
+      default_call_failed(op);
+    }
+  }
+  return result;
+}
+
+index_t evaluator::exec_let(const let_stmt* op) {
+  index_t* saved = static_cast<index_t*>(alloca(sizeof(index_t) * op->lets.size()));
+  for (std::size_t i = 0; i < op->lets.size(); ++i) {
+    index_t value = eval(op->lets[i].second);
+    symbol_id sym = op->lets[i].first.sym();
+    saved[i] = values[sym];
+    values[sym] = value;
+  }
+  index_t result = exec(op->body);
+  for (std::size_t i = op->lets.size(); i-- > 0;) values[op->lets[i].first.sym()] = saved[i];
+  return result;
+}
+
+index_t evaluator::exec_loop(const loop* op) {
+  index_t min = eval(op->bounds.min);
+  index_t max = eval(op->bounds.max);
+  index_t step = eval(op->step);
+  if (step <= 0) return fail_check(op->step > 0);
+  if (min > max) return 0;
+  index_t workers = eval(op->max_workers);
+  if (workers > 1 && config.thread_pool && max - min >= step) {
+    return exec_parallel_loop(op, min, max, step, workers);
+  }
+  scoped_value bind(*this, op->sym, min);
+  for (index_t i = min;;) {
+    if (index_t result = exec(op->body)) return result;
+    // Inside a parallel loop, stop promptly when another worker failed.
+    if (failures && failures->failed.load(std::memory_order_relaxed)) return 1;
+    // Stop before i + step could overflow.
+    if (max - i < step) break;
+    i += step;
+    bind.set(i);
+  }
+  return 0;
+}
+
+index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, index_t step, index_t workers) {
+  const index_t iterations = (max - min) / step + 1;
+  failure_state local_failures;
+  failure_state* shared = failures ? failures : &local_failures;
+  std::atomic<index_t> next{0};
+  std::atomic<index_t> first_error{0};
+  const int max_workers = static_cast<int>(std::min<index_t>(workers, std::numeric_limits<int>::max()));
+  const std::size_t worker_count =
+      static_cast<std::size_t>(std::min<index_t>({iterations, workers, config.thread_pool->thread_count()}));
+  // Each worker gets its own copy of the symbol values and takes iterations in order, so an
+  // iteration never waits on one that is not started yet (pipelined loops rely on this).
+  auto worker = [&](std::size_t) {
+    eval_context local = ctx;
+    evaluator e(local, shared);
+    for (;;) {
+      index_t k = next.fetch_add(1, std::memory_order_relaxed);
+      if (k >= iterations || shared->failed.load(std::memory_order_relaxed)) break;
+      e.values[op->sym.sym()] = min + k * step;
+      if (index_t result = e.exec(op->body)) {
+        index_t expected = 0;
+        first_error.compare_exchange_strong(expected, result);
+        shared->failed.store(true);
+        break;
+      }
+    }
+  };
+  config.thread_pool->parallel_for(worker_count, worker, max_workers);
+  return first_error.load();
+}
+
+namespace {
+
+// Makes a descriptor from symbolic dims: bounds, and strides and fold factors where defined.
+void init_dims(evaluator& e, const std::vector<dim_expr>& src, dim* dims) {
+  for (std::size_t d = 0; d < src.size(); ++d) {
+    const dim_expr& i = src[d];
+    index_t min = e.eval(i.bounds.min);
+    index_t max = i.bounds.is_point() ? min : e.eval(i.bounds.max);
+    index_t stride = e.eval(i.stride, dim::auto_stride);
+    index_t fold = e.eval(i.fold_factor, dim::unfolded);
+    // A fold factor that is not positive means the dimension is not folded.
+    if (fold <= 0) fold = dim::unfolded;
+    new (&dims[d]) dim(min, max, stride, fold);
+  }
+}
+
+// Ranks are small: a plain loop beats a call to memcpy here.
+void copy_dims(const raw_buffer& src, dim* dims) {
+  for (std::size_t d = 0; d < src.rank; ++d) dims[d] = src.dims[d];
+}
+
+// Crops dimension d of buf to [min, max] like raw_buffer::crop (inlined: this is the hottest
+// path of the interpreter), and then, if a folded dimension no longer wraps around its fold,
+// rewrites it as an unfolded one with the same addresses, so callbacks see plain strided memory.
+void crop_and_unfold(raw_buffer& buf, std::size_t d, index_t min, index_t max) {
+  dim& cd = buf.dims[d];
+  min = std::max(min, cd.min());
+  max = std::min(max, cd.max());
+  if (max < min) {
+    buf.base = nullptr;
+  } else if (buf.base && !cd.is_folded()) {
+    buf.base = static_cast<char*>(buf.base) + (min - cd.min()) * cd.stride();
+  }
+  cd.set_bounds(min, max);
+  if (!cd.is_folded() || !buf.base) return;
+  const index_t slot = euclidean_mod_positive_modulus(cd.min(), cd.fold_factor());
+  if (slot + (cd.max() - cd.min()) >= cd.fold_factor()) return;
+  buf.base = raw_buffer::offset_bytes(buf.base, slot * cd.stride());
+  cd.set_fold_factor(dim::unfolded);
+}
+
+}  // namespace
+
+index_t evaluator::exec_allocate(const allocate* op) {
+  const std::size_t rank = op->dims.size();
+  raw_buffer buf;
+  buf.elem_size = eval(op->elem_size);
+  buf.rank = rank;
+  buf.dims = SLINKY_STACK_DIMS(rank);
+  init_dims(*this, op->dims, buf.dims);
+  buf.init_strides(std::max<index_t>(1, config.stride_alignment));
+  const index_t size = static_cast<index_t>(buf.size_bytes());
+  const bool on_stack = op->storage == memory_type::stack ||
+                        (op->storage == memory_type::automatic && size <= config.auto_stack_threshold);
+  void* allocation = nullptr;
+  if (on_stack) {
+    const index_t alignment = std::max<index_t>(alignof(std::max_align_t), config.base_alignment);
+    char* p = static_cast<char*>(alloca(std::max<index_t>(size, 1) + alignment));
+    p = reinterpret_cast<char*>(align_up(reinterpret_cast<index_t>(p), alignment));
+    // base points at the element of min coordinates; undo negative strides' offsets.
+    index_t offset = 0;
+    for (std::size_t d = 0; d < rank; ++d) {
+      const dim& dd = buf.dims[d];
+      index_t span = dd.is_folded() ? dd.fold_factor() : dd.extent();
+      if (dd.stride() < 0 && span > 0) offset -= (span - 1) * dd.stride();
+    }
+    buf.base = size > 0 ? p + offset : nullptr;
+  } else {
+    allocation = allocate_heap(op->sym, &buf);
+  }
+  allocations.push_back({op->sym, &buf, allocation});
+  index_t result = exec_with_buffer(op->sym, buf, op->body);
+  // The body may have freed the allocation early (free intrinsic).
+  allocation = allocations.back().allocation;
+  allocations.pop_back();
+  if (allocation) free_allocation(op->sym, &buf, allocation);
+  return result;
+}
+
+index_t evaluator::exec_make_buffer(const make_buffer* op) {
+  const std::size_t rank = op->dims.size();
+  raw_buffer buf;
+  buf.base = reinterpret_cast<void*>(eval(op->base));
+  buf.elem_size = eval(op->elem_size);
+  buf.rank = rank;
+  buf.dims = SLINKY_STACK_DIMS(rank);
+  init_dims(*this, op->dims, buf.dims);
+  return exec_with_buffer(op->sym, buf, op->body);
+}
+
+index_t evaluator::exec_clone_buffer(const clone_buffer* op) {
+  const raw_buffer* src = lookup_buffer(op->src);
+  if (!src) return fail_check(expr(variable::make(op->src)) != 0);
+  raw_buffer buf(src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank));
+  copy_dims(*src, buf.dims);
+  return exec_with_buffer(op->sym, buf, op->body);
+}
+
+index_t evaluator::exec_crop_buffer(const crop_buffer* op) {
+  const raw_buffer* src = lookup_buffer(op->src);
+  if (!src) return fail_check(expr(variable::make(op->src)) != 0);
+  raw_buffer buf(src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank));
+  copy_dims(*src, buf.dims);
+  for (std::size_t d = 0; d < op->bounds.size() && d < buf.rank; ++d) {
+    const interval_expr& b = op->bounds[d];
+    const dim& old = buf.dims[d];
+    index_t min = eval(b.min, old.min());
+    index_t max = b.is_point() && b.min.defined() ? min : eval(b.max, old.max());
+    crop_and_unfold(buf, d, min, max);
+  }
+  return exec_with_buffer(op->sym, buf, op->body);
+}
+
+index_t evaluator::exec_crop_dim(const crop_dim* op) {
+  const raw_buffer* src = lookup_buffer(op->src);
+  if (!src) return fail_check(expr(variable::make(op->src)) != 0);
+  raw_buffer buf(src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank));
+  copy_dims(*src, buf.dims);
+  if (static_cast<std::size_t>(op->dim) < buf.rank) {
+    const dim& old = buf.dims[op->dim];
+    index_t min = eval(op->bounds.min, old.min());
+    index_t max = op->bounds.is_point() && op->bounds.min.defined() ? min : eval(op->bounds.max, old.max());
+    crop_and_unfold(buf, op->dim, min, max);
+  }
+  return exec_with_buffer(op->sym, buf, op->body);
+}
+
+index_t evaluator::exec_slice_buffer(const slice_buffer* op) {
+  const raw_buffer* src = lookup_buffer(op->src);
+  if (!src) return fail_check(expr(variable::make(op->src)) != 0);
+  raw_buffer buf(src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank));
+  copy_dims(*src, buf.dims);
+  // Slice from the last dimension down so earlier indices stay valid.
+  for (std::size_t d = std::min(op->at.size(), src->rank); d-- > 0;) {
+    if (op->at[d].defined()) buf.slice(d, eval(op->at[d]));
+  }
+  return exec_with_buffer(op->sym, buf, op->body);
+}
+
+index_t evaluator::exec_slice_dim(const slice_dim* op) {
+  const raw_buffer* src = lookup_buffer(op->src);
+  if (!src) return fail_check(expr(variable::make(op->src)) != 0);
+  raw_buffer buf(src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank));
+  copy_dims(*src, buf.dims);
+  if (static_cast<std::size_t>(op->dim) < buf.rank) buf.slice(op->dim, eval(op->at));
+  return exec_with_buffer(op->sym, buf, op->body);
+}
+
+index_t evaluator::exec_transpose(const transpose* op) {
+  const raw_buffer* src = lookup_buffer(op->src);
+  if (!src) return fail_check(expr(variable::make(op->src)) != 0);
+  const std::size_t rank = op->dims.size();
+  raw_buffer buf(src->base, src->elem_size, rank, SLINKY_STACK_DIMS(rank));
+  for (std::size_t d = 0; d < rank; ++d) buf.dims[d] = src->dim(op->dims[d]);
+  return exec_with_buffer(op->sym, buf, op->body);
+}
+
+// Copies element by element: the builder lowers the copies it understands to calls of the
+// copy's impl on strided views; what reaches the evaluator is run here, correctly if slowly.
+index_t evaluator::exec_copy(const copy_stmt* op) {
+  const raw_buffer* src = lookup_buffer(op->src);
+  const raw_buffer* dst = lookup_buffer(op->dst);
+  const raw_buffer* pad = op->pad.defined() ? lookup_buffer(op->pad) : nullptr;
+  if (!src || !dst) return fail_check(expr(variable::make(src ? op->dst : op->src)) != 0);
+  if (src->elem_size != dst->elem_size) return fail_check(buffer_elem_size(op->src) == buffer_elem_size(op->dst));
+  const std::size_t rank = op->dst_x.size();
+  for (std::size_t d = 0; d < rank && d < dst->rank; ++d) {
+    if (dst->dims[d].empty()) return 0;
+  }
+  index_t* dst_i = static_cast<index_t*>(alloca(sizeof(index_t) * (rank + 1)));
+  index_t* src_i = static_cast<index_t*>(alloca(sizeof(index_t) * (op->src_x.size() + 1)));
+  for (std::size_t d = 0; d < rank; ++d) dst_i[d] = dst->dim(d).min();
+  for (;;) {
+    for (std::size_t d = 0; d < rank; ++d) ctx[op->dst_x[d]] = dst_i[d];
+    for (std::size_t d = 0; d < op->src_x.size(); ++d) src_i[d] = eval(op->src_x[d]);
+    void* to = dst->address_at(span<const index_t>(dst_i, rank));
+    span<const index_t> at(src_i, op->src_x.size());
+    if (src->contains(at)) {
+      std::memmove(to, src->address_at(at), dst->elem_size);
+    } else if (pad && pad->base) {
+      std::memmove(to, pad->address_at(span<const index_t>(dst_i, rank)), dst->elem_size);
+    }
+    std::size_t d = 0;
+    for (; d < rank; ++d) {
+      if (dst_i[d] < dst->dim(d).max()) {
+        ++dst_i[d];
+        break;
+      }
+      dst_i[d] = dst->dim(d).min();
+    }
+    if (d == rank) break;
+  }
+  return 0;
+}
+
+void* default_allocate(var, raw_buffer* buf, index_t base_alignment) {
+  buf->init_strides();
+  const std::size_t size = buf->size_bytes();
+  const std::size_t alignment = std::max<index_t>(alignof(std::max_align_t), base_alignment);
+  void* allocation = std::aligned_alloc(alignment, align_up<std::size_t>(std::max<std::size_t>(size, 1), alignment));
+  index_t offset = 0;
+  for (std::size_t d = 0; d < buf->rank; ++d) {
+    const dim& dd = buf->dims[d];
+    index_t span = dd.is_folded() ? dd.fold_factor() : dd.extent();
+    if (dd.stride() < 0 && span > 0) offset -= (span - 1) * dd.stride();
+  }
+  buf->base = size > 0 ? static_cast<char*>(allocation) + offset : nullptr;
+  return allocation;
+}
+
+void default_free(var, raw_buffer*, void* allocation) { std::free(allocation); }
+
+namespace {
+
+// Prints the values of the operands of a failed condition, so the message shows what was
+// required and what was found.
+void print_operands(std::ostream& os, const expr& e, evaluator& eval, const node_context* names) {
+  auto show = [&](const expr& a, const expr& b) {
+    os << "\n  ";
+    print(os, a, names);
+    os << " = " << eval.eval(a) << "\n  ";
+    print(os, b, names);
+    os << " = " << eval.eval(b);
+  };
+  if (const less_equal* op = e.as<less_equal>()) return show(op->a, op->b);
+  if (const less* op = e.as<less>()) return show(op->a, op->b);
+  if (const equal* op = e.as<equal>()) return show(op->a, op->b);
+  if (const not_equal* op = e.as<not_equal>()) return show(op->a, op->b);
+  if (const logical_and* op = e.as<logical_and>()) {
+    if (eval.eval(op->a) == 0) return print_operands(os, op->a, eval, names);
+    return print_operands(os, op->b, eval, names);
+  }
+}
+
+}  // namespace
+
+void default_check_failed(const expr& condition, const eval_context& ctx) {
+  const node_context* names = ctx.config ? ctx.config->symbols : nullptr;
+  std::ostringstream os;
+  os << "slinky: check failed: ";
+  print(os, condition, names);
+  eval_context copy = ctx;
+  copy.reserve(symbol_count(condition));
+  evaluator e(copy, nullptr);
+  print_operands(os, condition, e, names);
+  std::cerr << os.str() << std::endl;
+}
+
+void default_call_failed(const call_stmt* op) {
+  std::cerr << "slinky: call to " << (op->attrs.name.empty() ? "<callback>" : op->attrs.name) << " failed" << std::endl;
+}
+
+namespace {
+
+// Finds the largest symbol id of a program.
+class symbol_counter : public stmt_visitor {
+public:
+  std::size_t count = 0;
+  void add(var v) {
+    if (v.defined()) count = std::max(count, v.sym() + 1);
+  }
+  void add(const symbol_list& vs) {
+    for (var v : vs) add(v);
+  }
+
+  using stmt_visitor::visit;
+  void visit(const variable* op) override { add(op->sym); }
+  void visit(const let* op) override {
+    for (const auto& l : op->lets) add(l.first);
+    stmt_visitor::visit(op);
+  }
+  void visit(const call_stmt* op) override {
+    add(op->inputs);
+    add(op->outputs);
+  }
+  void visit(const copy_stmt* op) override {
+    add(op->src);
+    add(op->dst);
+    add(op->pad);
+    for (var v : op->dst_x) add(v);
+    stmt_visitor::visit(op);
+  }
+  void visit(const let_stmt* op) override {
+    for (const auto& l : op->lets) add(l.first);
+    stmt_visitor::visit(op);
+  }
+  void visit(const loop* op) override { add(op->sym), stmt_visitor::visit(op); }
+  void visit(const allocate* op) override { add(op->sym), stmt_visitor::visit(op); }
+  void visit(const make_buffer* op) override { add(op->sym), stmt_visitor::visit(op); }
+  void visit(const clone_buffer* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
+  void visit(const crop_buffer* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
+  void visit(const crop_dim* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
+  void visit(const slice_buffer* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
+  void visit(const slice_dim* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
+  void visit(const transpose* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
+};
+
+}  // namespace
+
+std::size_t symbol_count(const stmt& s) {
+  symbol_counter c;
+  if (s.defined()) s.accept(&c);
+  return c.count;
+}
+
+std::size_t symbol_count(const expr& e) {
+  symbol_counter c;
+  if (e.defined()) e.accept(&c);
+  return c.count;
+}
+
+index_t evaluate(const expr& e, eval_context& ctx) {
+  ctx.reserve(symbol_count(e));
+  evaluator eval(ctx, nullptr);
+  return eval.eval(e);
+}
+
+index_t evaluate(const expr& e) {
+  eval_context ctx;
+  return evaluate(e, ctx);
+}
+
+index_t evaluate(const stmt& s, eval_context& ctx) {
+  ctx.reserve(symbol_count(s));
+  return evaluate_reserved(s, ctx);
+}
+
+index_t evaluate_reserved(const stmt& s, eval_context& ctx) {
+  evaluator eval(ctx, nullptr);
+  return eval.exec(s);
+}
+
+index_t evaluate(const stmt& s) {
+  eval_context ctx;
+  return evaluate(s, ctx);
+}
+
+}  // namespace slinky

@@ -1,0 +1,605 @@
+// Expression nodes: construction, the operators that build them, structural comparison, and
+// intervals.
+#include "slinky/runtime/expr.h"
+
+#include "slinky/base/assert.h"
+#include <string>
+
+#include "slinky/base/arithmetic.h"
+
+namespace slinky {
+
+const char* to_string(expr_node_type t) {
+  switch (t) {
+#define SLINKY_X(name)                                                                                                 \
+  case expr_node_type::name: return #name;
+    SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
+#undef SLINKY_X
+  }
+  return "<invalid expr_node_type>";
+}
+
+const char* to_string(stmt_node_type t) {
+  switch (t) {
+#define SLINKY_X(name)                                                                                                 \
+  case stmt_node_type::name: return #name;
+    SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)
+#undef SLINKY_X
+  }
+  return "<invalid stmt_node_type>";
+}
+
+const char* to_string(intrinsic i) {
+  switch (i) {
+  case intrinsic::positive_infinity: return "oo";
+  case intrinsic::negative_infinity: return "-oo";
+  case intrinsic::indeterminate: return "indeterminate";
+  case intrinsic::abs: return "abs";
+  case intrinsic::buffer_rank: return "buffer_rank";
+  case intrinsic::buffer_elem_size: return "buffer_elem_size";
+  case intrinsic::buffer_size_bytes: return "buffer_size_bytes";
+  case intrinsic::buffer_min: return "buffer_min";
+  case intrinsic::buffer_max: return "buffer_max";
+  case intrinsic::buffer_stride: return "buffer_stride";
+  case intrinsic::buffer_fold_factor: return "buffer_fold_factor";
+  case intrinsic::buffer_at: return "buffer_at";
+  case intrinsic::semaphore_init: return "semaphore_init";
+  case intrinsic::semaphore_signal: return "semaphore_signal";
+  case intrinsic::semaphore_wait: return "semaphore_wait";
+  case intrinsic::trace_begin: return "trace_begin";
+  case intrinsic::trace_end: return "trace_end";
+  case intrinsic::free: return "free";
+  }
+  return "<invalid intrinsic>";
+}
+
+std::string node_context::name(symbol_id id) const {
+  if (id < names_.size()) return names_[id];
+  return "_" + std::to_string(id);
+}
+
+symbol_id node_context::insert(const std::string& name) {
+  auto i = ids_.find(name);
+  if (i != ids_.end()) return i->second;
+  symbol_id id = names_.size();
+  names_.push_back(name);
+  ids_.emplace(name, id);
+  return id;
+}
+
+symbol_id node_context::insert_unique(const std::string& prefix) {
+  if (ids_.find(prefix) == ids_.end()) return insert(prefix);
+  for (std::size_t i = names_.size();; ++i) {
+    std::string candidate = prefix + "." + std::to_string(i);
+    if (ids_.find(candidate) == ids_.end()) return insert(candidate);
+  }
+}
+
+symbol_id node_context::lookup(const std::string& name) const {
+  auto i = ids_.find(name);
+  return i != ids_.end() ? i->second : std::numeric_limits<symbol_id>::max();
+}
+
+expr::expr(std::int32_t x) : expr(constant::make(x)) {}
+expr::expr(std::int64_t x) : expr(constant::make(x)) {}
+expr::expr(long long x) : expr(constant::make(static_cast<index_t>(x))) {}
+expr::expr(var v) : expr(variable::make(v)) {}
+
+expr& expr::operator+=(const expr& r) { return *this = *this + r; }
+expr& expr::operator-=(const expr& r) { return *this = *this - r; }
+expr& expr::operator*=(const expr& r) { return *this = *this * r; }
+expr& expr::operator/=(const expr& r) { return *this = *this / r; }
+expr& expr::operator%=(const expr& r) { return *this = *this % r; }
+
+namespace {
+
+// Small constants are shared: they are made constantly while building programs.
+const expr& small_constant(index_t value) {
+  static const std::vector<expr> table = [] {
+    std::vector<expr> t;
+    for (index_t i = -16; i <= 64; ++i) {
+      auto* n = new constant();
+      n->value = i;
+      t.emplace_back(n);
+    }
+    return t;
+  }();
+  return table[value + 16];
+}
+
+bool is_commutative(expr_node_type t) {
+  switch (t) {
+  case expr_node_type::add:
+  case expr_node_type::mul:
+  case expr_node_type::minimum:
+  case expr_node_type::maximum:
+  case expr_node_type::equal:
+  case expr_node_type::not_equal:
+  case expr_node_type::logical_and:
+  case expr_node_type::logical_or: return true;
+  case expr_node_type::variable:
+  case expr_node_type::constant:
+  case expr_node_type::let:
+  case expr_node_type::sub:
+  case expr_node_type::div:
+  case expr_node_type::mod:
+  case expr_node_type::less:
+  case expr_node_type::less_equal:
+  case expr_node_type::logical_not:
+  case expr_node_type::conditional:
+  case expr_node_type::call: return false;
+  }
+  return false;
+}
+
+template <typename T>
+expr make_binary(expr a, expr b) {
+  SLINKY_ASSERT(a.defined() && b.defined(), "operands of a binary operator must be defined");
+  // Canonical order for commutative operators: constants on the right.
+  if (is_commutative(T::static_type) && a.as<constant>() && !b.as<constant>()) std::swap(a, b);
+  auto* n = new T();
+  n->a = std::move(a);
+  n->b = std::move(b);
+  return expr(n);
+}
+
+}  // namespace
+
+expr variable::make(var sym) {
+  auto* n = new variable();
+  n->sym = sym;
+  return expr(n);
+}
+
+expr constant::make(index_t value) {
+  if (-16 <= value && value <= 64) return small_constant(value);
+  auto* n = new constant();
+  n->value = value;
+  return expr(n);
+}
+
+expr let::make(std::vector<std::pair<var, expr>> lets, expr body) {
+  if (lets.empty()) return body;
+  auto* n = new let();
+  n->lets = std::move(lets);
+  n->body = std::move(body);
+  return expr(n);
+}
+
+#define SLINKY_DEFINE_BINARY_MAKE(name)                                                                                \
+  expr name::make(expr a, expr b) { return make_binary<name>(std::move(a), std::move(b)); }
+SLINKY_DEFINE_BINARY_MAKE(add)
+SLINKY_DEFINE_BINARY_MAKE(sub)
+SLINKY_DEFINE_BINARY_MAKE(mul)
+SLINKY_DEFINE_BINARY_MAKE(div)
+SLINKY_DEFINE_BINARY_MAKE(mod)
+SLINKY_DEFINE_BINARY_MAKE(minimum)
+SLINKY_DEFINE_BINARY_MAKE(maximum)
+SLINKY_DEFINE_BINARY_MAKE(equal)
+SLINKY_DEFINE_BINARY_MAKE(not_equal)
+SLINKY_DEFINE_BINARY_MAKE(less)
+SLINKY_DEFINE_BINARY_MAKE(less_equal)
+SLINKY_DEFINE_BINARY_MAKE(logical_and)
+SLINKY_DEFINE_BINARY_MAKE(logical_or)
+#undef SLINKY_DEFINE_BINARY_MAKE
+
+expr logical_not::make(expr a) {
+  SLINKY_ASSERT(a.defined(), "the operand of ! must be defined");
+  auto* n = new logical_not();
+  n->a = std::move(a);
+  return expr(n);
+}
+
+expr conditional::make(expr condition, expr true_value, expr false_value) {
+  SLINKY_ASSERT(condition.defined() && true_value.defined() && false_value.defined(), "select needs three operands");
+  auto* n = new conditional();
+  n->condition = std::move(condition);
+  n->true_value = std::move(true_value);
+  n->false_value = std::move(false_value);
+  return expr(n);
+}
+
+expr call::make(slinky::intrinsic i, std::vector<expr> args) {
+  auto* n = new call();
+  n->intrinsic = i;
+  n->args = std::move(args);
+  return expr(n);
+}
+
+const index_t* as_constant(const expr& x) {
+  const constant* c = x.as<constant>();
+  return c ? &c->value : nullptr;
+}
+
+const var* as_variable(const expr& x) {
+  const variable* v = x.as<variable>();
+  return v ? &v->sym : nullptr;
+}
+
+bool is_constant(const expr& x, index_t value) {
+  const index_t* c = as_constant(x);
+  return c && *c == value;
+}
+
+bool is_intrinsic(const expr& x, intrinsic i) {
+  const call* c = x.as<call>();
+  return c && c->intrinsic == i;
+}
+
+namespace {
+
+// Folds an operator of two constants, where doing so cannot overflow.
+template <typename Fold>
+expr fold_or_make(const expr& a, const expr& b, Fold fold, expr (*make)(expr, expr)) {
+  const index_t* ca = as_constant(a);
+  const index_t* cb = as_constant(b);
+  if (ca && cb) {
+    index_t result;
+    if (fold(*ca, *cb, &result)) return constant::make(result);
+  }
+  return make(a, b);
+}
+
+}  // namespace
+
+expr operator+(expr a, expr b) {
+  return fold_or_make(
+      a, b, [](index_t x, index_t y, index_t* r) { return !add_overflows(x, y, r); }, add::make);
+}
+expr operator-(expr a, expr b) {
+  return fold_or_make(
+      a, b, [](index_t x, index_t y, index_t* r) { return !sub_overflows(x, y, r); }, sub::make);
+}
+expr operator*(expr a, expr b) {
+  return fold_or_make(
+      a, b, [](index_t x, index_t y, index_t* r) { return !mul_overflows(x, y, r); }, mul::make);
+}
+expr operator/(expr a, expr b) {
+  return fold_or_make(
+      a, b,
+      [](index_t x, index_t y, index_t* r) {
+        *r = euclidean_div(x, y);
+        return true;
+      },
+      div::make);
+}
+expr operator%(expr a, expr b) {
+  return fold_or_make(
+      a, b,
+      [](index_t x, index_t y, index_t* r) {
+        *r = euclidean_mod(x, y);
+        return true;
+      },
+      mod::make);
+}
+expr operator-(expr a) {
+  if (const index_t* c = as_constant(a)) {
+    if (*c != std::numeric_limits<index_t>::min()) return constant::make(-*c);
+  }
+  return sub::make(0, std::move(a));
+}
+
+#define SLINKY_DEFINE_FOLDED_OPERATOR(op, node, expression)                                                            \
+  expr op(expr a, expr b) {                                                                                            \
+    return fold_or_make(                                                                                               \
+        a, b,                                                                                                          \
+        [](index_t x, index_t y, index_t* r) {                                                                         \
+          *r = (expression);                                                                                           \
+          return true;                                                                                                 \
+        },                                                                                                             \
+        node::make);                                                                                                   \
+  }
+SLINKY_DEFINE_FOLDED_OPERATOR(operator==, equal, x == y)
+SLINKY_DEFINE_FOLDED_OPERATOR(operator!=, not_equal, x != y)
+SLINKY_DEFINE_FOLDED_OPERATOR(operator<, less, x < y)
+SLINKY_DEFINE_FOLDED_OPERATOR(operator<=, less_equal, x <= y)
+SLINKY_DEFINE_FOLDED_OPERATOR(operator&&, logical_and, x != 0 && y != 0)
+SLINKY_DEFINE_FOLDED_OPERATOR(operator||, logical_or, x != 0 || y != 0)
+SLINKY_DEFINE_FOLDED_OPERATOR(min, minimum, x < y ? x : y)
+SLINKY_DEFINE_FOLDED_OPERATOR(max, maximum, x < y ? y : x)
+#undef SLINKY_DEFINE_FOLDED_OPERATOR
+
+expr operator>(expr a, expr b) { return std::move(b) < std::move(a); }
+expr operator>=(expr a, expr b) { return std::move(b) <= std::move(a); }
+expr operator!(expr a) {
+  if (const index_t* c = as_constant(a)) return *c == 0 ? 1 : 0;
+  return logical_not::make(std::move(a));
+}
+
+expr clamp(expr x, expr lo, expr hi) { return min(max(std::move(x), std::move(lo)), std::move(hi)); }
+
+expr select(expr condition, expr true_value, expr false_value) {
+  if (const index_t* c = as_constant(condition)) return *c != 0 ? true_value : false_value;
+  return conditional::make(std::move(condition), std::move(true_value), std::move(false_value));
+}
+
+expr abs(expr x) {
+  if (const index_t* c = as_constant(x)) {
+    if (*c != std::numeric_limits<index_t>::min()) return constant::make(*c < 0 ? -*c : *c);
+  }
+  return call::make(intrinsic::abs, {std::move(x)});
+}
+
+expr align_down(expr x, expr a) { return (std::move(x) / a) * a; }
+expr align_up(expr x, expr a) { return ((std::move(x) + a - 1) / a) * a; }
+
+const expr& positive_infinity() {
+  static const expr e = call::make(intrinsic::positive_infinity, {});
+  return e;
+}
+const expr& negative_infinity() {
+  static const expr e = call::make(intrinsic::negative_infinity, {});
+  return e;
+}
+const expr& indeterminate() {
+  static const expr e = call::make(intrinsic::indeterminate, {});
+  return e;
+}
+bool is_positive_infinity(const expr& x) { return is_intrinsic(x, intrinsic::positive_infinity); }
+bool is_negative_infinity(const expr& x) { return is_intrinsic(x, intrinsic::negative_infinity); }
+bool is_infinity(const expr& x) { return is_positive_infinity(x) || is_negative_infinity(x); }
+bool is_indeterminate(const expr& x) { return is_intrinsic(x, intrinsic::indeterminate); }
+
+expr buffer_rank(expr buf) { return call::make(intrinsic::buffer_rank, {std::move(buf)}); }
+expr buffer_elem_size(expr buf) { return call::make(intrinsic::buffer_elem_size, {std::move(buf)}); }
+expr buffer_size_bytes(expr buf) { return call::make(intrinsic::buffer_size_bytes, {std::move(buf)}); }
+expr buffer_min(expr buf, expr dim) { return call::make(intrinsic::buffer_min, {std::move(buf), std::move(dim)}); }
+expr buffer_max(expr buf, expr dim) { return call::make(intrinsic::buffer_max, {std::move(buf), std::move(dim)}); }
+expr buffer_extent(expr buf, expr dim) { return buffer_max(buf, dim) - buffer_min(buf, dim) + 1; }
+expr buffer_stride(expr buf, expr dim) {
+  return call::make(intrinsic::buffer_stride, {std::move(buf), std::move(dim)});
+}
+expr buffer_fold_factor(expr buf, expr dim) {
+  return call::make(intrinsic::buffer_fold_factor, {std::move(buf), std::move(dim)});
+}
+expr buffer_at(expr buf, span<const expr> at) {
+  std::vector<expr> args;
+  args.reserve(at.size() + 1);
+  args.push_back(std::move(buf));
+  args.insert(args.end(), at.begin(), at.end());
+  return call::make(intrinsic::buffer_at, std::move(args));
+}
+expr buffer_at(expr buf) { return call::make(intrinsic::buffer_at, {std::move(buf)}); }
+
+const interval_expr& interval_expr::all() {
+  static const interval_expr a(negative_infinity(), positive_infinity());
+  return a;
+}
+const interval_expr& interval_expr::none() {
+  static const interval_expr n(positive_infinity(), negative_infinity());
+  return n;
+}
+
+expr interval_expr::extent() const {
+  if (is_point()) return 1;
+  return max - min + 1;
+}
+expr interval_expr::end() const { return max + 1; }
+expr interval_expr::empty() const { return max < min; }
+
+interval_expr& interval_expr::set_extent(expr extent) {
+  max = min + extent - 1;
+  return *this;
+}
+
+namespace {
+
+// min/max that treat undefined as "no bound" and fold infinities, so unions and
+// intersections with all() and none() stay small.
+expr union_min(const expr& a, const expr& b) {
+  if (!a.defined() || !b.defined()) return expr();
+  if (is_negative_infinity(a) || is_positive_infinity(b)) return a;
+  if (is_negative_infinity(b) || is_positive_infinity(a)) return b;
+  if (a.same_as(b)) return a;
+  return min(a, b);
+}
+expr union_max(const expr& a, const expr& b) {
+  if (!a.defined() || !b.defined()) return expr();
+  if (is_positive_infinity(a) || is_negative_infinity(b)) return a;
+  if (is_positive_infinity(b) || is_negative_infinity(a)) return b;
+  if (a.same_as(b)) return a;
+  return max(a, b);
+}
+expr intersect_min(const expr& a, const expr& b) {
+  if (!a.defined()) return b;
+  if (!b.defined()) return a;
+  return union_max(a, b);
+}
+expr intersect_max(const expr& a, const expr& b) {
+  if (!a.defined()) return b;
+  if (!b.defined()) return a;
+  return union_min(a, b);
+}
+
+}  // namespace
+
+interval_expr& interval_expr::operator|=(const interval_expr& r) {
+  min = union_min(min, r.min);
+  max = union_max(max, r.max);
+  return *this;
+}
+interval_expr& interval_expr::operator&=(const interval_expr& r) {
+  min = intersect_min(min, r.min);
+  max = intersect_max(max, r.max);
+  return *this;
+}
+interval_expr& interval_expr::operator+=(const expr& r) {
+  if (is_point()) {
+    min += r;
+    max = min;
+  } else {
+    min += r;
+    max += r;
+  }
+  return *this;
+}
+interval_expr& interval_expr::operator-=(const expr& r) {
+  if (is_point()) {
+    min -= r;
+    max = min;
+  } else {
+    min -= r;
+    max -= r;
+  }
+  return *this;
+}
+interval_expr& interval_expr::operator*=(const expr& r) {
+  min *= r;
+  max = is_point() ? min : max * r;
+  const index_t* c = as_constant(r);
+  if (c && *c < 0) std::swap(min, max);
+  return *this;
+}
+interval_expr& interval_expr::operator/=(const expr& r) {
+  min /= r;
+  max = is_point() ? min : max / r;
+  const index_t* c = as_constant(r);
+  if (c && *c < 0) std::swap(min, max);
+  return *this;
+}
+
+interval_expr operator|(interval_expr a, const interval_expr& b) { return a |= b; }
+interval_expr operator&(interval_expr a, const interval_expr& b) { return a &= b; }
+interval_expr operator+(interval_expr a, const expr& b) { return a += b; }
+interval_expr operator-(interval_expr a, const expr& b) { return a -= b; }
+interval_expr operator*(interval_expr a, const expr& b) { return a *= b; }
+interval_expr operator/(interval_expr a, const expr& b) { return a /= b; }
+interval_expr operator-(const interval_expr& a) {
+  if (a.is_point()) return point(-a.min);
+  return interval_expr(-a.max, -a.min);
+}
+
+interval_expr min_extent(const expr& min, const expr& extent) { return interval_expr(min, min + extent - 1); }
+interval_expr range(const expr& begin, const expr& end) { return interval_expr(begin, end - 1); }
+interval_expr buffer_bounds(const expr& buf, const expr& dim) {
+  return interval_expr(buffer_min(buf, dim), buffer_max(buf, dim));
+}
+
+box_expr operator|(box_expr a, const box_expr& b) {
+  if (a.size() < b.size()) a.resize(b.size(), interval_expr::all());
+  for (std::size_t i = 0; i < b.size(); ++i) a[i] |= b[i];
+  return a;
+}
+box_expr operator&(box_expr a, const box_expr& b) {
+  if (a.size() < b.size()) a.resize(b.size(), interval_expr::all());
+  for (std::size_t i = 0; i < b.size(); ++i) a[i] &= b[i];
+  return a;
+}
+
+namespace {
+
+template <typename T>
+int compare_values(const T& a, const T& b) {
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+int compare_exprs(const std::vector<expr>& a, const std::vector<expr>& b) {
+  if (int c = compare_values(a.size(), b.size())) return c;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (int c = compare(a[i], b[i])) return c;
+  }
+  return 0;
+}
+
+template <typename T>
+int compare_binary(const base_expr_node* a, const base_expr_node* b) {
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  if (int c = compare(x->a, y->a)) return c;
+  return compare(x->b, y->b);
+}
+
+}  // namespace
+
+int compare(const expr& ea, const expr& eb) {
+  const base_expr_node* a = ea.get();
+  const base_expr_node* b = eb.get();
+  if (a == b) return 0;
+  if (!a) return -1;
+  if (!b) return 1;
+  if (int c = compare_values(static_cast<int>(a->type), static_cast<int>(b->type))) return c;
+  switch (a->type) {
+  case expr_node_type::variable: return compare_values(a->as<variable>()->sym.sym(), b->as<variable>()->sym.sym());
+  case expr_node_type::constant: return compare_values(a->as<constant>()->value, b->as<constant>()->value);
+  case expr_node_type::let: {
+    const let* x = a->as<let>();
+    const let* y = b->as<let>();
+    if (int c = compare_values(x->lets.size(), y->lets.size())) return c;
+    for (std::size_t i = 0; i < x->lets.size(); ++i) {
+      if (int c = compare_values(x->lets[i].first.sym(), y->lets[i].first.sym())) return c;
+      if (int c = compare(x->lets[i].second, y->lets[i].second)) return c;
+    }
+    return compare(x->body, y->body);
+  }
+  case expr_node_type::add: return compare_binary<add>(a, b);
+  case expr_node_type::sub: return compare_binary<sub>(a, b);
+  case expr_node_type::mul: return compare_binary<mul>(a, b);
+  case expr_node_type::div: return compare_binary<div>(a, b);
+  case expr_node_type::mod: return compare_binary<mod>(a, b);
+  case expr_node_type::minimum: return compare_binary<minimum>(a, b);
+  case expr_node_type::maximum: return compare_binary<maximum>(a, b);
+  case expr_node_type::equal: return compare_binary<equal>(a, b);
+  case expr_node_type::not_equal: return compare_binary<not_equal>(a, b);
+  case expr_node_type::less: return compare_binary<less>(a, b);
+  case expr_node_type::less_equal: return compare_binary<less_equal>(a, b);
+  case expr_node_type::logical_and: return compare_binary<logical_and>(a, b);
+  case expr_node_type::logical_or: return compare_binary<logical_or>(a, b);
+  case expr_node_type::logical_not: return compare(a->as<logical_not>()->a, b->as<logical_not>()->a);
+  case expr_node_type::conditional: {
+    const conditional* x = a->as<conditional>();
+    const conditional* y = b->as<conditional>();
+    if (int c = compare(x->condition, y->condition)) return c;
+    if (int c = compare(x->true_value, y->true_value)) return c;
+    return compare(x->false_value, y->false_value);
+  }
+  case expr_node_type::call: {
+    const call* x = a->as<call>();
+    const call* y = b->as<call>();
+    if (int c = compare_values(static_cast<int>(x->intrinsic), static_cast<int>(y->intrinsic))) return c;
+    return compare_exprs(x->args, y->args);
+  }
+  }
+  return 0;
+}
+
+bool match(const expr& a, const expr& b) { return compare(a, b) == 0; }
+
+// Default traversals: visit every child.
+void expr_visitor::visit(const variable*) {}
+void expr_visitor::visit(const constant*) {}
+void expr_visitor::visit(const let* op) {
+  for (const auto& l : op->lets) l.second.accept(this);
+  op->body.accept(this);
+}
+#define SLINKY_X(name)                                                                                                 \
+  void expr_visitor::visit(const name* op) {                                                                           \
+    op->a.accept(this);                                                                                                \
+    op->b.accept(this);                                                                                                \
+  }
+SLINKY_X(add)
+SLINKY_X(sub)
+SLINKY_X(mul)
+SLINKY_X(div)
+SLINKY_X(mod)
+SLINKY_X(minimum)
+SLINKY_X(maximum)
+SLINKY_X(equal)
+SLINKY_X(not_equal)
+SLINKY_X(less)
+SLINKY_X(less_equal)
+SLINKY_X(logical_and)
+SLINKY_X(logical_or)
+#undef SLINKY_X
+void expr_visitor::visit(const logical_not* op) { op->a.accept(this); }
+void expr_visitor::visit(const conditional* op) {
+  op->condition.accept(this);
+  op->true_value.accept(this);
+  op->false_value.accept(this);
+}
+void expr_visitor::visit(const call* op) {
+  for (const expr& i : op->args) {
+    if (i.defined()) i.accept(this);
+  }
+}
+
+}  // namespace slinky

@@ -1,0 +1,62 @@
+// pipeline: a built, runnable program. It binds the caller's buffers and scalars to the
+// program's symbols and runs it. It does not depend on the graph that described it.
+#ifndef SLINKY_RUNTIME_PIPELINE_H
+#define SLINKY_RUNTIME_PIPELINE_H
+
+#include <iosfwd>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "slinky/base/span.h"
+#include "slinky/runtime/buffer.h"
+#include "slinky/runtime/evaluate.h"
+#include "slinky/runtime/expr.h"
+#include "slinky/runtime/stmt.h"
+
+namespace slinky {
+
+// A statement that remembers the names of its symbols, so `std::cout << p.body` prints them.
+// It is a stmt in every other respect.
+class named_stmt : public stmt {
+public:
+  std::shared_ptr<const node_context> symbols;
+
+  named_stmt() = default;
+  named_stmt(stmt s, std::shared_ptr<const node_context> symbols = nullptr)
+      : stmt(std::move(s)), symbols(std::move(symbols)) {}
+  named_stmt& operator=(stmt s) {
+    stmt::operator=(std::move(s));
+    return *this;
+  }
+};
+std::ostream& operator<<(std::ostream& os, const named_stmt& s);
+
+class pipeline {
+public:
+  using scalars = span<const index_t>;
+  using buffers = span<const raw_buffer* const>;
+
+  // Scalar arguments, input and output buffers, in the order evaluate takes them.
+  std::vector<var> args;
+  std::vector<var> inputs;
+  std::vector<var> outputs;
+  // Buffers with known contents, bound before the program runs.
+  std::vector<std::pair<var, const_raw_buffer_ptr>> constants;
+  // The program.
+  named_stmt body;
+
+  // Runs the program. Returns 0 on success; non-zero if the numbers of arguments do not match,
+  // a check failed (e.g. a buffer does not satisfy the pipeline's requirements) or a callback
+  // failed. ctx may carry an eval_config and values of other symbols.
+  index_t evaluate(scalars args, buffers inputs, buffers outputs, eval_context& ctx) const;
+  index_t evaluate(scalars args, buffers inputs, buffers outputs) const;
+  index_t evaluate(buffers inputs, buffers outputs, eval_context& ctx) const;
+  index_t evaluate(buffers inputs, buffers outputs) const;
+};
+
+std::ostream& operator<<(std::ostream& os, const pipeline& p);
+
+}  // namespace slinky
+
+#endif  // SLINKY_RUNTIME_PIPELINE_H

@@ -1,0 +1,236 @@
+// Statement nodes: construction and default traversals.
+#include "slinky/runtime/stmt.h"
+
+#include "slinky/base/assert.h"
+
+namespace slinky {
+
+const char* to_string(memory_type m) {
+  switch (m) {
+  case memory_type::automatic: return "automatic";
+  case memory_type::stack: return "stack";
+  case memory_type::heap: return "heap";
+  }
+  return "<invalid memory_type>";
+}
+
+stmt call_stmt::make(callable target, symbol_list inputs, symbol_list outputs, attributes attrs) {
+  auto* n = new call_stmt();
+  n->target = std::move(target);
+  n->inputs = std::move(inputs);
+  n->outputs = std::move(outputs);
+  n->attrs = std::move(attrs);
+  return stmt(n);
+}
+
+stmt copy_stmt::make(callable impl, var src, std::vector<expr> src_x, var dst, std::vector<var> dst_x, var pad) {
+  auto* n = new copy_stmt();
+  n->impl = std::move(impl);
+  n->src = src;
+  n->src_x = std::move(src_x);
+  n->dst = dst;
+  n->dst_x = std::move(dst_x);
+  n->pad = pad;
+  return stmt(n);
+}
+
+stmt let_stmt::make(std::vector<std::pair<var, expr>> lets, stmt body) {
+  if (lets.empty()) return body;
+  auto* n = new let_stmt();
+  n->lets = std::move(lets);
+  n->body = std::move(body);
+  return stmt(n);
+}
+
+stmt block::make(std::vector<stmt> stmts) {
+  std::vector<stmt> flat;
+  flat.reserve(stmts.size());
+  for (stmt& s : stmts) {
+    if (!s.defined()) continue;
+    if (const block* b = s.as<block>()) {
+      flat.insert(flat.end(), b->stmts.begin(), b->stmts.end());
+    } else {
+      flat.push_back(std::move(s));
+    }
+  }
+  if (flat.empty()) return stmt();
+  if (flat.size() == 1) return flat.front();
+  auto* n = new block();
+  n->stmts = std::move(flat);
+  return stmt(n);
+}
+
+stmt loop::make(var sym, expr max_workers, interval_expr bounds, expr step, stmt body) {
+  SLINKY_ASSERT(sym.defined(), "a loop needs a variable");
+  auto* n = new loop();
+  n->sym = sym;
+  n->max_workers = max_workers.defined() ? std::move(max_workers) : expr(serial);
+  n->bounds = std::move(bounds);
+  n->step = step.defined() ? std::move(step) : expr(1);
+  n->body = std::move(body);
+  return stmt(n);
+}
+
+bool loop::is_serial() const { return is_constant(max_workers, serial); }
+
+stmt allocate::make(var sym, memory_type storage, expr elem_size, std::vector<dim_expr> dims, stmt body) {
+  auto* n = new allocate();
+  n->sym = sym;
+  n->storage = storage;
+  n->elem_size = std::move(elem_size);
+  n->dims = std::move(dims);
+  n->body = std::move(body);
+  return stmt(n);
+}
+
+stmt make_buffer::make(var sym, expr base, expr elem_size, std::vector<dim_expr> dims, stmt body) {
+  auto* n = new make_buffer();
+  n->sym = sym;
+  n->base = std::move(base);
+  n->elem_size = std::move(elem_size);
+  n->dims = std::move(dims);
+  n->body = std::move(body);
+  return stmt(n);
+}
+
+stmt clone_buffer::make(var sym, var src, stmt body) {
+  auto* n = new clone_buffer();
+  n->sym = sym;
+  n->src = src;
+  n->body = std::move(body);
+  return stmt(n);
+}
+
+stmt crop_buffer::make(var sym, var src, box_expr bounds, stmt body) {
+  auto* n = new crop_buffer();
+  n->sym = sym;
+  n->src = src;
+  n->bounds = std::move(bounds);
+  n->body = std::move(body);
+  return stmt(n);
+}
+
+stmt crop_dim::make(var sym, var src, int dim, interval_expr bounds, stmt body) {
+  SLINKY_ASSERT(dim >= 0, "dimension index must not be negative");
+  auto* n = new crop_dim();
+  n->sym = sym;
+  n->src = src;
+  n->dim = dim;
+  n->bounds = std::move(bounds);
+  n->body = std::move(body);
+  return stmt(n);
+}
+
+stmt slice_buffer::make(var sym, var src, std::vector<expr> at, stmt body) {
+  auto* n = new slice_buffer();
+  n->sym = sym;
+  n->src = src;
+  n->at = std::move(at);
+  n->body = std::move(body);
+  return stmt(n);
+}
+
+stmt slice_dim::make(var sym, var src, int dim, expr at, stmt body) {
+  SLINKY_ASSERT(dim >= 0, "dimension index must not be negative");
+  auto* n = new slice_dim();
+  n->sym = sym;
+  n->src = src;
+  n->dim = dim;
+  n->at = std::move(at);
+  n->body = std::move(body);
+  return stmt(n);
+}
+
+stmt transpose::make(var sym, var src, std::vector<int> dims, stmt body) {
+  auto* n = new transpose();
+  n->sym = sym;
+  n->src = src;
+  n->dims = std::move(dims);
+  n->body = std::move(body);
+  return stmt(n);
+}
+
+bool transpose::is_truncation(span<const int> dims) {
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != static_cast<int>(i)) return false;
+  }
+  return true;
+}
+
+stmt check::make(expr condition) {
+  auto* n = new check();
+  n->condition = std::move(condition);
+  return stmt(n);
+}
+
+namespace {
+
+void visit_if_defined(expr_visitor* v, const expr& e) {
+  if (e.defined()) e.accept(v);
+}
+void visit_if_defined(expr_visitor* v, const interval_expr& i) {
+  visit_if_defined(v, i.min);
+  visit_if_defined(v, i.max);
+}
+void visit_if_defined(expr_visitor* v, const std::vector<dim_expr>& dims) {
+  for (const dim_expr& d : dims) {
+    visit_if_defined(v, d.bounds);
+    visit_if_defined(v, d.stride);
+    visit_if_defined(v, d.fold_factor);
+  }
+}
+void visit_if_defined(stmt_visitor* v, const stmt& s) {
+  if (s.defined()) s.accept(v);
+}
+
+}  // namespace
+
+void stmt_visitor::visit(const call_stmt*) {}
+void stmt_visitor::visit(const copy_stmt* op) {
+  for (const expr& i : op->src_x) visit_if_defined(this, i);
+}
+void stmt_visitor::visit(const let_stmt* op) {
+  for (const auto& l : op->lets) visit_if_defined(this, l.second);
+  visit_if_defined(this, op->body);
+}
+void stmt_visitor::visit(const block* op) {
+  for (const stmt& s : op->stmts) visit_if_defined(this, s);
+}
+void stmt_visitor::visit(const loop* op) {
+  visit_if_defined(this, op->max_workers);
+  visit_if_defined(this, op->bounds);
+  visit_if_defined(this, op->step);
+  visit_if_defined(this, op->body);
+}
+void stmt_visitor::visit(const allocate* op) {
+  visit_if_defined(this, op->elem_size);
+  visit_if_defined(this, op->dims);
+  visit_if_defined(this, op->body);
+}
+void stmt_visitor::visit(const make_buffer* op) {
+  visit_if_defined(this, op->base);
+  visit_if_defined(this, op->elem_size);
+  visit_if_defined(this, op->dims);
+  visit_if_defined(this, op->body);
+}
+void stmt_visitor::visit(const clone_buffer* op) { visit_if_defined(this, op->body); }
+void stmt_visitor::visit(const crop_buffer* op) {
+  for (const interval_expr& i : op->bounds) visit_if_defined(this, i);
+  visit_if_defined(this, op->body);
+}
+void stmt_visitor::visit(const crop_dim* op) {
+  visit_if_defined(this, op->bounds);
+  visit_if_defined(this, op->body);
+}
+void stmt_visitor::visit(const slice_buffer* op) {
+  for (const expr& i : op->at) visit_if_defined(this, i);
+  visit_if_defined(this, op->body);
+}
+void stmt_visitor::visit(const slice_dim* op) {
+  visit_if_defined(this, op->at);
+  visit_if_defined(this, op->body);
+}
+void stmt_visitor::visit(const transpose* op) { visit_if_defined(this, op->body); }
+void stmt_visitor::visit(const check* op) { visit_if_defined(this, op->condition); }
+
+}  // namespace slinky

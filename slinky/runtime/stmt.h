@@ -1,0 +1,279 @@
+// Statements of the slinky IR: calls of user callbacks, copies, and the structure around them
+// (blocks, loops, allocations, buffer crops and slices, checks). Nodes are immutable and
+// reference counted; a statement that declares a symbol (let_stmt, loop, allocate, crop_*, ...)
+// binds it only within its body, shadowing any outer value of the same symbol.
+#ifndef SLINKY_RUNTIME_STMT_H
+#define SLINKY_RUNTIME_STMT_H
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "slinky/runtime/buffer.h"
+#include "slinky/runtime/expr.h"
+
+namespace slinky {
+
+class eval_context;
+class stmt_visitor;
+
+// The base of all statement nodes.
+class base_stmt_node : public ref_counted<base_stmt_node> {
+public:
+  const stmt_node_type type;
+
+  explicit base_stmt_node(stmt_node_type type) : type(type) {}
+  virtual ~base_stmt_node() = default;
+  virtual void accept(stmt_visitor* v) const = 0;
+
+  template <typename T>
+  const T* as() const {
+    return type == T::static_type ? static_cast<const T*>(this) : nullptr;
+  }
+  static void destroy(base_stmt_node* p) { delete p; }
+};
+
+// A reference counted handle to an immutable statement; undefined by default.
+class stmt {
+  ref_count<const base_stmt_node> n_;
+
+public:
+  stmt() = default;
+  explicit stmt(const base_stmt_node* n) : n_(n) {}
+
+  bool defined() const { return n_.defined(); }
+  const base_stmt_node* get() const { return n_.get(); }
+  const base_stmt_node* operator->() const { return n_.get(); }
+  stmt_node_type type() const { return n_->type; }
+  template <typename T>
+  const T* as() const {
+    return n_ ? n_->as<T>() : nullptr;
+  }
+  void accept(stmt_visitor* v) const { n_->accept(v); }
+  bool same_as(const stmt& other) const { return n_.get() == other.n_.get(); }
+  bool same_as(const base_stmt_node* other) const { return n_.get() == other; }
+};
+
+template <typename T, stmt_node_type Type>
+class stmt_node : public base_stmt_node {
+public:
+  static constexpr stmt_node_type static_type = Type;
+  stmt_node() : base_stmt_node(Type) {}
+  void accept(stmt_visitor* v) const override;
+};
+
+// Where an allocation's memory comes from. `automatic` uses the stack for allocations up to
+// eval_config::auto_stack_threshold bytes and the heap (through the allocate hook) otherwise.
+enum class memory_type {
+  automatic,
+  stack,
+  heap,
+};
+const char* to_string(memory_type m);
+
+using symbol_list = std::vector<var>;
+
+// Attributes of a call_stmt (call_stmt::attributes), fields in this order so designated
+// initializers work.
+struct call_attributes {
+  // Bit (o * num_inputs + i) allows input i and output o to share memory.
+  std::uint64_t allow_in_place = 0;
+  // Dimensions of rank below this must not be removed (fused, sliced) from the buffers passed
+  // to the callback.
+  int min_rank = std::numeric_limits<int>::max();
+  // A name for printing and tracing. "memcpy" promises a flat byte copy of equal-sized input
+  // and output.
+  std::string name;
+};
+
+// Calls a user callback with the buffers bound to `inputs` and `outputs`. A non-zero result
+// stops the program (eval_config::call_failed is called) and is returned by evaluate.
+class call_stmt : public stmt_node<call_stmt, stmt_node_type::call_stmt> {
+public:
+  using callable = std::function<index_t(const call_stmt*, eval_context&)>;
+
+  using attributes = call_attributes;
+
+  callable target;
+  symbol_list inputs;
+  symbol_list outputs;
+  attributes attrs;
+
+  static stmt make(callable target, symbol_list inputs, symbol_list outputs, attributes attrs = {});
+};
+
+// Copies src to dst: for each coordinate dst_x of dst, the value is src at src_x (expressions
+// of the dst_x variables), or the pad buffer's value where src_x is outside src (or left
+// unchanged with no pad). The builder lowers copies it recognizes to calls of `impl` on
+// strided views; the evaluator runs the rest element by element.
+class copy_stmt : public stmt_node<copy_stmt, stmt_node_type::copy_stmt> {
+public:
+  using callable = std::function<void(const raw_buffer& src, const raw_buffer& dst, const raw_buffer& pad)>;
+
+  callable impl;
+  var src;
+  std::vector<expr> src_x;
+  var dst;
+  std::vector<var> dst_x;
+  var pad;
+
+  static stmt make(callable impl, var src, std::vector<expr> src_x, var dst, std::vector<var> dst_x, var pad = var());
+};
+
+// let sym0 = value0, ... in body.
+class let_stmt : public stmt_node<let_stmt, stmt_node_type::let_stmt> {
+public:
+  std::vector<std::pair<var, expr>> lets;
+  stmt body;
+  static stmt make(std::vector<std::pair<var, expr>> lets, stmt body);
+  static stmt make(var sym, expr value, stmt body) { return make({{sym, std::move(value)}}, std::move(body)); }
+};
+
+// Runs stmts in order, stopping at the first failure. make flattens nested blocks and drops
+// undefined statements; it returns the single statement if only one is left.
+class block : public stmt_node<block, stmt_node_type::block> {
+public:
+  std::vector<stmt> stmts;
+  static stmt make(std::vector<stmt> stmts);
+  static stmt make(stmt a, stmt b) { return make(std::vector<stmt>{std::move(a), std::move(b)}); }
+};
+
+// for sym in [bounds.min, bounds.max] step `step`: body. Up to max_workers iterations may run
+// at once (1 = serial); each runs the body with sym bound to its first value.
+class loop : public stmt_node<loop, stmt_node_type::loop> {
+public:
+  static constexpr int serial = 1;
+  static constexpr int parallel = std::numeric_limits<int>::max();
+
+  var sym;
+  expr max_workers;
+  interval_expr bounds;
+  expr step;
+  stmt body;
+
+  static stmt make(var sym, expr max_workers, interval_expr bounds, expr step, stmt body);
+  bool is_serial() const;
+};
+
+// Allocates a buffer sym with the given element size and dims (bounds, stride, fold factor;
+// undefined strides are filled in densely) for the duration of body.
+class allocate : public stmt_node<allocate, stmt_node_type::allocate> {
+public:
+  var sym;
+  memory_type storage;
+  expr elem_size;
+  std::vector<dim_expr> dims;
+  stmt body;
+
+  static stmt make(var sym, memory_type storage, expr elem_size, std::vector<dim_expr> dims, stmt body);
+};
+
+// Makes a buffer descriptor sym over existing memory at address `base`.
+class make_buffer : public stmt_node<make_buffer, stmt_node_type::make_buffer> {
+public:
+  var sym;
+  expr base;
+  expr elem_size;
+  std::vector<dim_expr> dims;
+  stmt body;
+
+  static stmt make(var sym, expr base, expr elem_size, std::vector<dim_expr> dims, stmt body);
+};
+
+// sym is a copy of the descriptor of src (the same memory).
+class clone_buffer : public stmt_node<clone_buffer, stmt_node_type::clone_buffer> {
+public:
+  var sym;
+  var src;
+  stmt body;
+
+  static stmt make(var sym, var src, stmt body);
+};
+
+// sym is src cropped to `bounds` (one interval per dimension; undefined intervals or bounds
+// leave that side alone). Crops clamp to src's bounds (see raw_buffer::crop).
+class crop_buffer : public stmt_node<crop_buffer, stmt_node_type::crop_buffer> {
+public:
+  var sym;
+  var src;
+  box_expr bounds;
+  stmt body;
+
+  static stmt make(var sym, var src, box_expr bounds, stmt body);
+};
+
+// sym is src with dimension dim cropped to bounds.
+class crop_dim : public stmt_node<crop_dim, stmt_node_type::crop_dim> {
+public:
+  var sym;
+  var src;
+  int dim;
+  interval_expr bounds;
+  stmt body;
+
+  static stmt make(var sym, var src, int dim, interval_expr bounds, stmt body);
+};
+
+// sym is src with the dimensions d where at[d] is defined removed, at those coordinates.
+class slice_buffer : public stmt_node<slice_buffer, stmt_node_type::slice_buffer> {
+public:
+  var sym;
+  var src;
+  std::vector<expr> at;
+  stmt body;
+
+  static stmt make(var sym, var src, std::vector<expr> at, stmt body);
+};
+
+// sym is src with dimension dim removed, at coordinate at.
+class slice_dim : public stmt_node<slice_dim, stmt_node_type::slice_dim> {
+public:
+  var sym;
+  var src;
+  int dim;
+  expr at;
+  stmt body;
+
+  static stmt make(var sym, var src, int dim, expr at, stmt body);
+};
+
+// sym is src with dimensions reordered: dimension i of sym is dimension dims[i] of src. The
+// rank of sym is dims.size() (dims[i] >= src's rank gives a broadcast dimension).
+class transpose : public stmt_node<transpose, stmt_node_type::transpose> {
+public:
+  var sym;
+  var src;
+  std::vector<int> dims;
+  stmt body;
+
+  static stmt make(var sym, var src, std::vector<int> dims, stmt body);
+  // True if dims is [0, 1, ..., n - 1]: a truncation of the rank, not a reordering.
+  static bool is_truncation(span<const int> dims);
+};
+
+// Fails the program (eval_config::check_failed) if condition is zero.
+class check : public stmt_node<check, stmt_node_type::check> {
+public:
+  expr condition;
+  static stmt make(expr condition);
+};
+
+// Visits statement nodes. The default implementations visit the children, expressions
+// included (through the expr_visitor part).
+class stmt_visitor : public expr_visitor {
+public:
+  using expr_visitor::visit;
+#define SLINKY_X(name) virtual void visit(const name* op);
+  SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)
+#undef SLINKY_X
+};
+
+template <typename T, stmt_node_type Type>
+void stmt_node<T, Type>::accept(stmt_visitor* v) const {
+  v->visit(static_cast<const T*>(this));
+}
+
+}  // namespace slinky
+
+#endif  // SLINKY_RUNTIME_STMT_H

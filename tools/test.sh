@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds and runs every test: a Release build, then a build with AddressSanitizer and
+# UndefinedBehaviorSanitizer, then the threaded tests under ThreadSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup.sh
+jobs=$(nproc)
+
+run() {  # run <build dir> <cmake args...>
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+  cmake --build "$dir"
+}
+
+echo "== Release build and tests"
+run build -DCMAKE_BUILD_TYPE=Release
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
+run build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLINKY_SANITIZE=address,undefined -DSLINKY_BUILD_APPS=OFF
+ctest --test-dir build-asan --output-on-failure -j "$jobs"
+
+echo "== Install and use from a client (pkg-config and CMake package)"
+tools/check_install.sh build
+
+echo "== All tests passed"
