@@ -1,7 +1,9 @@
-// Bounds inference over the scheduled graph.
+// Bounds inference, sliding windows and storage folding over the scheduled graph.
 #include "slinky/builder/bounds.h"
 
 #include <algorithm>
+
+#include "slinky/runtime/node_mutator.h"
 
 namespace slinky {
 
@@ -14,71 +16,203 @@ interval_expr widen(const interval_expr& i, const bounds_map& b) {
   return interval_expr(bounds_of(i.min, b).min, bounds_of(i.max, b).max);
 }
 
-int index_of(const std::vector<var>& vars, var v) {
-  for (std::size_t i = 0; i < vars.size(); ++i) {
-    if (vars[i] == v) return static_cast<int>(i);
+// How an expression changes as a variable increases.
+enum class monotonic { constant, increasing, decreasing, unknown };
+
+monotonic negate(monotonic m) {
+  switch (m) {
+  case monotonic::increasing: return monotonic::decreasing;
+  case monotonic::decreasing: return monotonic::increasing;
+  case monotonic::constant:
+  case monotonic::unknown: return m;
   }
-  return -1;
+  return m;
+}
+
+monotonic combine(monotonic a, monotonic b) {
+  if (a == monotonic::constant) return b;
+  if (b == monotonic::constant || a == b) return a;
+  return monotonic::unknown;
+}
+
+// A structural test: sums, differences, scaling and division by constants, min and max of
+// monotonic terms are monotonic.
+monotonic is_monotonic(const expr& e, var v) {
+  if (!depends_on(e, v)) return monotonic::constant;
+  if (const variable* x = e.as<variable>()) return x->sym == v ? monotonic::increasing : monotonic::constant;
+  if (const add* op = e.as<add>()) return combine(is_monotonic(op->a, v), is_monotonic(op->b, v));
+  if (const sub* op = e.as<sub>()) return combine(is_monotonic(op->a, v), negate(is_monotonic(op->b, v)));
+  if (const minimum* op = e.as<minimum>()) return combine(is_monotonic(op->a, v), is_monotonic(op->b, v));
+  if (const maximum* op = e.as<maximum>()) return combine(is_monotonic(op->a, v), is_monotonic(op->b, v));
+  const expr* scaled = nullptr;
+  const index_t* c = nullptr;
+  if (const mul* op = e.as<mul>()) scaled = &op->a, c = as_constant(op->b);
+  // Euclidean division by a positive constant is non-decreasing.
+  if (const div* op = e.as<div>()) scaled = &op->a, c = as_constant(op->b);
+  if (scaled && c) {
+    if (*c == 0) return monotonic::constant;
+    return *c > 0 ? is_monotonic(*scaled, v) : negate(is_monotonic(*scaled, v));
+  }
+  return monotonic::unknown;
+}
+
+// A value w of v such that the increasing expression e is <= t at v = w (and so for every v <=
+// w), as large as the structure of e allows; undefined if none can be found.
+expr solve_upper(const expr& e, var v, const expr& t) {
+  if (!depends_on(e, v)) return expr();
+  if (const variable* x = e.as<variable>()) return x->sym == v ? t : expr();
+  if (const add* op = e.as<add>()) {
+    if (!depends_on(op->b, v)) return solve_upper(op->a, v, t - op->b);
+    if (!depends_on(op->a, v)) return solve_upper(op->b, v, t - op->a);
+    return expr();
+  }
+  if (const sub* op = e.as<sub>()) {
+    if (!depends_on(op->b, v)) return solve_upper(op->a, v, t + op->b);
+    return expr();
+  }
+  if (const mul* op = e.as<mul>()) {
+    const index_t* c = as_constant(op->b);
+    // a * c <= t if a <= floor(t / c).
+    if (c && *c > 0) return solve_upper(op->a, v, t / *c);
+    return expr();
+  }
+  if (const div* op = e.as<div>()) {
+    const index_t* c = as_constant(op->b);
+    // floor(a / c) <= t if a <= t * c + c - 1.
+    if (c && *c > 0) return solve_upper(op->a, v, t * *c + (*c - 1));
+    return expr();
+  }
+  if (const minimum* op = e.as<minimum>()) {
+    // min(a, b) <= t if either is.
+    expr a = solve_upper(op->a, v, t);
+    expr b = solve_upper(op->b, v, t);
+    if (a.defined() && b.defined()) return max(a, b);
+    return a.defined() ? a : b;
+  }
+  if (const maximum* op = e.as<maximum>()) {
+    // max(a, b) <= t if both are; a term without v must be shown <= t.
+    expr a = depends_on(op->a, v) ? solve_upper(op->a, v, t) : expr();
+    expr b = depends_on(op->b, v) ? solve_upper(op->b, v, t) : expr();
+    if (!depends_on(op->a, v) && prove_true(op->a <= t)) return b;
+    if (!depends_on(op->b, v) && prove_true(op->b <= t)) return a;
+    if (a.defined() && b.defined()) return min(a, b);
+    return expr();
+  }
+  return expr();
+}
+
+interval_expr simplify_or_empty(const interval_expr& i) {
+  // Nothing reads this variable's dimension: compute nothing.
+  if (is_positive_infinity(i.min) && is_negative_infinity(i.max)) return interval_expr(0, -1);
+  return simplify(i);
 }
 
 }  // namespace
 
+int bounds_inference::index_of_var(int fi, var v) const {
+  const std::vector<var>& vs = vars[fi];
+  for (std::size_t i = 0; i < vs.size(); ++i) {
+    if (vs[i] == v) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 bounds_inference::bounds_inference(const graph& g)
-    : g_(g), vars(g.funcs.size()), regions(g.funcs.size()), needed(g.buffers.size()) {
+    : g_(g), vars(g.funcs.size()), full(g.funcs.size()), steady(g.funcs.size()), steady_produce(g.funcs.size()),
+      regions(g.funcs.size()), produce(g.funcs.size()), slides(g.funcs.size()), slides_up(g.funcs.size()),
+      folds(g.buffers.size()),
+      needed(g.buffers.size()) {
   for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) {
     for (const func::output& o : g.funcs[fi].f->outputs()) {
       for (var v : o.dims) {
-        if (index_of(vars[fi], v) < 0) vars[fi].push_back(v);
+        if (index_of_var(fi, v) < 0) vars[fi].push_back(v);
       }
     }
   }
-  // Consumers first: a func's region depends on its consumers' regions.
+  // Consumers first: a func's regions depend on its consumers'. The first pass finds the
+  // windows and where loops must start; the second what each iteration computes, which needs
+  // the final loop starts (warm-up iterations read too).
+  for (int fi = static_cast<int>(g.funcs.size()) - 1; fi >= 0; --fi) {
+    full[fi] = needs_of_consumers(fi, view::full);
+    for (interval_expr& i : full[fi]) i = simplify_or_empty(i);
+    steady[fi] = needs_of_consumers(fi, view::steady);
+    for (interval_expr& i : steady[fi]) i = simplify_or_empty(i);
+    decide_slides(fi);
+  }
   for (int fi = static_cast<int>(g.funcs.size()) - 1; fi >= 0; --fi) infer_func(fi);
 
   for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
     const buffer_node& b = g.buffers[bi];
     if (b.producer >= 0 && !b.is_output && !b.is_input) {
-      needed[bi] = lift(output_region(bi), g.funcs[b.producer].compute_chain, b.store);
+      box_expr total;
+      for (const func::output& o : g.funcs[b.producer].f->outputs()) {
+        if (o.buffer.get() != b.buffer.get()) continue;
+        for (var v : o.dims) total.push_back(full[b.producer][index_of_var(b.producer, v)]);
+      }
+      needed[bi] = lift(total, g.funcs[b.producer].compute_chain, b.store, view::full);
+      folds[bi] = fold_factors(static_cast<int>(bi));
       continue;
     }
     box_expr need(b.buffer->rank(), interval_expr::none());
-    for (int c : b.consumers) need = need | lift(need_at_call(c, bi), g.funcs[c].call_chain, loop_level());
+    for (int c : b.consumers) {
+      need = need | lift(need_at_call(c, bi, view::full), g.funcs[c].call_chain, loop_level(), view::full);
+    }
     for (interval_expr& i : need) i = simplify(i);
     needed[bi] = std::move(need);
   }
 }
 
-interval_expr bounds_inference::loop_bounds(loop_level l) const {
-  return regions[l.func][index_of(vars[l.func], g_.loop_var(l))];
+interval_expr bounds_inference::loop_bounds(loop_level l, view which) const {
+  const std::vector<interval_expr>& r = which == view::actual ? produce[l.func] : full[l.func];
+  return r[index_of_var(l.func, g_.loop_var(l))];
 }
 
-interval_expr bounds_inference::crop_at_call(int fi, var v) const {
-  const interval_expr& region = regions[fi][index_of(vars[fi], v)];
+expr bounds_inference::loop_start(loop_level l) const {
+  const expr first = loop_bounds(l).min;
+  expr earliest;
+  for (const auto& s : starts_) {
+    if (s.first != l) continue;
+    earliest = earliest.defined() ? min(earliest, s.second) : s.second;
+  }
+  if (!earliest.defined()) return first;
+  // Whole steps before the first value, so the iterations after warm-up are the same.
+  const expr step = g_.funcs[l.func].f->loops()[l.loop].step;
+  return simplify(first - align_up(max(first - earliest, 0), step));
+}
+
+const std::vector<interval_expr>& bounds_inference::crop_view(int fi, view which) const {
+  switch (which) {
+  case view::full: return full[fi];
+  case view::steady: return steady_produce[fi];
+  case view::actual: return produce[fi];
+  }
+  return full[fi];
+}
+
+interval_expr bounds_inference::crop_at_call(int fi, var v, view which) const {
+  const interval_expr& region = crop_view(fi, which)[index_of_var(fi, v)];
   for (const func::loop_info& l : g_.funcs[fi].f->loops()) {
     if (l.sym != v) continue;
-    expr max = min(v + l.step - 1, region.max);
-    return interval_expr(v, simplify(max));
+    return interval_expr(v, simplify(min(v + l.step - 1, region.max)));
   }
   return region;
 }
 
-box_expr bounds_inference::need_at_call(int fi, int buffer) const {
+box_expr bounds_inference::need_at_call(int fi, int buffer, view which) const {
   const func& f = *g_.funcs[fi].f;
   const buffer_expr* b = g_.buffers[buffer].buffer.get();
   bounds_map crops;
-  for (var v : vars[fi]) crops[v] = crop_at_call(fi, v);
+  for (var v : vars[fi]) crops[v] = crop_at_call(fi, v, which);
   box_expr result(b->rank(), interval_expr::none());
   for (const func::input& i : f.inputs()) {
     if (i.buffer.get() != b) continue;
-    for (std::size_t d = 0; d < b->rank() && d < i.bounds.size(); ++d) {
-      result[d] |= widen(i.bounds[d], crops);
-    }
+    for (std::size_t d = 0; d < b->rank() && d < i.bounds.size(); ++d) result[d] |= widen(i.bounds[d], crops);
   }
   for (interval_expr& i : result) i = simplify(i);
   return result;
 }
 
-box_expr bounds_inference::lift(box_expr b, const std::vector<loop_level>& chain, loop_level to) const {
+box_expr bounds_inference::lift(box_expr b, const std::vector<loop_level>& chain, loop_level to, view which) const {
   int stop = -1;
   if (!to.root()) {
     auto i = std::find(chain.begin(), chain.end(), to);
@@ -86,7 +220,10 @@ box_expr bounds_inference::lift(box_expr b, const std::vector<loop_level>& chain
   }
   for (int j = static_cast<int>(chain.size()) - 1; j > stop; --j) {
     bounds_map loop_range;
-    loop_range[g_.loop_var(chain[j])] = loop_bounds(chain[j]);
+    interval_expr range = loop_bounds(chain[j], which);
+    // Warm-up iterations run too (they are empty for the loop's owner, not for its producers).
+    if (which == view::actual) range.min = loop_start(chain[j]);
+    loop_range[g_.loop_var(chain[j])] = range;
     for (interval_expr& i : b) i = simplify(widen(i, loop_range));
   }
   return b;
@@ -94,42 +231,163 @@ box_expr bounds_inference::lift(box_expr b, const std::vector<loop_level>& chain
 
 box_expr bounds_inference::output_region(int buffer) const {
   const buffer_node& b = g_.buffers[buffer];
-  const func& f = *g_.funcs[b.producer].f;
-  for (const func::output& o : f.outputs()) {
+  for (const func::output& o : g_.funcs[b.producer].f->outputs()) {
     if (o.buffer.get() != b.buffer.get()) continue;
     box_expr result;
-    for (var v : o.dims) result.push_back(regions[b.producer][index_of(vars[b.producer], v)]);
+    for (var v : o.dims) result.push_back(produce[b.producer][index_of_var(b.producer, v)]);
     return result;
   }
   return box_expr();
 }
 
-void bounds_inference::infer_func(int fi) {
+std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view which) const {
   const func_node& fn = g_.funcs[fi];
-  std::vector<interval_expr>& region = regions[fi];
-  region.assign(vars[fi].size(), interval_expr::none());
+  std::vector<interval_expr> region(vars[fi].size(), interval_expr::none());
   for (const func::output& o : fn.f->outputs()) {
     const int bi = g_.buffer_index(o.buffer.get());
     const buffer_node& b = g_.buffers[bi];
     if (b.is_output) {
       // A pipeline output is computed over its whole bounds.
       for (std::size_t d = 0; d < o.dims.size(); ++d) {
-        region[index_of(vars[fi], o.dims[d])] |= buffer_bounds(b.buffer->sym(), static_cast<index_t>(d));
+        region[index_of_var(fi, o.dims[d])] |= buffer_bounds(b.buffer->sym(), static_cast<index_t>(d));
       }
       continue;
     }
     for (int c : b.consumers) {
-      box_expr need = lift(need_at_call(c, bi), g_.funcs[c].call_chain, fn.compute);
+      box_expr need = lift(need_at_call(c, bi, which), g_.funcs[c].call_chain, fn.compute, which);
       for (std::size_t d = 0; d < o.dims.size() && d < need.size(); ++d) {
-        region[index_of(vars[fi], o.dims[d])] |= need[d];
+        region[index_of_var(fi, o.dims[d])] |= need[d];
       }
     }
   }
-  for (interval_expr& i : region) {
-    // Nothing reads this variable's dimension: compute nothing.
-    if (is_positive_infinity(i.min) && is_negative_infinity(i.max)) i = interval_expr(0, -1);
-    i = simplify(i);
+  return region;
+}
+
+std::size_t bounds_inference::storage_depth(int fi) const {
+  const func_node& fn = g_.funcs[fi];
+  std::size_t depth = fn.compute_chain.size();
+  for (const func::output& o : fn.f->outputs()) {
+    const buffer_node& b = g_.buffers[g_.buffer_index(o.buffer.get())];
+    if (b.is_output || b.store.root()) return 0;
+    auto i = std::find(fn.compute_chain.begin(), fn.compute_chain.end(), b.store);
+    depth = std::min<std::size_t>(depth, i - fn.compute_chain.begin() + 1);
   }
+  return depth;
+}
+
+// Decides which dimensions of func fi slide with which loop: a serial loop inside the storage
+// of its outputs (so what earlier iterations computed is still there), a dimension that moves
+// with that loop alone and monotonically, and a warm-up start that can be solved for. Each
+// iteration then computes only the part of the steady window the previous one did not.
+void bounds_inference::decide_slides(int fi) {
+  const func_node& fn = g_.funcs[fi];
+  slides[fi].assign(vars[fi].size(), -1);
+  slides_up[fi].assign(vars[fi].size(), true);
+  steady_produce[fi] = steady[fi];
+  const std::size_t depth = storage_depth(fi);
+  if (depth >= fn.compute_chain.size()) return;
+  const loop_level storage = depth == 0 ? loop_level() : fn.compute_chain[depth - 1];
+  box_expr total(full[fi].begin(), full[fi].end());
+  total = lift(total, fn.compute_chain, storage, view::full);
+  for (std::size_t k = depth; k < fn.compute_chain.size(); ++k) {
+    const loop_level l = fn.compute_chain[k];
+    const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
+    if (info.is_parallel()) continue;
+    const var v = info.sym;
+    // The loop's owner must compute its whole range of v: a loop that is itself a slice of a
+    // sliding window would restart its warm-up over values computed before.
+    if (slides[l.func][index_of_var(l.func, v)] >= 0) continue;
+    for (std::size_t j = 0; j < vars[fi].size(); ++j) {
+      const interval_expr& i = steady[fi][j];
+      if (slides[fi][j] >= 0 || !depends_on(i, v)) continue;
+      bool other_loop = false;
+      for (loop_level other : fn.compute_chain) {
+        other_loop = other_loop || (other != l && depends_on(i, g_.loop_var(other)));
+      }
+      if (other_loop) continue;
+      const monotonic lo = is_monotonic(i.min, v);
+      const monotonic hi = is_monotonic(i.max, v);
+      const interval_expr prev = substitute(i, v, v - info.step);
+      interval_expr trimmed = i;
+      expr last_before;
+      const bool up = lo == monotonic::increasing && hi == monotonic::increasing;
+      const bool down = lo == monotonic::decreasing && hi == monotonic::decreasing;
+      if (up) {
+        trimmed.min = max(i.min, prev.max + 1);
+        last_before = solve_upper(i.max, v, total[j].min - 1);
+      } else if (down) {
+        trimmed.max = min(i.max, prev.min - 1);
+        last_before = solve_upper(simplify(-i.min), v, -(total[j].max + 1));
+      }
+      if (!last_before.defined()) continue;
+      slides[fi][j] = static_cast<int>(k);
+      slides_up[fi][j] = up;
+      steady_produce[fi][j] = simplify(trimmed);
+      starts_.emplace_back(l, simplify(last_before + info.step));
+    }
+  }
+}
+
+void bounds_inference::infer_func(int fi) {
+  const func_node& fn = g_.funcs[fi];
+  regions[fi] = needs_of_consumers(fi, view::actual);
+  for (interval_expr& i : regions[fi]) i = simplify_or_empty(i);
+  // Never more than the total the func must compute where its outputs are stored.
+  const std::size_t depth = storage_depth(fi);
+  const loop_level storage = depth == 0 ? loop_level() : fn.compute_chain[depth - 1];
+  box_expr total = lift(box_expr(full[fi].begin(), full[fi].end()), fn.compute_chain, storage, view::full);
+  produce[fi] = regions[fi];
+  for (std::size_t j = 0; j < vars[fi].size(); ++j) {
+    interval_expr& p = produce[fi][j];
+    const int k = slides[fi][j];
+    if (k >= 0) {
+      const func::loop_info& info = g_.funcs[fn.compute_chain[k].func].f->loops()[fn.compute_chain[k].loop];
+      const interval_expr prev = substitute(regions[fi][j], info.sym, info.sym - info.step);
+      if (slides_up[fi][j]) {
+        p.min = max(p.min, prev.max + 1);
+      } else {
+        p.max = min(p.max, prev.min - 1);
+      }
+    }
+    p = simplify(p & total[j]);
+  }
+}
+
+std::vector<expr> bounds_inference::fold_factors(int buffer) const {
+  const buffer_node& b = g_.buffers[buffer];
+  const int fi = b.producer;
+  const func_node& fn = g_.funcs[fi];
+  std::vector<expr> result(b.buffer->rank());
+  // The outermost loop inside the storage level: the buffer lives across its iterations.
+  std::size_t k = 0;
+  if (!b.store.root()) {
+    auto i = std::find(fn.compute_chain.begin(), fn.compute_chain.end(), b.store);
+    if (i == fn.compute_chain.end()) return result;
+    k = i - fn.compute_chain.begin() + 1;
+  }
+  if (k >= fn.compute_chain.size()) return result;
+  const loop_level l = fn.compute_chain[k];
+  const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
+  if (info.is_parallel()) return result;
+  // What is live in one iteration of that loop: the steady window (warm-up and the last
+  // iterations only ever need less).
+  box_expr window;
+  for (const func::output& o : fn.f->outputs()) {
+    if (o.buffer.get() != b.buffer.get()) continue;
+    for (var v : o.dims) window.push_back(steady[fi][index_of_var(fi, v)]);
+  }
+  window = lift(window, fn.compute_chain, l, view::steady);
+  bounds_map loop_range;
+  loop_range[info.sym] = interval_expr(loop_start(l), loop_bounds(l).max);
+  for (std::size_t d = 0; d < window.size(); ++d) {
+    if (!depends_on(window[d], info.sym)) continue;
+    expr extent = simplify(window[d].max - window[d].min + 1);
+    expr largest = bounds_of(extent, loop_range).max;
+    if (!largest.defined() || is_infinity(largest)) continue;
+    // Never larger than the whole allocation (when the step exceeds the extent).
+    result[d] = simplify(max(min(largest, needed[buffer][d].extent()), 1));
+  }
+  return result;
 }
 
 }  // namespace slinky

@@ -1,5 +1,7 @@
-// Bounds inference: the region of each func's outputs that must be computed where the func
-// runs, and of each buffer where it is stored, from the bounds its consumers declare.
+// Bounds inference, sliding windows and storage folding: the region of each func's outputs
+// that must be computed where the func runs, what each iteration of a serial loop computes
+// given what earlier iterations did, where each loop starts, and the fold factor of each
+// intermediate. See docs/builder.md ("Bounds", "Sliding window and folding").
 //
 // A func's region at its compute location is the union, over its consumers, of the intervals
 // they read for each point they produce, taken over the crop they produce at their call and
@@ -20,32 +22,61 @@ class bounds_inference {
   const graph& g_;
 
 public:
-  // For each func, its variables (the union of its outputs' dims, in order of appearance) and
-  // the interval of each that it computes at its compute location.
+  // The three views of a func's region (one interval per variable), computed consumers first:
+  // - full: what consumers need if none of them slides; lifted over the loops, the total a
+  //   func must compute (the clamp of what it produces, and its allocation).
+  // - steady: what consumers need in an iteration of a serial loop given that they compute only
+  //   what earlier iterations did not (no clamping): the live window, for fold factors and to
+  //   find how early a loop must start to warm up.
+  // - regions: what consumers need given what they actually produce; and produce: the part of
+  //   it this iteration computes (less what earlier iterations computed, within full).
+  enum class view { full, steady, actual };
+
+  // For each func, its variables: the union of its outputs' dims, in order of appearance.
   std::vector<std::vector<var>> vars;
+  std::vector<std::vector<interval_expr>> full;
+  std::vector<std::vector<interval_expr>> steady;
+  std::vector<std::vector<interval_expr>> steady_produce;
   std::vector<std::vector<interval_expr>> regions;
-  // For each buffer, the region its consumers need at the root (inputs) or at its store level
-  // (intermediates).
+  std::vector<std::vector<interval_expr>> produce;
+  // For each func and variable, the index in the func's compute_chain of the loop the variable's
+  // dimension slides with (or -1), and whether the window moves up (or down) with the loop.
+  std::vector<std::vector<int>> slides;
+  std::vector<std::vector<bool>> slides_up;
+  // For each buffer and dimension, the fold factor of its allocation (undefined: not folded).
+  std::vector<std::vector<expr>> folds;
+  // For each buffer, the region its consumers need at the root (inputs and outputs) or at its
+  // store level (intermediates).
   std::vector<box_expr> needed;
 
   explicit bounds_inference(const graph& g);
 
-  // The interval of variable v that func fi computes at its call inside loop chain position
-  // `depth` (loops of fi's call_chain up to depth are active): the loop's step-sized chunk for
-  // looped variables, the whole region for the others.
-  interval_expr crop_at_call(int fi, var v) const;
-  // Lifts a box valid at the call of func fi (or inside any loop of chain) to the level `to`,
-  // an element of chain or the root, by taking bounds over the loops between.
-  box_expr lift(box_expr b, const std::vector<loop_level>& chain, loop_level to) const;
-  // The bounds of a loop's variable, valid outside the loop.
-  interval_expr loop_bounds(loop_level l) const;
-  // The box of buffer b (a func output) as its producer computes it at its compute location.
+  // Where loop l starts: the first value of its owner's region, moved earlier (by whole steps)
+  // so that the windows sliding with it warm up before the first value.
+  expr loop_start(loop_level l) const;
+  // The bounds of a loop's variable over the values its owner computes in the given view
+  // (without warm-up), valid outside the loop.
+  interval_expr loop_bounds(loop_level l, view which = view::actual) const;
+  // Lifts a box valid inside the loops of `chain` to the level `to` (an element of chain, or the
+  // root), by taking bounds over the loops between: in the actual view including their warm-up
+  // iterations, in the others over the values their owners compute if nothing slides.
+  box_expr lift(box_expr b, const std::vector<loop_level>& chain, loop_level to, view which) const;
+  // The region of an intermediate buffer as its producer computes it (view produce).
   box_expr output_region(int buffer) const;
 
 private:
-  // The region of buffer `buffer` that consumer fi reads at its call.
-  box_expr need_at_call(int fi, int buffer) const;
+  // Warm-up starts of each loop, collected while the funcs inside it slide.
+  std::vector<std::pair<loop_level, expr>> starts_;
+
+  const std::vector<interval_expr>& crop_view(int fi, view v) const;
+  interval_expr crop_at_call(int fi, var v, view which) const;
+  box_expr need_at_call(int fi, int buffer, view which) const;
+  std::vector<interval_expr> needs_of_consumers(int fi, view which) const;
   void infer_func(int fi);
+  void decide_slides(int fi);
+  std::vector<expr> fold_factors(int buffer) const;
+  std::size_t storage_depth(int fi) const;
+  int index_of_var(int fi, var v) const;
 };
 
 }  // namespace slinky

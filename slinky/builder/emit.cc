@@ -112,12 +112,14 @@ class emitter {
           body = crop_dim::make(syms[o][depth], syms[o][depth - 1], d, bounds(l.sym, l.sym + l.step - 1), body);
         }
       }
-      interval_expr range = bounds_.regions[fi][index_of(bounds_.vars[fi], l.sym)];
+      interval_expr range = bounds_.produce[fi][index_of(bounds_.vars[fi], l.sym)];
+      // The loop starts early enough for the windows sliding with it to warm up.
+      range.min = bounds_.loop_start({fi, static_cast<int>(k)});
       body = loop::make(l.sym, l.max_workers, range, l.step, body);
     }
     for (std::size_t o = 0; o < f.outputs().size(); ++o) {
       box_expr region;
-      for (var v : f.outputs()[o].dims) region.push_back(bounds_.regions[fi][index_of(bounds_.vars[fi], v)]);
+      for (var v : f.outputs()[o].dims) region.push_back(bounds_.produce[fi][index_of(bounds_.vars[fi], v)]);
       body = crop_buffer::make(syms[o][1], syms[o][0], std::move(region), body);
     }
     return body;
@@ -136,7 +138,11 @@ class emitter {
       if (!is_default(declared.bounds.min, buffer_min(sym, dd))) result.bounds.min = declared.bounds.min;
       if (!is_default(declared.bounds.max, buffer_max(sym, dd))) result.bounds.max = declared.bounds.max;
       if (!is_default(declared.stride, buffer_stride(sym, dd))) result.stride = declared.stride;
-      if (!is_default(declared.fold_factor, buffer_fold_factor(sym, dd))) result.fold_factor = declared.fold_factor;
+      if (!is_default(declared.fold_factor, buffer_fold_factor(sym, dd))) {
+        result.fold_factor = declared.fold_factor;
+      } else {
+        result.fold_factor = bounds_.folds[bi][d];
+      }
       dims.push_back(std::move(result));
     }
     if (buf.elem_size() <= 0) {
