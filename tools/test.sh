@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs every test: a Release build, then a build with AddressSanitizer and
-# UndefinedBehaviorSanitizer, then the threaded tests under ThreadSanitizer.
+# UndefinedBehaviorSanitizer, then the threaded tests under ThreadSanitizer, then the installed
+# package from a client.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -20,6 +21,13 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
 run build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLINKY_SANITIZE=address,undefined -DSLINKY_BUILD_APPS=OFF
 ctest --test-dir build-asan --output-on-failure -j "$jobs"
+
+echo "== ThreadSanitizer (the threaded tests)"
+threaded="slinky_base_thread_pool_test slinky_builder_parallel_test"
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLINKY_SANITIZE=thread -DSLINKY_BUILD_APPS=OFF >/dev/null
+# shellcheck disable=SC2086
+cmake --build build-tsan --target $threaded
+ctest --test-dir build-tsan --output-on-failure -R "thread_pool|parallel"
 
 echo "== Install and use from a client (pkg-config and CMake package)"
 tools/check_install.sh build

@@ -75,10 +75,14 @@ public:
   // Expressions.
   index_t eval(const expr& e) { return eval(e.get()); }
   index_t eval(const expr& e, index_t default_value) { return e.defined() ? eval(e.get()) : default_value; }
+  // Most expressions on the hot path are variables and constants: those are evaluated inline,
+  // the rest by the out-of-line switch.
   index_t eval(const base_expr_node* e) {
-    // Most expressions on the hot path are variables and constants.
     if (e->type == expr_node_type::variable) return lookup(static_cast<const variable*>(e)->sym);
     if (e->type == expr_node_type::constant) return static_cast<const constant*>(e)->value;
+    return eval_node(e);
+  }
+  __attribute__((noinline)) index_t eval_node(const base_expr_node* e) {
     switch (e->type) {
     case expr_node_type::variable: return lookup(static_cast<const variable*>(e)->sym);
     case expr_node_type::constant: return static_cast<const constant*>(e)->value;
