@@ -149,7 +149,9 @@ bounds_inference::bounds_inference(const graph& g)
         if (o.buffer.get() != b.buffer.get()) continue;
         for (var v : o.dims) total.push_back(full[b.producer][index_of_var(b.producer, v)]);
       }
-      needed[bi] = lift(total, g.funcs[b.producer].compute_chain, b.store, view::full);
+      const std::vector<loop_level>& chain = g.funcs[b.producer].compute_chain;
+      needed[bi] = lift(total, chain, b.store, view::full) & lift(total, chain, loop_level(), view::full);
+      for (interval_expr& i : needed[bi]) i = simplify(i);
       folds[bi] = fold_factors(static_cast<int>(bi));
       continue;
     }
@@ -164,7 +166,7 @@ bounds_inference::bounds_inference(const graph& g)
 
 interval_expr bounds_inference::loop_bounds(loop_level l, view which) const {
   const std::vector<interval_expr>& r = which == view::actual ? produce[l.func] : full[l.func];
-  return r[index_of_var(l.func, g_.loop_var(l))];
+  return r[index_of_var(l.func, g_.user_var(l))];
 }
 
 expr bounds_inference::loop_start(loop_level l) const {
@@ -191,9 +193,11 @@ const std::vector<interval_expr>& bounds_inference::crop_view(int fi, view which
 
 interval_expr bounds_inference::crop_at_call(int fi, var v, view which) const {
   const interval_expr& region = crop_view(fi, which)[index_of_var(fi, v)];
-  for (const func::loop_info& l : g_.funcs[fi].f->loops()) {
-    if (l.sym != v) continue;
-    return interval_expr(v, simplify(min(v + l.step - 1, region.max)));
+  const std::vector<func::loop_info>& loops = g_.funcs[fi].f->loops();
+  for (std::size_t k = 0; k < loops.size(); ++k) {
+    if (loops[k].sym != v) continue;
+    const var u = g_.funcs[fi].loop_syms[k];
+    return interval_expr(u, simplify(min(u + loops[k].step - 1, region.max)));
   }
   return region;
 }
@@ -254,7 +258,12 @@ std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view whi
       continue;
     }
     for (int c : b.consumers) {
-      box_expr need = lift(need_at_call(c, bi, which), g_.funcs[c].call_chain, fn.compute, which);
+      // Over a whole loop between the consumer and this func, its warm-up iterations compute the
+      // rest of the window: the steady view of one iteration does not bound it, the full view does.
+      const std::vector<loop_level>& chain = g_.funcs[c].call_chain;
+      const bool crosses_loop = !chain.empty() && chain.back() != fn.compute;
+      const view w = which == view::steady && crosses_loop ? view::full : which;
+      box_expr need = lift(need_at_call(c, bi, w), chain, fn.compute, w);
       for (std::size_t d = 0; d < o.dims.size() && d < need.size(); ++d) {
         region[index_of_var(fi, o.dims[d])] |= need[d];
       }
@@ -263,14 +272,16 @@ std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view whi
   return region;
 }
 
+// The number of loops of fi's compute chain outside the innermost storage of its outputs: only
+// loops inside every output's storage keep what earlier iterations computed.
 std::size_t bounds_inference::storage_depth(int fi) const {
   const func_node& fn = g_.funcs[fi];
-  std::size_t depth = fn.compute_chain.size();
+  std::size_t depth = 0;
   for (const func::output& o : fn.f->outputs()) {
     const buffer_node& b = g_.buffers[g_.buffer_index(o.buffer.get())];
-    if (b.is_output || b.store.root()) return 0;
+    if (b.is_output || b.store.root()) continue;
     auto i = std::find(fn.compute_chain.begin(), fn.compute_chain.end(), b.store);
-    depth = std::min<std::size_t>(depth, i - fn.compute_chain.begin() + 1);
+    depth = std::max<std::size_t>(depth, i - fn.compute_chain.begin() + 1);
   }
   return depth;
 }
@@ -293,10 +304,14 @@ void bounds_inference::decide_slides(int fi) {
     const loop_level l = fn.compute_chain[k];
     const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
     if (info.is_parallel()) continue;
-    const var v = info.sym;
+    const var v = g_.loop_var(l);
     // The loop's owner must compute its whole range of v: a loop that is itself a slice of a
     // sliding window would restart its warm-up over values computed before.
-    if (slides[l.func][index_of_var(l.func, v)] >= 0) continue;
+    if (slides[l.func][index_of_var(l.func, g_.user_var(l))] >= 0) continue;
+    // A window moving in several dimensions with one loop does not leave a box to compute.
+    int moving = 0;
+    for (const interval_expr& i : steady[fi]) moving += depends_on(i, v) ? 1 : 0;
+    if (moving > 1) continue;
     for (std::size_t j = 0; j < vars[fi].size(); ++j) {
       const interval_expr& i = steady[fi][j];
       if (slides[fi][j] >= 0 || !depends_on(i, v)) continue;
@@ -335,14 +350,19 @@ void bounds_inference::infer_func(int fi) {
   // Never more than the total the func must compute where its outputs are stored.
   const std::size_t depth = storage_depth(fi);
   const loop_level storage = depth == 0 ? loop_level() : fn.compute_chain[depth - 1];
-  box_expr total = lift(box_expr(full[fi].begin(), full[fi].end()), fn.compute_chain, storage, view::full);
+  const box_expr whole(full[fi].begin(), full[fi].end());
+  // Also within the total over every loop: warm-up iterations of a loop outside the storage
+  // must not make a func compute beyond what anything needs.
+  box_expr total = lift(whole, fn.compute_chain, storage, view::full) &
+                   lift(whole, fn.compute_chain, loop_level(), view::full);
   produce[fi] = regions[fi];
   for (std::size_t j = 0; j < vars[fi].size(); ++j) {
     interval_expr& p = produce[fi][j];
     const int k = slides[fi][j];
     if (k >= 0) {
       const func::loop_info& info = g_.funcs[fn.compute_chain[k].func].f->loops()[fn.compute_chain[k].loop];
-      const interval_expr prev = substitute(regions[fi][j], info.sym, info.sym - info.step);
+      const var v = g_.loop_var(fn.compute_chain[k]);
+      const interval_expr prev = substitute(regions[fi][j], v, v - info.step);
       if (slides_up[fi][j]) {
         p.min = max(p.min, prev.max + 1);
       } else {
@@ -378,9 +398,10 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
   }
   window = lift(window, fn.compute_chain, l, view::steady);
   bounds_map loop_range;
-  loop_range[info.sym] = interval_expr(loop_start(l), loop_bounds(l).max);
+  const var v = g_.loop_var(l);
+  loop_range[v] = interval_expr(loop_start(l), loop_bounds(l).max);
   for (std::size_t d = 0; d < window.size(); ++d) {
-    if (!depends_on(window[d], info.sym)) continue;
+    if (!depends_on(window[d], v)) continue;
     expr extent = simplify(window[d].max - window[d].min + 1);
     expr largest = bounds_of(extent, loop_range).max;
     if (!largest.defined() || is_infinity(largest)) continue;

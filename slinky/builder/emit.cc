@@ -101,6 +101,7 @@ class emitter {
 
     for (std::size_t k = 0; k < n; ++k) {
       const func::loop_info& l = loops[k];
+      const var u = fn.loop_syms[k];
       const std::size_t depth = 2 + (n - 1 - k);
       body = emit_level({fi, static_cast<int>(k)}, body);
       for (std::size_t o = 0; o < f.outputs().size(); ++o) {
@@ -109,13 +110,13 @@ class emitter {
         if (d < 0) {
           body = clone_buffer::make(syms[o][depth], syms[o][depth - 1], body);
         } else {
-          body = crop_dim::make(syms[o][depth], syms[o][depth - 1], d, bounds(l.sym, l.sym + l.step - 1), body);
+          body = crop_dim::make(syms[o][depth], syms[o][depth - 1], d, bounds(u, u + l.step - 1), body);
         }
       }
       interval_expr range = bounds_.produce[fi][index_of(bounds_.vars[fi], l.sym)];
       // The loop starts early enough for the windows sliding with it to warm up.
       range.min = bounds_.loop_start({fi, static_cast<int>(k)});
-      body = loop::make(l.sym, l.max_workers, range, l.step, body);
+      body = loop::make(u, l.max_workers, range, l.step, body);
     }
     for (std::size_t o = 0; o < f.outputs().size(); ++o) {
       box_expr region;

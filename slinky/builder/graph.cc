@@ -193,7 +193,7 @@ void schedule_compute(graph& g, int fi) {
       if (fn.compute.func == fi) builder_error(what + " names one of its own loops");
       for (int c : fn.consumers) {
         if (!contains(g.funcs[c].call_chain, fn.compute)) {
-          builder_error(what + ": loop " + g.name(g.loop_var(fn.compute)) + " of func " +
+          builder_error(what + ": loop " + g.name(g.user_var(fn.compute)) + " of func " +
                         g.name(g.funcs[fn.compute.func]) + " cannot contain func " + g.name(fn) +
                         ", because its consumer " + g.name(g.funcs[c]) + " runs outside that loop");
         }
@@ -219,7 +219,7 @@ void schedule_store(graph& g, buffer_node& b) {
     const std::string what = "store_at of buffer " + g.name(b.buffer->sym());
     b.store = resolve(g, *b.buffer->store_at(), what);
     if (!contains(fn.compute_chain, b.store)) {
-      builder_error(what + ": loop " + g.name(g.loop_var(b.store)) + " of func " + g.name(g.funcs[b.store.func]) +
+      builder_error(what + ": loop " + g.name(g.user_var(b.store)) + " of func " + g.name(g.funcs[b.store.func]) +
                     " does not contain func " + g.name(fn) + ", which produces it");
     }
     return;
@@ -247,7 +247,34 @@ graph check_graph(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
   return g;
 }
 
+namespace {
+
+void name_loops(graph& g) {
+  // How many funcs loop over each variable.
+  std::vector<std::pair<var, int>> uses;
+  for (const func_node& fn : g.funcs) {
+    for (const func::loop_info& l : fn.f->loops()) {
+      auto i = std::find_if(uses.begin(), uses.end(), [&](const auto& u) { return u.first == l.sym; });
+      if (i == uses.end()) {
+        uses.emplace_back(l.sym, 1);
+      } else {
+        ++i->second;
+      }
+    }
+  }
+  for (func_node& fn : g.funcs) {
+    for (const func::loop_info& l : fn.f->loops()) {
+      auto i = std::find_if(uses.begin(), uses.end(), [&](const auto& u) { return u.first == l.sym; });
+      const bool shared = i->second > 1;
+      fn.loop_syms.push_back(shared ? var(g.ctx->insert_unique(g.name(l.sym) + "." + g.name(fn))) : l.sym);
+    }
+  }
+}
+
+}  // namespace
+
 void schedule_graph(graph& g) {
+  name_loops(g);
   // Consumers first: a func's default location depends on where its consumers run.
   for (int fi = static_cast<int>(g.funcs.size()) - 1; fi >= 0; --fi) schedule_compute(g, fi);
   for (buffer_node& b : g.buffers) schedule_store(g, b);

@@ -36,6 +36,10 @@ struct func_node {
   std::vector<loop_level> compute_chain;
   // The loops around the func's call: compute_chain followed by the func's own loops.
   std::vector<loop_level> call_chain;
+  // The symbol each of the func's loops binds (one per entry of func::loops()): the client's
+  // variable if no other func loops over it, otherwise a new symbol, so that a loop never
+  // captures the variable of an enclosing loop of another func in the regions computed from it.
+  std::vector<var> loop_syms;
 };
 
 struct buffer_node {
@@ -60,8 +64,10 @@ struct graph {
   int buffer_index(const buffer_expr* b) const;
   std::string name(var v) const { return ctx->name(v.sym()); }
   std::string name(const func_node& f) const { return f.f->name(ctx); }
-  // The loop variable of a level.
-  var loop_var(loop_level l) const { return funcs[l.func].f->loops()[l.loop].sym; }
+  // The client's variable a level loops over (an output variable of its func), and the symbol the
+  // emitted loop binds.
+  var user_var(loop_level l) const { return funcs[l.func].f->loops()[l.loop].sym; }
+  var loop_var(loop_level l) const { return funcs[l.func].loop_syms[l.loop]; }
   // The chain of loops (outermost first) around the body of loop l, l included.
   std::vector<loop_level> chain(loop_level l) const;
 };

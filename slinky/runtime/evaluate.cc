@@ -614,6 +614,19 @@ index_t evaluator::exec_copy(const copy_stmt* op) {
   }
   index_t* dst_i = static_cast<index_t*>(alloca(sizeof(index_t) * (rank + 1)));
   index_t* src_i = static_cast<index_t*>(alloca(sizeof(index_t) * (op->src_x.size() + 1)));
+  // The copy binds its dst_x symbols for each element: restore them afterwards (they may be
+  // the variables of loops around the copy).
+  index_t* saved = static_cast<index_t*>(alloca(sizeof(index_t) * (rank + 1)));
+  for (std::size_t d = 0; d < rank; ++d) saved[d] = ctx[op->dst_x[d]];
+  struct restore {
+    eval_context& ctx;
+    const copy_stmt* op;
+    const index_t* saved;
+    std::size_t rank;
+    ~restore() {
+      for (std::size_t d = 0; d < rank; ++d) ctx[op->dst_x[d]] = saved[d];
+    }
+  } restore_on_exit{ctx, op, saved, rank};
   for (std::size_t d = 0; d < rank; ++d) dst_i[d] = dst->dim(d).min();
   for (;;) {
     for (std::size_t d = 0; d < rank; ++d) ctx[op->dst_x[d]] = dst_i[d];
