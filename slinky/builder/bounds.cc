@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "slinky/base/arithmetic.h"
 #include "slinky/runtime/node_mutator.h"
 
 namespace slinky {
@@ -101,6 +102,52 @@ expr solve_upper(const expr& e, var v, const expr& t) {
   return expr();
 }
 
+// Writes e as (a + c) / d + k with constants c, d > 0 and k (d = 1 and c = k = 0 at worst).
+struct scaled_term {
+  expr a;
+  index_t c = 0, d = 1, k = 0;
+};
+scaled_term decompose(const expr& e) {
+  scaled_term t;
+  t.a = e;
+  if (const add* op = t.a.as<add>()) {
+    if (const index_t* k = as_constant(op->b)) t.k = *k, t.a = op->a;
+  }
+  if (const div* op = t.a.as<div>()) {
+    const index_t* d = as_constant(op->b);
+    if (d && *d > 0) {
+      t.d = *d;
+      t.a = op->a;
+      if (const add* inner = t.a.as<add>()) {
+        if (const index_t* c = as_constant(inner->b)) t.c = *c, t.a = inner->a;
+      }
+    }
+  }
+  return t;
+}
+
+// An upper bound of hi - lo where both are (a + c) / d + k of the same a and d: the interval
+// arithmetic of bounds_of cannot see that (y + 1) / 2 - y / 2 is at most 1.
+expr difference_upper_bound(const expr& hi, const expr& lo) {
+  scaled_term h = decompose(hi);
+  scaled_term l = decompose(lo);
+  if (h.d != l.d) return expr();
+  if (!match(h.a, l.a)) {
+    // min(a, b) <= a: a clamp of the high end (the last chunk of a loop) only lowers it.
+    const minimum* m = h.a.as<minimum>();
+    if (!m) return expr();
+    if (match(m->a, l.a)) {
+      h.a = m->a;
+    } else if (match(m->b, l.a)) {
+      h.a = m->b;
+    } else {
+      return expr();
+    }
+  }
+  // floor((a + c1) / d) - floor((a + c2) / d) <= ceil((c1 - c2) / d).
+  return ceil_div<index_t>(h.c - l.c, h.d) + (h.k - l.k);
+}
+
 interval_expr simplify_or_empty(const interval_expr& i) {
   // Nothing reads this variable's dimension: compute nothing.
   if (is_positive_infinity(i.min) && is_negative_infinity(i.max)) return interval_expr(0, -1);
@@ -139,6 +186,7 @@ bounds_inference::bounds_inference(const graph& g)
     for (interval_expr& i : steady[fi]) i = simplify_or_empty(i);
     decide_slides(fi);
   }
+  compute_loop_starts();
   for (int fi = static_cast<int>(g.funcs.size()) - 1; fi >= 0; --fi) infer_func(fi);
 
   for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
@@ -169,17 +217,31 @@ interval_expr bounds_inference::loop_bounds(loop_level l, view which) const {
   return r[index_of_var(l.func, g_.user_var(l))];
 }
 
-expr bounds_inference::loop_start(loop_level l) const {
-  const expr first = loop_bounds(l).min;
-  expr earliest;
+void bounds_inference::compute_loop_starts() {
+  std::vector<std::pair<loop_level, expr>> earliest;
   for (const auto& s : starts_) {
-    if (s.first != l) continue;
-    earliest = earliest.defined() ? min(earliest, s.second) : s.second;
+    auto i = std::find_if(earliest.begin(), earliest.end(), [&](const auto& e) { return e.first == s.first; });
+    if (i == earliest.end()) {
+      earliest.push_back(s);
+    } else {
+      i->second = simplify(min(i->second, s.second));
+    }
   }
-  if (!earliest.defined()) return first;
-  // Whole steps before the first value, so the iterations after warm-up are the same.
-  const expr step = g_.funcs[l.func].f->loops()[l.loop].step;
-  return simplify(first - align_up(max(first - earliest, 0), step));
+  for (const auto& e : earliest) {
+    // Whole steps before the first value, so the iterations after warm-up are the same. The first
+    // value is the full region's: the loop's owner is computed before (it is a consumer).
+    const loop_level l = e.first;
+    const expr first = loop_bounds(l, view::full).min;
+    const expr step = g_.funcs[l.func].f->loops()[l.loop].step;
+    loop_starts_.emplace_back(l, simplify(first - align_up(max(first - e.second, 0), step)));
+  }
+}
+
+expr bounds_inference::loop_start(loop_level l) const {
+  for (const auto& s : loop_starts_) {
+    if (s.first == l) return s.second;
+  }
+  return loop_bounds(l).min;
 }
 
 const std::vector<interval_expr>& bounds_inference::crop_view(int fi, view which) const {
@@ -345,8 +407,16 @@ void bounds_inference::decide_slides(int fi) {
 
 void bounds_inference::infer_func(int fi) {
   const func_node& fn = g_.funcs[fi];
+  // The loops around the func bound their variables: with them, clamps that cannot bind
+  // simplify away, so regions stay small along chains of funcs (without them, each stage
+  // would nest its consumer's clamps, and build time would grow with the cube of the chain).
+  bounds_map loops;
+  for (loop_level l : fn.compute_chain) loops[g_.loop_var(l)] = interval_expr(loop_start(l), loop_bounds(l).max);
   regions[fi] = needs_of_consumers(fi, view::actual);
-  for (interval_expr& i : regions[fi]) i = simplify_or_empty(i);
+  for (interval_expr& i : regions[fi]) {
+    i = simplify_or_empty(i);
+    i = simplify(i, loops);
+  }
   // Never more than the total the func must compute where its outputs are stored.
   const std::size_t depth = storage_depth(fi);
   const loop_level storage = depth == 0 ? loop_level() : fn.compute_chain[depth - 1];
@@ -369,7 +439,7 @@ void bounds_inference::infer_func(int fi) {
         p.max = min(p.max, prev.min - 1);
       }
     }
-    p = simplify(p & total[j]);
+    p = simplify(p & total[j], loops);
   }
 }
 
@@ -404,6 +474,8 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
     if (!depends_on(window[d], v)) continue;
     expr extent = simplify(window[d].max - window[d].min + 1);
     expr largest = bounds_of(extent, loop_range).max;
+    expr difference = difference_upper_bound(window[d].max, window[d].min);
+    if (difference.defined()) largest = largest.defined() ? min(largest, difference + 1) : difference + 1;
     if (!largest.defined() || is_infinity(largest)) continue;
     // Never larger than the whole allocation (when the step exceeds the extent).
     result[d] = simplify(max(min(largest, needed[buffer][d].extent()), 1));

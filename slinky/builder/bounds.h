@@ -65,8 +65,11 @@ public:
   box_expr output_region(int buffer) const;
 
 private:
-  // Warm-up starts of each loop, collected while the funcs inside it slide.
+  // Warm-up starts of each loop, collected while the funcs inside it slide (first pass), then
+  // the resulting start of each loop (computed once before the second pass).
   std::vector<std::pair<loop_level, expr>> starts_;
+  std::vector<std::pair<loop_level, expr>> loop_starts_;
+  void compute_loop_starts();
 
   const std::vector<interval_expr>& crop_view(int fi, view v) const;
   interval_expr crop_at_call(int fi, var v, view which) const;

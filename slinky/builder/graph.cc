@@ -2,23 +2,20 @@
 #include "slinky/builder/graph.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace slinky {
 
 using internal::builder_error;
 
 int graph::func_index(const func* f) const {
-  for (std::size_t i = 0; i < funcs.size(); ++i) {
-    if (funcs[i].f == f) return static_cast<int>(i);
-  }
-  return -1;
+  auto i = func_indices.find(f);
+  return i == func_indices.end() ? -1 : i->second;
 }
 
 int graph::buffer_index(const buffer_expr* b) const {
-  for (std::size_t i = 0; i < buffers.size(); ++i) {
-    if (buffers[i].buffer.get() == b) return static_cast<int>(i);
-  }
-  return -1;
+  auto i = buffer_indices.find(b);
+  return i == buffer_indices.end() ? -1 : i->second;
 }
 
 std::vector<loop_level> graph::chain(loop_level l) const {
@@ -34,26 +31,16 @@ namespace {
 class graph_builder {
   graph& g_;
   const std::vector<buffer_expr_ptr>& inputs_;
+  std::unordered_set<const buffer_expr*> inputs_set_;
   // DFS state of each func: 1 while its producers are being visited, 2 when done.
-  std::vector<std::pair<const func*, int>> state_;
+  std::unordered_map<const func*, int> state_;
 
   std::string name(const buffer_expr_ptr& b) const { return g_.ctx->name(b->sym().sym()); }
   std::string name(const func* f) const { return f->name(g_.ctx); }
 
-  bool is_input(const buffer_expr* b) const {
-    for (const buffer_expr_ptr& i : inputs_) {
-      if (i.get() == b) return true;
-    }
-    return false;
-  }
+  bool is_input(const buffer_expr* b) const { return inputs_set_.count(b) > 0; }
 
-  int& state(const func* f) {
-    for (auto& i : state_) {
-      if (i.first == f) return i.second;
-    }
-    state_.emplace_back(f, 0);
-    return state_.back().second;
-  }
+  int& state(const func* f) { return state_[f]; }
 
   int add_buffer(const buffer_expr_ptr& b) {
     int i = g_.buffer_index(b.get());
@@ -62,7 +49,9 @@ class graph_builder {
     n.buffer = b;
     n.is_input = is_input(b.get());
     g_.buffers.push_back(std::move(n));
-    return static_cast<int>(g_.buffers.size()) - 1;
+    const int index = static_cast<int>(g_.buffers.size()) - 1;
+    g_.buffer_indices[b.get()] = index;
+    return index;
   }
 
   void check_ranks(const func* f) {
@@ -106,10 +95,13 @@ class graph_builder {
     func_node n;
     n.f = f;
     g_.funcs.push_back(std::move(n));
+    g_.func_indices[f] = static_cast<int>(g_.funcs.size()) - 1;
   }
 
 public:
-  graph_builder(graph& g, const std::vector<buffer_expr_ptr>& inputs) : g_(g), inputs_(inputs) {}
+  graph_builder(graph& g, const std::vector<buffer_expr_ptr>& inputs) : g_(g), inputs_(inputs) {
+    for (const buffer_expr_ptr& i : inputs) inputs_set_.insert(i.get());
+  }
 
   void build(const std::vector<buffer_expr_ptr>& outputs) {
     for (const buffer_expr_ptr& b : inputs_) {

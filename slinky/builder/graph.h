@@ -8,6 +8,7 @@
 #define SLINKY_BUILDER_GRAPH_H
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "slinky/builder/pipeline.h"
@@ -58,6 +59,10 @@ struct graph {
   // Producers before consumers.
   std::vector<func_node> funcs;
   std::vector<buffer_node> buffers;
+  // Indices of funcs and buffers by address (lookups are on every path of the lowering: keep
+  // them constant time so building stays linear in the size of the graph).
+  std::unordered_map<const func*, int> func_indices;
+  std::unordered_map<const buffer_expr*, int> buffer_indices;
 
   // The index of a func or buffer, or -1.
   int func_index(const func* f) const;
