@@ -1,0 +1,203 @@
+// Helpers of the benchmarks 1 and 3-6 beside benchmark_util.h: peak intermediate memory through the
+// eval_config allocate/free hooks, interleaved timing by wall or thread CPU time, flags, CSV names.
+#ifndef SLINKY_APPS_BENCH_EXTRAS_H
+#define SLINKY_APPS_BENCH_EXTRAS_H
+
+#include <sys/mman.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "benchmark_util.h"
+
+#include "slinky/runtime/buffer.h"
+#include "slinky/runtime/evaluate.h"
+#include "slinky/runtime/expr.h"
+
+namespace slinky_bench {
+
+// An eval_context whose config records every allocation. With stack_threshold = 0 (the
+// default here) every intermediate goes through the hooks; with the evaluator's default (4096)
+// small ones go on the stack and are not seen.
+//
+// With reuse_memory, freed blocks are kept and handed out again for allocations of the same
+// size, so a pipeline run repeatedly does not touch fresh memory each time. This separates the
+// cost of the first touch of fresh pages (large on sandboxed machines: page faults of tens of us)
+// from the cost of the pipeline itself.
+struct alloc_tracker {
+  slinky::eval_config config;
+  slinky::eval_context context;
+  slinky::index_t live = 0;
+  slinky::index_t peak = 0;
+  slinky::index_t allocations = 0;
+  // The largest allocation of each buffer symbol.
+  std::map<slinky::symbol_id, slinky::index_t> peak_by_sym;
+  std::unordered_map<void*, slinky::index_t> sizes;
+  bool reuse_memory;
+  // Freed blocks kept for reuse, by size in bytes.
+  std::multimap<slinky::index_t, void*> cache;
+
+  explicit alloc_tracker(slinky::index_t stack_threshold = 0, bool reuse_memory = false) : reuse_memory(reuse_memory) {
+    config.auto_stack_threshold = stack_threshold;
+    config.allocate = [this](slinky::var sym, slinky::raw_buffer* b) {
+      void* p = nullptr;
+      if (this->reuse_memory && positive_strides(*b)) {
+        b->init_strides();
+        const slinky::index_t size = static_cast<slinky::index_t>(b->size_bytes());
+        auto c = cache.find(size);
+        if (c != cache.end()) {
+          p = c->second;
+          cache.erase(c);
+        } else {
+          const slinky::index_t a = std::max<slinky::index_t>(64, config.base_alignment);
+          p = std::aligned_alloc(a, (std::max<slinky::index_t>(size, 1) + a - 1) / a * a);
+        }
+        b->base = size > 0 ? p : nullptr;
+      } else {
+        p = slinky::default_allocate(sym, b, config.base_alignment);
+      }
+      const slinky::index_t size = static_cast<slinky::index_t>(b->size_bytes());
+      sizes[p] = size;
+      live += size;
+      peak = std::max(peak, live);
+      ++allocations;
+      slinky::index_t& s = peak_by_sym[sym.sym()];
+      s = std::max(s, size);
+      return p;
+    };
+    config.free = [this](slinky::var sym, slinky::raw_buffer* b, void* p) {
+      auto i = sizes.find(p);
+      if (i == sizes.end()) {
+        slinky::default_free(sym, b, p);
+        return;
+      }
+      live -= i->second;
+      if (this->reuse_memory) {
+        cache.emplace(i->second, p);
+      } else {
+        slinky::default_free(sym, b, p);
+      }
+      sizes.erase(i);
+    };
+    context.config = &config;
+  }
+  alloc_tracker(const alloc_tracker&) = delete;
+  alloc_tracker& operator=(const alloc_tracker&) = delete;
+  ~alloc_tracker() {
+    for (auto& c : cache) std::free(c.second);
+  }
+
+  // The caching path lays buffers out from the base upwards (as default_allocate does for
+  // positive strides); buffers with negative strides take the default path.
+  static bool positive_strides(const slinky::raw_buffer& b) {
+    for (std::size_t d = 0; d < b.rank; ++d) {
+      if (b.dims[d].stride() != slinky::dim::auto_stride && b.dims[d].stride() < 0) return false;
+    }
+    return true;
+  }
+
+  void reset() {
+    live = peak = allocations = 0;
+    peak_by_sym.clear();
+    sizes.clear();
+  }
+  // The largest allocation of the buffer `sym` (0 if it was never allocated through the hooks).
+  slinky::index_t peak_of(slinky::var sym) const {
+    auto i = peak_by_sym.find(sym.sym());
+    return i == peak_by_sym.end() ? 0 : i->second;
+  }
+};
+
+inline bool has_flag(int argc, char** argv, const char* flag) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], flag) == 0) return true;
+  }
+  return false;
+}
+
+// FILE.csv -> FILE_suffix.csv (FILE -> FILE_suffix without an extension): the name of the CSV of
+// one of several tables.
+inline std::string with_suffix(const std::string& path, const std::string& suffix) {
+  const std::size_t dot = path.rfind('.');
+  const std::size_t slash = path.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + "_" + suffix;
+  return path.substr(0, dot) + "_" + suffix + path.substr(dot);
+}
+
+// The seconds of CPU time the calling thread has used (user and system).
+inline double thread_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// interleaved_median_seconds (benchmark_util.h), or the same by the thread's CPU time when
+// cpu_time is set: on a shared, overloaded machine the wall time of a sample includes the time
+// other processes ran, the CPU time does not (it still includes page faults and cache misses).
+inline std::vector<double> interleaved_medians(const std::vector<std::function<void()>>& fns, int reps, bool cpu_time) {
+  if (!cpu_time) return interleaved_median_seconds(fns, reps);
+  for (const auto& fn : fns) fn();
+  std::vector<std::vector<double>> times(fns.size());
+  for (int r = 0; r < reps; ++r) {
+    for (std::size_t i = 0; i < fns.size(); ++i) {
+      const double t0 = thread_cpu_seconds();
+      fns[i]();
+      times[i].push_back(thread_cpu_seconds() - t0);
+    }
+  }
+  std::vector<double> result;
+  for (auto& t : times) {
+    std::sort(t.begin(), t.end());
+    result.push_back(t[t.size() / 2]);
+  }
+  return result;
+}
+
+// median_seconds (benchmark_util.h) by wall or thread CPU time.
+inline double median_of(const std::function<void()>& fn, int reps, int warmup, bool cpu_time) {
+  if (!cpu_time) return median_seconds(fn, reps, warmup);
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    const double t0 = thread_cpu_seconds();
+    fn();
+    times.push_back(thread_cpu_seconds() - t0);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// The wall time of the first touch of a fresh page of memory (a page fault), in microseconds per
+// 4 KiB page. Pipelines that allocate large intermediates on every run pay it.
+inline double fresh_page_microseconds(std::size_t bytes = 4 << 20) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return -1;
+  auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < bytes; i += 4096) static_cast<volatile char*>(p)[i] = 1;
+  auto t1 = std::chrono::steady_clock::now();
+  munmap(p, bytes);
+  return std::chrono::duration<double, std::micro>(t1 - t0).count() / static_cast<double>(bytes / 4096);
+}
+
+inline void print_fresh_page_cost() {
+  std::printf("First touch of fresh memory on this machine: %.2f us per 4 KiB page (wall time; well under\n"
+              "1 us on an unvirtualized Linux machine). Runs that malloc large intermediates pay it.\n\n",
+              fresh_page_microseconds());
+}
+
+inline const char* clock_name(bool cpu_time) {
+  return cpu_time ? "thread CPU time (--cpu-time)" : "wall-clock time (steady_clock; --cpu-time for CPU time)";
+}
+
+}  // namespace slinky_bench
+
+#endif  // SLINKY_APPS_BENCH_EXTRAS_H

@@ -1,0 +1,195 @@
+// Benchmark 5 of BENCHMARKS.md: the matrix chain (a x b) x c of 512x512 floats, no schedule vs
+// the result computed in row blocks of 1, 4 and 16 (ab then only needs those rows): time, memory.
+// Usage: matmul_benchmark [--quick] [--cpu-time] [--reps N] [--n N] [--csv FILE]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_extras.h"
+#include "benchmark_util.h"
+#include "slinky/builder/pipeline.h"
+
+using namespace slinky;
+using namespace slinky_bench;
+
+namespace {
+
+// Matrices are buffers indexed (column, row): dim 0 is contiguous. c(j, i) = sum_k a(k, i) b(j, k)
+// over c's crop, in i-k-j order (the inner loop runs along rows of b and c and vectorizes).
+index_t matmul(const buffer<const float>& a, const buffer<const float>& b, const buffer<float>& c) {
+  const dim& cj = c.dim(0);
+  const dim& ci = c.dim(1);
+  const dim& ak = a.dim(0);
+  if (cj.empty() || ci.empty()) return 0;
+  const bool dense = c.dim(0).stride() == sizeof(float) && b.dim(0).stride() == sizeof(float) &&
+                     !c.dim(0).is_folded(cj.min(), cj.max()) && !b.dim(0).is_folded(cj.min(), cj.max());
+  for (index_t i = ci.min(); i <= ci.max(); ++i) {
+    if (dense) {
+      float* __restrict crow = &c(cj.min(), i);
+      const index_t n = cj.extent();
+      for (index_t j = 0; j < n; ++j) crow[j] = 0.0f;
+      for (index_t k = ak.min(); k <= ak.max(); ++k) {
+        const float aik = a(k, i);
+        const float* __restrict brow = &b(cj.min(), k);
+        for (index_t j = 0; j < n; ++j) crow[j] += aik * brow[j];
+      }
+    } else {
+      for (index_t j = cj.min(); j <= cj.max(); ++j) c(j, i) = 0.0f;
+      for (index_t k = ak.min(); k <= ak.max(); ++k) {
+        const float aik = a(k, i);
+        for (index_t j = cj.min(); j <= cj.max(); ++j) c(j, i) += aik * b(j, k);
+      }
+    }
+  }
+  return 0;
+}
+
+// abc = (a x b) x c with the rows of abc in a loop of step `block` (0: no loop); ab is then
+// computed in that loop, `block` rows at a time.
+struct matmul_chain {
+  node_context ctx;
+  pipeline p;
+  var ab_sym;
+
+  explicit matmul_chain(index_t block) {
+    auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
+    auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
+    auto c = buffer_expr::make(ctx, "c", 2, sizeof(float));
+    auto ab = buffer_expr::make(ctx, "ab", 2, sizeof(float));
+    auto abc = buffer_expr::make(ctx, "abc", 2, sizeof(float));
+    ab_sym = ab->sym();
+    var i(ctx, "i"), j(ctx, "j");
+    // The reduction ranges: the columns of a (rows of b), and the rows of c (columns of ab).
+    const interval_expr k_ab = a->dim(0).bounds;
+    const interval_expr k_abc = c->dim(1).bounds;
+    func f_ab = func::make(matmul, {{a, {k_ab, point(i)}}, {b, {point(j), k_ab}}}, {{ab, {j, i}}}, {.name = "ab"});
+    func f_abc =
+        func::make(matmul, {{ab, {k_abc, point(i)}}, {c, {point(j), k_abc}}}, {{abc, {j, i}}}, {.name = "abc"});
+    if (block > 0) f_abc.loops({{i, block}});
+    p = build_pipeline(ctx, {a, b, c}, {abc});
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = has_flag(argc, argv, "--quick");
+  const bool cpu_time = has_flag(argc, argv, "--cpu-time");
+  const int reps = std::stoi(arg(argc, argv, "--reps", quick ? "3" : "11"));
+  const index_t n = std::stol(arg(argc, argv, "--n", quick ? "256" : "512"));
+  print_machine("Benchmark 5: matrix chain (a x b) x c, no schedule vs row blocks");
+  print_fresh_page_cost();
+  std::printf("%lldx%lld floats; kernel: i-k-j loops, the j loop vectorized. Times are medians of %d\n",
+              static_cast<long long>(n), static_cast<long long>(n), reps);
+  std::printf("repetitions interleaved in rounds (after one warm-up), default eval_config. \"no schedule\n");
+  std::printf("(malloc)\" allocates ab with the default allocator on every run (fresh pages: slow first touch\n");
+  std::printf("on this sandboxed machine); \"no schedule (memory reused)\" gets ab from an allocate hook that\n");
+  std::printf("reuses the previous run's block. Peak memory: allocate/free hooks, auto_stack_threshold = 0.\n");
+  std::printf("Clock: %s.\n\n", clock_name(cpu_time));
+
+  buffer<float, 2> a_buf({n, n}), b_buf({n, n}), c_buf({n, n}), out_buf({n, n}), ab_ref({n, n}), ref({n, n});
+  for (auto* b : {&a_buf, &b_buf, &c_buf, &out_buf, &ab_ref, &ref}) b->allocate();
+  unsigned seed = 12345;
+  auto random = [&]() {
+    seed = seed * 1664525u + 1013904223u;
+    return static_cast<float>(seed >> 8) / static_cast<float>(1 << 24) * 2.0f - 1.0f;
+  };
+  for (auto* b : {&a_buf, &b_buf, &c_buf}) {
+    for (index_t i = 0; i < n; ++i) {
+      for (index_t j = 0; j < n; ++j) (*b)(j, i) = random();
+    }
+  }
+  // The reference, in plain C++.
+  auto reference = [n](const buffer<float, 2>& x, const buffer<float, 2>& y, buffer<float, 2>& z) {
+    for (index_t i = 0; i < n; ++i) {
+      for (index_t j = 0; j < n; ++j) z(j, i) = 0.0f;
+      for (index_t k = 0; k < n; ++k) {
+        for (index_t j = 0; j < n; ++j) z(j, i) += x(k, i) * y(j, k);
+      }
+    }
+  };
+  reference(a_buf, b_buf, ab_ref);
+  reference(ab_ref, c_buf, ref);
+  auto check = [&](const std::string& what) {
+    for (index_t i = 0; i < n; ++i) {
+      for (index_t j = 0; j < n; ++j) {
+        if (!(std::abs(out_buf(j, i) - ref(j, i)) <= 1e-4f * (1.0f + std::abs(ref(j, i))))) {
+          wrong_result(what + ": abc(" + std::to_string(j) + ", " + std::to_string(i) +
+                       ") = " + std::to_string(out_buf(j, i)) + ", expected " + std::to_string(ref(j, i)));
+        }
+      }
+    }
+  };
+  auto clear = [&]() { std::memset(out_buf.base(), 0, n * n * sizeof(float)); };
+
+  const std::vector<index_t> schedules = {0, 1, 4, 16};
+  std::vector<std::unique_ptr<matmul_chain>> pipelines;
+  std::vector<std::unique_ptr<alloc_tracker>> trackers;
+  std::vector<std::string> names;
+  auto run = [&](std::size_t i, eval_context* ctx) {
+    const pipeline& p = pipelines[i]->p;
+    const index_t r =
+        ctx ? p.evaluate({&a_buf, &b_buf, &c_buf}, {&out_buf}, *ctx) : p.evaluate({&a_buf, &b_buf, &c_buf}, {&out_buf});
+    if (r != 0) wrong_result(names[i] + ": evaluate failed");
+  };
+  for (index_t block : schedules) {
+    names.push_back(block == 0 ? std::string("no schedule") : "row blocks of " + std::to_string(block));
+    pipelines.push_back(std::make_unique<matmul_chain>(block));
+    trackers.push_back(std::make_unique<alloc_tracker>(0, /*reuse_memory=*/block == 0));
+    clear();
+    run(pipelines.size() - 1, nullptr);
+    check(names.back());
+    clear();
+    run(pipelines.size() - 1, &trackers.back()->context);
+    check(names.back() + " (auto_stack_threshold = 0)");
+  }
+
+  // Rows of the table: no schedule with malloc, no schedule with memory reused, the blocks.
+  std::vector<std::function<void()>> fns;
+  fns.push_back([&]() { run(0, nullptr); });
+  fns.push_back([&]() { run(0, &trackers[0]->context); });
+  for (std::size_t i = 1; i < pipelines.size(); ++i) fns.push_back([&, i]() { run(i, nullptr); });
+  clear();
+  const std::vector<double> t = interleaved_medians(fns, reps, cpu_time);
+  check("after timing");
+
+  const double t_malloc = t[0], t_reused = t[1];
+  const double flops = 2.0 * 2.0 * n * n * n;
+  table tab({"schedule", "time (ms)", "GFLOP/s", "no schedule (malloc) / time", "no schedule (memory reused) / time",
+             "peak ab (bytes)", "block rows of ab (bytes)"});
+  bool fast_enough_malloc = true, fast_enough_reused = true, memory_ok = true;
+  std::string ratios_malloc, ratios_reused;
+  for (std::size_t r = 0; r < fns.size(); ++r) {
+    const std::size_t pi = r == 0 ? 0 : r - 1;
+    const index_t block = schedules[pi];
+    const index_t peak = trackers[pi]->peak_of(pipelines[pi]->ab_sym);
+    const index_t bound = block * n * static_cast<index_t>(sizeof(float));
+    tab.add({r == 0   ? "no schedule (malloc)"
+             : r == 1 ? "no schedule (memory reused)"
+                      : names[pi],
+             fmt(t[r] * 1e3, 2), fmt(flops / t[r] * 1e-9, 2), fmt(t_malloc / t[r], 3), fmt(t_reused / t[r], 3),
+             std::to_string(peak), block == 0 ? "" : std::to_string(bound)});
+    if (block > 0 && peak > bound) memory_ok = false;
+    if (block == 4 || block == 16) {
+      fast_enough_malloc = fast_enough_malloc && t[r] <= t_malloc;
+      fast_enough_reused = fast_enough_reused && t[r] <= t_reused;
+      const std::string sep = ratios_malloc.empty() ? "" : ", ";
+      ratios_malloc += sep + std::to_string(block) + ": " + fmt(t_malloc / t[r], 3);
+      ratios_reused += sep + std::to_string(block) + ": " + fmt(t_reused / t[r], 3);
+    }
+  }
+  std::printf("%d repetitions (median)\n\n", reps);
+  tab.print();
+  tab.write_csv(arg(argc, argv, "--csv"));
+  std::printf("row blocks of 4 and 16 at least as fast as no schedule (memory reused): speed-ups %s: %s\n",
+              ratios_reused.c_str(), pass_or_miss(fast_enough_reused));
+  std::printf("row blocks of 4 and 16 at least as fast as no schedule (malloc): speed-ups %s: %s\n",
+              ratios_malloc.c_str(), pass_or_miss(fast_enough_malloc));
+  std::printf("intermediate <= block rows: %s\n", pass_or_miss(memory_ok));
+  return 0;
+}
