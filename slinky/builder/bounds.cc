@@ -412,11 +412,10 @@ void bounds_inference::infer_func(int fi) {
   // would nest its consumer's clamps, and build time would grow with the cube of the chain).
   bounds_map loops;
   for (loop_level l : fn.compute_chain) loops[g_.loop_var(l)] = interval_expr(loop_start(l), loop_bounds(l).max);
+  // Simplified without the loops' bounds: the previous iteration's window is found by
+  // substituting v - step for v, which is outside those bounds in the first iteration.
   regions[fi] = needs_of_consumers(fi, view::actual);
-  for (interval_expr& i : regions[fi]) {
-    i = simplify_or_empty(i);
-    i = simplify(i, loops);
-  }
+  for (interval_expr& i : regions[fi]) i = simplify_or_empty(i);
   // Never more than the total the func must compute where its outputs are stored.
   const std::size_t depth = storage_depth(fi);
   const loop_level storage = depth == 0 ? loop_level() : fn.compute_chain[depth - 1];

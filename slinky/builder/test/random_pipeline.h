@@ -1,0 +1,526 @@
+// Random pipeline testing, part 1: a plain description of a graph of funcs and of schedules
+// for it, the builder's rules for where funcs run and buffers live, and the shapes of the
+// buffers by plain interpretation of the graph.
+#ifndef SLINKY_BUILDER_TEST_RANDOM_PIPELINE_H
+#define SLINKY_BUILDER_TEST_RANDOM_PIPELINE_H
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "slinky/base/arithmetic.h"
+#include "slinky/runtime/buffer.h"
+#include "slinky/runtime/stmt.h"
+
+namespace slinky {
+namespace random_test {
+
+// The most dimensions any buffer or func has.
+constexpr int max_rank = 3;
+
+// An inclusive range of coordinates; empty when max < min.
+struct ival {
+  index_t min = 0;
+  index_t max = -1;
+
+  bool empty() const { return max < min; }
+  index_t extent() const { return empty() ? 0 : max - min + 1; }
+  bool contains(const ival& o) const { return o.empty() || (min <= o.min && o.max <= max); }
+  ival& operator|=(const ival& o) {
+    if (o.empty()) return *this;
+    if (empty()) return *this = o;
+    min = std::min(min, o.min);
+    max = std::max(max, o.max);
+    return *this;
+  }
+  bool operator==(const ival& o) const { return (empty() && o.empty()) || (min == o.min && max == o.max); }
+};
+using box = std::vector<ival>;
+
+inline index_t elem_count(const box& b) {
+  index_t n = 1;
+  for (const ival& i : b) n *= i.extent();
+  return n;
+}
+
+// One dimension of a func's input as a function of the func's output variables:
+// [floor(mul * x / div) + lo, floor(mul * x / div) + hi] where x is output variable `var`;
+// the constant [lo, hi] when var < 0; the whole dimension of the buffer (a pipeline input) when
+// `whole`, written in_buffer->dim(d).bounds.
+struct access {
+  int var = -1;
+  index_t mul = 1;
+  index_t div = 1;
+  index_t lo = 0;
+  index_t hi = 0;
+  bool whole = false;
+
+  bool is_point() const { return !whole && lo == hi; }
+};
+
+// The interval an access reads when the output variables range over `vars`.
+inline ival map_access(const access& a, const box& vars) {
+  if (a.var < 0) return {a.lo, a.hi};
+  const ival& x = vars[a.var];
+  if (x.empty()) return {};
+  return {floor_div(a.mul * x.min, a.div) + a.lo, floor_div(a.mul * x.max, a.div) + a.hi};
+}
+
+struct stage_input {
+  int buffer = -1;
+  std::vector<access> dims;
+};
+
+// A func: output variables x, y, z (its rank), its inputs and its outputs, each of them indexed
+// by all the variables in order. A copy has one input with point accesses and one output.
+struct stage_spec {
+  int rank = 1;
+  std::vector<stage_input> inputs;
+  std::vector<int> outputs;
+  bool copy = false;
+};
+
+struct buffer_spec {
+  int rank = 1;
+  int elem_size = 4;
+  bool input = false;
+  bool output = false;
+  int producer = -1;
+  // Outputs: the bounds asked for (the buffer also covers what its consumers read). Inputs: a
+  // region covered even where nothing reads it (dims read whole), and margins added around
+  // everything that is read.
+  box base;
+  std::vector<index_t> margin_lo, margin_hi;
+  // Inputs and outputs: the order of the dims in memory (innermost first), and elements of
+  // padding after each (see host_buffer). Empty: dense, dim 0 innermost.
+  std::vector<int> order;
+  std::vector<index_t> padding;
+};
+
+// Stages are in topological order: a stage reads only pipeline inputs and outputs of earlier
+// stages.
+struct graph_spec {
+  std::vector<buffer_spec> buffers;
+  std::vector<stage_spec> stages;
+  // All funcs use the same variables x, y, z; otherwise each func has its own (x0, y0, ...).
+  bool shared_vars = false;
+};
+
+inline std::string buffer_name(const graph_spec& g, int b) {
+  const buffer_spec& s = g.buffers[b];
+  return (s.input ? "in" : s.output ? "out" : "t") + std::to_string(b);
+}
+// The name of variable v of a stage's output.
+inline std::string var_name(const graph_spec& g, int stage, int v) {
+  static const char* names[] = {"x", "y", "z", "w"};
+  return names[v] + (g.shared_vars ? std::string() : std::to_string(stage));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schedules.
+
+// A loop of a func: the func (stage index) and its variable. stage < 0 is the root.
+struct level {
+  int stage = -1;
+  int var = -1;
+
+  bool root() const { return stage < 0; }
+  bool operator==(const level& o) const { return stage == o.stage && (stage < 0 || var == o.var); }
+  bool operator!=(const level& o) const { return !(*this == o); }
+};
+
+struct loop_spec {
+  int var = 0;
+  index_t step = 1;
+  bool parallel = false;
+};
+
+struct stage_schedule {
+  // Innermost first, as func::loops takes them.
+  std::vector<loop_spec> loops;
+  std::optional<level> compute_at;
+};
+
+struct buffer_schedule {
+  std::optional<level> store_at;
+  memory_type storage = memory_type::automatic;
+};
+
+struct schedule_spec {
+  std::vector<stage_schedule> stages;
+  std::vector<buffer_schedule> buffers;
+  bool no_alias_buffers = false;
+  // Run with a thread pool (when one is available), so parallel loops really run in parallel.
+  bool thread_pool = false;
+  // Keep every intermediate stored outside every serial loop around its producer (the storage
+  // of all outputs of a func at one level, and no func computed in a parallel loop inside a
+  // serial one, whose default storage would be inside): buffers stored inside a loop that
+  // others slide over are miscomputed (see random_regressions_test.cc).
+  bool outer_storage_only = false;
+};
+
+// The stages that read an output of stage s, without duplicates.
+inline std::vector<int> consumers_of(const graph_spec& g, int s) {
+  std::vector<int> result;
+  for (int c = s + 1; c < static_cast<int>(g.stages.size()); ++c) {
+    for (const stage_input& i : g.stages[c].inputs) {
+      if (g.buffers[i.buffer].producer == s && std::find(result.begin(), result.end(), c) == result.end()) {
+        result.push_back(c);
+      }
+    }
+  }
+  return result;
+}
+
+inline bool produces_output(const graph_spec& g, int s) {
+  for (int o : g.stages[s].outputs) {
+    if (g.buffers[o].output) return true;
+  }
+  return false;
+}
+
+inline int loop_index(const stage_schedule& s, int var) {
+  for (std::size_t k = 0; k < s.loops.size(); ++k) {
+    if (s.loops[k].var == var) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+// Where each stage runs, as the builder resolves it (docs/builder.md, schedule_graph): the
+// loops around it (outermost first), and the loops around its call (those and its own loops).
+struct placement {
+  std::vector<level> compute;
+  std::vector<std::vector<level>> compute_chain;
+  std::vector<std::vector<level>> call_chain;
+};
+
+inline bool is_parallel(const schedule_spec& s, const level& l) {
+  const stage_schedule& owner = s.stages[l.stage];
+  return owner.loops[loop_index(owner, l.var)].parallel;
+}
+
+// Makes a schedule legal for the builder, and resolves where everything runs: loops over
+// variables the func does not have (or twice) are dropped, and a compute_at or store_at the
+// builder would reject is reset to the default. With `choose`, compute_at and store_at are
+// instead chosen at random among the legal places (choose(n) returns a number in [0, n), or -1
+// for the default). With a thread pool, no buffer is stored outside a parallel loop around its
+// producer, so that workers never share one.
+inline placement place(const graph_spec& g, schedule_spec& s, const std::function<int(int)>& choose) {
+  const int n = static_cast<int>(g.stages.size());
+  s.stages.resize(n);
+  s.buffers.resize(g.buffers.size());
+  placement p;
+  p.compute.resize(n);
+  p.compute_chain.resize(n);
+  p.call_chain.resize(n);
+  for (int i = 0; i < n; ++i) {
+    std::vector<loop_spec> loops;
+    for (const loop_spec& l : s.stages[i].loops) {
+      bool dup = false;
+      for (const loop_spec& k : loops) dup = dup || k.var == l.var;
+      if (l.var >= 0 && l.var < g.stages[i].rank && !dup)
+        loops.push_back({l.var, std::max<index_t>(1, l.step), l.parallel});
+    }
+    s.stages[i].loops = loops;
+  }
+  // Consumers first: a stage's legal places depend on where its consumers run.
+  for (int i = n - 1; i >= 0; --i) {
+    stage_schedule& ss = s.stages[i];
+    std::vector<level> common;
+    const std::vector<int> consumers = consumers_of(g, i);
+    const bool at_root_only = produces_output(g, i) || consumers.empty();
+    if (!at_root_only) {
+      common = p.call_chain[consumers[0]];
+      for (int c : consumers) {
+        const std::vector<level>& other = p.call_chain[c];
+        std::size_t k = 0;
+        while (k < common.size() && k < other.size() && common[k] == other[k]) ++k;
+        common.resize(k);
+      }
+    }
+    if (choose) {
+      // Half the time the default, then the root, then each legal loop.
+      const int pick = choose(static_cast<int>(common.size()) + 1);
+      if (pick < 0) {
+        ss.compute_at.reset();
+      } else if (pick == 0) {
+        ss.compute_at = level();
+      } else {
+        ss.compute_at = common[pick - 1];
+      }
+    } else if (ss.compute_at && !ss.compute_at->root()) {
+      if (std::find(common.begin(), common.end(), *ss.compute_at) == common.end()) ss.compute_at.reset();
+    }
+    level at = ss.compute_at ? *ss.compute_at : common.empty() ? level() : common.back();
+    if (s.outer_storage_only) {
+      // The deepest legal level whose loops have no parallel loop inside a serial one.
+      std::size_t ok = 0;
+      bool serial = false;
+      for (; ok < common.size(); ++ok) {
+        if (serial && is_parallel(s, common[ok])) break;
+        serial = serial || !is_parallel(s, common[ok]);
+      }
+      const auto depth = std::find(common.begin(), common.end(), at) - common.begin();
+      if (!at.root() && depth >= static_cast<std::ptrdiff_t>(ok)) {
+        ss.compute_at = ok == 0 ? level() : common[ok - 1];
+        at = *ss.compute_at;
+      }
+    }
+    p.compute[i] = at;
+    if (!at.root()) {
+      p.compute_chain[i] = p.compute_chain[at.stage];
+      const stage_schedule& owner = s.stages[at.stage];
+      for (int k = static_cast<int>(owner.loops.size()) - 1; k >= loop_index(owner, at.var); --k) {
+        p.compute_chain[i].push_back({at.stage, owner.loops[k].var});
+      }
+    }
+    p.call_chain[i] = p.compute_chain[i];
+    for (int k = static_cast<int>(ss.loops.size()) - 1; k >= 0; --k) p.call_chain[i].push_back({i, ss.loops[k].var});
+  }
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    const buffer_spec& bs = g.buffers[b];
+    buffer_schedule& sched = s.buffers[b];
+    if (bs.input || bs.output) {
+      sched = buffer_schedule();
+      continue;
+    }
+    const std::vector<level>& chain = p.compute_chain[bs.producer];
+    std::vector<level> legal = {level()};
+    legal.insert(legal.end(), chain.begin(), chain.end());
+    if (s.outer_storage_only) {
+      const int first = g.stages[bs.producer].outputs[0];
+      if (first != static_cast<int>(b)) {
+        sched.store_at = s.buffers[first].store_at;
+        continue;
+      }
+      for (std::size_t k = 0; k < chain.size(); ++k) {
+        if (is_parallel(s, chain[k])) continue;
+        legal.resize(k + 1);
+        break;
+      }
+    }
+    if (s.thread_pool) {
+      for (std::size_t k = chain.size(); k-- > 0;) {
+        if (is_parallel(s, chain[k])) {
+          legal.erase(legal.begin(), std::min(legal.end(), legal.begin() + k + 1));
+          break;
+        }
+      }
+    }
+    if (legal.empty()) {
+      sched.store_at.reset();
+    } else if (choose) {
+      const int pick = choose(static_cast<int>(legal.size()));
+      if (pick < 0) {
+        sched.store_at.reset();
+      } else {
+        sched.store_at = legal[pick];
+      }
+    } else if (sched.store_at && std::find(legal.begin(), legal.end(), *sched.store_at) == legal.end()) {
+      sched.store_at.reset();
+    }
+  }
+  return p;
+}
+
+inline placement legalize(const graph_spec& g, schedule_spec& s) { return place(g, s, std::function<int(int)>()); }
+
+// Windows of intermediates that sliding and folding get wrong (see random_regressions_test.cc),
+// over a serial loop inside the intermediate's storage: a window moving in two dimensions with
+// the loop (a diagonal, or the bounding box of consumers reading it in different orders), and a
+// window that is the hull of a part moving with the loop and a part fixed in it.
+struct risky_windows {
+  bool two_dims = false;
+  bool fixed_and_moving = false;
+  // Also: a func computed inside a loop whose range is a constant (not from the bounds of an
+  // output): the first window of what slides over it is not computed.
+  bool constant_loop = false;
+};
+
+// Finds the risky windows of a schedule. The loops each dimension of a stage's region depends
+// on are found consumers first, through the accesses; each consumer's access contributes a set.
+inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec& s, const placement& p) {
+  const int n = static_cast<int>(g.stages.size());
+  using levels = std::vector<level>;
+  // deps[stage][var]: the contributions to the region of a variable of a stage.
+  std::vector<std::vector<std::vector<levels>>> deps(n);
+  auto all = [](const std::vector<levels>& contributions) {
+    levels result;
+    for (const levels& c : contributions) {
+      for (const level& l : c) {
+        if (std::find(result.begin(), result.end(), l) == result.end()) result.push_back(l);
+      }
+    }
+    return result;
+  };
+  for (int st = n - 1; st >= 0; --st) {
+    deps[st].resize(g.stages[st].rank);
+    const levels& chain = p.compute_chain[st];
+    for (int c = st + 1; c < n; ++c) {
+      for (const stage_input& in : g.stages[c].inputs) {
+        if (g.buffers[in.buffer].producer != st) continue;
+        for (std::size_t d = 0; d < in.dims.size(); ++d) {
+          const access& a = in.dims[d];
+          levels contribution;
+          if (a.var >= 0) {
+            levels from = all(deps[c][a.var]);
+            if (loop_index(s.stages[c], a.var) >= 0) from.push_back({c, a.var});
+            for (const level& l : from) {
+              if (std::find(chain.begin(), chain.end(), l) != chain.end()) contribution.push_back(l);
+            }
+          }
+          deps[st][d].push_back(contribution);
+        }
+      }
+    }
+  }
+  risky_windows result;
+  // constant[stage][var]: the region of the variable is a constant interval.
+  std::vector<std::vector<bool>> constant(n);
+  for (int st = n - 1; st >= 0; --st) {
+    constant[st].assign(g.stages[st].rank, true);
+    for (int o : g.stages[st].outputs) {
+      if (g.buffers[o].output) constant[st].assign(g.stages[st].rank, false);
+    }
+    for (int c = st + 1; c < n; ++c) {
+      for (const stage_input& in : g.stages[c].inputs) {
+        if (g.buffers[in.buffer].producer != st) continue;
+        for (std::size_t d = 0; d < in.dims.size(); ++d) {
+          if (in.dims[d].var >= 0 && !constant[c][in.dims[d].var]) constant[st][d] = false;
+        }
+      }
+    }
+  }
+  for (int st = 0; st < n; ++st) {
+    for (const level& l : p.compute_chain[st]) {
+      if (constant[l.stage][l.var]) result.constant_loop = true;
+    }
+  }
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    const buffer_spec& bs = g.buffers[b];
+    if (bs.input || bs.output) continue;
+    const levels& chain = p.compute_chain[bs.producer];
+    // Where it is stored: the loops of the chain from `inside` on are inside the storage.
+    std::size_t inside = 0;
+    if (s.buffers[b].store_at) {
+      if (!s.buffers[b].store_at->root()) {
+        inside = std::find(chain.begin(), chain.end(), *s.buffers[b].store_at) - chain.begin() + 1;
+      }
+    } else {
+      for (std::size_t k = 0; k < chain.size(); ++k) {
+        if (is_parallel(s, chain[k])) inside = k + 1;
+      }
+    }
+    for (std::size_t k = inside; k < chain.size(); ++k) {
+      if (is_parallel(s, chain[k])) continue;
+      int moving = 0;
+      for (const std::vector<levels>& dim : deps[bs.producer]) {
+        int with = 0, without = 0;
+        for (const levels& c : dim) {
+          (std::find(c.begin(), c.end(), chain[k]) != c.end() ? with : without)++;
+        }
+        moving += with > 0 ? 1 : 0;
+        if (with > 0 && without > 0) result.fixed_and_moving = true;
+      }
+      if (moving > 1) result.two_dims = true;
+    }
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes: what the unscheduled pipeline computes, by plain interpretation of the graph.
+
+// The values a stage's callback needs: its index (which salts its values), the accesses of its
+// inputs with `whole` dims resolved to the bounds of the pipeline input, and the buffers it
+// writes (to look up what they may cover).
+struct kernel_spec {
+  int stage = 0;
+  std::vector<std::vector<access>> inputs;
+  std::vector<int> outputs;
+};
+
+struct plan {
+  // Per stage, per variable: the region the unscheduled pipeline computes.
+  std::vector<box> regions;
+  // Per buffer: the bounds of inputs and outputs as passed to the pipeline; for intermediates,
+  // the region their producer computes (what the unscheduled pipeline allocates).
+  std::vector<box> bounds;
+  std::vector<kernel_spec> kernels;
+  // The elements of all buffers, and the elements read by all stages: a measure of the cost.
+  index_t elements = 0;
+  index_t work = 0;
+};
+
+inline plan make_plan(const graph_spec& g) {
+  const int n = static_cast<int>(g.stages.size());
+  plan p;
+  p.regions.resize(n);
+  p.bounds.resize(g.buffers.size());
+  auto need_of = [&](int b) {
+    box need(g.buffers[b].rank);
+    for (int c = 0; c < n; ++c) {
+      for (const stage_input& i : g.stages[c].inputs) {
+        if (i.buffer != b) continue;
+        for (int d = 0; d < g.buffers[b].rank; ++d) {
+          if (!i.dims[d].whole) need[d] |= map_access(i.dims[d], p.regions[c]);
+        }
+      }
+    }
+    return need;
+  };
+  for (int s = n - 1; s >= 0; --s) {
+    box& region = p.regions[s];
+    region.assign(g.stages[s].rank, ival());
+    for (int o : g.stages[s].outputs) {
+      box need = need_of(o);
+      if (g.buffers[o].output) {
+        for (int d = 0; d < g.buffers[o].rank; ++d) need[d] |= g.buffers[o].base[d];
+        p.bounds[o] = need;
+      }
+      for (int d = 0; d < g.stages[s].rank; ++d) region[d] |= need[d];
+    }
+    for (int o : g.stages[s].outputs) {
+      if (!g.buffers[o].output) p.bounds[o] = region;
+    }
+  }
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    const buffer_spec& bs = g.buffers[b];
+    if (!bs.input) continue;
+    box need = need_of(static_cast<int>(b));
+    for (int d = 0; d < bs.rank; ++d) {
+      need[d] |= bs.base[d];
+      need[d].min -= bs.margin_lo[d];
+      need[d].max += bs.margin_hi[d];
+    }
+    p.bounds[b] = need;
+  }
+  for (int s = 0; s < n; ++s) {
+    kernel_spec k;
+    k.stage = s;
+    k.outputs = g.stages[s].outputs;
+    index_t reads = 1;
+    for (const stage_input& i : g.stages[s].inputs) {
+      std::vector<access> dims = i.dims;
+      index_t box_size = 1;
+      for (std::size_t d = 0; d < dims.size(); ++d) {
+        if (dims[d].whole) dims[d] = {-1, 1, 1, p.bounds[i.buffer][d].min, p.bounds[i.buffer][d].max, false};
+        box_size *= dims[d].hi - dims[d].lo + 1;
+      }
+      reads += box_size;
+      k.inputs.push_back(std::move(dims));
+    }
+    p.kernels.push_back(std::move(k));
+    for (int o : g.stages[s].outputs) p.work += elem_count(p.bounds[o]) * reads;
+  }
+  for (const box& b : p.bounds) p.elements += elem_count(b);
+  return p;
+}
+
+}  // namespace random_test
+}  // namespace slinky
+
+#endif  // SLINKY_BUILDER_TEST_RANDOM_PIPELINE_H

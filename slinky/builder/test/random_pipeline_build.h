@@ -1,0 +1,455 @@
+// Random pipeline testing, part 2: the callbacks of the funcs (which check what they are given),
+// buffers that own their memory, the reference evaluator, and the construction of a graph and a
+// schedule with the builder API.
+#ifndef SLINKY_BUILDER_TEST_RANDOM_PIPELINE_BUILD_H
+#define SLINKY_BUILDER_TEST_RANDOM_PIPELINE_BUILD_H
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "random_pipeline.h"
+#include "slinky/builder/pipeline.h"
+#include "slinky/runtime/buffer.h"
+#include "slinky/runtime/pipeline.h"
+#include "slinky/runtime/print.h"
+
+namespace slinky {
+namespace random_test {
+
+// Calls fn(const index_t* coordinates) for every point of b, dimension 0 fastest.
+template <typename Fn>
+void for_each_point(const box& b, const Fn& fn) {
+  for (const ival& i : b) {
+    if (i.empty()) return;
+  }
+  index_t at[max_rank + 1] = {};
+  const std::size_t rank = b.size();
+  for (std::size_t d = 0; d < rank; ++d) at[d] = b[d].min;
+  for (;;) {
+    fn(static_cast<const index_t*>(at));
+    std::size_t d = 0;
+    for (; d < rank; ++d) {
+      if (++at[d] <= b[d].max) break;
+      at[d] = b[d].min;
+    }
+    if (d == rank) return;
+  }
+}
+
+inline box bounds_of(const raw_buffer& b) {
+  box result(b.rank);
+  for (std::size_t d = 0; d < b.rank; ++d) result[d] = {b.dim(d).min(), b.dim(d).max()};
+  return result;
+}
+
+// Elements are signed integers of 1, 2 or 4 bytes, computed in wrapping unsigned arithmetic.
+inline std::uint32_t load(const raw_buffer& b, const index_t* at) {
+  const void* p = b.address_at(span<const index_t>(at, b.rank));
+  switch (b.elem_size) {
+  case 1: return static_cast<std::uint32_t>(static_cast<std::int32_t>(*static_cast<const std::int8_t*>(p)));
+  case 2: return static_cast<std::uint32_t>(static_cast<std::int32_t>(*static_cast<const std::int16_t*>(p)));
+  default: return *static_cast<const std::uint32_t*>(p);
+  }
+}
+inline void store(const raw_buffer& b, const index_t* at, std::uint32_t v) {
+  void* p = b.address_at(span<const index_t>(at, b.rank));
+  switch (b.elem_size) {
+  case 1: *static_cast<std::int8_t*>(p) = static_cast<std::int8_t>(v); break;
+  case 2: *static_cast<std::int16_t*>(p) = static_cast<std::int16_t>(v); break;
+  default: *static_cast<std::uint32_t*>(p) = v; break;
+  }
+}
+
+inline std::uint32_t mix(std::uint32_t h, std::uint32_t v) { return (h ^ (v + 0x9e3779b9u + (h << 6) + (h >> 2))); }
+
+inline std::string to_string(const box& b) {
+  std::string s = "[";
+  for (std::size_t d = 0; d < b.size(); ++d) {
+    s += (d ? ", " : "") + std::to_string(b[d].min) + ".." + std::to_string(b[d].max);
+  }
+  return s + "]";
+}
+
+// Checks what each call of a pipeline's callbacks is given, and keeps the first failure.
+class monitor {
+  std::mutex mutex_;
+  std::string failure_;
+  std::string kind_;
+
+public:
+  // Per buffer: the region a callback may be asked to write (empty: not checked).
+  std::vector<box> allowed;
+  std::atomic<int> calls{0};
+
+  void fail(const std::string& kind, const std::string& message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (kind_.empty()) {
+      kind_ = kind;
+      failure_ = message;
+    }
+  }
+  std::string kind() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return kind_;
+  }
+  std::string failure() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failure_;
+  }
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kind_.clear();
+    failure_.clear();
+    calls = 0;
+  }
+};
+
+// Computes every output of a stage over that output's own bounds: each element mixes the
+// stage, the output, its coordinates and, in order, every element of the box each input is read
+// over. Returns an empty string, or why it did not compute (an input that does not cover what
+// is read, which it does not read).
+inline std::string compute_stage(const kernel_spec& k, const raw_buffer* const* ins, const raw_buffer* const* outs) {
+  for (std::size_t o = 0; o < k.outputs.size(); ++o) {
+    const raw_buffer& out = *outs[o];
+    const box crop = bounds_of(out);
+    if (elem_count(crop) == 0) continue;
+    for (std::size_t i = 0; i < k.inputs.size(); ++i) {
+      const raw_buffer& in = *ins[i];
+      for (std::size_t d = 0; d < k.inputs[i].size(); ++d) {
+        const ival need = map_access(k.inputs[i][d], crop);
+        if (!ival{in.dim(d).min(), in.dim(d).max()}.contains(need) || !in.base) {
+          return "f" + std::to_string(k.stage) + " computing output " + std::to_string(o) + " over " + to_string(crop) +
+                 " reads input " + std::to_string(i) + " dim " + std::to_string(d) + " over " + to_string({need}) +
+                 ", but the input buffer covers " + to_string(bounds_of(in)) + (in.base ? "" : " (null base)");
+        }
+      }
+    }
+    const std::uint32_t salt = 0x9e3779b9u * static_cast<std::uint32_t>(k.stage + 1) + 0x85ebca6bu * (o + 1);
+    for_each_point(crop, [&](const index_t* p) {
+      std::uint32_t h = salt;
+      for (std::size_t d = 0; d < crop.size(); ++d) h = mix(h, static_cast<std::uint32_t>(p[d]));
+      for (std::size_t i = 0; i < k.inputs.size(); ++i) {
+        box read(k.inputs[i].size());
+        for (std::size_t d = 0; d < read.size(); ++d) {
+          const access& a = k.inputs[i][d];
+          if (a.var < 0) {
+            read[d] = {a.lo, a.hi};
+          } else {
+            const index_t x = floor_div(a.mul * p[a.var], a.div);
+            read[d] = {x + a.lo, x + a.hi};
+          }
+        }
+        for_each_point(read, [&](const index_t* q) { h = mix(h, load(*ins[i], q)); });
+      }
+      store(out, p, h);
+    });
+  }
+  return std::string();
+}
+
+// A copy: out(x) = in(point accesses of x).
+inline void compute_copy(const kernel_spec& k, const raw_buffer& in, const raw_buffer& out) {
+  for_each_point(bounds_of(out), [&](const index_t* p) {
+    index_t q[max_rank + 1] = {};
+    for (std::size_t d = 0; d < k.inputs[0].size(); ++d) {
+      const access& a = k.inputs[0][d];
+      q[d] = a.var < 0 ? a.lo : floor_div(a.mul * p[a.var], a.div) + a.lo;
+    }
+    std::memcpy(out.address_at(span<const index_t>(p, out.rank)), in.address_at(span<const index_t>(q, in.rank)),
+                in.elem_size);
+  });
+}
+
+// The callback of a stage. With a monitor, failures are reported to it, and each output crop is
+// checked against monitor::allowed; without one, they are printed.
+inline call_stmt::callable kernel(kernel_spec k, monitor* m = nullptr) {
+  return [k = std::move(k), m](const call_stmt* op, eval_context& ctx) -> index_t {
+    const raw_buffer* ins[8];
+    const raw_buffer* outs[4];
+    for (std::size_t i = 0; i < op->inputs.size(); ++i) ins[i] = ctx.lookup_buffer(op->inputs[i]);
+    for (std::size_t o = 0; o < op->outputs.size(); ++o) outs[o] = ctx.lookup_buffer(op->outputs[o]);
+    if (m) {
+      ++m->calls;
+      for (std::size_t o = 0; o < k.outputs.size(); ++o) {
+        const box& allowed = m->allowed[k.outputs[o]];
+        const box crop = bounds_of(*outs[o]);
+        if (allowed.empty() || elem_count(crop) == 0) continue;
+        for (std::size_t d = 0; d < crop.size(); ++d) {
+          if (allowed[d].contains(crop[d])) continue;
+          m->fail("crop", "f" + std::to_string(k.stage) + " is asked to compute output " + std::to_string(o) +
+                              " over " + to_string(crop) + ", outside the region " + to_string(allowed) +
+                              " the unscheduled pipeline computes");
+          return 1;
+        }
+      }
+    }
+    std::string error = compute_stage(k, ins, outs);
+    if (error.empty()) return 0;
+    if (m) {
+      m->fail("read_outside", error);
+    } else {
+      std::fprintf(stderr, "%s\n", error.c_str());
+    }
+    return 1;
+  };
+}
+
+// A buffer that owns its memory, with dims of any order in memory and padding between rows.
+class host_buffer {
+  std::vector<dim> dims_;
+  std::vector<std::uint64_t> data_;
+  raw_buffer raw_;
+
+public:
+  // layout: the order of the dims in memory (innermost first; empty is 0, 1, 2, ...), and
+  // elements of padding after each dim.
+  host_buffer(int elem_size, const box& bounds, std::vector<int> order = {}, std::vector<index_t> padding = {}) {
+    const std::size_t rank = bounds.size();
+    dims_.resize(rank);
+    if (order.size() != rank) {
+      order.clear();
+      for (std::size_t d = 0; d < rank; ++d) order.push_back(static_cast<int>(d));
+    }
+    index_t stride = elem_size;
+    for (std::size_t k = 0; k < rank; ++k) {
+      const int d = order[k];
+      dims_[d] = dim(bounds[d].min, bounds[d].max, stride);
+      stride *= std::max<index_t>(bounds[d].extent(), 1) + (k < padding.size() ? padding[k] : 0);
+    }
+    data_.assign(stride / 8 + 2, 0);
+    raw_ = raw_buffer(data_.data(), elem_size, rank, dims_.data());
+  }
+  host_buffer(const host_buffer&) = delete;
+  host_buffer& operator=(const host_buffer&) = delete;
+
+  const raw_buffer& raw() const { return raw_; }
+  box bounds() const { return bounds_of(raw_); }
+  void fill_bytes(unsigned char value) { std::memset(data_.data(), value, data_.size() * sizeof(std::uint64_t)); }
+};
+
+// Fills a buffer with values that depend on the seed and the coordinates only.
+inline void fill(const host_buffer& b, std::uint64_t seed) {
+  for_each_point(b.bounds(), [&](const index_t* p) {
+    std::uint32_t h = static_cast<std::uint32_t>(seed) ^ static_cast<std::uint32_t>(seed >> 32);
+    for (std::size_t d = 0; d < b.raw().rank; ++d) h = mix(h * 0x01000193u, static_cast<std::uint32_t>(p[d]));
+    store(b.raw(), p, mix(h, 0x27d4eb2fu));
+  });
+}
+
+// The first element where two buffers of the same bounds differ, or an empty string.
+inline std::string compare(const raw_buffer& expected, const raw_buffer& actual) {
+  std::string result;
+  const box b = bounds_of(expected);
+  if (!(b == bounds_of(actual))) return "bounds differ";
+  for_each_point(b, [&](const index_t* p) {
+    if (!result.empty()) return;
+    const std::uint32_t e = load(expected, p), a = load(actual, p);
+    if (e == a) return;
+    result = "at (";
+    for (std::size_t d = 0; d < b.size(); ++d) result += (d ? ", " : "") + std::to_string(p[d]);
+    result += ") expected " + std::to_string(static_cast<std::int32_t>(e)) + ", got " +
+              std::to_string(static_cast<std::int32_t>(a));
+  });
+  return result;
+}
+inline bool equal(const host_buffer& a, const host_buffer& b) { return compare(a.raw(), b.raw()).empty(); }
+
+// True if the values of b (dim 0 fastest, as signed integers) are `values`.
+inline bool equal_values(const host_buffer& b, const std::vector<std::int64_t>& values) {
+  std::size_t i = 0;
+  bool ok = true;
+  for_each_point(b.bounds(), [&](const index_t* at) {
+    ok = ok && i < values.size() && static_cast<std::int32_t>(load(b.raw(), at)) == values[i];
+    ++i;
+  });
+  return ok && i == values.size();
+}
+
+// eval_config hooks for running a pipeline under test: every allocation goes through the
+// allocate hook (auto_stack_threshold is 0, so only memory_type::stack allocations do not), which
+// records the largest allocation of each buffer; failed checks are recorded instead of printed.
+class eval_hooks {
+  mutable std::mutex mutex_;
+  std::map<std::size_t, index_t> max_bytes_;
+  int allocations_ = 0;
+  int frees_ = 0;
+  std::string check_;
+
+public:
+  eval_config config;
+  eval_context context;
+
+  explicit eval_hooks(const node_context* symbols = nullptr) {
+    config.auto_stack_threshold = 0;
+    config.allocate = [this](var sym, raw_buffer* buf) -> void* {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++allocations_;
+      index_t& bytes = max_bytes_[sym.sym()];
+      bytes = std::max<index_t>(bytes, buf->size_bytes());
+      return buf->allocate();
+    };
+    config.free = [this](var, raw_buffer*, void* p) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++frees_;
+      std::free(p);
+    };
+    config.check_failed = [this, symbols](const expr& e) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (check_.empty()) check_ = to_string(e, symbols);
+    };
+    config.call_failed = [](const call_stmt*) {};
+    context.config = &config;
+  }
+  eval_hooks(const eval_hooks&) = delete;
+  eval_hooks& operator=(const eval_hooks&) = delete;
+
+  // The bytes of the largest heap allocation of buffer `sym` (0 if none).
+  index_t max_bytes(var sym) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto i = max_bytes_.find(sym.sym());
+    return i == max_bytes_.end() ? 0 : i->second;
+  }
+  int allocations() const { return allocations_; }
+  int frees() const { return frees_; }
+  // The condition of the first check that failed, or empty.
+  std::string check() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return check_;
+  }
+};
+
+// The reference: each buffer over its plan bounds, computed stage by stage over whole buffers.
+inline std::vector<std::unique_ptr<host_buffer>> reference(const graph_spec& g, const plan& p,
+                                                           const std::vector<const raw_buffer*>& inputs) {
+  std::vector<std::unique_ptr<host_buffer>> bufs(g.buffers.size());
+  std::vector<const raw_buffer*> raw(g.buffers.size());
+  for (std::size_t b = 0, i = 0; b < g.buffers.size(); ++b) {
+    if (g.buffers[b].input) raw[b] = inputs[i++];
+  }
+  for (std::size_t s = 0; s < g.stages.size(); ++s) {
+    const stage_spec& st = g.stages[s];
+    std::vector<const raw_buffer*> ins, outs;
+    for (const stage_input& i : st.inputs) ins.push_back(raw[i.buffer]);
+    for (int o : st.outputs) {
+      bufs[o] = std::make_unique<host_buffer>(g.buffers[o].elem_size, p.bounds[o]);
+      raw[o] = &bufs[o]->raw();
+      outs.push_back(raw[o]);
+    }
+    if (st.copy) {
+      compute_copy(p.kernels[s], *ins[0], *outs[0]);
+    } else {
+      compute_stage(p.kernels[s], ins.data(), outs.data());
+    }
+  }
+  return bufs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pipeline, through the builder API.
+
+inline expr offset(expr e, index_t c) { return c == 0 ? e : c > 0 ? e + c : e - (-c); }
+
+inline interval_expr to_interval(const access& a, const std::vector<var>& vars, const buffer_expr_ptr& b, int d) {
+  if (a.whole) return b->dim(d).bounds;
+  if (a.var < 0) return a.lo == a.hi ? point(expr(a.lo)) : bounds(expr(a.lo), expr(a.hi));
+  expr x = vars[a.var];
+  if (a.mul != 1) x = x * a.mul;
+  if (a.div != 1) x = x / a.div;
+  return a.lo == a.hi ? point(offset(x, a.lo)) : bounds(offset(x, a.lo), offset(x, a.hi));
+}
+
+// The graph and (with a schedule) its schedule as builder objects, and the pipeline built from
+// them. The pipeline does not depend on the rest once built.
+struct built {
+  node_context ctx;
+  // Per stage, the variables of its outputs.
+  std::vector<std::vector<var>> vars;
+  std::vector<buffer_expr_ptr> buffers;
+  std::vector<std::unique_ptr<func>> funcs;
+  pipeline p;
+};
+
+inline std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule_spec* s, monitor* m) {
+  auto r = std::make_unique<built>();
+  for (std::size_t i = 0; i < g.stages.size(); ++i) {
+    r->vars.emplace_back();
+    for (int v = 0; v < g.stages[i].rank; ++v) r->vars[i].emplace_back(r->ctx, var_name(g, static_cast<int>(i), v));
+  }
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    const buffer_spec& bs = g.buffers[b];
+    r->buffers.push_back(buffer_expr::make(r->ctx, buffer_name(g, static_cast<int>(b)), bs.rank, bs.elem_size));
+  }
+  for (std::size_t i = 0; i < g.stages.size(); ++i) {
+    const stage_spec& st = g.stages[i];
+    std::vector<func::input> inputs;
+    for (const stage_input& in : st.inputs) {
+      func::input fi;
+      fi.buffer = r->buffers[in.buffer];
+      for (std::size_t d = 0; d < in.dims.size(); ++d) {
+        fi.bounds.push_back(to_interval(in.dims[d], r->vars[i], fi.buffer, static_cast<int>(d)));
+      }
+      inputs.push_back(std::move(fi));
+    }
+    std::vector<func::output> outputs;
+    for (int o : st.outputs) outputs.push_back({r->buffers[o], r->vars[i]});
+    if (st.copy) {
+      r->funcs.push_back(std::make_unique<func>(func::make_copy(inputs[0], outputs[0])));
+    } else {
+      call_stmt::attributes attrs;
+      attrs.name = "f" + std::to_string(i);
+      r->funcs.push_back(std::make_unique<func>(kernel(pl.kernels[i], m), inputs, outputs, attrs));
+    }
+  }
+  build_options options;
+  if (s) {
+    for (std::size_t i = 0; i < g.stages.size(); ++i) {
+      func& f = *r->funcs[i];
+      const stage_schedule& ss = s->stages[i];
+      std::vector<func::loop_info> loops;
+      for (const loop_spec& l : ss.loops) {
+        loops.emplace_back(r->vars[i][l.var], l.step, l.parallel ? loop::parallel : loop::serial);
+      }
+      f.loops(loops);
+      if (ss.compute_at) {
+        if (ss.compute_at->root()) {
+          f.compute_root();
+        } else {
+          f.compute_at(
+              loop_id{r->funcs[ss.compute_at->stage].get(), r->vars[ss.compute_at->stage][ss.compute_at->var]});
+        }
+      }
+    }
+    for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+      const buffer_schedule& bs = s->buffers[b];
+      if (bs.store_at) {
+        if (bs.store_at->root()) {
+          r->buffers[b]->store_root();
+        } else {
+          r->buffers[b]->store_at(
+              loop_id{r->funcs[bs.store_at->stage].get(), r->vars[bs.store_at->stage][bs.store_at->var]});
+        }
+      }
+      r->buffers[b]->store_in(bs.storage);
+    }
+    options.no_alias_buffers = s->no_alias_buffers;
+  }
+  std::vector<buffer_expr_ptr> ins, outs;
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    if (g.buffers[b].input) ins.push_back(r->buffers[b]);
+    if (g.buffers[b].output) outs.push_back(r->buffers[b]);
+  }
+  r->p = build_pipeline(r->ctx, ins, outs, options);
+  return r;
+}
+
+}  // namespace random_test
+}  // namespace slinky
+
+#endif  // SLINKY_BUILDER_TEST_RANDOM_PIPELINE_BUILD_H

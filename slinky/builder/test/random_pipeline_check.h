@@ -1,0 +1,230 @@
+// Random pipeline testing, part 4: the oracle (run_case), which runs a case unscheduled and
+// under each of its schedules and checks the results, and run_isolated, which runs it in a child
+// process so that crashes and hangs are reported.
+#ifndef SLINKY_BUILDER_TEST_RANDOM_PIPELINE_CHECK_H
+#define SLINKY_BUILDER_TEST_RANDOM_PIPELINE_CHECK_H
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "random_pipeline.h"
+#include "random_pipeline_build.h"
+#include "random_pipeline_generate.h"
+#include "slinky/runtime/print.h"
+
+#if SLINKY_RANDOM_HAVE_THREAD_POOL
+#include "slinky/base/thread_pool_impl.h"
+#endif
+
+namespace slinky {
+namespace random_test {
+
+// The pool that schedules with schedule_spec::thread_pool run with: one worker besides the
+// calling thread. Made on first use, so that a forked child makes its own.
+inline thread_pool* shared_thread_pool() {
+#if SLINKY_RANDOM_HAVE_THREAD_POOL
+  static thread_pool_impl pool(1);
+  return &pool;
+#else
+  // TODO: slinky/base/thread_pool_impl.h does not exist yet; once it does, this returns one
+  // (nothing else needs to change: SLINKY_RANDOM_HAVE_THREAD_POOL detects the header).
+  return nullptr;
+#endif
+}
+
+// The result of running a case: empty kind if it passed. Kinds: unscheduled_mismatch (the
+// unscheduled pipeline disagrees with the reference), mismatch (a scheduled one does),
+// read_outside (a callback's input does not cover what it reads), crop (a callback is asked to
+// compute outside what the unscheduled pipeline computes), check_failed, call_failed, evaluate
+// (non-zero result otherwise unexplained), memory (an allocation larger than unscheduled), leak,
+// crash, timeout.
+struct outcome {
+  std::string kind;
+  std::string message;
+  // The failing schedule; -1 is the unscheduled pipeline.
+  int schedule = -1;
+  // Pipelines built and run.
+  int runs = 0;
+
+  bool ok() const { return kind.empty(); }
+};
+
+namespace internal_run {
+
+inline std::unique_ptr<host_buffer> make_buffer(const buffer_spec& b, const box& bounds) {
+  return std::make_unique<host_buffer>(b.elem_size, bounds, b.order, b.padding);
+}
+
+// Everything one evaluation needs besides the schedule.
+struct context {
+  const case_spec& c;
+  plan p;
+  std::vector<std::unique_ptr<host_buffer>> inputs;
+  std::vector<const raw_buffer*> input_raw;
+  std::vector<std::unique_ptr<host_buffer>> expected;
+  monitor m;
+  // Per buffer: the most bytes one heap allocation of it took unscheduled.
+  std::vector<index_t> unscheduled_bytes;
+
+  explicit context(const case_spec& c) : c(c), p(make_plan(c.graph)) {
+    const graph_spec& g = c.graph;
+    for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+      if (!g.buffers[b].input) continue;
+      inputs.push_back(make_buffer(g.buffers[b], p.bounds[b]));
+      fill(*inputs.back(), c.data_seed + b);
+      input_raw.push_back(&inputs.back()->raw());
+    }
+    expected = reference(g, p, input_raw);
+    m.allowed.resize(g.buffers.size());
+    for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+      if (!g.buffers[b].input) m.allowed[b] = p.bounds[b];
+    }
+    unscheduled_bytes.assign(g.buffers.size(), 0);
+  }
+
+  // Builds and runs one pipeline (unscheduled if s is null) and checks it.
+  outcome run(const schedule_spec* s, int index) {
+    const graph_spec& g = c.graph;
+    outcome o;
+    o.schedule = index;
+    m.reset();
+    std::unique_ptr<built> b = build(g, p, s, &m);
+    std::vector<std::unique_ptr<host_buffer>> outputs;
+    std::vector<const raw_buffer*> output_raw;
+    std::vector<int> output_index;
+    for (std::size_t i = 0; i < g.buffers.size(); ++i) {
+      if (!g.buffers[i].output) continue;
+      outputs.push_back(make_buffer(g.buffers[i], p.bounds[i]));
+      outputs.back()->fill_bytes(0xa5);
+      output_raw.push_back(&outputs.back()->raw());
+      output_index.push_back(static_cast<int>(i));
+    }
+    eval_hooks hooks(b->p.body.symbols.get());
+    if (s && s->thread_pool) hooks.config.thread_pool = shared_thread_pool();
+    const index_t result = b->p.evaluate(input_raw, output_raw, hooks.context);
+    ++o.runs;
+    auto fail = [&](const std::string& kind, const std::string& message) {
+      o.kind = kind;
+      o.message = message;
+      return o;
+    };
+    if (!m.kind().empty()) return fail(m.kind(), m.failure());
+    if (!hooks.check().empty()) return fail("check_failed", "check failed: " + hooks.check());
+    if (result != 0) return fail("evaluate", "evaluate returned " + std::to_string(result));
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const int bi = output_index[i];
+      std::string diff = compare(expected[bi]->raw(), outputs[i]->raw());
+      if (diff.empty()) continue;
+      return fail(s ? "mismatch" : "unscheduled_mismatch", "output " + buffer_name(g, bi) + " " + diff);
+    }
+    if (hooks.allocations() != hooks.frees()) {
+      return fail("leak",
+                  std::to_string(hooks.allocations()) + " allocations, " + std::to_string(hooks.frees()) + " frees");
+    }
+    for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
+      const index_t bytes = hooks.max_bytes(b->buffers[bi]->sym());
+      if (!s) {
+        unscheduled_bytes[bi] = bytes;
+        continue;
+      }
+      const index_t limit =
+          std::max(unscheduled_bytes[bi], elem_count(p.bounds[bi]) * static_cast<index_t>(g.buffers[bi].elem_size));
+      if (bytes > limit) {
+        return fail("memory", "an allocation of " + buffer_name(g, static_cast<int>(bi)) + " takes " +
+                                  std::to_string(bytes) + " bytes, more than the " + std::to_string(limit) +
+                                  " of the unscheduled pipeline");
+      }
+    }
+    return o;
+  }
+};
+
+}  // namespace internal_run
+
+// The oracle: the unscheduled pipeline gives the reference's outputs, and every schedule gives
+// the same, with callbacks that only read what their inputs cover and only compute what the
+// unscheduled pipeline computes, and no heap allocation larger than the unscheduled one.
+inline outcome run_case(const case_spec& c) {
+  internal_run::context ctx(c);
+  outcome total;
+  outcome o = ctx.run(nullptr, -1);
+  total.runs += o.runs;
+  if (!o.ok()) {
+    o.runs = total.runs;
+    return o;
+  }
+  for (std::size_t i = 0; i < c.schedules.size(); ++i) {
+    o = ctx.run(&c.schedules[i], static_cast<int>(i));
+    total.runs += o.runs;
+    if (!o.ok()) {
+      o.runs = total.runs;
+      return o;
+    }
+  }
+  return total;
+}
+
+// run_case in a child process (unless use_fork is false), so that a crash, an abort or a hang
+// (past timeout_seconds) is reported as an outcome instead of ending the batch.
+inline outcome run_isolated(const case_spec& c, bool use_fork, int timeout_seconds = 20) {
+  if (!use_fork) return run_case(c);
+  std::FILE* result = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fileno(err), 2);
+    alarm(timeout_seconds);
+    outcome o = run_case(c);
+    std::fprintf(result, "%s\n%d\n%d\n%s", o.kind.c_str(), o.schedule, o.runs, o.message.c_str());
+    std::fflush(result);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  auto read_all = [](std::FILE* f) {
+    std::string s;
+    std::rewind(f);
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) s.append(buf, n);
+    std::fclose(f);
+    return s;
+  };
+  const std::string text = read_all(result);
+  std::string errors = read_all(err);
+  outcome o;
+  if (WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    o.kind = sig == SIGALRM ? "timeout" : "crash";
+    if (errors.size() > 2000) errors = errors.substr(0, 2000) + "...";
+    o.message = (sig ? "signal " + std::to_string(sig) : "exit status " + std::to_string(WEXITSTATUS(status))) +
+                (errors.empty() ? "" : ": " + errors);
+    // The schedule that crashed is not known: shrinking keeps all of them until it can tell.
+    o.schedule = -2;
+    return o;
+  }
+  std::istringstream in(text);
+  std::getline(in, o.kind);
+  std::string line;
+  std::getline(in, line);
+  o.schedule = std::atoi(line.c_str());
+  std::getline(in, line);
+  o.runs = std::atoi(line.c_str());
+  std::getline(in, o.message, '\0');
+  return o;
+}
+
+}  // namespace random_test
+}  // namespace slinky
+
+#endif  // SLINKY_BUILDER_TEST_RANDOM_PIPELINE_CHECK_H

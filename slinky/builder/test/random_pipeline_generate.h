@@ -1,0 +1,559 @@
+// Random pipeline testing, part 3: the generator of random graphs, shapes and schedules, and the
+// switches (features) that turn parts of it on and off.
+#ifndef SLINKY_BUILDER_TEST_RANDOM_PIPELINE_GENERATE_H
+#define SLINKY_BUILDER_TEST_RANDOM_PIPELINE_GENERATE_H
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "random_pipeline.h"
+
+#if __has_include("slinky/base/thread_pool_impl.h")
+#define SLINKY_RANDOM_HAVE_THREAD_POOL 1
+#else
+#define SLINKY_RANDOM_HAVE_THREAD_POOL 0
+#endif
+
+namespace slinky {
+namespace random_test {
+
+// What the generator may produce. The defaults are what works today; the rest is switched on by
+// SLINKY_RANDOM_FEATURES (see parse below) to reproduce known bugs.
+struct features {
+  int max_stages = 12;
+  // Ranks other than the pipeline's first input's (reductions, broadcasts, mixed inputs).
+  bool vary_rank = true;
+  // Elements of 1 and 2 bytes besides 4.
+  bool narrow_types = true;
+  // make_copy translations and transposes.
+  bool copies = true;
+  // Loops over the variables of a copy (the evaluator's element-wise copy overwrites them).
+  bool copy_loops = false;
+  // A pipeline output that is also read by another func.
+  bool consumed_outputs = true;
+  // A second output that nothing reads.
+  bool unused_outputs = true;
+  // Pipeline outputs of extent 0 in some dimension.
+  bool empty_outputs = false;
+  // The same buffer read twice by one func.
+  bool duplicate_inputs = true;
+  // Input and output buffers with transposed or padded layouts.
+  bool layouts = true;
+  // Intermediates stored inside serial loops (else only outside them: see
+  // schedule_spec::outer_storage_only).
+  bool inner_storage = false;
+  // Windows that move in two dimensions with one loop: diagonal accesses, and schedules where
+  // a bounding box moves so (else such schedules are not generated).
+  bool diagonal = false;
+  // Windows that are the hull of a part moving with a loop and a fixed part (else schedules
+  // with them are not generated).
+  bool hull_windows = false;
+  // Funcs computed inside a loop over a constant range (else such schedules are not generated).
+  bool constant_loops = false;
+  // All funcs use the same variables x, y, z (else each its own), so loops of a func inside
+  // the loop of another over the same variable shadow it.
+  bool shared_vars = false;
+  // Loops run in parallel (serially without a thread pool).
+  bool parallel = true;
+  // Running some schedules with a thread pool; only if slinky/base/thread_pool_impl.h exists.
+  bool thread_pool = SLINKY_RANDOM_HAVE_THREAD_POOL;
+  bool store_at = true;
+  bool compute_at = true;
+  bool stack = true;
+
+  // A comma-separated list of feature names, each optionally prefixed by '-' to turn it off;
+  // "stages=N" sets max_stages. Returns false if a name is unknown.
+  bool parse(const std::string& list) {
+    std::size_t begin = 0;
+    while (begin < list.size()) {
+      std::size_t end = list.find(',', begin);
+      if (end == std::string::npos) end = list.size();
+      std::string name = list.substr(begin, end - begin);
+      begin = end + 1;
+      if (name.empty()) continue;
+      bool on = true;
+      if (name[0] == '-' || name[0] == '+') {
+        on = name[0] == '+';
+        name = name.substr(1);
+      }
+      if (name.rfind("stages=", 0) == 0) {
+        max_stages = std::max(1, std::atoi(name.c_str() + 7));
+        continue;
+      }
+      bool* flag = find(name);
+      if (!flag) return false;
+      *flag = on;
+    }
+    return true;
+  }
+
+  struct entry {
+    const char* name;
+    bool features::*flag;
+  };
+  static const std::vector<entry>& entries() {
+    static const std::vector<entry> all = {
+        {"vary_rank", &features::vary_rank},
+        {"narrow_types", &features::narrow_types},
+        {"copies", &features::copies},
+        {"copy_loops", &features::copy_loops},
+        {"consumed_outputs", &features::consumed_outputs},
+        {"unused_outputs", &features::unused_outputs},
+        {"empty_outputs", &features::empty_outputs},
+        {"duplicate_inputs", &features::duplicate_inputs},
+        {"layouts", &features::layouts},
+        {"inner_storage", &features::inner_storage},
+        {"diagonal", &features::diagonal},
+        {"hull_windows", &features::hull_windows},
+        {"constant_loops", &features::constant_loops},
+        {"shared_vars", &features::shared_vars},
+        {"parallel", &features::parallel},
+        {"thread_pool", &features::thread_pool},
+        {"store_at", &features::store_at},
+        {"compute_at", &features::compute_at},
+        {"stack", &features::stack},
+    };
+    return all;
+  }
+
+  bool* find(const std::string& name) {
+    for (const entry& e : entries()) {
+      if (name == e.name) return &(this->*e.flag);
+    }
+    return nullptr;
+  }
+
+  // The features that are on and off, e.g. "on: copies layouts ...; off: copy_loops ...".
+  std::string to_string() const {
+    std::string on, off;
+    for (const entry& e : entries()) (this->*e.flag ? on : off) += std::string(" ") + e.name;
+    return "stages=" + std::to_string(max_stages) + "; on:" + on + "; off:" + off;
+  }
+};
+
+class rng {
+  std::mt19937_64 engine_;
+
+public:
+  explicit rng(std::uint64_t seed) : engine_(seed) {}
+  // A number in [lo, hi].
+  index_t uniform(index_t lo, index_t hi) { return std::uniform_int_distribution<index_t>(lo, hi)(engine_); }
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(engine_) < p; }
+  template <typename T>
+  const T& pick(const std::vector<T>& v) {
+    return v[uniform(0, static_cast<index_t>(v.size()) - 1)];
+  }
+  std::uint64_t next() { return engine_(); }
+};
+
+// A seed for each case of a batch, so any case can be run alone.
+inline std::uint64_t case_seed(std::uint64_t seed, std::uint64_t index) {
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * (index + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+struct case_spec {
+  graph_spec graph;
+  std::vector<schedule_spec> schedules;
+  // Input values, and layouts of the pipeline's buffers.
+  std::uint64_t data_seed = 0;
+};
+
+namespace internal_generate {
+
+enum class kind { pointwise, stencil, down, up, transpose, reduce, expand, combine, copy };
+
+// An access of variable v: mostly a point, else a window, down- or up-sampling as asked.
+inline access make_access(rng& r, int v, kind k) {
+  access a;
+  a.var = v;
+  switch (k) {
+  case kind::stencil:
+    if (r.chance(0.7)) {
+      a.lo = -r.uniform(0, 3);
+      a.hi = r.uniform(0, 3);
+    } else {
+      a.lo = a.hi = r.uniform(-2, 2);
+    }
+    break;
+  case kind::down:
+    a.mul = r.uniform(2, 3);
+    a.lo = r.chance(0.7) ? 0 : -1;
+    a.hi = a.mul - 1 + (r.chance(0.7) ? 0 : 1);
+    if (r.chance(0.2)) a.hi = a.lo;
+    break;
+  case kind::up:
+    a.div = r.uniform(2, 3);
+    if (r.chance(0.3)) a.hi = 1;
+    if (r.chance(0.15)) a.mul = a.div + 1;
+    break;
+  case kind::copy: a.lo = a.hi = r.chance(0.5) ? 0 : r.uniform(-3, 3); break;
+  default:
+    if (r.chance(0.15)) a.lo = a.hi = r.uniform(-1, 1);
+    break;
+  }
+  return a;
+}
+
+// A buffer read by a stage of rank `rank`: its dims map to the variables in `order` (extra dims
+// of the buffer are reduced: read over a constant range, or whole for pipeline inputs).
+inline stage_input make_input(rng& r, const graph_spec& g, int b, int rank, const std::vector<int>& order, kind k,
+                              bool one_dim_only) {
+  stage_input in;
+  in.buffer = b;
+  const int special = static_cast<int>(r.uniform(0, g.buffers[b].rank - 1));
+  for (int d = 0; d < g.buffers[b].rank; ++d) {
+    if (d < static_cast<int>(order.size()) && order[d] < rank) {
+      const bool plain = one_dim_only && d != special;
+      in.dims.push_back(make_access(r, order[d], plain ? kind::pointwise : k));
+    } else {
+      access a;
+      if (g.buffers[b].input && r.chance(0.5)) {
+        a.whole = true;
+      } else {
+        a.lo = r.uniform(-2, 2);
+        a.hi = a.lo + r.uniform(0, 4);
+      }
+      in.dims.push_back(a);
+    }
+  }
+  return in;
+}
+
+inline int elem_size(rng& r, const features& f) {
+  if (!f.narrow_types) return 4;
+  const index_t k = r.uniform(0, 9);
+  return k < 6 ? 4 : k < 8 ? 2 : 1;
+}
+
+// A buffer for a new stage to read: mostly one nobody reads yet (so chains grow long), else any.
+inline int pick_buffer(rng& r, const graph_spec& g, const std::vector<int>& reads) {
+  std::vector<int> unread, recent;
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    if (reads[b] == 0) unread.push_back(static_cast<int>(b));
+    recent.push_back(static_cast<int>(b));
+  }
+  if (!unread.empty() && r.chance(0.75)) return r.pick(unread);
+  if (recent.size() > 3 && r.chance(0.5)) recent.erase(recent.begin(), recent.end() - 3);
+  return r.pick(recent);
+}
+
+inline std::vector<int> identity(int n) {
+  std::vector<int> v(n);
+  for (int i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+inline std::vector<int> shuffled(rng& r, std::vector<int> v) {
+  for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[r.uniform(0, static_cast<index_t>(i) - 1)]);
+  return v;
+}
+
+}  // namespace internal_generate
+
+// Removes stages and buffers that no pipeline output needs, and renumbers the rest (and the
+// schedules) in order. A stage none of whose outputs is read or a pipeline output is removed.
+inline void compact(case_spec& c) {
+  graph_spec& g = c.graph;
+  const int n = static_cast<int>(g.stages.size());
+  std::vector<bool> live_stage(n, false), live_buffer(g.buffers.size(), false);
+  for (int s = n - 1; s >= 0; --s) {
+    for (int o : g.stages[s].outputs) {
+      if (g.buffers[o].output) live_stage[s] = true;
+    }
+    for (int c2 = s + 1; c2 < n; ++c2) {
+      if (!live_stage[c2]) continue;
+      for (const stage_input& i : g.stages[c2].inputs) {
+        if (g.buffers[i.buffer].producer == s) live_stage[s] = true;
+      }
+    }
+    if (!live_stage[s]) continue;
+    for (int o : g.stages[s].outputs) live_buffer[o] = true;
+    for (const stage_input& i : g.stages[s].inputs) live_buffer[i.buffer] = true;
+  }
+  std::vector<int> stage_map(n, -1), buffer_map(g.buffers.size(), -1);
+  graph_spec result;
+  result.shared_vars = g.shared_vars;
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    if (!live_buffer[b]) continue;
+    buffer_map[b] = static_cast<int>(result.buffers.size());
+    result.buffers.push_back(g.buffers[b]);
+  }
+  for (int s = 0; s < n; ++s) {
+    if (!live_stage[s]) continue;
+    stage_map[s] = static_cast<int>(result.stages.size());
+    stage_spec st = g.stages[s];
+    for (stage_input& i : st.inputs) i.buffer = buffer_map[i.buffer];
+    for (int& o : st.outputs) o = buffer_map[o];
+    result.stages.push_back(std::move(st));
+  }
+  for (buffer_spec& b : result.buffers) {
+    if (b.producer >= 0) b.producer = stage_map[b.producer];
+  }
+  auto map_level = [&](std::optional<level>& l) {
+    if (!l || l->root()) return;
+    if (stage_map[l->stage] < 0) {
+      l.reset();
+    } else {
+      l->stage = stage_map[l->stage];
+    }
+  };
+  for (schedule_spec& s : c.schedules) {
+    schedule_spec r = s;
+    r.stages.assign(result.stages.size(), stage_schedule());
+    r.buffers.assign(result.buffers.size(), buffer_schedule());
+    for (int i = 0; i < n && i < static_cast<int>(s.stages.size()); ++i) {
+      if (stage_map[i] >= 0) r.stages[stage_map[i]] = s.stages[i];
+    }
+    for (std::size_t b = 0; b < g.buffers.size() && b < s.buffers.size(); ++b) {
+      if (buffer_map[b] >= 0) r.buffers[buffer_map[b]] = s.buffers[b];
+    }
+    for (stage_schedule& ss : r.stages) map_level(ss.compute_at);
+    for (buffer_schedule& bs : r.buffers) map_level(bs.store_at);
+    s = std::move(r);
+  }
+  g = std::move(result);
+  for (schedule_spec& s : c.schedules) legalize(g, s);
+}
+
+// A random graph of 1 to f.max_stages funcs, with the shapes of its inputs and outputs.
+inline graph_spec generate_graph(rng& r, const features& f) {
+  using namespace internal_generate;
+  graph_spec g;
+  g.shared_vars = f.shared_vars;
+  const int base_rank = static_cast<int>(r.uniform(1, max_rank));
+  const int num_inputs = r.chance(0.6) ? 1 : static_cast<int>(r.uniform(2, 3));
+  for (int i = 0; i < num_inputs; ++i) {
+    buffer_spec b;
+    b.input = true;
+    b.rank = f.vary_rank && r.chance(0.3) ? static_cast<int>(r.uniform(1, max_rank)) : base_rank;
+    b.elem_size = elem_size(r, f);
+    g.buffers.push_back(b);
+  }
+  std::vector<int> reads(g.buffers.size(), 0);
+  const int num_stages = static_cast<int>(r.uniform(1, f.max_stages));
+  for (int s = 0; s < num_stages; ++s) {
+    stage_spec st;
+    const int a = pick_buffer(r, g, reads);
+    const int ra = g.buffers[a].rank;
+    std::vector<kind> kinds = {kind::pointwise, kind::stencil, kind::stencil, kind::stencil,
+                               kind::down,      kind::up,      kind::combine, kind::combine};
+    if (ra >= 2) kinds.push_back(kind::transpose);
+    if (f.vary_rank && ra >= 2) kinds.push_back(kind::reduce);
+    if (f.vary_rank && ra < max_rank) kinds.push_back(kind::expand);
+    if (f.copies) kinds.insert(kinds.end(), {kind::copy, kind::copy});
+    const kind k = r.pick(kinds);
+    std::vector<int> order = identity(ra);
+    st.rank = ra;
+    switch (k) {
+    case kind::transpose:
+      order = shuffled(r, order);
+      // A diagonal: two dims of the buffer read at the same variable.
+      if (f.diagonal && r.chance(0.5)) order[1] = order[0];
+      break;
+    case kind::reduce:
+      st.rank = ra - 1;
+      order = identity(ra);
+      std::swap(order[r.uniform(0, ra - 1)], order[ra - 1]);
+      break;
+    case kind::expand: {
+      st.rank = ra + 1;
+      // The new variable takes the place of one of the buffer's: that one moves to the end.
+      const int hole = static_cast<int>(r.uniform(0, ra));
+      for (int& v : order) v += v >= hole ? 1 : 0;
+      break;
+    }
+    case kind::copy:
+      if (ra >= 2 && r.chance(0.3)) order = shuffled(r, order);
+      st.copy = true;
+      break;
+    default: break;
+    }
+    const kind access_kind = k == kind::copy ? kind::copy : k == kind::combine ? kind::stencil : k;
+    const bool one_dim = k == kind::down || k == kind::up;
+    st.inputs.push_back(make_input(r, g, a, st.rank, order, access_kind, one_dim));
+    if (k == kind::combine) {
+      const int extra = r.chance(0.7) ? 1 : 2;
+      for (int e = 0; e < extra; ++e) {
+        int b = pick_buffer(r, g, reads);
+        if (b == a && !f.duplicate_inputs) continue;
+        if (!f.vary_rank && g.buffers[b].rank != st.rank) continue;
+        st.inputs.push_back(make_input(r, g, b, st.rank, identity(g.buffers[b].rank), kind::stencil, false));
+      }
+    }
+    for (const stage_input& i : st.inputs) ++reads[i.buffer];
+    const int num_outputs = !st.copy && r.chance(0.15) ? 2 : 1;
+    for (int o = 0; o < num_outputs; ++o) {
+      buffer_spec b;
+      b.rank = st.rank;
+      b.elem_size = st.copy ? g.buffers[a].elem_size : elem_size(r, f);
+      b.producer = s;
+      st.outputs.push_back(static_cast<int>(g.buffers.size()));
+      g.buffers.push_back(b);
+      reads.push_back(0);
+    }
+    g.stages.push_back(std::move(st));
+  }
+  // Buffers nobody reads are pipeline outputs (but a second output may stay unread).
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    buffer_spec& bs = g.buffers[b];
+    if (bs.input) continue;
+    if (reads[b] == 0) {
+      const stage_spec& st = g.stages[bs.producer];
+      const bool second = st.outputs.size() > 1 && st.outputs[1] == static_cast<int>(b);
+      bs.output = !(second && f.unused_outputs && r.chance(0.4));
+    } else if (f.consumed_outputs && r.chance(0.1)) {
+      bs.output = true;
+    }
+  }
+  for (stage_spec& st : g.stages) {
+    bool any = false;
+    for (int o : st.outputs) any = any || g.buffers[o].output || reads[o] > 0;
+    if (!any) g.buffers[st.outputs[0]].output = true;
+  }
+  // Shapes: outputs of small (often prime) extents anywhere around 0.
+  static const std::vector<index_t> extents = {1, 1, 2, 3, 4, 5, 7, 8, 11, 13, 16};
+  for (buffer_spec& b : g.buffers) {
+    b.base.resize(b.rank);
+    b.margin_lo.assign(b.rank, 0);
+    b.margin_hi.assign(b.rank, 0);
+    for (int d = 0; d < b.rank; ++d) {
+      if (b.output) {
+        index_t e = r.pick(extents);
+        if (b.rank == max_rank) e = std::min<index_t>(e, 7);
+        if (f.empty_outputs && r.chance(0.03)) e = 0;
+        b.base[d].min = r.uniform(-8, 8);
+        b.base[d].max = b.base[d].min + e - 1;
+      } else if (b.input) {
+        b.base[d].min = r.uniform(-4, 4);
+        b.base[d].max = b.base[d].min + r.uniform(0, 5);
+        if (r.chance(0.4)) b.margin_lo[d] = r.uniform(1, 3);
+        if (r.chance(0.4)) b.margin_hi[d] = r.uniform(1, 3);
+      }
+    }
+    if (f.layouts && (b.input || b.output) && r.chance(0.3)) {
+      b.order = internal_generate::shuffled(r, internal_generate::identity(b.rank));
+      for (int d = 0; d < b.rank; ++d) b.padding.push_back(r.chance(0.5) ? 0 : r.uniform(1, 3));
+    }
+  }
+  return g;
+}
+
+// False if the schedule has windows known to be miscomputed that f does not ask for.
+inline bool allowed_windows(const graph_spec& g, schedule_spec s, const features& f) {
+  const risky_windows w = find_risky_windows(g, s, legalize(g, s));
+  return (f.diagonal || !w.two_dims) && (f.hull_windows || !w.fixed_and_moving) &&
+         (f.constant_loops || !w.constant_loop);
+}
+
+namespace internal_generate {
+
+inline schedule_spec generate_schedule_once(rng& r, const graph_spec& g, const plan& p, const features& f) {
+  static const std::vector<index_t> steps = {1, 1, 2, 2, 3, 4, 5, 7, 8, 16, 100};
+  schedule_spec s;
+  s.stages.resize(g.stages.size());
+  s.buffers.resize(g.buffers.size());
+  for (std::size_t i = 0; i < g.stages.size(); ++i) {
+    if (!r.chance(0.6) || (g.stages[i].copy && !f.copy_loops)) continue;
+    std::vector<int> vars = internal_generate::shuffled(r, internal_generate::identity(g.stages[i].rank));
+    vars.resize(r.uniform(1, g.stages[i].rank));
+    for (int v : vars) s.stages[i].loops.push_back({v, r.pick(steps), f.parallel && r.chance(0.25)});
+  }
+  s.no_alias_buffers = r.chance(0.5);
+  s.thread_pool = f.thread_pool && r.chance(0.3);
+  s.outer_storage_only = !f.inner_storage;
+  int calls = 0;
+  place(g, s, [&](int n) -> int {
+    // The first calls are for the stages (compute_at: n - 1 legal loops, or the root), the rest
+    // for the buffers (store_at).
+    if (calls++ < static_cast<int>(g.stages.size())) {
+      if (!f.compute_at || r.chance(0.4)) return -1;
+      if (r.chance(0.25)) return 0;
+      return static_cast<int>(r.uniform(0, n - 1));
+    }
+    if (!f.store_at || !r.chance(0.3)) return -1;
+    return static_cast<int>(r.uniform(0, n - 1));
+  });
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    if (g.buffers[b].input || g.buffers[b].output) continue;
+    const index_t bytes = elem_count(p.bounds[b]) * g.buffers[b].elem_size;
+    if (f.stack && bytes <= 16384 && r.chance(0.15)) {
+      s.buffers[b].storage = memory_type::stack;
+    } else if (r.chance(0.15)) {
+      s.buffers[b].storage = memory_type::heap;
+    }
+  }
+  return s;
+}
+
+}  // namespace internal_generate
+
+// A random schedule: loops over random variables of random funcs with random steps, some of
+// them parallel, and random legal compute_at, store_at and storage. Unless f.diagonal, a
+// schedule with windows known to be miscomputed is drawn again (see allowed_windows).
+inline schedule_spec generate_schedule(rng& r, const graph_spec& g, const plan& p, const features& f) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    schedule_spec s = internal_generate::generate_schedule_once(r, g, p, f);
+    if (allowed_windows(g, s, f)) return s;
+  }
+  schedule_spec s;
+  s.outer_storage_only = !f.inner_storage;
+  legalize(g, s);
+  return s;
+}
+
+// True if the generator with features f could have made c (as far as the features restrict):
+// the shrinker keeps to such cases.
+inline bool generated_by(const case_spec& c, const features& f) {
+  const graph_spec& g = c.graph;
+  if (g.shared_vars != f.shared_vars) return false;
+  for (const buffer_spec& b : g.buffers) {
+    if (!b.output || f.empty_outputs) continue;
+    for (const ival& i : b.base) {
+      if (i.empty()) return false;
+    }
+  }
+  for (const schedule_spec& s : c.schedules) {
+    if (s.outer_storage_only == f.inner_storage) return false;
+    if (s.thread_pool && !f.thread_pool) return false;
+    for (std::size_t i = 0; i < g.stages.size(); ++i) {
+      if (g.stages[i].copy && !f.copy_loops && !s.stages[i].loops.empty()) return false;
+    }
+    if (!allowed_windows(g, s, f)) return false;
+  }
+  return true;
+}
+
+// A random case: a graph whose buffers are small enough to run quickly, and some schedules.
+inline case_spec generate_case(std::uint64_t seed, const features& f, int num_schedules = 6) {
+  rng r(seed);
+  case_spec c;
+  for (int attempt = 0;; ++attempt) {
+    c.graph = generate_graph(r, f);
+    c.schedules.clear();
+    compact(c);
+    const plan p = make_plan(c.graph);
+    if (p.elements <= 20000 && p.work <= 200000) break;
+    if (attempt > 20) {
+      // Give up on big graphs: one func.
+      features small = f;
+      small.max_stages = 1;
+      c.graph = generate_graph(r, small);
+      compact(c);
+      break;
+    }
+  }
+  const plan p = make_plan(c.graph);
+  for (int i = 0; i < num_schedules; ++i) c.schedules.push_back(generate_schedule(r, c.graph, p, f));
+  c.data_seed = r.next();
+  return c;
+}
+
+}  // namespace random_test
+}  // namespace slinky
+
+#endif  // SLINKY_BUILDER_TEST_RANDOM_PIPELINE_GENERATE_H

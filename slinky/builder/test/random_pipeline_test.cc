@@ -1,0 +1,92 @@
+// Random pipelines under random schedules must give the results of the unscheduled pipeline and
+// of a plain reference. Time-boxed by SLINKY_RANDOM_SECONDS (default 60), seeded by
+// SLINKY_RANDOM_SEED (default 1); SLINKY_RANDOM_FEATURES switches generator features.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "random_pipeline_run.h"
+
+namespace slinky {
+namespace random_test {
+namespace {
+
+std::string env_or(const char* name, const std::string& default_value) {
+  const char* s = std::getenv(name);
+  return s && *s ? s : default_value;
+}
+
+TEST(random_pipeline, reference_of_a_stencil) {
+  // out(x) = mix of in(x - 1), in(x), in(x + 1): the reference reads what the access says.
+  graph_spec g;
+  buffer_spec in;
+  in.input = true;
+  in.base = {{0, 0}};
+  in.margin_lo = in.margin_hi = {0};
+  buffer_spec out;
+  out.output = true;
+  out.producer = 0;
+  out.base = {{2, 5}};
+  out.margin_lo = out.margin_hi = {0};
+  g.buffers = {in, out};
+  stage_spec s;
+  s.inputs = {{0, {{0, 1, 1, -1, 1}}}};
+  s.outputs = {1};
+  g.stages = {s};
+  const plan p = make_plan(g);
+  EXPECT_EQ(p.bounds[0], (box{{0, 6}}));
+  EXPECT_EQ(p.bounds[1], (box{{2, 5}}));
+  EXPECT_EQ(p.regions[0], (box{{2, 5}}));
+}
+
+TEST(random_pipeline, legal_compute_at) {
+  // in -> f0 -> t1 -> f1 -> out2, f1 looped over x: f0 may run in that loop.
+  graph_spec g;
+  g.buffers.resize(3);
+  g.buffers[0].input = true;
+  g.buffers[1].producer = 0;
+  g.buffers[2].producer = 1;
+  g.buffers[2].output = true;
+  g.stages.resize(2);
+  g.stages[0].inputs = {{0, {{0}}}};
+  g.stages[0].outputs = {1};
+  g.stages[1].inputs = {{1, {{0}}}};
+  g.stages[1].outputs = {2};
+  schedule_spec s;
+  s.stages.resize(2);
+  s.stages[1].loops = {{0, 2}};
+  s.stages[0].compute_at = level{1, 0};
+  placement p = legalize(g, s);
+  ASSERT_TRUE(s.stages[0].compute_at.has_value());
+  EXPECT_EQ(p.compute_chain[0], (std::vector<level>{{1, 0}}));
+  // f1 produces the output: it cannot be computed inside f0, and a loop it does not have is
+  // dropped.
+  s.stages[1].compute_at = level{0, 0};
+  s.stages[1].loops.push_back({1, 3});
+  legalize(g, s);
+  EXPECT_FALSE(s.stages[1].compute_at.has_value());
+  EXPECT_EQ(s.stages[1].loops.size(), 1u);
+}
+
+TEST(random_pipeline, schedules_do_not_change_results) {
+  batch_options o;
+  o.seed = std::strtoull(env_or("SLINKY_RANDOM_SEED", "1").c_str(), nullptr, 10);
+  o.seconds = std::atof(env_or("SLINKY_RANDOM_SECONDS", "60").c_str());
+  o.fork = env_or("SLINKY_RANDOM_FORK", "1") != "0";
+  const std::string features = env_or("SLINKY_RANDOM_FEATURES", "");
+  ASSERT_TRUE(o.f.parse(features)) << "unknown feature in SLINKY_RANDOM_FEATURES=" << features;
+  std::cout << "random pipelines: SLINKY_RANDOM_SEED=" << o.seed << ", SLINKY_RANDOM_SECONDS=" << o.seconds
+            << (features.empty() ? "" : ", SLINKY_RANDOM_FEATURES=" + features) << "\nfeatures " << o.f.to_string()
+            << "\n";
+  const batch_result r = run_batch(o);
+  std::cout << "random pipelines: " << r.cases << " cases, " << r.runs << " pipelines built and run in " << r.seconds
+            << " s\n";
+  EXPECT_GT(r.cases, 0);
+  for (const std::string& f : r.failures) ADD_FAILURE() << f;
+}
+
+}  // namespace
+}  // namespace random_test
+}  // namespace slinky
