@@ -34,8 +34,8 @@ namespace rewrite_rules {
 
 // The bindings of the wildcards of a pattern during a match.
 struct match_state {
-  const base_expr_node* vars[4];
-  index_t constants[3];
+  const base_expr_node* vars[4] = {};
+  index_t constants[3] = {};
   unsigned bound = 0;  // bit i: vars[i] is bound; bit 4 + i: constants[i] is bound.
 };
 
@@ -121,12 +121,12 @@ constexpr pattern_of<T> as_pattern(const T& x) {
 template <typename T>
 constexpr bool is_operand_v = is_pattern<T>::value || std::is_integral_v<T>;
 template <typename A, typename B>
-constexpr bool are_operands_v = (is_pattern<A>::value || is_pattern<B>::value) && is_operand_v<A> && is_operand_v<B>;
+constexpr bool are_operands_v = (is_pattern<A>::value || is_pattern<B>::value) && is_operand_v<A>&& is_operand_v<B>;
 
-#define SLINKY_REWRITE_BINARY(fn, node)                                                                             \
-  template <typename A, typename B, typename = std::enable_if_t<are_operands_v<A, B>>>                             \
-  constexpr auto fn(const A& a, const B& b) {                                                                      \
-    return binary_pattern<node, pattern_of<A>, pattern_of<B>>{as_pattern(a), as_pattern(b)};                       \
+#define SLINKY_REWRITE_BINARY(fn, node)                                                                                \
+  template <typename A, typename B, typename = std::enable_if_t<are_operands_v<A, B>>>                                 \
+  constexpr auto fn(const A& a, const B& b) {                                                                          \
+    return binary_pattern<node, pattern_of<A>, pattern_of<B>>{as_pattern(a), as_pattern(b)};                           \
   }
 SLINKY_REWRITE_BINARY(operator+, add)
 SLINKY_REWRITE_BINARY(operator-, sub)
@@ -162,7 +162,8 @@ constexpr auto operator-(const A& a) {
   return binary_pattern<sub, literal, A>{literal{0}, a};
 }
 constexpr infinity_pattern<false> operator-(infinity_pattern<true>) { return {}; }
-template <typename C, typename T, typename F, typename = std::enable_if_t<is_operand_v<C> && is_operand_v<T> && is_operand_v<F>>>
+template <typename C, typename T, typename F,
+          typename = std::enable_if_t<is_operand_v<C> && is_operand_v<T> && is_operand_v<F>>>
 constexpr auto select(const C& c, const T& t, const F& f) {
   return select_pattern<pattern_of<C>, pattern_of<T>, pattern_of<F>>{as_pattern(c), as_pattern(t), as_pattern(f)};
 }
@@ -175,10 +176,10 @@ constexpr auto eval(const A& a) {
   return eval_pattern<pattern_of<A>>{as_pattern(a)};
 }
 
-#define SLINKY_REWRITE_FACT(fn, f)                                                                                  \
-  template <typename A>                                                                                            \
-  constexpr auto fn(const A& a) {                                                                                  \
-    return fact_pattern<fact::f, A>{a};                                                                            \
+#define SLINKY_REWRITE_FACT(fn, f)                                                                                     \
+  template <typename A>                                                                                                \
+  constexpr auto fn(const A& a) {                                                                                      \
+    return fact_pattern<fact::f, A>{a};                                                                                \
   }
 SLINKY_REWRITE_FACT(is_non_negative, non_negative)
 SLINKY_REWRITE_FACT(is_positive, positive)
@@ -205,9 +206,9 @@ constexpr infinity_pattern<true> oo;
 
 template <typename T>
 constexpr bool is_commutative() {
-  return std::is_same_v<T, add> || std::is_same_v<T, mul> || std::is_same_v<T, minimum> ||
-         std::is_same_v<T, maximum> || std::is_same_v<T, equal> || std::is_same_v<T, not_equal> ||
-         std::is_same_v<T, logical_and> || std::is_same_v<T, logical_or>;
+  return std::is_same_v<T, add> || std::is_same_v<T, mul> || std::is_same_v<T, minimum> || std::is_same_v<T, maximum> ||
+         std::is_same_v<T, equal> || std::is_same_v<T, not_equal> || std::is_same_v<T, logical_and> ||
+         std::is_same_v<T, logical_or>;
 }
 
 // Matching: calls k() for each way p matches e (binding wildcards in m) until k returns true.
@@ -280,7 +281,9 @@ bool match(const abs_pattern<A>& p, const base_expr_node* e, match_state& m, con
 }
 
 // Constant evaluation (for eval() and predicates): empty if a value is not a known constant or
-// if the computation overflows.
+// if the computation overflows. Facts F provide `bool prove(fact, const expr&)` and
+// `bool prove_difference(fact, const expr& a, const expr& b)` (the fact about a - b), and are a
+// maker (see build below) for the expressions the facts are about.
 using optional_index = std::optional<index_t>;
 
 template <typename T>
@@ -366,6 +369,16 @@ optional_index evaluate(const fact_pattern<Fact, A>& p, const match_state& m, F&
   expr e = build(p.a, m, facts);
   if (!e.defined()) return optional_index();
   return facts.prove(Fact, e) ? 1 : 0;
+}
+// Facts about differences (comparisons of a and b) go to prove_difference(fact, a, b), which may
+// reuse the work of a previous question about a - b or b - a.
+template <fact Fact, typename A, typename B, typename F>
+optional_index evaluate(const fact_pattern<Fact, binary_pattern<sub, A, B>>& p, const match_state& m, F& facts) {
+  expr a = build(p.a.a, m, facts);
+  if (!a.defined()) return optional_index();
+  expr b = build(p.a.b, m, facts);
+  if (!b.defined()) return optional_index();
+  return facts.prove_difference(Fact, a, b) ? 1 : 0;
 }
 
 template <typename P, typename F>

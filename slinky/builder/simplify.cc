@@ -5,13 +5,6 @@
 #include <utility>
 
 #include "slinky/builder/simplify_internal.h"
-#include "slinky/builder/simplify_rules_add.h"
-#include "slinky/builder/simplify_rules_compare.h"
-#include "slinky/builder/simplify_rules_divmod.h"
-#include "slinky/builder/simplify_rules_logical.h"
-#include "slinky/builder/simplify_rules_minmax.h"
-#include "slinky/builder/simplify_rules_mul.h"
-#include "slinky/builder/simplify_rules_select.h"
 
 namespace slinky {
 
@@ -51,40 +44,40 @@ bool should_commute(const expr& a, const expr& b) {
 }
 
 template <typename T>
-bool apply_rules(rewrite_rules::rewriter<simplifier>& r) {
+bool apply_rules(rule_applicator& r) {
   if constexpr (std::is_same_v<T, add>) {
-    return rewrite_rules::apply_add_rules(r);
+    return apply_add_rules(r);
   } else if constexpr (std::is_same_v<T, sub>) {
-    return rewrite_rules::apply_sub_rules(r);
+    return apply_sub_rules(r);
   } else if constexpr (std::is_same_v<T, mul>) {
-    return rewrite_rules::apply_mul_rules(r);
+    return apply_mul_rules(r);
   } else if constexpr (std::is_same_v<T, div>) {
-    return rewrite_rules::apply_div_rules(r);
+    return apply_div_rules(r);
   } else if constexpr (std::is_same_v<T, mod>) {
-    return rewrite_rules::apply_mod_rules(r);
+    return apply_mod_rules(r);
   } else if constexpr (std::is_same_v<T, minimum>) {
-    return rewrite_rules::apply_min_rules(r);
+    return apply_min_rules(r);
   } else if constexpr (std::is_same_v<T, maximum>) {
-    return rewrite_rules::apply_max_rules(r);
+    return apply_max_rules(r);
   } else if constexpr (std::is_same_v<T, equal>) {
-    return rewrite_rules::apply_equal_rules(r);
+    return apply_equal_rules(r);
   } else if constexpr (std::is_same_v<T, not_equal>) {
-    return rewrite_rules::apply_not_equal_rules(r);
+    return apply_not_equal_rules(r);
   } else if constexpr (std::is_same_v<T, less>) {
-    return rewrite_rules::apply_less_rules(r);
+    return apply_less_rules(r);
   } else if constexpr (std::is_same_v<T, less_equal>) {
-    return rewrite_rules::apply_less_equal_rules(r);
+    return apply_less_equal_rules(r);
   } else if constexpr (std::is_same_v<T, logical_and>) {
-    return rewrite_rules::apply_logical_and_rules(r);
+    return apply_logical_and_rules(r);
   } else if constexpr (std::is_same_v<T, logical_or>) {
-    return rewrite_rules::apply_logical_or_rules(r);
+    return apply_logical_or_rules(r);
   } else if constexpr (std::is_same_v<T, logical_not>) {
-    return rewrite_rules::apply_logical_not_rules(r);
+    return apply_logical_not_rules(r);
   } else if constexpr (std::is_same_v<T, conditional>) {
-    return rewrite_rules::apply_select_rules(r);
+    return apply_select_rules(r);
   } else {
     static_assert(std::is_same_v<T, call>, "no rules for this node");
-    return rewrite_rules::apply_abs_rules(r);
+    return apply_abs_rules(r);
   }
 }
 
@@ -99,7 +92,7 @@ template <typename T>
 expr apply_rules_to(simplifier& s, int& depth, expr e) {
   if (depth >= max_rule_depth) return e;
   ++depth;
-  rewrite_rules::rewriter<simplifier> r(e, s, family_name<T>());
+  rule_applicator r(e, s, family_name<T>());
   const bool applied = apply_rules<T>(r);
   --depth;
   return applied ? std::move(r.result) : e;
@@ -162,9 +155,9 @@ public:
     for (const auto& l : op->lets) declare(l.first);
     if (!found) stmt_visitor::visit(op);
   }
-#define SLINKY_TRAVERSE(node)                                                                                      \
-  void visit(const node* op) override {                                                                           \
-    if (!found) stmt_visitor::visit(op);                                                                           \
+#define SLINKY_TRAVERSE(node)                                                                                          \
+  void visit(const node* op) override {                                                                                \
+    if (!found) stmt_visitor::visit(op);                                                                               \
   }
   SLINKY_TRAVERSE(add)
   SLINKY_TRAVERSE(sub)
@@ -200,20 +193,20 @@ public:
     for (const auto& l : op->lets) declare(l.first);
     if (!found) stmt_visitor::visit(op);
   }
-#define SLINKY_DECLARATION(node)                                                                                   \
-  void visit(const node* op) override {                                                                           \
-    declare(op->sym);                                                                                              \
-    if (!found) stmt_visitor::visit(op);                                                                           \
+#define SLINKY_DECLARATION(node)                                                                                       \
+  void visit(const node* op) override {                                                                                \
+    declare(op->sym);                                                                                                  \
+    if (!found) stmt_visitor::visit(op);                                                                               \
   }
   SLINKY_DECLARATION(loop)
   SLINKY_DECLARATION(allocate)
   SLINKY_DECLARATION(make_buffer)
 #undef SLINKY_DECLARATION
-#define SLINKY_BUFFER_DECLARATION(node)                                                                            \
-  void visit(const node* op) override {                                                                           \
-    use(op->src);                                                                                                  \
-    declare(op->sym);                                                                                              \
-    if (!found) stmt_visitor::visit(op);                                                                           \
+#define SLINKY_BUFFER_DECLARATION(node)                                                                                \
+  void visit(const node* op) override {                                                                                \
+    use(op->src);                                                                                                      \
+    declare(op->sym);                                                                                                  \
+    if (!found) stmt_visitor::visit(op);                                                                               \
   }
   SLINKY_BUFFER_DECLARATION(clone_buffer)
   SLINKY_BUFFER_DECLARATION(crop_buffer)
@@ -255,8 +248,18 @@ bool is_boolean_form(const expr& e) {
     const conditional* op = e.as<conditional>();
     return is_boolean_form(op->true_value) && is_boolean_form(op->false_value);
   }
-  default: return false;
+  case expr_node_type::variable:
+  case expr_node_type::let:
+  case expr_node_type::add:
+  case expr_node_type::sub:
+  case expr_node_type::mul:
+  case expr_node_type::div:
+  case expr_node_type::mod:
+  case expr_node_type::minimum:
+  case expr_node_type::maximum:
+  case expr_node_type::call: return false;
   }
+  return false;
 }
 
 bool has_side_effects(const expr& e) {
@@ -288,9 +291,11 @@ simplifier::scope::~scope() {
     s_.undo_.pop_back();
   }
   s_.bounded_.resize(bounded_size_);
+  ++s_.generation_;
 }
 
 void simplifier::declare(var sym, std::optional<interval_expr> bounds, expr value) {
+  ++generation_;
   // Bounds in terms of sym itself refer to the outer sym, which the declaration hides.
   if (bounds && uses(*bounds, sym)) bounds = std::nullopt;
   undo_.push_back({sym, bounds_.lookup(sym), values_.lookup(sym)});
@@ -340,7 +345,9 @@ template expr simplifier::make<less_equal>(expr, expr);
 template expr simplifier::make<logical_and>(expr, expr);
 template expr simplifier::make<logical_or>(expr, expr);
 
-expr simplifier::make_not(expr a) { return apply_rules_to<logical_not>(*this, depth_, logical_not::make(std::move(a))); }
+expr simplifier::make_not(expr a) {
+  return apply_rules_to<logical_not>(*this, depth_, logical_not::make(std::move(a)));
+}
 
 expr simplifier::make_select(expr c, expr t, expr f) {
   return apply_rules_to<conditional>(*this, depth_, conditional::make(std::move(c), std::move(t), std::move(f)));
@@ -355,7 +362,7 @@ void simplifier::visit(const variable* op) {
   set_result(value ? *value : expr(op));
 }
 
-#define SLINKY_VISIT_BINARY(node)                                                                                  \
+#define SLINKY_VISIT_BINARY(node)                                                                                      \
   void simplifier::visit(const node* op) { set_result(simplify_binary(op, mutate(op->a), mutate(op->b))); }
 SLINKY_VISIT_BINARY(add)
 SLINKY_VISIT_BINARY(sub)

@@ -13,6 +13,13 @@ using rewrite_rules::fact;
 
 namespace {
 
+// The value of an interval that is a single constant.
+const index_t* as_constant_point(const interval_expr& i) {
+  const index_t* min = as_constant(i.min);
+  const index_t* max = as_constant(i.max);
+  return min && max && *min == *max ? min : nullptr;
+}
+
 // Computes bounds bottom up. Endpoints are built with a simplifier that proves facts only from
 // the form of expressions, so finding bounds does not start other proofs: the cost is linear in
 // the size of the expression. Where an operand's bounds are the operand itself (it uses only
@@ -96,8 +103,8 @@ public:
   void visit(const mul* op) override {
     interval_expr a = find(op->a), b = find(op->b);
     if (visit_points(op, a, b)) return;
-    if (b.is_point() && as_constant(b.min)) return void(result_ = scale(a, *as_constant(b.min)));
-    if (a.is_point() && as_constant(a.min)) return void(result_ = scale(b, *as_constant(a.min)));
+    if (const index_t* c = as_constant_point(b)) return void(result_ = scale(a, *c));
+    if (const index_t* c = as_constant_point(a)) return void(result_ = scale(b, *c));
     // The extremes are at the corners. A product of an infinity and a non-constant cannot be
     // simplified, and its sign is unknown: give up on such bounds.
     expr corners[] = {m_.make<mul>(a.min, b.min), m_.make<mul>(a.min, b.max), m_.make<mul>(a.max, b.min),
@@ -109,9 +116,15 @@ public:
                m_.make<maximum>(m_.make<maximum>(corners[0], corners[1]), m_.make<maximum>(corners[2], corners[3]))};
   }
 
-  // a / b for b >= d > 0: if a >= 0, 0 <= a / b <= a / d; if a < 0, a / d <= a / b <= -1.
-  interval_expr divide_by_positive(const interval_expr& a, const expr& d) {
-    return {m_.make<minimum>(m_.make<div>(a.min, d), 0), m_.make<maximum>(m_.make<div>(a.max, d), -1)};
+  // a / b for b in [b.min, b.max] with b.min > 0: a / b is monotonic in b (decreasing for a >= 0,
+  // increasing for a < 0), so the extremes are at the corners. If b.max is infinite, a / b.max is
+  // 0 for a >= 0 and -1 for a < 0.
+  interval_expr divide_by_positive(const interval_expr& a, const interval_expr& b) {
+    if (is_positive_infinity(b.max)) {
+      return {m_.make<minimum>(m_.make<div>(a.min, b.min), 0), m_.make<maximum>(m_.make<div>(a.max, b.min), -1)};
+    }
+    return {m_.make<minimum>(m_.make<div>(a.min, b.min), m_.make<div>(a.min, b.max)),
+            m_.make<maximum>(m_.make<div>(a.max, b.min), m_.make<div>(a.max, b.max))};
   }
 
   void visit(const div* op) override {
@@ -119,17 +132,17 @@ public:
     if (visit_points(op, a, b)) return;
     const index_t* b_min = as_constant(b.min);
     const index_t* b_max = as_constant(b.max);
-    if (b_min && b.is_point()) {
-      const index_t c = *b_min;
+    if (const index_t* b_value = as_constant_point(b)) {
+      const index_t c = *b_value;
       if (c == 0) return set_point(0);
       if (a.is_point()) return set_point(m_.make<div>(a.min, c));
       if (c > 0) return void(result_ = {m_.make<div>(a.min, c), m_.make<div>(a.max, c)});
       return void(result_ = {m_.make<div>(a.max, c), m_.make<div>(a.min, c)});
     }
-    if (b_min && *b_min > 0) return void(result_ = divide_by_positive(a, b.min));
+    if (b_min && *b_min > 0) return void(result_ = divide_by_positive(a, b));
     if (b_max && *b_max < 0) {
       // a / b == -(a / -b).
-      interval_expr r = divide_by_positive(a, m_.make<sub>(0, b.max));
+      interval_expr r = divide_by_positive(a, {m_.make<sub>(0, b.max), m_.make<sub>(0, b.min)});
       return void(result_ = {m_.make<sub>(0, r.max), m_.make<sub>(0, r.min)});
     }
     // |a / b| <= |a|.
@@ -142,7 +155,7 @@ public:
     // 0 <= a % b < |b|, and a % b <= a if a >= 0. This range is usually more useful than the
     // value of a % b, even where the operands are points.
     expr max;
-    const index_t* b_value = b.is_point() ? as_constant(b.min) : nullptr;
+    const index_t* b_value = as_constant_point(b);
     if (b_value) {
       if (*b_value == 0) return set_point(0);
       if (*b_value == std::numeric_limits<index_t>::min()) return void(result_ = {0, positive_infinity()});
@@ -181,9 +194,9 @@ public:
   }
   void visit(const equal* op) override {
     interval_expr a = find(op->a), b = find(op->b);
-    result_ = boolean_bounds(
-        m_.make<logical_and>(m_.make<less_equal>(a.max, b.min), m_.make<less_equal>(b.max, a.min)),
-        m_.make<logical_and>(m_.make<less_equal>(a.min, b.max), m_.make<less_equal>(b.min, a.max)));
+    result_ =
+        boolean_bounds(m_.make<logical_and>(m_.make<less_equal>(a.max, b.min), m_.make<less_equal>(b.max, a.min)),
+                       m_.make<logical_and>(m_.make<less_equal>(a.min, b.max), m_.make<less_equal>(b.min, a.max)));
   }
   void visit(const not_equal* op) override {
     interval_expr a = find(op->a), b = find(op->b);
@@ -267,7 +280,7 @@ public:
 
   void visit(const variable* op) override { found = found || bounds_.contains(op->sym); }
   void visit(const let*) override { found = true; }
-#define SLINKY_RANGE(node)                                                                                         \
+#define SLINKY_RANGE(node)                                                                                             \
   void visit(const node*) override { found = true; }
   SLINKY_RANGE(mod)
   SLINKY_RANGE(minimum)
@@ -281,9 +294,9 @@ public:
   SLINKY_RANGE(logical_not)
   SLINKY_RANGE(conditional)
 #undef SLINKY_RANGE
-#define SLINKY_TRAVERSE(node)                                                                                      \
-  void visit(const node* op) override {                                                                           \
-    if (!found) expr_visitor::visit(op);                                                                           \
+#define SLINKY_TRAVERSE(node)                                                                                          \
+  void visit(const node* op) override {                                                                                \
+    if (!found) expr_visitor::visit(op);                                                                               \
   }
   SLINKY_TRAVERSE(add)
   SLINKY_TRAVERSE(sub)
@@ -329,17 +342,59 @@ interval_expr find_bounds(const expr& e, bounds_map& bounds, simplifier& maker, 
 
 interval_expr simplifier::bounds_of(const expr& e) { return find_bounds(e, bounds_, endpoint_maker(), false); }
 
+bool simplifier::has_range(const expr& e) const {
+  range_finder ranges(bounds_);
+  e.accept(&ranges);
+  return ranges.found;
+}
+
 bool simplifier::prove(fact f, const expr& e) {
   if (f == fact::finite) return !contains_infinity(e);
   if (f == fact::constant) return as_constant(e) != nullptr;
   if (f == fact::boolean && is_boolean_form(e)) return true;
   if (as_constant(e)) return decides(f, point(e));
-  if (!use_bounds_) return false;
   // Without symbols with bounds or operators of limited range, e is only bounded by itself.
-  range_finder ranges(bounds_);
-  e.accept(&ranges);
-  if (!ranges.found) return false;
-  interval_expr b = bounds_of(e);
+  if (!use_bounds_ || !has_range(e)) return false;
+  return prove_bounds(f, bounds_of(e));
+}
+
+namespace {
+
+// The fact about b - a that is equivalent to f about a - b.
+fact negated(fact f) {
+  switch (f) {
+  case fact::non_negative: return fact::non_positive;
+  case fact::positive: return fact::negative;
+  case fact::non_positive: return fact::non_negative;
+  case fact::negative: return fact::positive;
+  case fact::nonzero:
+  case fact::zero:
+  case fact::boolean:
+  case fact::finite:
+  case fact::constant: return f;
+  }
+  return f;
+}
+
+}  // namespace
+
+bool simplifier::prove_difference(fact f, const expr& a, const expr& b) {
+  difference& last = last_difference_;
+  const bool sign_fact = negated(f) != f || f == fact::nonzero || f == fact::zero;
+  if (use_bounds_ && sign_fact && last.generation == generation_) {
+    if (last.a.same_as(a) && last.b.same_as(b)) return last.bounds && prove_bounds(f, *last.bounds);
+    if (last.a.same_as(b) && last.b.same_as(a)) return last.bounds && prove_bounds(negated(f), *last.bounds);
+  }
+  const expr d = make<sub>(a, b);
+  if (!use_bounds_ || !sign_fact || as_constant(d)) return prove(f, d);
+  last.a = a;
+  last.b = b;
+  last.generation = generation_;
+  last.bounds = has_range(d) ? std::optional<interval_expr>(bounds_of(d)) : std::nullopt;
+  return last.bounds && prove_bounds(f, *last.bounds);
+}
+
+bool simplifier::prove_bounds(fact f, interval_expr b) {
   // The endpoints bound e for every value of the free symbols, and may use symbols with bounds of
   // their own (the variable of an outer loop in the bounds of an inner one): widen them to their
   // bounds over all values of all symbols, a few times.
@@ -348,14 +403,10 @@ bool simplifier::prove(fact f, const expr& e) {
   for (int i = 0;; ++i) {
     if (decides(f, b)) return true;
     if (i == 2) return false;
-    // Constants and infinities are as wide as they get.
+    // An endpoint without a range only widens to infinity (or stays a constant).
     interval_expr wider = b;
-    if (need_min && !as_constant(b.min) && !is_infinity(b.min)) {
-      wider.min = find_bounds(b.min, bounds_, endpoint_maker(), true).min;
-    }
-    if (need_max && !as_constant(b.max) && !is_infinity(b.max)) {
-      wider.max = find_bounds(b.max, bounds_, endpoint_maker(), true).max;
-    }
+    if (need_min && has_range(b.min)) wider.min = find_bounds(b.min, bounds_, endpoint_maker(), true).min;
+    if (need_max && has_range(b.max)) wider.max = find_bounds(b.max, bounds_, endpoint_maker(), true).max;
     if (wider.min.same_as(b.min) && wider.max.same_as(b.max)) return false;
     b = std::move(wider);
   }

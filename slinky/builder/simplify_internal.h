@@ -1,5 +1,6 @@
-// The simplifier's mutator, shared by its source files (expressions in simplify.cc, statements
-// in simplify_stmt.cc, bounds and proofs in simplify_bounds.cc). Not part of the public API.
+// The simplifier's mutator, shared by its source files (expressions in simplify.cc, statements in
+// simplify_stmt.cc, bounds and proofs in simplify_bounds.cc, rules in simplify_rules_*.cc).
+// Not part of the public API.
 #ifndef SLINKY_BUILDER_SIMPLIFY_INTERNAL_H
 #define SLINKY_BUILDER_SIMPLIFY_INTERNAL_H
 
@@ -40,6 +41,9 @@ public:
 
   // True if the fact provably holds for e (simplified) within the current bounds.
   bool prove(rewrite_rules::fact f, const expr& e);
+  // prove(f, a - b). The bounds of the last difference are kept: questions about a and b often
+  // come in pairs (both operand orders of a min, both outcomes of a comparison).
+  bool prove_difference(rewrite_rules::fact f, const expr& a, const expr& b);
 
   // The bounds of e (simplified) within the current bounds; see slinky::bounds_of.
   interval_expr bounds_of(const expr& e);
@@ -110,6 +114,11 @@ private:
   // sym, and returns true.
   bool finish_decl(var sym, const stmt& body);
   simplifier& endpoint_maker();
+  // Whether bounds b of a value prove the fact, widening them if needed.
+  bool prove_bounds(rewrite_rules::fact f, interval_expr b);
+  // True if e has bounds other than itself: it uses symbols with bounds or operators with a
+  // limited range of values.
+  bool has_range(const expr& e) const;
 
   struct undo_entry {
     var sym;
@@ -126,8 +135,37 @@ private:
   bool use_bounds_;
   // The nesting of simplifying constructors, to stop cycles of rules.
   int depth_ = 0;
+  // Changes whenever bounds_ does, to invalidate last_difference_.
+  int generation_ = 0;
+  struct difference {
+    expr a, b;
+    int generation = -1;
+    // The bounds of a - b, if it has any other than itself.
+    std::optional<interval_expr> bounds;
+  };
+  difference last_difference_;
   std::unique_ptr<simplifier> endpoint_maker_;
 };
+
+// The rule families of simplify_rules_*.h applied by the simplifier. They are instantiated in
+// simplify_rules_*.cc, several translation units because rule lists are slow to compile.
+using rule_applicator = rewrite_rules::rewriter<simplifier>;
+bool apply_add_rules(rule_applicator& r);
+bool apply_sub_rules(rule_applicator& r);
+bool apply_mul_rules(rule_applicator& r);
+bool apply_div_rules(rule_applicator& r);
+bool apply_mod_rules(rule_applicator& r);
+bool apply_min_rules(rule_applicator& r);
+bool apply_max_rules(rule_applicator& r);
+bool apply_less_rules(rule_applicator& r);
+bool apply_less_equal_rules(rule_applicator& r);
+bool apply_equal_rules(rule_applicator& r);
+bool apply_not_equal_rules(rule_applicator& r);
+bool apply_logical_and_rules(rule_applicator& r);
+bool apply_logical_or_rules(rule_applicator& r);
+bool apply_logical_not_rules(rule_applicator& r);
+bool apply_select_rules(rule_applicator& r);
+bool apply_abs_rules(rule_applicator& r);
 
 // The bounds of e (see slinky::bounds_of), with endpoints built by `maker`. `bounds` is modified
 // while let values are bound, and restored. With free_unbounded, symbols without bounds are

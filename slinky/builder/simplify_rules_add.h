@@ -12,6 +12,7 @@ namespace rewrite_rules {
 template <typename R>
 bool apply_add_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants and infinities.
       r.rewrite(c0 + c1, eval(c0 + c1)) ||
@@ -48,11 +49,13 @@ bool apply_add_rules(R& r) {
       r.rewrite(min(x, y - z) + z, min(x + z, y)) ||
       r.rewrite(max(x, y - z) + z, max(x + z, y)) ||
       false;
+  // clang-format on
 }
 
 template <typename R>
 bool apply_sub_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants and infinities.
       r.rewrite(c0 - c1, eval(c0 - c1)) ||
@@ -110,6 +113,7 @@ bool apply_sub_rules(R& r) {
       r.rewrite(x - max(x + c0, y), min(x - y, eval(-c0))) ||
       r.rewrite(max(x, y) - min(x, y), abs(x - y)) ||
       false;
+  // clang-format on
 }
 
 }  // namespace rewrite_rules

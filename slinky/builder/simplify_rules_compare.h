@@ -12,6 +12,7 @@ namespace rewrite_rules {
 template <typename R>
 bool apply_less_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants and infinities.
       r.rewrite(c0 < c1, eval(c0 < c1)) ||
@@ -38,12 +39,12 @@ bool apply_less_rules(R& r) {
       r.rewrite(c0 < x - y, y < x + eval(-c0)) ||
 
       // Scaling.
-      r.rewrite(x * c0 < c1, x < eval((c1 + c0 - 1) / c0), c0 > 0) ||
-      r.rewrite(c0 < x * c1, eval(c0 / c1) < x, c1 > 0) ||
-      r.rewrite(x * c0 < y * c0, x < y, c0 > 0) ||
+      r.rewrite(x * c0 < c1, x<eval((c1 + c0 - 1) / c0), c0> 0) ||
+      r.rewrite(c0<x * c1, eval(c0 / c1) < x, c1> 0) ||
+      r.rewrite(x * c0 < y * c0, x<y, c0> 0) ||
       r.rewrite(x * c0 < y * c0, y < x, c0 < 0) ||
-      r.rewrite(x / c0 < c1, x < eval(c1 * c0), c0 > 0) ||
-      r.rewrite(c0 < x / c1, eval(c0 * c1 + c1 - 1) < x, c1 > 0) ||
+      r.rewrite(x / c0 < c1, x<eval(c1 * c0), c0> 0) ||
+      r.rewrite(c0<x / c1, eval(c0 * c1 + c1 - 1) < x, c1> 0) ||
 
       // Min and max.
       r.rewrite(min(x, y) < x, y < x) ||
@@ -65,11 +66,13 @@ bool apply_less_rules(R& r) {
       r.rewrite(x < y, 1, is_negative(x - y)) ||
       r.rewrite(x < y, 0, is_non_negative(x - y)) ||
       false;
+  // clang-format on
 }
 
 template <typename R>
 bool apply_less_equal_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants and infinities.
       r.rewrite(c0 <= c1, eval(c0 <= c1)) ||
@@ -123,11 +126,13 @@ bool apply_less_equal_rules(R& r) {
       r.rewrite(x <= y, 1, is_non_positive(x - y)) ||
       r.rewrite(x <= y, 0, is_positive(x - y)) ||
       false;
+  // clang-format on
 }
 
 template <typename R>
 bool apply_equal_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants and infinities.
       r.rewrite(c0 == c1, eval(c0 == c1)) ||
@@ -158,11 +163,13 @@ bool apply_equal_rules(R& r) {
       r.rewrite(x == y, 0, is_true(x - y)) ||
       r.rewrite(x == y, 1, is_false(x - y)) ||
       false;
+  // clang-format on
 }
 
 template <typename R>
 bool apply_not_equal_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants and infinities.
       r.rewrite(c0 != c1, eval(c0 != c1)) ||
@@ -193,6 +200,7 @@ bool apply_not_equal_rules(R& r) {
       r.rewrite(x != y, 1, is_true(x - y)) ||
       r.rewrite(x != y, 0, is_false(x - y)) ||
       false;
+  // clang-format on
 }
 
 }  // namespace rewrite_rules

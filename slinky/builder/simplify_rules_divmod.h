@@ -12,6 +12,7 @@ namespace rewrite_rules {
 template <typename R>
 bool apply_div_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants and infinities.
       r.rewrite(c0 / c1, eval(c0 / c1)) ||
@@ -37,11 +38,13 @@ bool apply_div_rules(R& r) {
       r.rewrite(x / c0, 0, c0 > 0 && is_non_negative(x) && is_negative(x - c0)) ||
       r.rewrite(x / c0, -1, c0 > 0 && is_negative(x) && is_non_negative(x + c0)) ||
       false;
+  // clang-format on
 }
 
 template <typename R>
 bool apply_mod_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants.
       r.rewrite(c0 % c1, eval(c0 % c1)) ||
@@ -62,6 +65,7 @@ bool apply_mod_rules(R& r) {
       // Values known to be in [0, c0).
       r.rewrite(x % c0, x, c0 > 0 && is_non_negative(x) && is_negative(x - c0)) ||
       false;
+  // clang-format on
 }
 
 }  // namespace rewrite_rules

@@ -12,6 +12,7 @@ namespace rewrite_rules {
 template <typename R>
 bool apply_logical_and_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants.
       r.rewrite(c0 && c1, eval(c0 && c1)) ||
@@ -44,11 +45,13 @@ bool apply_logical_and_rules(R& r) {
       r.rewrite(x && y, y != 0, is_true(x)) ||
       r.rewrite(x && y, 0, is_false(x)) ||
       false;
+  // clang-format on
 }
 
 template <typename R>
 bool apply_logical_or_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants.
       r.rewrite(c0 || c1, eval(c0 || c1)) ||
@@ -81,11 +84,13 @@ bool apply_logical_or_rules(R& r) {
       r.rewrite(x || y, 1, is_true(x)) ||
       r.rewrite(x || y, y != 0, is_false(x)) ||
       false;
+  // clang-format on
 }
 
 template <typename R>
 bool apply_logical_not_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       r.rewrite(!c0, eval(c0 == 0)) ||
       r.rewrite(!!x, x != 0) ||
@@ -94,6 +99,7 @@ bool apply_logical_not_rules(R& r) {
       r.rewrite(!(x == y), x != y) ||
       r.rewrite(!(x != y), x == y) ||
       false;
+  // clang-format on
 }
 
 }  // namespace rewrite_rules

@@ -1,7 +1,6 @@
-// Rewrite rules for min and max (see rewrite.h for the rule language). Canonical forms:
-// constants last and pulled out of nested mins and maxes, common offsets and factors pulled
-// out, clamps written min(max(x, lo), hi). The last rules drop an operand that bounds prove is
-// never chosen.
+// Rewrite rules for min and max (see rewrite.h for the rule language). Canonical forms: constants
+// last and pulled out, common offsets and factors pulled out, clamps written min(max(x, lo), hi).
+// The last rules drop an operand that bounds prove is never chosen.
 #ifndef SLINKY_BUILDER_SIMPLIFY_RULES_MINMAX_H
 #define SLINKY_BUILDER_SIMPLIFY_RULES_MINMAX_H
 
@@ -13,6 +12,7 @@ namespace rewrite_rules {
 template <typename R>
 bool apply_min_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants and infinities.
       r.rewrite(min(c0, c1), eval(min(c0, c1))) ||
@@ -46,11 +46,13 @@ bool apply_min_rules(R& r) {
       // Bounds.
       r.rewrite(min(x, y), x, is_non_positive(x - y)) ||
       false;
+  // clang-format on
 }
 
 template <typename R>
 bool apply_max_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants and infinities.
       r.rewrite(max(c0, c1), eval(max(c0, c1))) ||
@@ -87,6 +89,7 @@ bool apply_max_rules(R& r) {
       // Bounds.
       r.rewrite(max(x, y), x, is_non_negative(x - y)) ||
       false;
+  // clang-format on
 }
 
 }  // namespace rewrite_rules

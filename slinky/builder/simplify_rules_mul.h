@@ -12,6 +12,7 @@ namespace rewrite_rules {
 template <typename R>
 bool apply_mul_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constants and infinities.
       r.rewrite(c0 * c1, eval(c0 * c1)) ||
@@ -33,6 +34,7 @@ bool apply_mul_rules(R& r) {
       r.rewrite((x * c0) * y, (x * y) * c0, !is_constant(y)) ||
       r.rewrite(select(x, c0, c1) * c2, select(x, eval(c0 * c2), eval(c1 * c2))) ||
       false;
+  // clang-format on
 }
 
 }  // namespace rewrite_rules

@@ -11,6 +11,7 @@ namespace rewrite_rules {
 template <typename R>
 bool apply_select_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       // Constant or redundant conditions.
       r.rewrite(select(c0, x, y), x, c0 != 0) ||
@@ -39,11 +40,13 @@ bool apply_select_rules(R& r) {
       r.rewrite(select(x, y, z), y, is_true(x)) ||
       r.rewrite(select(x, y, z), z, is_false(x)) ||
       false;
+  // clang-format on
 }
 
 template <typename R>
 bool apply_abs_rules(R& r) {
   using namespace wildcards;
+  // clang-format off
   return
       r.rewrite(abs(c0), eval(abs(c0))) ||
       r.rewrite(abs(oo), oo) ||
@@ -54,6 +57,7 @@ bool apply_abs_rules(R& r) {
       r.rewrite(abs(x), x, is_non_negative(x)) ||
       r.rewrite(abs(x), 0 - x, is_non_positive(x)) ||
       false;
+  // clang-format on
 }
 
 }  // namespace rewrite_rules

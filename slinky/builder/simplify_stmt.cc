@@ -56,8 +56,7 @@ interval_expr strip_clamps(interval_expr b, var src, int d) {
 // A let value is substituted into the body if it is a constant, or a variable that neither the
 // body nor a later let of the same node redeclares (which would capture it).
 template <typename Body>
-bool can_substitute(const expr& value, const Body& body, const std::vector<std::pair<var, expr>>& lets,
-                    std::size_t i) {
+bool can_substitute(const expr& value, const Body& body, const std::vector<std::pair<var, expr>>& lets, std::size_t i) {
   if (value.as<constant>() || is_infinity(value)) return true;
   const var* v = as_variable(value);
   if (!v) return false;
@@ -141,8 +140,8 @@ void simplifier::visit(const loop* op) {
   // Hoist the lets at the top of the body that do not depend on the loop.
   std::vector<std::pair<var, expr>> hoisted;
   auto can_hoist = [&](const std::pair<var, expr>& l) {
-    return l.first != op->sym && !uses(l.second, op->sym) && !has_side_effects(l.second) &&
-           !uses(bounds, l.first) && !uses(step, l.first) && !uses(max_workers, l.first);
+    return l.first != op->sym && !uses(l.second, op->sym) && !has_side_effects(l.second) && !uses(bounds, l.first) &&
+           !uses(step, l.first) && !uses(max_workers, l.first);
   };
   while (const let_stmt* l = body.as<let_stmt>()) {
     std::size_t n = 0;

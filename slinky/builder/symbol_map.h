@@ -76,8 +76,7 @@ public:
       old_ = std::move(slot);
       slot = std::move(value);
     }
-    scoped_value(scoped_value&& other) noexcept
-        : map_(other.map_), sym_(other.sym_), old_(std::move(other.old_)) {
+    scoped_value(scoped_value&& other) noexcept : map_(other.map_), sym_(other.sym_), old_(std::move(other.old_)) {
       other.map_ = nullptr;
     }
     scoped_value& operator=(scoped_value&&) = delete;

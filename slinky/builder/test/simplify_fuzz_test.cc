@@ -1,7 +1,6 @@
-// Fuzzing of the whole simplifier on random expressions: values are preserved, bounds_of really
-// bounds, prove_true is never wrong, and simplifying twice changes nothing. Time-boxed by
-// SLINKY_FUZZ_SECONDS (default 20) and seeded by SLINKY_FUZZ_SEED (default fixed); a failure
-// prints its seed and a shrunk expression.
+// Fuzzing of the whole simplifier on random expressions: values are preserved, bounds_of bounds,
+// prove_true is never wrong, simplifying twice changes nothing. Time-boxed (SLINKY_FUZZ_SECONDS,
+// default 20) and seeded (SLINKY_FUZZ_SEED); a failure prints its seed and a shrunk expression.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -38,6 +37,31 @@ constexpr index_t max_value = 100;
 class checked_evaluator {
   std::vector<std::optional<index_t>> values_;
 
+  std::optional<index_t> eval_let(const let* op) {
+    std::vector<std::pair<var, std::optional<index_t>>> saved;
+    std::optional<index_t> result;
+    bool ok = true;
+    for (const auto& l : op->lets) {
+      std::optional<index_t> v = eval(l.second);
+      ok = ok && v;
+      if (l.first.sym() >= values_.size()) values_.resize(l.first.sym() + 1);
+      saved.emplace_back(l.first, values_[l.first.sym()]);
+      values_[l.first.sym()] = v ? *v : 0;
+    }
+    if (ok) result = eval(op->body);
+    for (auto i = saved.rbegin(); i != saved.rend(); ++i) values_[i->first.sym()] = i->second;
+    return result;
+  }
+
+  std::optional<index_t> eval_call(const call* op) {
+    if (op->intrinsic == intrinsic::positive_infinity) return std::numeric_limits<index_t>::max();
+    if (op->intrinsic == intrinsic::negative_infinity) return std::numeric_limits<index_t>::min();
+    if (op->intrinsic != intrinsic::abs) return std::nullopt;
+    std::optional<index_t> a = eval(op->args[0]);
+    if (!a || *a == std::numeric_limits<index_t>::min()) return std::nullopt;
+    return *a < 0 ? -*a : *a;
+  }
+
 public:
   void set(var v, index_t value) {
     if (v.sym() >= values_.size()) values_.resize(v.sym() + 1);
@@ -60,22 +84,7 @@ public:
       return id < values_.size() && values_[id] ? *values_[id] : opt(0);
     }
     case expr_node_type::constant: return e.as<constant>()->value;
-    case expr_node_type::let: {
-      const let* op = e.as<let>();
-      std::vector<std::pair<var, std::optional<index_t>>> saved;
-      opt result;
-      bool ok = true;
-      for (const auto& l : op->lets) {
-        opt v = eval(l.second);
-        if (!v) ok = false;
-        if (l.first.sym() >= values_.size()) values_.resize(l.first.sym() + 1);
-        saved.emplace_back(l.first, values_[l.first.sym()]);
-        values_[l.first.sym()] = v ? *v : 0;
-      }
-      if (ok) result = eval(op->body);
-      for (auto i = saved.rbegin(); i != saved.rend(); ++i) values_[i->first.sym()] = i->second;
-      return result;
-    }
+    case expr_node_type::let: return eval_let(e.as<let>());
     case expr_node_type::add:
       return binary(e.as<add>(), [&](index_t a, index_t b) { return add_overflows(a, b, &r) ? opt() : r; });
     case expr_node_type::sub:
@@ -117,17 +126,7 @@ public:
       if (!c) return c;
       return eval(*c != 0 ? op->true_value : op->false_value);
     }
-    case expr_node_type::call: {
-      const call* op = e.as<call>();
-      if (op->intrinsic == intrinsic::positive_infinity) return std::numeric_limits<index_t>::max();
-      if (op->intrinsic == intrinsic::negative_infinity) return std::numeric_limits<index_t>::min();
-      if (op->intrinsic == intrinsic::abs) {
-        opt a = eval(op->args[0]);
-        if (!a || *a == std::numeric_limits<index_t>::min()) return opt();
-        return *a < 0 ? -*a : *a;
-      }
-      return opt();
-    }
+    case expr_node_type::call: return eval_call(e.as<call>());
     }
     return opt();
   }
@@ -154,10 +153,10 @@ public:
     for (const auto& l : op->lets) list.push_back(l.second);
     list.push_back(op->body);
   }
-#define SLINKY_BINARY(node)                                                                                        \
-  void visit(const node* op) override {                                                                           \
-    list.push_back(op->a);                                                                                         \
-    list.push_back(op->b);                                                                                         \
+#define SLINKY_BINARY(node)                                                                                            \
+  void visit(const node* op) override {                                                                                \
+    list.push_back(op->a);                                                                                             \
+    list.push_back(op->b);                                                                                             \
   }
   SLINKY_BINARY(add)
   SLINKY_BINARY(sub)
@@ -219,10 +218,11 @@ public:
 
   index_t random(index_t lo, index_t hi) { return std::uniform_int_distribution<index_t>(lo, hi)(rng); }
 
+  // Constants, variables, and variables with offsets (which many rules are about).
   expr random_leaf(int lets) {
-    if (random(0, 3) == 0) return random(-max_constant, max_constant);
-    if (lets > 0 && random(0, 2) == 0) return let_vars[random(0, lets - 1)];
-    return vars[random(0, var_count - 1)];
+    if (random(0, 4) == 0) return random(-max_constant, max_constant);
+    const expr v = lets > 0 && random(0, 2) == 0 ? let_vars[random(0, lets - 1)] : vars[random(0, var_count - 1)];
+    return random(0, 2) == 0 ? add::make(v, random(-max_constant, max_constant)) : v;
   }
 
   expr random_expr(int depth, int lets = 0) {

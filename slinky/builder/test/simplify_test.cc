@@ -324,6 +324,10 @@ TEST(bounds_of, constant) {
   test_bounds(select(z, x, y), bounds(-3, 8), {{vx, bounds(-3, 5)}, {vy, bounds(2, 8)}});
   test_bounds(x * y, bounds(-24, 40), {{vx, bounds(-3, 5)}, {vy, bounds(2, 8)}});
   test_bounds(x / y, bounds(-3, 5), {{vx, bounds(-3, 5)}, {vy, bounds(1, 8)}});
+  test_bounds(x / y, bounds(2, 10), {{vx, bounds(10, 20)}, {vy, bounds(2, 5)}});
+  test_bounds(x / y, bounds(-10, -2), {{vx, bounds(10, 20)}, {vy, bounds(-5, -2)}});
+  test_bounds(x / y, bounds(-20, 20), {{vx, bounds(10, 20)}, {vy, bounds(-5, 5)}});
+  test_bounds(x % y, bounds(0, 4), {{vx, bounds(10, 20)}, {vy, bounds(-5, 5)}});
   test_bounds(x < 6, point(1), x_m3_5);
   test_bounds(x < 0, bounds(0, 1), x_m3_5);
   test_bounds(x < y, bounds(0, 1));
@@ -341,6 +345,8 @@ TEST(bounds_of, infinite) {
   test_bounds(min(x, 5), bounds(0, 5), {{vx, bounds(0, oo)}});
   test_bounds(x * y, bounds(neg_oo, oo), {{vx, bounds(0, oo)}});
   test_bounds(x / 2, bounds(neg_oo, oo), {{vx, interval_expr::all()}});
+  test_bounds(x / y, bounds(0, 20), {{vx, bounds(0, 20)}, {vy, bounds(1, oo)}});
+  test_bounds(x % y, bounds(0, oo), {{vx, bounds(neg_oo, 0)}, {vy, bounds(1, oo)}});
 }
 
 TEST(bounds_of, interval) {
@@ -394,15 +400,16 @@ TEST(simplify_stmt, loops) {
   test_simplify(loop::make(vx, loop::serial, bounds(y, y + 3), 2, check::make(x < z)),
                 loop::make(vx, loop::serial, bounds(y, y + 3), 2, check::make(x < z)));
   // A step that is not provably positive keeps the loop (the evaluator fails it).
-  test_simplify(loop::make(vx, loop::serial, bounds(10, 0), s, body), loop::make(vx, loop::serial, bounds(10, 0), s, body));
+  test_simplify(loop::make(vx, loop::serial, bounds(10, 0), s, body),
+                loop::make(vx, loop::serial, bounds(10, 0), s, body));
   // The loop variable has the loop's bounds in the body.
   test_simplify(loop::make(vx, loop::serial, bounds(0, 9), 1, block::make(check::make(x < 10), check::make(x < y))),
                 loop::make(vx, loop::serial, bounds(0, 9), 1, check::make(x < y)));
   // Loop invariant lets are hoisted.
-  test_simplify(loop::make(vx, loop::serial, bounds(0, 9), 1,
-                           let_stmt::make({{vt, y * z}, {vu, x * t}}, check::make(t < u))),
-                let_stmt::make(vt, y * z, loop::make(vx, loop::serial, bounds(0, 9), 1,
-                                                    let_stmt::make(vu, x * t, check::make(t < u)))));
+  test_simplify(
+      loop::make(vx, loop::serial, bounds(0, 9), 1, let_stmt::make({{vt, y * z}, {vu, x * t}}, check::make(t < u))),
+      let_stmt::make(vt, y * z,
+                     loop::make(vx, loop::serial, bounds(0, 9), 1, let_stmt::make(vu, x * t, check::make(t < u)))));
 }
 
 TEST(simplify_stmt, lets) {
@@ -429,12 +436,51 @@ TEST(simplify_stmt, buffers) {
   // Clamps to the bounds of the cropped buffer are redundant.
   test_simplify(crop_dim::make(buf, buf, 0, bounds(max(buffer_min(buf, 0), x), min(y, buffer_max(buf, 0))), body),
                 crop_dim::make(buf, buf, 0, bounds(x, y), body));
-  test_simplify(
-      crop_buffer::make(buf, buf, {bounds(x, y), buffer_bounds(buf, 1)}, body),
-      crop_buffer::make(buf, buf, {bounds(x, y)}, body));
+  test_simplify(crop_buffer::make(buf, buf, {bounds(x, y), buffer_bounds(buf, 1)}, body),
+                crop_buffer::make(buf, buf, {bounds(x, y)}, body));
   // Expressions inside are simplified.
   test_simplify(crop_dim::make(buf2, buf, 0, bounds(x + 0, y * 1), call_of(buf2, out)),
                 crop_dim::make(buf2, buf, 0, bounds(x, y), call_of(buf2, out)));
+}
+
+TEST(simplify_stmt, shadowing) {
+  // Inside a redeclaration of y, bounds in terms of the outer y do not apply (x <= y + 1 would be
+  // proven with x in [0, y] for the inner y).
+  const stmt body = loop::make(vy, loop::serial, bounds(0, 1), 1, check::make(x <= y + 1));
+  test_simplify(loop::make(vx, loop::serial, bounds(0, y), 1, body),
+                loop::make(vx, loop::serial, bounds(0, y), 1, body));
+  // Crops redeclare buffers: facts about the uncropped buffer's metadata do not apply inside.
+  const stmt crop = crop_dim::make(buf, buf, 0, bounds(x, x + 1), check::make(buffer_max(buf, 0) < x + 5));
+  test_simplify(let_stmt::make(vt, x * 2, crop), crop, {{vx, bounds(buffer_max(buf, 0) + 10, oo)}});
+}
+
+TEST(simplify_stmt, copy) {
+  const var vd(ctx, "d");
+  const stmt c = copy_stmt::make(nullptr, buf, {vd + 0, min(x, x + 1)}, out, {vd});
+  test_simplify(c, copy_stmt::make(nullptr, buf, {vd, x}, out, {vd}));
+  // The copy's coordinates are not the outer symbols of the same name.
+  test_simplify(let_stmt::make(vd, 3, c), copy_stmt::make(nullptr, buf, {vd, x}, out, {vd}));
+}
+
+TEST(symbol_map, scoped_value) {
+  symbol_map<int> m;
+  EXPECT_FALSE(m.contains(vx));
+  EXPECT_EQ(m.find(vx), nullptr);
+  m[vx] = 3;
+  EXPECT_EQ(*m.lookup(vx), 3);
+  {
+    auto s = m.bind(vx, 5);
+    EXPECT_EQ(*m.find(vx), 5);
+    {
+      symbol_map<int>::scoped_value unbind(m, vx, std::nullopt);
+      EXPECT_FALSE(m.contains(vx));
+    }
+    EXPECT_EQ(*m.find(vx), 5);
+  }
+  EXPECT_EQ(*m.lookup(vx), 3);
+  m.erase(vx);
+  EXPECT_FALSE(m.lookup(vx).has_value());
+  EXPECT_FALSE(m.contains(var(1000)));
 }
 
 TEST(simplify_stmt, same_node) {
