@@ -120,8 +120,9 @@ int main(int argc, char** argv) {
   results.add({"build_pipeline, no_checks", std::to_string(n), "9 (median)", fmt(ns_builder_no_checks, 2), "<= 15 ns"});
   results.print();
   results.write_csv(arg(argc, argv, "--csv"));
-  std::printf("ns per iteration (two crops, two calls), hand-built: %.2f (target <= 15): %s\n", ns, pass_or_miss(ns <= 15));
+  std::printf("ns per iteration (two crops, two calls), hand-built: %.2f (target <= 15): %s\n", ns,
+              pass_or_miss(ns <= 15));
   std::printf("ns per iteration (two crops, two calls), build_pipeline: %.2f (target <= 15): %s\n", ns_builder,
-      pass_or_miss(ns_builder <= 15));
+              pass_or_miss(ns_builder <= 15));
   return 0;
 }

@@ -167,8 +167,7 @@ int bounds_inference::index_of_var(int fi, var v) const {
 bounds_inference::bounds_inference(const graph& g)
     : g_(g), vars(g.funcs.size()), full(g.funcs.size()), steady(g.funcs.size()), steady_produce(g.funcs.size()),
       regions(g.funcs.size()), produce(g.funcs.size()), slides(g.funcs.size()), slides_up(g.funcs.size()),
-      folds(g.buffers.size()),
-      needed(g.buffers.size()) {
+      folds(g.buffers.size()), needed(g.buffers.size()) {
   for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) {
     for (const func::output& o : g.funcs[fi].f->outputs()) {
       for (var v : o.dims) {
@@ -422,8 +421,8 @@ void bounds_inference::infer_func(int fi) {
   const box_expr whole(full[fi].begin(), full[fi].end());
   // Also within the total over every loop: warm-up iterations of a loop outside the storage
   // must not make a func compute beyond what anything needs.
-  box_expr total = lift(whole, fn.compute_chain, storage, view::full) &
-                   lift(whole, fn.compute_chain, loop_level(), view::full);
+  box_expr total =
+      lift(whole, fn.compute_chain, storage, view::full) & lift(whole, fn.compute_chain, loop_level(), view::full);
   produce[fi] = regions[fi];
   for (std::size_t j = 0; j < vars[fi].size(); ++j) {
     interval_expr& p = produce[fi][j];

@@ -50,6 +50,9 @@ struct features {
   // Windows that are the hull of a part moving with a loop and a fixed part (else schedules
   // with them are not generated).
   bool hull_windows = false;
+  // Intermediates stored outside a parallel loop around their producer, when there is no thread
+  // pool (else never).
+  bool parallel_shared_storage = false;
   // Funcs computed inside a loop over a constant range (else such schedules are not generated).
   bool constant_loops = false;
   // All funcs use the same variables x, y, z (else each its own), so loops of a func inside
@@ -108,6 +111,7 @@ struct features {
         {"diagonal", &features::diagonal},
         {"hull_windows", &features::hull_windows},
         {"constant_loops", &features::constant_loops},
+        {"parallel_shared_storage", &features::parallel_shared_storage},
         {"shared_vars", &features::shared_vars},
         {"parallel", &features::parallel},
         {"thread_pool", &features::thread_pool},
@@ -466,6 +470,7 @@ inline schedule_spec generate_schedule_once(rng& r, const graph_spec& g, const p
   s.no_alias_buffers = r.chance(0.5);
   s.thread_pool = f.thread_pool && r.chance(0.3);
   s.outer_storage_only = !f.inner_storage;
+  s.parallel_shared_storage = f.parallel_shared_storage && !s.thread_pool;
   int calls = 0;
   place(g, s, [&](int n) -> int {
     // The first calls are for the stages (compute_at: n - 1 legal loops, or the root), the rest
@@ -519,6 +524,7 @@ inline bool generated_by(const case_spec& c, const features& f) {
   }
   for (const schedule_spec& s : c.schedules) {
     if (s.outer_storage_only == f.inner_storage) return false;
+    if (s.parallel_shared_storage && !f.parallel_shared_storage) return false;
     if (s.thread_pool && !f.thread_pool) return false;
     for (std::size_t i = 0; i < g.stages.size(); ++i) {
       if (g.stages[i].copy && !f.copy_loops && !s.stages[i].loops.empty()) return false;

@@ -79,9 +79,10 @@ TEST_P(stencil_sliding, computes_once_and_folds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(steps, stencil_sliding,
-    testing::Values(stencil_case{1, 20, 10, 0, 0}, stencil_case{2, 20, 10, 0, 0}, stencil_case{3, 20, 10, 0, 0},
-        stencil_case{4, 20, 10, -3, 5}, stencil_case{7, 9, 10, 2, -7}, stencil_case{16, 8, 5, 0, 0},
-        stencil_case{1, 5, 1, 0, 0}, stencil_case{3, 4, 2, 1, 1}));
+                         testing::Values(stencil_case{1, 20, 10, 0, 0}, stencil_case{2, 20, 10, 0, 0},
+                                         stencil_case{3, 20, 10, 0, 0}, stencil_case{4, 20, 10, -3, 5},
+                                         stencil_case{7, 9, 10, 2, -7}, stencil_case{16, 8, 5, 0, 0},
+                                         stencil_case{1, 5, 1, 0, 0}, stencil_case{3, 4, 2, 1, 1}));
 
 // Loops over both x and y with step 1: at most 3 rows of full width, nothing computed twice.
 TEST(sliding_window, loops_over_x_and_y) {
@@ -274,8 +275,10 @@ TEST(sliding_window, matrix_product_rows) {
       }
       return 0;
     };
-    func f_ab = func::make(matmul, {{a, {point(i), a->dim(1).bounds}}, {b, {a->dim(1).bounds, point(j)}}}, {{ab, {i, j}}});
-    func f_d = func::make(matmul, {{ab, {point(i), c->dim(0).bounds}}, {c, {c->dim(0).bounds, point(j)}}}, {{d, {i, j}}});
+    func f_ab =
+        func::make(matmul, {{a, {point(i), a->dim(1).bounds}}, {b, {a->dim(1).bounds, point(j)}}}, {{ab, {i, j}}});
+    func f_d =
+        func::make(matmul, {{ab, {point(i), c->dim(0).bounds}}, {c, {c->dim(0).bounds, point(j)}}}, {{d, {i, j}}});
     f_d.loops({{i, s}});
     pipeline p = build_pipeline(ctx, {a, b, c}, {d});
     buffer<int, 2> a_buf({n, n}), b_buf({n, n}), c_buf({n, n}), d_buf({n, n});
