@@ -35,8 +35,8 @@ inline thread_pool* shared_thread_pool() {
   static thread_pool_impl pool(1);
   return &pool;
 #else
-  // TODO: slinky/base/thread_pool_impl.h does not exist yet; once it does, this returns one
-  // (nothing else needs to change: SLINKY_RANDOM_HAVE_THREAD_POOL detects the header).
+  // Without slinky/base/thread_pool_impl.h (detected by SLINKY_RANDOM_HAVE_THREAD_POOL),
+  // parallel loops run serially.
   return nullptr;
 #endif
 }

@@ -30,7 +30,7 @@ struct features {
   // make_copy translations and transposes.
   bool copies = true;
   // Loops over the variables of a copy (the evaluator's element-wise copy overwrites them).
-  bool copy_loops = false;
+  bool copy_loops = true;
   // A pipeline output that is also read by another func.
   bool consumed_outputs = true;
   // A second output that nothing reads.
@@ -43,13 +43,13 @@ struct features {
   bool layouts = true;
   // Intermediates stored inside serial loops (else only outside them: see
   // schedule_spec::outer_storage_only).
-  bool inner_storage = false;
+  bool inner_storage = true;
   // Windows that move in two dimensions with one loop: diagonal accesses, and schedules where
   // a bounding box moves so (else such schedules are not generated).
   bool diagonal = false;
   // Windows that are the hull of a part moving with a loop and a fixed part (else schedules
   // with them are not generated).
-  bool hull_windows = false;
+  bool hull_windows = true;
   // Intermediates stored outside a parallel loop around their producer, when there is no thread
   // pool (else never).
   bool parallel_shared_storage = false;
@@ -57,7 +57,7 @@ struct features {
   bool constant_loops = false;
   // All funcs use the same variables x, y, z (else each its own), so loops of a func inside
   // the loop of another over the same variable shadow it.
-  bool shared_vars = false;
+  bool shared_vars = true;
   // Loops run in parallel (serially without a thread pool).
   bool parallel = true;
   // Running some schedules with a thread pool; only if slinky/base/thread_pool_impl.h exists.

@@ -1,6 +1,6 @@
-// Bugs found by the random pipeline tester (random_pipeline_test.cc), each shrunk to a small
-// graph and schedule, with what went wrong. A test of a bug not fixed yet is DISABLED_ (run them
-// with --gtest_also_run_disabled_tests); fixed ones stay as regression tests.
+// Bugs found by the random pipeline tester (random_pipeline_test.cc), each shrunk to a small graph
+// and schedule, with what went wrong. A test of a bug not fixed yet is DISABLED_ (run them with
+// --gtest_also_run_disabled_tests); fixed ones stay as regression tests.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -34,11 +34,11 @@ void expect_same(const pipeline& unscheduled, const pipeline& scheduled, const r
   EXPECT_EQ(random_test::compare(a.raw(), b.raw()), "");
 }
 
-// Bug 1 (fixed in b1ff8ab). The evaluator's element-wise copy (exec_copy in evaluate.cc) sets the symbols of the copy's
-// output variables (dst_x) for each element it copies and never restores them. When the copy
-// func has loops, those variables are also the loop variables: after the first copy, the loop
-// body (the crops of the producer computed inside the loop) sees the last element's coordinates
-// instead of the loop's, and the producer fills the wrong rows.
+// Bug 1 (fixed in b1ff8ab). The evaluator's element-wise copy (exec_copy in evaluate.cc) sets the
+// symbols of the copy's output variables (dst_x) for each element it copies and never restores
+// them. When the copy func has loops, those variables are also the loop variables: after the first
+// copy, the loop body (the crops of the producer computed inside the loop) sees the last element's
+// coordinates instead of the loop's, and the producer fills the wrong rows.
 TEST(random_regressions, copy_with_loops_overwrites_loop_variables) {
   node_context ctx;
   var x0(ctx, "x0"), y0(ctx, "y0"), x1(ctx, "x1"), y1(ctx, "y1");
@@ -53,11 +53,11 @@ TEST(random_regressions, copy_with_loops_overwrites_loop_variables) {
   expect_same(unscheduled, scheduled, {{0, 2}, {0, 2}}, {{0, 2}, {0, 2}});
 }
 
-// Bug 2 (fixed in b1ff8ab). Sliding window warm-up: t1 is stored at the root and slides over f2's loop, so the loop
-// starts an iteration early to warm it up. f1's output t2 is stored inside that loop, so f1 does not slide, and during
-// the warm-up iteration f1 is called with the unclamped crop [-1, 0] of t2, outside the region [0, 1] anything needs;
-// it reads t1 at -1, which was never computed (and where f1 reads a pipeline input instead, it reads outside the input
-// buffer).
+// Bug 2 (fixed in b1ff8ab). Sliding window warm-up: t1 is stored at the root and slides over f2's
+// loop, so the loop starts an iteration early to warm it up. f1's output t2 is stored inside that
+// loop, so f1 does not slide, and during the warm-up iteration f1 is called with the unclamped crop
+// [-1, 0] of t2, outside the region [0, 1] anything needs; it reads t1 at -1, which was never
+// computed (and where f1 reads a pipeline input instead, it reads outside the input buffer).
 TEST(random_regressions, warm_up_calls_func_stored_inside_loop_outside_its_region) {
   node_context ctx;
   var x0(ctx, "x0"), x1(ctx, "x1"), x2(ctx, "x2");
@@ -75,10 +75,10 @@ TEST(random_regressions, warm_up_calls_func_stored_inside_loop_outside_its_regio
   expect_same(unscheduled, scheduled, {{0, 1}}, {{0, 0}});
 }
 
-// Bug 2 (fixed in b1ff8ab) again, without store_at: f0's output slides over the serial loop z2 of f2, f1 runs in
-// the parallel loop y2 inside it, and t1's default storage is inside that parallel loop (each
-// worker its own), so f1 does not slide and is called during z2's warm-up iteration with a crop
-// outside its region.
+// Bug 2 (fixed in b1ff8ab) again, without store_at: f0's output slides over the serial loop z2 of
+// f2, f1 runs in the parallel loop y2 inside it, and t1's default storage is inside that parallel
+// loop (each worker its own), so f1 does not slide and is called during z2's warm-up iteration with
+// a crop outside its region.
 TEST(random_regressions, warm_up_calls_func_in_inner_parallel_loop_outside_its_region) {
   node_context ctx;
   var x0(ctx, "x0"), y0(ctx, "y0"), z0(ctx, "z0"), x1(ctx, "x1"), y1(ctx, "y1"), z1(ctx, "z1"), x2(ctx, "x2"),
@@ -100,10 +100,10 @@ TEST(random_regressions, warm_up_calls_func_in_inner_parallel_loop_outside_its_r
   expect_same(unscheduled, scheduled, {{0, 0}, {0, 0}, {0, 1}}, {{0, 0}, {0, 0}, {0, 0}});
 }
 
-// Bug 3 (fixed in b1ff8ab). A buffer stored inside a loop that another buffer slides over is allocated for the
-// unclamped step of the loop: with step 3 and an output of extent 1, t2 (stored in f3's loop) takes 16 bytes per
-// iteration where the unscheduled pipeline allocates all of it in 8. (Found with the memory assertion; correctness is
-// not affected.)
+// Bug 3 (fixed in b1ff8ab). A buffer stored inside a loop that another buffer slides over is
+// allocated for the unclamped step of the loop: with step 3 and an output of extent 1, t2 (stored
+// in f3's loop) takes 16 bytes per iteration where the unscheduled pipeline allocates all of it in
+// 8. (Found with the memory assertion; correctness is not affected.)
 TEST(random_regressions, buffer_stored_inside_sliding_loop_allocated_larger_than_whole) {
   node_context ctx;
   var x0(ctx, "x0"), x1(ctx, "x1"), x2(ctx, "x2"), x3(ctx, "x3");
@@ -135,9 +135,10 @@ TEST(random_regressions, buffer_stored_inside_sliding_loop_allocated_larger_than
   EXPECT_LE(largest, 2 * 4);
 }
 
-// Bug 4 (fixed in b1ff8ab). A func with two outputs stored at different levels: t2 is stored at the root and slides
-// over f1's loop, so f0 computes only the new part of its window in each iteration; but its other output t1 is stored
-// inside the loop (a new buffer each iteration), so most of t1 is never computed.
+// Bug 4 (fixed in b1ff8ab). A func with two outputs stored at different levels: t2 is stored at the
+// root and slides over f1's loop, so f0 computes only the new part of its window in each iteration;
+// but its other output t1 is stored inside the loop (a new buffer each iteration), so most of t1 is
+// never computed.
 TEST(random_regressions, two_outputs_stored_at_different_levels) {
   node_context ctx;
   var x0(ctx, "x0"), y0(ctx, "y0"), x1(ctx, "x1"), y1(ctx, "y1");
@@ -155,10 +156,11 @@ TEST(random_regressions, two_outputs_stored_at_different_levels) {
   expect_same(unscheduled, scheduled, {{0, 3}}, {{0, 1}, {0, 0}});
 }
 
-// Bug 5 (fixed in b1ff8ab). Variable capture in bounds inference: with the same variables for every func, f0 (computed
-// in f1's loop over x, by default) has its own loop over x. Its region in y is f1's x, but when the region is widened
-// over f0's own loop x, that x is substituted too, and the pipeline requires in0 at y = -2 (f0's x) instead of y = 0
-// (f1's x): the check of in0's bounds fails.
+// Bug 5 (fixed in b1ff8ab). Variable capture in bounds inference: with the same variables for every
+// func, f0 (computed in f1's loop over x, by default) has its own loop over x. Its region in y is
+// f1's x, but when the region is widened over f0's own loop x, that x is substituted too, and the
+// pipeline requires in0 at y = -2 (f0's x) instead of y = 0 (f1's x): the check of in0's bounds
+// fails.
 TEST(random_regressions, loop_over_a_variable_of_an_enclosing_loop) {
   node_context ctx;
   var x(ctx, "x"), y(ctx, "y");
@@ -174,8 +176,8 @@ TEST(random_regressions, loop_over_a_variable_of_an_enclosing_loop) {
   expect_same(unscheduled, scheduled, {{-2, -2}, {0, 0}}, {{0, 0}});
 }
 
-// Bug 5 (fixed in b1ff8ab) again, giving wrong values: f1 (computed in f2's loop over z) loops over z itself,
-// and its region in z (f2's z + 3) is evaluated with f1's own z.
+// Bug 5 (fixed in b1ff8ab) again, giving wrong values: f1 (computed in f2's loop over z) loops over
+// z itself, and its region in z (f2's z + 3) is evaluated with f1's own z.
 TEST(random_regressions, loop_over_a_variable_of_an_enclosing_loop_wrong_values) {
   node_context ctx;
   var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
@@ -199,11 +201,11 @@ TEST(random_regressions, loop_over_a_variable_of_an_enclosing_loop_wrong_values)
   EXPECT_EQ(random_test::compare(a.raw(), b.raw()), "");
 }
 
-// Bug 6 (fixed in b1ff8ab). Sliding a window that moves in two dimensions with the same loop: f1 reads t1 over a 2x2
-// window moving along the diagonal. Both dimensions of t1 slide (and fold by 2) over f1's loop,
-// so each iteration computes only [x + 1, x + 1] x [x + 1, x + 1], the new corner; (x, x + 1)
-// and (x + 1, x) are never computed. (Found through a bounding box: two consumers reading t1
-// with different dimension orders, so that the union window moved in two dimensions.)
+// Bug 6 (fixed in b1ff8ab). Sliding a window that moves in two dimensions with the same loop: f1
+// reads t1 over a 2x2 window moving along the diagonal. Both dimensions of t1 slide (and fold by 2)
+// over f1's loop, so each iteration computes only [x + 1, x + 1] x [x + 1, x + 1], the new corner;
+// (x, x + 1) and (x + 1, x) are never computed. (Found through a bounding box: two consumers
+// reading t1 with different dimension orders, so that the union window moved in two dimensions.)
 TEST(random_regressions, window_moving_in_two_dimensions_with_one_loop) {
   node_context ctx;
   var x0(ctx, "x0"), y0(ctx, "y0"), x1(ctx, "x1");
@@ -219,12 +221,12 @@ TEST(random_regressions, window_moving_in_two_dimensions_with_one_loop) {
   expect_same(unscheduled, scheduled, {{0, 4}, {0, 4}}, {{0, 3}});
 }
 
-// Bug 7 (fixed in b1ff8ab). Folding a window that is the hull of a fixed range and a moving one: t1 is computed in f4's
-// loop over x4, read there by f1 at x4 and, inside f3's loop over y3 (which has a warm-up
-// iteration because t3 slides over it), by f2 over the fixed [-2, -1]. t1's window in each
-// iteration is [min(x4, -2), max(x4, -1)], of extent 6 for x4 = 3, but t1 is folded by 5 (for
-// an output of [0, 3]): t1(-2) and t1(3) share memory and f3 reads the wrong value. (Without
-// f3's inner loop the fold factor is the whole hull, which is right.)
+// Bug 7 (fixed in b1ff8ab). Folding a window that is the hull of a fixed range and a moving one: t1
+// is computed in f4's loop over x4, read there by f1 at x4 and, inside f3's loop over y3 (which has
+// a warm-up iteration because t3 slides over it), by f2 over the fixed [-2, -1]. t1's window in
+// each iteration is [min(x4, -2), max(x4, -1)], of extent 6 for x4 = 3, but t1 is folded by 5 (for
+// an output of [0, 3]): t1(-2) and t1(3) share memory and f3 reads the wrong value. (Without f3's
+// inner loop the fold factor is the whole hull, which is right.)
 TEST(random_regressions, fold_factor_smaller_than_hull_of_fixed_and_moving_window) {
   node_context ctx;
   var x0(ctx, "x0"), x1(ctx, "x1"), x2(ctx, "x2"), x3(ctx, "x3"), y3(ctx, "y3"), x4(ctx, "x4");
@@ -248,10 +250,10 @@ TEST(random_regressions, fold_factor_smaller_than_hull_of_fixed_and_moving_windo
   expect_same(unscheduled, scheduled, {{-2, 3}}, {{0, 3}});
 }
 
-// Bug 8. A func with two outputs, one of them empty: the region f1 computes is the hull of both
-// outputs' bounds, the empty [0, -1] included, so it is [-6, -1] instead of [-6, -6]: the
-// pipeline requires in0 over [-6, -1] and fails its check (given a larger in0, f0 computes t1
-// over [-6, -1]). The union should ignore empty intervals, as widening over loops does.
+// Bug 8 (at 5403be6). A func with two outputs, one of them empty: the region f1 computes is the hull of both
+// outputs' bounds, the empty [0, -1] included, so it is [-6, -1] instead of [-6, -6]: the pipeline
+// requires in0 over [-6, -1] and fails its check (given a larger in0, f0 computes t1 over [-6,
+// -1]). The union should ignore empty intervals, as widening over loops does.
 TEST(random_regressions, DISABLED_empty_output_widens_the_region_of_its_func) {
   node_context ctx;
   var x0(ctx, "x0"), x1(ctx, "x1");
@@ -269,8 +271,8 @@ TEST(random_regressions, DISABLED_empty_output_widens_the_region_of_its_func) {
   ASSERT_EQ(p.evaluate({&in.raw()}, {&a.raw(), &b.raw()}), 0);
 }
 
-// Bug 9. An empty output still requires its inputs to cover its bounds: out1 is empty in dimension 1
-// ([0, -1]), nothing is read, yet the pipeline fails the check buffer_min(in0, 1) <=
+// Bug 9 (at 5403be6). An empty output still requires its inputs to cover its bounds: out1 is empty in dimension
+// 1 ([0, -1]), nothing is read, yet the pipeline fails the check buffer_min(in0, 1) <=
 // buffer_min(out1, 1).
 TEST(random_regressions, DISABLED_empty_output_requires_input_bounds) {
   node_context ctx;
@@ -284,12 +286,12 @@ TEST(random_regressions, DISABLED_empty_output_requires_input_bounds) {
   EXPECT_EQ(p.evaluate({&in.raw()}, {&out.raw()}), 0);
 }
 
-// Bug 10. Sliding over a loop with an up-sampling consumer: f1 reads t1 at y / 3, and f2's loop over y
-// (one iteration, y = 0, since f3 reads t3 only at 0) should compute t1 over [0, 0]; bounds
-// inference gives f0 the empty crop [1, 0] (already in the emitted program, before simplify), so
-// t1 is never computed and f1 reads garbage. (Since 41185a0 the same happens without the
-// division: bug 11.)
-TEST(random_regressions, DISABLED_sliding_with_upsampling_consumer_skips_first_row) {
+// Bug 10 (fixed in 5403be6). Sliding over a loop with an up-sampling consumer: f1 reads t1 at y /
+// 3, and f2's loop over y (one iteration, y = 0, since f3 reads t3 only at 0) should compute t1
+// over [0, 0]; bounds inference gives f0 the empty crop [1, 0] (already in the emitted program,
+// before simplify), so t1 is never computed and f1 reads garbage. (After 41185a0 the same happened
+// without the division: slide_in_single_iteration_loop below.)
+TEST(random_regressions, sliding_with_upsampling_consumer_skips_first_row) {
   node_context ctx;
   var x0(ctx, "x0"), x1(ctx, "x1"), x2(ctx, "x2"), x3(ctx, "x3");
   auto in0 = buffer_expr::make(ctx, "in0", 1, 4);
@@ -347,33 +349,13 @@ TEST(random_regressions, slide_in_single_iteration_loop) {
   EXPECT_TRUE(random_test::equal(out4_a, out4_b));
 }
 
-// Bug 11 (a regression in 41185a0, "simplify regions with the loops' bounds"). A loop over a
-// constant range: f2 reads t2 only at y = 0, so f1's loop over y (step 2) has the single
-// iteration [0, 1] clamped to [0, 0]. t1 slides over that loop, and its crop in that iteration
-// is [1, 0]: f0 never computes t1, and f1 reads garbage. It passes at b1ff8ab.
-TEST(random_regressions, DISABLED_sliding_over_loop_of_constant_range_skips_first_row) {
-  node_context ctx;
-  var x0(ctx, "x0"), y0(ctx, "y0"), x1(ctx, "x1"), y1(ctx, "y1"), x2(ctx, "x2");
-  auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
-  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
-  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
-  auto out3 = buffer_expr::make(ctx, "out3", 1, 4);
-  func f0(k(0, {{{0}, {1}}}, {1}), {{in0, {point(x0), point(y0)}}}, {{t1, {x0, y0}}}, {.name = "f0"});
-  func f1(k(1, {{{0}, {1}}}, {2}), {{t1, {point(x1), point(y1)}}}, {{t2, {x1, y1}}}, {.name = "f1"});
-  func f2(k(2, {{{0}, {-1, 1, 1, 0, 0}}}, {3}), {{t2, {point(x2), point(0)}}}, {{out3, {x2}}}, {.name = "f2"});
-  pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
-  f1.loops({{y1, 2}});
-  pipeline scheduled = build_pipeline(ctx, {in0}, {out3});
-  expect_same(unscheduled, scheduled, {{0, 0}, {0, 0}}, {{0}});
-}
-
-// Bug 12. A buffer stored outside a parallel loop around its producer, whose window is widened
-// by the warm-up of an inner loop: t2 is stored at the root, f1 computes it in f4's parallel
-// loop over y4, and t1 (f1's input) is stored inside that loop (the default). f4's inner loop
-// over x4 starts 4 early (warm-up for t4), and f1's crop of t2 includes x4's warm-up start,
-// [-4, 0] for y4 = -4, clamped only to t2's total, while t1 is computed over [-4, 0] \ the
-// warm-up, [-3, 0]: f1 reads t1(-4), which nobody computed. With a serial y4, or t2 stored by
-// default (inside the parallel loop), it is right.
+// Bug 11 (at 5403be6). A buffer stored outside a parallel loop around its producer, whose window is widened by
+// the warm-up of an inner loop: t2 is stored at the root, f1 computes it in f4's parallel loop over
+// y4, and t1 (f1's input) is stored inside that loop (the default). f4's inner loop over x4 starts
+// 4 early (warm-up for t4), and f1's crop of t2 includes x4's warm-up start, [-4, 0] for y4 = -4,
+// clamped only to t2's total, while t1 is computed over [-4, 0] \ the warm-up, [-3, 0]: f1 reads
+// t1(-4), which nobody computed. With a serial y4, or t2 stored by default (inside the parallel
+// loop), it is right.
 TEST(random_regressions, DISABLED_warm_up_of_inner_loop_widens_buffer_stored_outside_parallel_loop) {
   node_context ctx;
   var x0(ctx, "x0"), x1(ctx, "x1"), x2(ctx, "x2"), x3(ctx, "x3"), y3(ctx, "y3"), x4(ctx, "x4"), y4(ctx, "y4");
@@ -395,6 +377,64 @@ TEST(random_regressions, DISABLED_warm_up_of_inner_loop_widens_buffer_stored_out
   t2->store_root();
   pipeline scheduled = build_pipeline(ctx, {in0}, {out5});
   expect_same(unscheduled, scheduled, {{-5, 0}}, {{0, 0}, {-5, -3}});
+}
+
+// Bug 12 (at 5403be6). A loop over a constant range with two sliding producers chained inside it:
+// f3 reads t3 only at y = 0, so f2's loop over y (step 2) has the single iteration [0, 0]; f0 and
+// f1 are computed in it and both slide over it. out4 is wrong. (With one producer in the loop, as
+// in slide_in_single_iteration_loop, it is right; constant_loops in the tester's features.)
+TEST(random_regressions, DISABLED_two_producers_sliding_over_loop_of_constant_range) {
+  node_context ctx;
+  var x0(ctx, "x0"), y0(ctx, "y0"), x1(ctx, "x1"), y1(ctx, "y1"), x2(ctx, "x2"), y2(ctx, "y2"), x3(ctx, "x3");
+  auto in0 = buffer_expr::make(ctx, "in0", 1, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
+  auto out4 = buffer_expr::make(ctx, "out4", 1, 4);
+  func f0(k(0, {{{0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0, y0}}}, {.name = "f0"});
+  func f1(k(1, {{{0}, {1}}}, {2}), {{t1, {point(x1), point(y1)}}}, {{t2, {x1, y1}}}, {.name = "f1"});
+  func f2(k(2, {{{0}, {1}}}, {3}), {{t2, {point(x2), point(y2)}}}, {{t3, {x2, y2}}}, {.name = "f2"});
+  func f3(k(3, {{{0}, {-1, 1, 1, 0, 0}}}, {4}), {{t3, {point(x3), point(0)}}}, {{out4, {x3}}}, {.name = "f3"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
+  f2.loops({{y2, 2}});
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out4});
+  expect_same(unscheduled, scheduled, {{0, 0}}, {{0, 0}});
+}
+
+// Bug 13 (at 5403be6, not analyzed further: the shrinker could not make it smaller). f7 reads t7
+// on the diagonal (y7, y7) in its loop over y7, and f6 computes t7 in its own loop over x6 inside
+// it; the chain below f6 reads constant slices (t5 at 0, t4 at 0) and a stencil of t1. out8 is
+// wrong. Without the diagonal it is right (diagonal in the tester's features).
+TEST(random_regressions, DISABLED_diagonal_read_with_nested_loops) {
+  node_context ctx;
+  var x0(ctx, "x0"), y0(ctx, "y0"), x1(ctx, "x1"), y1(ctx, "y1"), x2(ctx, "x2"), y2(ctx, "y2"), z2(ctx, "z2"),
+      x3(ctx, "x3"), y3(ctx, "y3"), z3(ctx, "z3"), x4(ctx, "x4"), y4(ctx, "y4"), x5(ctx, "x5"), x6(ctx, "x6"),
+      y6(ctx, "y6"), x7(ctx, "x7"), y7(ctx, "y7");
+  auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto t3 = buffer_expr::make(ctx, "t3", 3, 4);
+  auto t4 = buffer_expr::make(ctx, "t4", 3, 4);
+  auto t5 = buffer_expr::make(ctx, "t5", 2, 4);
+  auto t6 = buffer_expr::make(ctx, "t6", 1, 4);
+  auto t7 = buffer_expr::make(ctx, "t7", 2, 4);
+  auto out8 = buffer_expr::make(ctx, "out8", 2, 4);
+  func f0(k(0, {{{0}, {1}}}, {1}), {{in0, {point(x0), point(y0)}}}, {{t1, {x0, y0}}}, {.name = "f0"});
+  func f1(k(1, {{{0}, {1, 1, 1, 0, 1}}}, {2}), {{t1, {point(x1), bounds(y1, y1 + 1)}}}, {{t2, {x1, y1}}},
+          {.name = "f1"});
+  func f2(k(2, {{{0}, {2}}}, {3}), {{t2, {point(x2), point(z2)}}}, {{t3, {x2, y2, z2}}}, {.name = "f2"});
+  func f3(k(3, {{{2}, {0}, {1}}}, {4}), {{t3, {point(z3), point(x3), point(y3)}}}, {{t4, {x3, y3, z3}}},
+          {.name = "f3"});
+  func f4(k(4, {{{0}, {1}, {-1, 1, 1, 0, 0}}}, {5}), {{t4, {point(x4), point(y4), point(0)}}}, {{t5, {x4, y4}}},
+          {.name = "f4"});
+  func f5(k(5, {{{-1, 1, 1, 0, 0}, {0}}}, {6}), {{t5, {point(0), point(x5)}}}, {{t6, {x5}}}, {.name = "f5"});
+  func f6(k(6, {{{1}}}, {7}), {{t6, {point(y6)}}}, {{t7, {x6, y6}}}, {.name = "f6"});
+  func f7(k(7, {{{1}, {1}}}, {8}), {{t7, {point(y7), point(y7)}}}, {{out8, {x7, y7}}}, {.name = "f7"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out8});
+  f6.loops({{x6, 1}});
+  f7.loops({{y7, 1}});
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out8});
+  expect_same(unscheduled, scheduled, {{0, 0}, {0, 1}}, {{0, 0}, {0, 0}});
 }
 
 }  // namespace
