@@ -236,7 +236,8 @@ struct build_options {
   bool no_checks = false;
   // Do not remove copies by letting buffers share memory.
   bool no_alias_buffers = false;
-  // Emit trace_begin/trace_end around calls and loops (see eval_config::trace_begin).
+  // Tracing. The evaluator traces every call whenever eval_config::trace_begin is set, with or
+  // without this option; tracing loops is not implemented yet, so it currently changes nothing.
   bool trace = false;
 };
 
