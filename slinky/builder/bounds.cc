@@ -271,7 +271,19 @@ box_expr bounds_inference::need_at_call(int fi, int buffer, view which) const {
   box_expr result(b->rank(), interval_expr::none());
   for (const func::input& i : f.inputs()) {
     if (i.buffer.get() != b) continue;
-    for (std::size_t d = 0; d < b->rank() && d < i.bounds.size(); ++d) result[d] |= widen(i.bounds[d], crops);
+    // A copy input with an output_crop is read only for that part of the output; one with an
+    // input_crop only inside it (padding comes from elsewhere).
+    bounds_map input_crops = crops;
+    const std::vector<var>& dims = f.outputs()[0].dims;
+    for (std::size_t d = 0; d < i.output_crop.size() && d < dims.size(); ++d) {
+      std::optional<interval_expr>& crop = input_crops[dims[d]];
+      crop = crop ? *crop & i.output_crop[d] : i.output_crop[d];
+    }
+    for (std::size_t d = 0; d < b->rank() && d < i.bounds.size(); ++d) {
+      interval_expr need = widen(i.bounds[d], input_crops);
+      if (d < i.input_crop.size()) need &= i.input_crop[d];
+      result[d] |= need;
+    }
   }
   for (interval_expr& i : result) i = simplify(i);
   return result;

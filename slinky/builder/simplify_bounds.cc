@@ -139,6 +139,11 @@ public:
       if (c > 0) return void(result_ = {m_.make<div>(a.min, c), m_.make<div>(a.max, c)});
       return void(result_ = {m_.make<div>(a.max, c), m_.make<div>(a.min, c)});
     }
+    if (b.is_point() && !contains_infinity(a.min) && !contains_infinity(a.max)) {
+      // For one value of b (of any sign), a / b is monotonic in a: the extremes are at a's.
+      expr lo = m_.make<div>(a.min, b.min), hi = m_.make<div>(a.max, b.min);
+      return void(result_ = {m_.make<minimum>(lo, hi), m_.make<maximum>(lo, hi)});
+    }
     if (b_min && *b_min > 0) return void(result_ = divide_by_positive(a, b));
     if (b_max && *b_max < 0) {
       // a / b == -(a / -b).

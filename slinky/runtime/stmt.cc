@@ -2,6 +2,7 @@
 #include "slinky/runtime/stmt.h"
 
 #include "slinky/base/assert.h"
+#include "slinky/runtime/node_mutator.h"
 
 namespace slinky {
 
@@ -23,6 +24,86 @@ stmt call_stmt::make(callable target, symbol_list inputs, symbol_list outputs, a
   return stmt(n);
 }
 
+namespace {
+
+// Decides whether expressions are affine in one dst variable x (see copy_stmt::dim_plan).
+bool is_variable(const expr& e, var x) {
+  const var* v = as_variable(e);
+  return v && *v == x;
+}
+
+class affine_checker {
+  var x_;
+  const std::vector<var>& dst_x_;
+
+  bool depends_on_dst(const expr& e) const {
+    for (var v : dst_x_) {
+      if (depends_on(e, v)) return true;
+    }
+    return false;
+  }
+
+  // Matches x, x + c, c + x, x - c with c free of dst variables; sets offset to c.
+  bool match_shifted_x(const expr& e, expr& offset) const {
+    if (is_variable(e, x_)) {
+      offset = 0;
+      return true;
+    }
+    if (const add* op = e.as<add>()) {
+      if (is_variable(op->a, x_) && !depends_on_dst(op->b)) {
+        offset = op->b;
+        return true;
+      }
+      if (is_variable(op->b, x_) && !depends_on_dst(op->a)) {
+        offset = op->a;
+        return true;
+      }
+    } else if (const sub* op = e.as<sub>()) {
+      if (is_variable(op->a, x_) && !depends_on_dst(op->b)) {
+        offset = -op->b;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // x occurs as (x + offset) / period or (x + offset) % period.
+  template <typename T>
+  bool check_block_index(const T* op) {
+    expr offset;
+    if (!match_shifted_x(op->a, offset) || depends_on_dst(op->b)) return false;
+    if (!period.defined()) {
+      period = op->b;
+      this->offset = offset;
+      return true;
+    }
+    return match(period, op->b) && match(this->offset, offset);
+  }
+
+public:
+  expr period;
+  expr offset;
+
+  affine_checker(var x, const std::vector<var>& dst_x) : x_(x), dst_x_(dst_x) {}
+
+  bool check(const expr& e) {
+    if (!depends_on(e, x_)) return true;
+    if (is_variable(e, x_)) return true;
+    if (const add* op = e.as<add>()) return check(op->a) && check(op->b);
+    if (const sub* op = e.as<sub>()) return check(op->a) && check(op->b);
+    if (const mul* op = e.as<mul>()) {
+      if (!depends_on(op->a, x_)) return !depends_on_dst(op->a) && check(op->b);
+      if (!depends_on(op->b, x_)) return !depends_on_dst(op->b) && check(op->a);
+      return false;
+    }
+    if (const div* op = e.as<div>()) return check_block_index(op);
+    if (const mod* op = e.as<mod>()) return check_block_index(op);
+    return false;
+  }
+};
+
+}  // namespace
+
 stmt copy_stmt::make(callable impl, var src, std::vector<expr> src_x, var dst, std::vector<var> dst_x, var pad) {
   auto* n = new copy_stmt();
   n->impl = std::move(impl);
@@ -31,6 +112,15 @@ stmt copy_stmt::make(callable impl, var src, std::vector<expr> src_x, var dst, s
   n->dst = dst;
   n->dst_x = std::move(dst_x);
   n->pad = pad;
+  n->plan.resize(n->dst_x.size());
+  for (std::size_t j = 0; j < n->dst_x.size(); ++j) {
+    affine_checker checker(n->dst_x[j], n->dst_x);
+    bool affine = true;
+    for (const expr& e : n->src_x) affine = affine && checker.check(e);
+    if (!affine) continue;
+    n->plan[j].period = checker.period.defined() ? checker.period : expr(1);
+    n->plan[j].offset = checker.offset.defined() ? checker.offset : expr(0);
+  }
   return stmt(n);
 }
 

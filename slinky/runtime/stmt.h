@@ -105,11 +105,23 @@ public:
 
 // Copies src to dst: for each coordinate dst_x of dst, the value is src at src_x (expressions
 // of the dst_x variables), or the pad buffer's value where src_x is outside src (or left
-// unchanged with no pad). The builder lowers copies it recognizes to calls of `impl` on
-// strided views; the evaluator runs the rest element by element.
+// unchanged with no pad). The evaluator runs a copy as a few calls of `impl` (slinky::copy if
+// null) on strided views of src, dst and pad: `plan`, worked out by make from src_x, says over
+// which ranges of each dst dimension src_x is affine (docs/copies.md).
 class copy_stmt : public stmt_node<copy_stmt, stmt_node_type::copy_stmt> {
 public:
   using callable = std::function<void(const raw_buffer& src, const raw_buffer& dst, const raw_buffer& pad)>;
+
+  // How one call can cover a range of a dst dimension x.
+  struct dim_plan {
+    // Undefined: src_x is not affine in x, each index of x is copied separately. Otherwise
+    // src_x is affine in x within each block of `period` consecutive indices that starts where
+    // (x + offset) % period == 0: x occurs only in sums, in products with expressions of no
+    // dst variable, and as (x + offset) / period or (x + offset) % period. Period 1 (offset 0)
+    // is a plain affine dimension: a translation, flip, stride, broadcast or slice.
+    expr period;
+    expr offset;
+  };
 
   callable impl;
   var src;
@@ -117,6 +129,7 @@ public:
   var dst;
   std::vector<var> dst_x;
   var pad;
+  std::vector<dim_plan> plan;  // One per dst_x.
 
   static stmt make(callable impl, var src, std::vector<expr> src_x, var dst, std::vector<var> dst_x, var pad = var());
 };
