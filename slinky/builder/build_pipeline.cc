@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "slinky/builder/alias.h"
 #include "slinky/builder/bounds.h"
 #include "slinky/builder/emit.h"
 #include "slinky/builder/graph.h"
@@ -60,18 +61,23 @@ pipeline build_pipeline(node_context& ctx, std::vector<var> args, std::vector<bu
   bounds_inference bounds(g);
   log.done("bounds_inference");
 
-  // 4. The program: allocations, loops, crops, calls.
-  stmt body = emit_program(g, bounds, ctx);
+  // 4. Aliasing: which copies are removed by making one side a view of the other, and which
+  // calls write in place; needs the regions and fold factors.
+  alias_plan aliases = plan_aliases(g, bounds, !options.no_alias_buffers);
+  log.done("plan_aliases");
+
+  // 5. The program: allocations (or views), loops, crops, calls.
+  stmt body = emit_program(g, bounds, aliases, ctx);
   log.done("emit_program", body);
 
-  // 5. Simplify: removes crops and checks proven redundant, empty loops, unused allocations.
+  // 6. Simplify: removes crops and checks proven redundant, empty loops, unused allocations.
   body = simplify(body);
   log.done("simplify", body);
 
-  // 6. Checks of the inputs and outputs run first, so no callback sees a bad buffer; they are
+  // 7. Checks of the inputs and outputs run first, so no callback sees a bad buffer; they are
   // simplified separately so a check is never folded away into the program's structure.
   if (!options.no_checks) {
-    stmt checks = simplify(emit_checks(g, bounds));
+    stmt checks = simplify(emit_checks(g, bounds, aliases));
     body = block::make(checks, body);
     log.done("checks", body);
   }

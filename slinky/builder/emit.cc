@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "slinky/runtime/node_mutator.h"
+
 namespace slinky {
 
 namespace {
@@ -19,6 +21,7 @@ bool is_default(const expr& e, const expr& default_value) { return !e.defined() 
 class emitter {
   const graph& g_;
   const bounds_inference& bounds_;
+  const alias_plan& aliases_;
   node_context& ctx_;
 
   var fresh(const std::string& name) { return var(ctx_.insert_unique(name)); }
@@ -44,7 +47,7 @@ class emitter {
 
   stmt make_call(int fi, const std::vector<var>& outputs) {
     const func& f = *g_.funcs[fi].f;
-    if (f.is_copy()) return make_copy(f, outputs[0]);
+    if (f.is_copy()) return make_copy(fi, outputs[0]);
     symbol_list inputs;
     for (const func::input& i : f.inputs()) inputs.push_back(i.buffer->sym());
     call_stmt::attributes attrs = f.attrs();
@@ -52,12 +55,50 @@ class emitter {
     return call_stmt::make(f.impl(), std::move(inputs), outputs, std::move(attrs));
   }
 
-  stmt make_copy(const func& f, var dst) {
+  // Writes the padding of padded copy fi whose source is a view of dst: dst outside the
+  // source's input_crop (in dst coordinates).
+  stmt make_padding(int fi, var dst) {
+    const func& f = *g_.funcs[fi].f;
+    const func::input& in = f.inputs()[0];
+    const std::vector<var>& dst_x = f.outputs()[0].dims;
+    box_expr inside(dst_x.size());
+    for (std::size_t k = 0; k < in.bounds.size() && k < in.input_crop.size(); ++k) {
+      // The source dimension k is dst dimension j translated (the alias plan checked it).
+      for (std::size_t j = 0; j < dst_x.size(); ++j) {
+        if (!depends_on(in.bounds[k].min, dst_x[j])) continue;
+        const expr offset = simplify(in.bounds[k].min - dst_x[j]);
+        inside[j] = in.input_crop[k] - offset;
+      }
+    }
+    var inner = fresh(ctx_.name(dst.sym()) + ".inside");
+    auto pad_outside = [](const call_stmt* op, eval_context& ctx) -> index_t {
+      const raw_buffer* inside = ctx.lookup_buffer(op->inputs[0]);
+      const raw_buffer* value = ctx.lookup_buffer(op->inputs[1]);
+      const raw_buffer* dst = ctx.lookup_buffer(op->outputs[0]);
+      if (!inside || !value || !dst) return 1;
+      pad(inside->dims, *dst, *value);
+      return 0;
+    };
+    call_stmt::attributes attrs;
+    attrs.name = "pad";
+    stmt call = call_stmt::make(pad_outside, {inner, f.inputs()[1].buffer->sym()}, {dst}, std::move(attrs));
+    return crop_buffer::make(inner, dst, std::move(inside), call);
+  }
+
+  stmt make_copy(int fi, var dst) {
+    const func& f = *g_.funcs[fi].f;
     const std::vector<var>& dst_x = f.outputs()[0].dims;
     std::vector<stmt> copies;
     const std::size_t sources = f.is_padded_copy() ? 1 : f.inputs().size();
     for (std::size_t k = 0; k < sources; ++k) {
       const func::input& in = f.inputs()[k];
+      if (aliases_.removed[fi][k]) {
+        // The source's producer wrote it into dst (or dst is a view of the source).
+        if (f.is_padded_copy() && aliases_.is_alias(g_.buffer_index(in.buffer.get()))) {
+          copies.push_back(make_padding(fi, dst));
+        }
+        continue;
+      }
       std::vector<expr> src_x;
       for (const interval_expr& i : in.bounds) src_x.push_back(i.min);
       var src = in.buffer->sym();
@@ -130,6 +171,12 @@ class emitter {
     const buffer_node& b = g_.buffers[bi];
     const buffer_expr& buf = *b.buffer;
     const var sym = buf.sym();
+    const buffer_alias& alias = aliases_.buffers[bi];
+    if (alias.target >= 0) {
+      const var target = g_.buffers[alias.target].buffer->sym();
+      if (alias.same) return clone_buffer::make(sym, target, std::move(body));
+      return make_buffer::make(sym, alias.base, buf.elem_size(), alias.dims, std::move(body));
+    }
     std::vector<dim_expr> dims;
     for (std::size_t d = 0; d < buf.rank(); ++d) {
       const dim_expr& declared = buf.dim(d);
@@ -154,7 +201,8 @@ class emitter {
   }
 
 public:
-  emitter(const graph& g, const bounds_inference& bounds, node_context& ctx) : g_(g), bounds_(bounds), ctx_(ctx) {}
+  emitter(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx)
+      : g_(g), bounds_(bounds), aliases_(aliases), ctx_(ctx) {}
 
   // The body of loop level l (or the root): the funcs computed there, then the continuation,
   // with the allocations of the buffers stored there around the statements that use them.
@@ -175,17 +223,27 @@ public:
     };
 
     // Allocations, shortest lifetimes first so they nest inside longer ones.
+    // A buffer other buffers are views of is used by their users too, so its allocation
+    // encloses theirs; for equal ranges, views nest inside what they view.
     struct allocation {
       int buffer;
       std::size_t first, last;
+      int depth;
     };
     std::vector<allocation> allocations;
     for (std::size_t bi = 0; bi < g_.buffers.size(); ++bi) {
       const buffer_node& b = g_.buffers[bi];
       if (b.producer < 0 || b.is_output || b.is_input || b.store != l) continue;
-      allocation a{static_cast<int>(bi), items.size(), 0};
-      std::vector<int> users = b.consumers;
-      users.push_back(b.producer);
+      allocation a{static_cast<int>(bi), items.size(), 0, aliases_.depth(static_cast<int>(bi))};
+      std::vector<int> users;
+      for (std::size_t ai = 0; ai < g_.buffers.size(); ++ai) {
+        int t = static_cast<int>(ai);
+        while (t >= 0 && t != static_cast<int>(bi)) t = aliases_.buffers[t].target;
+        if (t < 0) continue;
+        const buffer_node& user = g_.buffers[ai];
+        users.insert(users.end(), user.consumers.begin(), user.consumers.end());
+        if (user.producer >= 0) users.push_back(user.producer);
+      }
       for (std::size_t item = 0; item < items.size(); ++item) {
         for (int u : users) {
           if (!item_contains(item, u)) continue;
@@ -195,8 +253,10 @@ public:
       }
       if (a.first < items.size()) allocations.push_back(a);
     }
-    std::sort(allocations.begin(), allocations.end(),
-              [](const allocation& a, const allocation& b) { return a.last - a.first < b.last - b.first; });
+    std::stable_sort(allocations.begin(), allocations.end(), [](const allocation& a, const allocation& b) {
+      if (a.last - a.first != b.last - b.first) return a.last - a.first < b.last - b.first;
+      return a.depth > b.depth;
+    });
     for (std::size_t i = 0; i < allocations.size(); ++i) {
       allocation a = allocations[i];
       std::vector<stmt> inside(items.begin() + a.first, items.begin() + a.last + 1);
@@ -262,17 +322,26 @@ void check_buffer(const buffer_node& b, const box_expr& needed, std::vector<stmt
 
 }  // namespace
 
-stmt emit_program(const graph& g, const bounds_inference& bounds, node_context& ctx) {
-  emitter e(g, bounds, ctx);
+stmt emit_program(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx) {
+  emitter e(g, bounds, aliases, ctx);
   return e.emit_level(loop_level(), stmt());
 }
 
-stmt emit_checks(const graph& g, const bounds_inference& bounds) {
+stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_plan& aliases) {
   std::vector<stmt> checks[3];
   for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
     const buffer_node& b = g.buffers[bi];
     if (b.buffer->constant()) continue;
     if (b.is_input || b.is_output) check_buffer(b, bounds.needed[bi], checks);
+  }
+  // Views of inputs and outputs address them with plain strides.
+  for (const buffer_alias& a : aliases.buffers) {
+    if (a.target < 0) continue;
+    const buffer_node& t = g.buffers[a.target];
+    if (t.buffer->constant() || !(t.is_input || t.is_output)) continue;
+    for (int d : a.unfolded_target_dims) {
+      checks[2].push_back(check::make(buffer_fold_factor(t.buffer->sym(), d) == dim::unfolded));
+    }
   }
   std::vector<stmt> result;
   for (auto& group : checks) result.insert(result.end(), group.begin(), group.end());

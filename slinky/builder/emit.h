@@ -17,16 +17,19 @@
 #ifndef SLINKY_BUILDER_EMIT_H
 #define SLINKY_BUILDER_EMIT_H
 
+#include "slinky/builder/alias.h"
 #include "slinky/builder/bounds.h"
 #include "slinky/builder/graph.h"
 
 namespace slinky {
 
-stmt emit_program(const graph& g, const bounds_inference& bounds, node_context& ctx);
+// Buffers aliased by `aliases` are views instead of allocations; removed copies are left out.
+stmt emit_program(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx);
 
 // The checks of the pipeline's inputs and outputs: not null, rank, element size, the bounds
 // every consumer reads, and the constraints the client declared on their dims.
-stmt emit_checks(const graph& g, const bounds_inference& bounds);
+// Inputs and outputs that other buffers are views of must be unfolded where the views use them.
+stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_plan& aliases);
 
 }  // namespace slinky
 

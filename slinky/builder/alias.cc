@@ -1,0 +1,304 @@
+// Aliasing decisions: see alias.h and docs/copies.md.
+#include "slinky/builder/alias.h"
+
+#include <algorithm>
+
+#include "slinky/runtime/node_mutator.h"
+
+namespace slinky {
+
+namespace {
+
+bool is_default(const expr& e, const expr& default_value) { return !e.defined() || match(e, default_value); }
+
+// True if the client edited any dim of b (bounds, stride or fold factor): its layout is then
+// the client's, not something a view of other memory may decide.
+bool declares_layout(const buffer_expr& b) {
+  const var sym = b.sym();
+  for (std::size_t d = 0; d < b.rank(); ++d) {
+    const expr dd = static_cast<index_t>(d);
+    const dim_expr& i = b.dim(d);
+    if (!is_default(i.bounds.min, buffer_min(sym, dd)) || !is_default(i.bounds.max, buffer_max(sym, dd)) ||
+        !is_default(i.stride, buffer_stride(sym, dd)) || !is_default(i.fold_factor, buffer_fold_factor(sym, dd))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool depends_on_any(const expr& e, const std::vector<var>& vars) {
+  for (var v : vars) {
+    if (depends_on(e, v)) return true;
+  }
+  return false;
+}
+
+// The single variable of vars that e depends on (-1 if none, -2 if several).
+int only_dependency(const expr& e, const std::vector<var>& vars) {
+  int result = -1;
+  for (std::size_t j = 0; j < vars.size(); ++j) {
+    if (!depends_on(e, vars[j])) continue;
+    if (result != -1) return -2;
+    result = static_cast<int>(j);
+  }
+  return result;
+}
+
+bool is_point_interval(const interval_expr& i) { return i.min.defined() && (i.is_point() || match(i.min, i.max)); }
+
+// src_x[k] = a[k] * x[dst_dim[k]] + (src_x[k] at x = 0), with a constant a[k]; dst_dim[k] is -1
+// where src_x[k] depends on no dst variable.
+struct linear_map {
+  std::vector<int> dst_dim;
+  std::vector<index_t> coeff;
+  std::vector<expr> at;
+
+  bool match(const func::input& in, const std::vector<var>& x) {
+    for (const interval_expr& i : in.bounds) {
+      if (!is_point_interval(i)) return false;
+      const expr& e = i.min;
+      const int j = only_dependency(e, x);
+      if (j == -2) return false;
+      dst_dim.push_back(j);
+      at.push_back(e);
+      if (j < 0) {
+        coeff.push_back(0);
+        continue;
+      }
+      const expr e0 = simplify(substitute(e, x[j], 0));
+      const expr a = simplify(substitute(e, x[j], 1) - e0);
+      const index_t* c = as_constant(a);
+      if (!c || *c == 0) return false;
+      if (!is_zero(simplify(e - (x[j] * *c + e0)))) return false;
+      coeff.push_back(*c);
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+int alias_plan::depth(int buffer) const {
+  int result = 0;
+  for (int b = buffer; buffers[b].target >= 0; b = buffers[b].target) ++result;
+  return result;
+}
+
+namespace {
+
+class alias_planner {
+  const graph& g_;
+  const bounds_inference& bounds_;
+  alias_plan& plan_;
+
+  bool is_intermediate(int bi) const {
+    const buffer_node& b = g_.buffers[bi];
+    return b.producer >= 0 && !b.is_output && !b.is_input && !b.buffer->constant();
+  }
+  bool folded(int bi) const {
+    for (const expr& f : bounds_.folds[bi]) {
+      if (f.defined()) return true;
+    }
+    return false;
+  }
+  // True if storage level `outer` is `inner` or contains it.
+  bool encloses(loop_level outer, loop_level inner) const {
+    if (outer.root()) return true;
+    if (inner.root()) return false;
+    for (loop_level l : g_.chain(inner)) {
+      if (l == outer) return true;
+    }
+    return false;
+  }
+  int buffer_of(const buffer_expr_ptr& b) const { return g_.buffer_index(b.get()); }
+  int uses_in(const func& f, int bi) const {
+    int n = 0;
+    for (const func::input& i : f.inputs()) n += buffer_of(i.buffer) == bi;
+    return n;
+  }
+
+  // The source of input `in` of copy fi becomes a view of the destination.
+  bool alias_into_destination(int fi, std::size_t input) {
+    const func& f = *g_.funcs[fi].f;
+    const func::input& in = f.inputs()[input];
+    const std::vector<var>& x = f.outputs()[0].dims;
+    const int s = buffer_of(in.buffer);
+    const int d = buffer_of(f.outputs()[0].buffer);
+    if (!is_intermediate(s) || plan_.is_alias(s) || declares_layout(*in.buffer)) return false;
+    if (g_.buffers[s].consumers.size() != 1 || uses_in(f, s) != 1) return false;
+    // Inputs of a copy with several write their own part of the destination.
+    const std::size_t sources = f.is_padded_copy() ? 1 : f.inputs().size();
+    if (sources > 1 && in.output_crop.empty()) return false;
+    // The destination: an output, or an intermediate that holds everything (not folded) and is
+    // stored where the source's view is made.
+    const buffer_node& dst = g_.buffers[d];
+    if (!dst.is_output) {
+      if (!is_intermediate(d) || declares_layout(*dst.buffer)) return false;
+      if (!plan_.is_alias(d) && folded(d)) return false;
+      if (plan_.is_alias(d) && plan_.buffers[d].same) return false;
+      if (!encloses(dst.store, g_.buffers[s].store)) return false;
+    }
+    // src_x[k] = x[j] + c: each source dimension is one destination dimension, translated; the
+    // destination dimensions no source dimension maps to must be a point of output_crop.
+    std::vector<int> dst_dim;
+    std::vector<expr> offset;
+    std::vector<bool> mapped(x.size(), false);
+    for (const interval_expr& i : in.bounds) {
+      if (!is_point_interval(i)) return false;
+      const int j = only_dependency(i.min, x);
+      if (j < 0 || mapped[j]) return false;
+      const expr c = simplify(i.min - x[j]);
+      if (depends_on_any(c, x)) return false;
+      mapped[j] = true;
+      dst_dim.push_back(j);
+      offset.push_back(c);
+    }
+    if (dst_dim.size() != in.buffer->rank()) return false;
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      if (!mapped[j] && (j >= in.output_crop.size() || !is_point_interval(in.output_crop[j]))) return false;
+    }
+
+    const var dsym = dst.buffer->sym();
+    buffer_alias a;
+    a.target = d;
+    std::vector<expr> at(x.size());
+    for (std::size_t k = 0; k < dst_dim.size(); ++k) {
+      const int j = dst_dim[k];
+      const expr dj = static_cast<index_t>(j);
+      interval_expr b(buffer_min(dsym, dj), buffer_max(dsym, dj));
+      if (static_cast<std::size_t>(j) < in.output_crop.size()) b &= in.output_crop[j];
+      b = interval_expr(simplify(b.min + offset[k]), simplify(b.max + offset[k]));
+      at[j] = simplify(b.min - offset[k]);
+      a.dims.push_back({b, buffer_stride(dsym, dj), expr()});
+      a.unfolded_target_dims.push_back(j);
+    }
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      if (!mapped[j]) at[j] = in.output_crop[j].min;
+    }
+    a.base = buffer_at(dsym, at);
+    plan_.buffers[s] = std::move(a);
+    plan_.removed[fi][input] = true;
+    return true;
+  }
+
+  // The destination of copy fi becomes a view of its source.
+  bool alias_from_source(int fi) {
+    const func& f = *g_.funcs[fi].f;
+    if (f.is_padded_copy() || f.inputs().size() != 1) return false;
+    const func::input& in = f.inputs()[0];
+    if (!in.output_crop.empty() || !in.input_crop.empty() || !in.output_slice.empty()) return false;
+    const std::vector<var>& x = f.outputs()[0].dims;
+    const int s = buffer_of(in.buffer);
+    const int d = buffer_of(f.outputs()[0].buffer);
+    if (!is_intermediate(d) || plan_.is_alias(d) || declares_layout(*f.outputs()[0].buffer)) return false;
+    const buffer_node& src = g_.buffers[s];
+    if (is_intermediate(s)) {
+      if (folded(s) || !encloses(src.store, g_.buffers[d].store)) return false;
+      if (plan_.is_alias(s) && plan_.buffers[s].same) return false;
+    } else if (!src.is_input && !src.buffer->constant()) {
+      // A pipeline output read by a copy: its memory is written while the view is read.
+      return false;
+    }
+    linear_map m;
+    if (!m.match(in, x)) return false;
+
+    const var ssym = in.buffer->sym();
+    const box_expr& needed = bounds_.needed[d];
+    buffer_alias a;
+    a.target = s;
+    std::vector<expr> at;
+    for (std::size_t k = 0; k < m.at.size(); ++k) {
+      // All at once: the mins may use loop variables that are also the copy's variables.
+      expr e = rewrite<variable>(m.at[k], [&](const variable* v, node_mutator&) -> expr {
+        for (std::size_t j = 0; j < x.size(); ++j) {
+          if (v->sym == x[j]) return needed[j].min;
+        }
+        return expr(v);
+      });
+      at.push_back(simplify(e));
+      if (m.dst_dim[k] >= 0) a.unfolded_target_dims.push_back(static_cast<int>(k));
+    }
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      expr stride = 0;
+      for (std::size_t k = 0; k < m.at.size(); ++k) {
+        if (m.dst_dim[k] == static_cast<int>(j)) stride += buffer_stride(ssym, static_cast<index_t>(k)) * m.coeff[k];
+      }
+      a.dims.push_back({needed[j], simplify(stride), expr()});
+    }
+    a.base = buffer_at(ssym, at);
+    plan_.buffers[d] = std::move(a);
+    plan_.removed[fi][0] = true;
+    return true;
+  }
+
+  // Output o of func fi is written over input i.
+  bool alias_in_place(int fi, std::size_t i, std::size_t o) {
+    const func& f = *g_.funcs[fi].f;
+    const func::input& in = f.inputs()[i];
+    const func::output& out = f.outputs()[o];
+    const int ib = buffer_of(in.buffer);
+    const int ob = buffer_of(out.buffer);
+    if (!is_intermediate(ib) || !is_intermediate(ob) || plan_.is_alias(ib) || plan_.is_alias(ob)) return false;
+    if (declares_layout(*in.buffer) || declares_layout(*out.buffer) || folded(ib) || folded(ob)) return false;
+    if (in.buffer->rank() != out.buffer->rank() || in.buffer->elem_size() != out.buffer->elem_size()) return false;
+    if (g_.buffers[ib].consumers.size() != 1 || uses_in(f, ib) != 1) return false;
+    if (g_.buffers[ib].store != g_.buffers[ob].store) return false;
+    // Read pointwise: each element of the input is read only for the same element of the output.
+    if (in.bounds.size() != out.dims.size()) return false;
+    for (std::size_t d = 0; d < out.dims.size(); ++d) {
+      if (!is_point_interval(in.bounds[d])) return false;
+      const var* v = as_variable(in.bounds[d].min);
+      if (!v || *v != out.dims[d]) return false;
+    }
+    // Not the target of another in-place output of this func.
+    for (std::size_t b = 0; b < plan_.buffers.size(); ++b) {
+      if (plan_.buffers[b].target == ib) return false;
+    }
+    buffer_alias a;
+    a.target = ib;
+    a.same = true;
+    plan_.buffers[ob] = std::move(a);
+    return true;
+  }
+
+public:
+  alias_planner(const graph& g, const bounds_inference& bounds, alias_plan& plan)
+      : g_(g), bounds_(bounds), plan_(plan) {}
+
+  void run() {
+    // Copies, consumers first, so a chain of copies collapses into the last destination.
+    for (int fi = static_cast<int>(g_.funcs.size()) - 1; fi >= 0; --fi) {
+      const func& f = *g_.funcs[fi].f;
+      if (!f.is_copy()) continue;
+      const std::size_t sources = f.is_padded_copy() ? 1 : f.inputs().size();
+      bool removed = false;
+      for (std::size_t i = 0; i < sources; ++i) removed = alias_into_destination(fi, i) || removed;
+      if (!removed) alias_from_source(fi);
+    }
+    for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
+      const func& f = *g_.funcs[fi].f;
+      const std::uint64_t mask = f.attrs().allow_in_place;
+      if (f.is_copy() || mask == 0) continue;
+      const std::size_t ni = f.inputs().size();
+      for (std::size_t o = 0; o < f.outputs().size(); ++o) {
+        for (std::size_t i = 0; i < ni; ++i) {
+          const std::size_t bit = o * ni + i;
+          if (bit < 64 && (mask >> bit) & 1 && alias_in_place(static_cast<int>(fi), i, o)) break;
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+alias_plan plan_aliases(const graph& g, const bounds_inference& bounds, bool enabled) {
+  alias_plan plan;
+  plan.buffers.resize(g.buffers.size());
+  plan.removed.resize(g.funcs.size());
+  for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) plan.removed[fi].resize(g.funcs[fi].f->inputs().size());
+  if (enabled) alias_planner(g, bounds, plan).run();
+  return plan;
+}
+
+}  // namespace slinky

@@ -1,0 +1,54 @@
+// Aliasing: removing copies by letting one side of a copy be a view of the other's memory
+// (docs/copies.md, "Aliasing"), and running calls in place.
+//
+// - Into the consumer: the source of a copy, an intermediate read by nothing else, becomes a view
+//   of the copy's destination, so its producer writes straight into it (a stencil into a
+//   translated or transposed region of the output; several producers into their slots of a
+//   concatenation or stack). The copy's call is removed; a padded copy keeps only its padding.
+// - From the producer: the destination of a copy, an intermediate, becomes a view of the copy's
+//   source, so its consumers read the source directly (an input copied into a stencil's input).
+// - In place: a func allowed to write output o over input i (call_attributes::allow_in_place),
+//   reading i pointwise, where i is an intermediate read by nothing else, writes o into i's
+//   memory.
+//
+// Every decision is made on the graph after bounds inference; the emitter then makes views
+// (make_buffer) instead of allocations and leaves out the removed copies.
+#ifndef SLINKY_BUILDER_ALIAS_H
+#define SLINKY_BUILDER_ALIAS_H
+
+#include <vector>
+
+#include "slinky/builder/bounds.h"
+#include "slinky/builder/graph.h"
+
+namespace slinky {
+
+struct buffer_alias {
+  // The buffer (index into graph::buffers) whose memory this one uses, or -1.
+  int target = -1;
+  // In place: this buffer is the target itself (same coordinates), not a make_buffer view.
+  bool same = false;
+  // The view: make_buffer(sym, base, elem_size, dims), expressions of the target's metadata.
+  expr base;
+  std::vector<dim_expr> dims;
+  // Dimensions of the target that must be unfolded for the view to be right (checked at run time
+  // when the target is a pipeline input or output).
+  std::vector<int> unfolded_target_dims;
+};
+
+struct alias_plan {
+  std::vector<buffer_alias> buffers;  // One per graph buffer.
+  // For each func and input: the copy of that input is removed (its source is a view of the
+  // destination, already written by the source's producer).
+  std::vector<std::vector<bool>> removed;
+
+  bool is_alias(int buffer) const { return buffers[buffer].target >= 0; }
+  // The number of alias steps from buffer to memory of its own (0 if it has its own).
+  int depth(int buffer) const;
+};
+
+alias_plan plan_aliases(const graph& g, const bounds_inference& bounds, bool enabled);
+
+}  // namespace slinky
+
+#endif  // SLINKY_BUILDER_ALIAS_H

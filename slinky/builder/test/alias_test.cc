@@ -1,0 +1,413 @@
+// Aliasing: copies removed by making one side a view of the other, and calls run in place.
+// Outcomes are asserted through the allocate hook (auto_stack_threshold = 0, so every
+// allocation is seen) and a counting copy impl; results against plain references, with
+// aliasing on and off (build_options::no_alias_buffers).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "slinky/builder/pipeline.h"
+#include "test_funcs.h"
+
+namespace slinky {
+namespace {
+
+using test::memory_counter;
+
+constexpr index_t W = 20;
+constexpr index_t H = 12;
+
+// out(x, y) = in(x - 1, y) + 2 in(x, y) + in(x + 1, y), over out's crop.
+index_t stencil(const buffer<const int>& in, const buffer<int>& out) {
+  for (index_t y = out.dim(1).min(); y <= out.dim(1).max(); ++y) {
+    for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) {
+      out(x, y) = in(x - 1, y) + 2 * in(x, y) + in(x + 1, y);
+    }
+  }
+  return 0;
+}
+
+index_t add_one(const buffer<const int>& in, const buffer<int>& out) {
+  for (index_t y = out.dim(1).min(); y <= out.dim(1).max(); ++y) {
+    for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) out(x, y) = in(x, y) + 1;
+  }
+  return 0;
+}
+
+index_t times_three(const buffer<const int>& in, const buffer<int>& out) {
+  for (index_t y = out.dim(1).min(); y <= out.dim(1).max(); ++y) {
+    for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) out(x, y) = in(x, y) * 3;
+  }
+  return 0;
+}
+
+int input_value(index_t x, index_t y) { return static_cast<int>(x * 7 + y * 1000 + 3); }
+
+buffer<int, 2> make_input(index_t x0, index_t x1, index_t y0, index_t y1) {
+  buffer<int, 2> b({x1 - x0 + 1, y1 - y0 + 1});
+  b.translate(0, x0).translate(1, y0);
+  b.allocate();
+  for (index_t y = y0; y <= y1; ++y) {
+    for (index_t x = x0; x <= x1; ++x) b(x, y) = input_value(x, y);
+  }
+  return b;
+}
+
+int stencil_value(index_t x, index_t y) {
+  return input_value(x - 1, y) + 2 * input_value(x, y) + input_value(x + 1, y);
+}
+
+struct counting_copy {
+  std::atomic<int> calls{0};
+  copy_stmt::callable impl() {
+    return [this](const raw_buffer& s, const raw_buffer& d, const raw_buffer& p) {
+      ++calls;
+      copy(s, d, p);
+    };
+  }
+};
+
+class alias : public testing::TestWithParam<bool> {
+protected:
+  bool aliasing() const { return GetParam(); }
+  build_options options() const {
+    build_options o;
+    o.no_alias_buffers = !aliasing();
+    return o;
+  }
+};
+
+// A stencil copied (translated by (2, -1)) into the output: the stencil writes into the output.
+TEST_P(alias, stencil_into_translated_output) {
+  for (bool loop : {false, true}) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    counting_copy cc;
+    func s = func::make(stencil, {{in, {bounds(x - 1, x + 1), point(y)}}}, {{intm, {x, y}}});
+    func c = func::make_copy({intm, {point(x + 2), point(y - 1)}}, {out, {x, y}}, cc.impl());
+    if (loop) c.loops({{y, 2}});
+    pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+    buffer<int, 2> in_buf = make_input(1, W + 4, -1, H);
+    buffer<int, 2> out_buf({W, H});
+    out_buf.allocate();
+    memory_counter mem;
+    const raw_buffer* ins[] = {&in_buf};
+    const raw_buffer* outs[] = {&out_buf};
+    ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+    for (index_t yy = 0; yy < H; ++yy) {
+      for (index_t xx = 0; xx < W; ++xx) ASSERT_EQ(out_buf(xx, yy), stencil_value(xx + 2, yy - 1));
+    }
+    if (aliasing()) {
+      EXPECT_EQ(mem.allocations, 0);
+      EXPECT_EQ(cc.calls, 0);
+    } else {
+      EXPECT_GT(mem.allocations, 0);
+      EXPECT_GT(cc.calls, 0);
+    }
+  }
+}
+
+// The same into a transposed output.
+TEST_P(alias, stencil_into_transposed_output) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  var x(ctx, "x"), y(ctx, "y");
+  counting_copy cc;
+  func s = func::make(stencil, {{in, {bounds(x - 1, x + 1), point(y)}}}, {{intm, {x, y}}});
+  func c = func::make_copy({intm, {point(y), point(x)}}, {out, {x, y}}, cc.impl());
+  pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+  buffer<int, 2> in_buf = make_input(-1, H, 0, W - 1);
+  buffer<int, 2> out_buf({W, H});
+  out_buf.allocate();
+  memory_counter mem;
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&out_buf};
+  ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+  for (index_t yy = 0; yy < H; ++yy) {
+    for (index_t xx = 0; xx < W; ++xx) ASSERT_EQ(out_buf(xx, yy), stencil_value(yy, xx));
+  }
+  EXPECT_EQ(mem.allocations, aliasing() ? 0 : 1);
+  EXPECT_EQ(cc.calls, aliasing() ? 0 : 1);
+}
+
+// An input copied (translated) into a stencil's input: the stencil reads the input directly.
+TEST_P(alias, input_copied_into_stencil_input) {
+  for (bool loop : {false, true}) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto shifted = buffer_expr::make(ctx, "shifted", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    counting_copy cc;
+    func c = func::make_copy({in, {point(x - 3), point(y + 1)}}, {shifted, {x, y}}, cc.impl());
+    func s = func::make(stencil, {{shifted, {bounds(x - 1, x + 1), point(y)}}}, {{out, {x, y}}});
+    if (loop) s.loops({{y, 1}});
+    pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+    buffer<int, 2> in_buf = make_input(-4, W - 2, 1, H);
+    buffer<int, 2> out_buf({W, H});
+    out_buf.allocate();
+    memory_counter mem;
+    const raw_buffer* ins[] = {&in_buf};
+    const raw_buffer* outs[] = {&out_buf};
+    ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+    for (index_t yy = 0; yy < H; ++yy) {
+      for (index_t xx = 0; xx < W; ++xx) {
+        const int expected =
+            input_value(xx - 4, yy + 1) + 2 * input_value(xx - 3, yy + 1) + input_value(xx - 2, yy + 1);
+        ASSERT_EQ(out_buf(xx, yy), expected);
+      }
+    }
+    EXPECT_EQ(mem.allocations == 0, aliasing());
+    EXPECT_EQ(cc.calls == 0, aliasing());
+  }
+}
+
+// Two producers concatenated (along y) or stacked into the output write their slots directly.
+TEST_P(alias, concatenated_and_stacked_outputs) {
+  for (bool stack : {false, true}) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+    auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", stack ? 3 : 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+    counting_copy cc;
+    func fa = func::make(add_one, {{in, {point(x), point(y)}}}, {{a, {x, y}}});
+    func fb = func::make(times_three, {{in, {point(x), point(y)}}}, {{b, {x, y}}});
+    func c = stack ? func::make_stack({a, b}, {out, {x, y, z}}, 2, cc.impl())
+                   : func::make_concat({a, b}, {out, {x, y}}, 1, {0, 5, H}, cc.impl());
+    pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+    buffer<int, 2> in_buf = make_input(0, W - 1, 0, H - 1);
+    buffer<int, 3> out3({W, H, 2});
+    buffer<int, 2> out2({W, H});
+    out3.allocate();
+    out2.allocate();
+    memory_counter mem;
+    const raw_buffer* ins[] = {&in_buf};
+    const raw_buffer* outs[] = {stack ? static_cast<const raw_buffer*>(&out3) : &out2};
+    ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+    for (index_t yy = 0; yy < H; ++yy) {
+      for (index_t xx = 0; xx < W; ++xx) {
+        if (stack) {
+          ASSERT_EQ(out3(xx, yy, 0), input_value(xx, yy) + 1);
+          ASSERT_EQ(out3(xx, yy, 1), input_value(xx, yy) * 3);
+        } else {
+          const int expected = yy < 5 ? input_value(xx, yy) + 1 : input_value(xx, yy - 5) * 3;
+          ASSERT_EQ(out2(xx, yy), expected) << xx << " " << yy;
+        }
+      }
+    }
+    EXPECT_EQ(mem.allocations, aliasing() ? 0 : 2);
+    EXPECT_EQ(cc.calls, aliasing() ? 0 : 2);
+  }
+}
+
+// in -> copy -> b1 -> copy -> b2 -> copy -> out, each shifted: at most one copy is left.
+TEST_P(alias, chain_of_shifted_copies) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto b1 = buffer_expr::make(ctx, "b1", 2, sizeof(int));
+  auto b2 = buffer_expr::make(ctx, "b2", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  var x(ctx, "x"), y(ctx, "y");
+  counting_copy cc;
+  func c1 = func::make_copy({in, {point(x + 1), point(y)}}, {b1, {x, y}}, cc.impl());
+  func c2 = func::make_copy({b1, {point(x), point(y + 2)}}, {b2, {x, y}}, cc.impl());
+  func c3 = func::make_copy({b2, {point(x - 3), point(y - 1)}}, {out, {x, y}}, cc.impl());
+  pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+  buffer<int, 2> in_buf = make_input(-2, W - 3, 1, H);
+  buffer<int, 2> out_buf({W, H});
+  out_buf.allocate();
+  memory_counter mem;
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&out_buf};
+  ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+  for (index_t yy = 0; yy < H; ++yy) {
+    for (index_t xx = 0; xx < W; ++xx) ASSERT_EQ(out_buf(xx, yy), input_value(xx - 2, yy + 1));
+  }
+  if (aliasing()) {
+    EXPECT_LE(cc.calls, 1);
+    EXPECT_EQ(mem.allocations, 0);
+  } else {
+    EXPECT_EQ(cc.calls, 3);
+  }
+}
+
+// A stencil padded into the output: the stencil writes the inside, only the padding is copied.
+TEST_P(alias, padded_stencil_output) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  auto pad = buffer_expr::make_scalar<int>(ctx, "pad", -5);
+  var x(ctx, "x"), y(ctx, "y");
+  counting_copy cc;
+  func s = func::make(stencil, {{in, {bounds(x - 1, x + 1), point(y)}}}, {{intm, {x, y}}});
+  // Inside [2, W - 3] x [1, H - 2] the stencil, outside the pad.
+  func c = func::make_copy({intm, {point(x), point(y)}, {bounds(2, W - 3), bounds(1, H - 2)}}, {out, {x, y}}, {pad, {}},
+                           cc.impl());
+  pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+  buffer<int, 2> in_buf = make_input(1, W - 2, 1, H - 2);
+  buffer<int, 2> out_buf({W, H});
+  out_buf.allocate();
+  memory_counter mem;
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&out_buf};
+  ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+  for (index_t yy = 0; yy < H; ++yy) {
+    for (index_t xx = 0; xx < W; ++xx) {
+      const bool inside = 2 <= xx && xx <= W - 3 && 1 <= yy && yy <= H - 2;
+      ASSERT_EQ(out_buf(xx, yy), inside ? stencil_value(xx, yy) : -5) << xx << " " << yy;
+    }
+  }
+  EXPECT_EQ(mem.allocations, aliasing() ? 0 : 1);
+  EXPECT_EQ(cc.calls, aliasing() ? 0 : 1);
+}
+
+// An intermediate read by the copy and by another func must not become a view of the output
+// (the other consumer reads it after... nothing would be wrong here, but the copy's source must
+// be read by nothing else to be written in place of the destination).
+TEST_P(alias, intermediate_consumed_twice) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+  auto out1 = buffer_expr::make(ctx, "out1", 2, sizeof(int));
+  auto out2 = buffer_expr::make(ctx, "out2", 2, sizeof(int));
+  var x(ctx, "x"), y(ctx, "y");
+  counting_copy cc;
+  func s = func::make(add_one, {{in, {point(x), point(y)}}}, {{intm, {x, y}}});
+  func c = func::make_copy({intm, {point(x + 1), point(y)}}, {out1, {x, y}}, cc.impl());
+  func g = func::make(stencil, {{intm, {bounds(x - 1, x + 1), point(y)}}}, {{out2, {x, y}}});
+  pipeline p = build_pipeline(ctx, {in}, {out1, out2}, options());
+
+  buffer<int, 2> in_buf = make_input(-1, W + 1, 0, H - 1);
+  buffer<int, 2> o1({W, H}), o2({W, H});
+  o1.allocate();
+  o2.allocate();
+  memory_counter mem;
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&o1, &o2};
+  ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+  for (index_t yy = 0; yy < H; ++yy) {
+    for (index_t xx = 0; xx < W; ++xx) {
+      ASSERT_EQ(o1(xx, yy), input_value(xx + 1, yy) + 1);
+      ASSERT_EQ(o2(xx, yy), stencil_value(xx, yy) + 4);
+    }
+  }
+  EXPECT_EQ(mem.allocations, 1);
+  EXPECT_EQ(cc.calls, 1);
+}
+
+// The client declared the intermediate's stride (rows padded to 64 elements): its layout is
+// the client's, so it is not a view of the output.
+TEST_P(alias, declared_stride_is_respected) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  var x(ctx, "x"), y(ctx, "y");
+  intm->dim(1).stride = 64 * static_cast<index_t>(sizeof(int));
+  index_t seen_stride = 0;
+  func s = func::make(
+      [&](const buffer<const int>& a, const buffer<int>& b) {
+        seen_stride = b.dim(1).stride();
+        return add_one(a, b);
+      },
+      {{in, {point(x), point(y)}}}, {{intm, {x, y}}});
+  func c = func::make_copy({intm, {point(y), point(x)}}, {out, {x, y}});
+  pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+  buffer<int, 2> in_buf = make_input(0, H - 1, 0, W - 1);
+  buffer<int, 2> out_buf({W, H});
+  out_buf.allocate();
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&out_buf};
+  ASSERT_EQ(p.evaluate(ins, outs), 0);
+  EXPECT_EQ(seen_stride, 64 * static_cast<index_t>(sizeof(int)));
+  for (index_t yy = 0; yy < H; ++yy) {
+    for (index_t xx = 0; xx < W; ++xx) ASSERT_EQ(out_buf(xx, yy), input_value(yy, xx) + 1);
+  }
+}
+
+// A folded output cannot hold a view with plain strides: the pipeline refuses it.
+TEST(alias_checks, folded_output_is_refused) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  var x(ctx, "x"), y(ctx, "y");
+  func s = func::make(add_one, {{in, {point(x), point(y)}}}, {{intm, {x, y}}});
+  func c = func::make_copy({intm, {point(x), point(y)}}, {out, {x, y}});
+  pipeline p = build_pipeline(ctx, {in}, {out});
+
+  buffer<int, 2> in_buf = make_input(0, W - 1, 0, H - 1);
+  buffer<int, 2> out_buf({W, 4});
+  out_buf.allocate();
+  out_buf.dims[1] = dim(0, H - 1, out_buf.dim(1).stride(), 4);
+  eval_config config;
+  std::string failed;
+  config.check_failed = [&](const expr& e) { failed = std::to_string(e.defined()); };
+  eval_context context;
+  context.config = &config;
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&out_buf};
+  EXPECT_NE(p.evaluate(ins, outs, context), 0);
+  EXPECT_EQ(failed, "1");
+}
+
+// A func allowed to write its output over its input does, when nothing else reads the input.
+TEST_P(alias, in_place) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+  auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  var x(ctx, "x"), y(ctx, "y");
+  const int* a_base = nullptr;
+  const int* b_base = nullptr;
+  func fa = func::make(add_one, {{in, {point(x), point(y)}}}, {{a, {x, y}}});
+  func fb = func::make(
+      [&](const buffer<const int>& i, const buffer<int>& o) {
+        a_base = &i(i.dim(0).min(), i.dim(1).min());
+        b_base = &o(o.dim(0).min(), o.dim(1).min());
+        return times_three(i, o);
+      },
+      {{a, {point(x), point(y)}}}, {{b, {x, y}}}, {.allow_in_place = 1});
+  func fo = func::make(stencil, {{b, {bounds(x - 1, x + 1), point(y)}}}, {{out, {x, y}}});
+  pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+  buffer<int, 2> in_buf = make_input(-1, W, 0, H - 1);
+  buffer<int, 2> out_buf({W, H});
+  out_buf.allocate();
+  memory_counter mem;
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&out_buf};
+  ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+  for (index_t yy = 0; yy < H; ++yy) {
+    for (index_t xx = 0; xx < W; ++xx) {
+      const int expected =
+          (input_value(xx - 1, yy) + 1) * 3 + 2 * (input_value(xx, yy) + 1) * 3 + (input_value(xx + 1, yy) + 1) * 3;
+      ASSERT_EQ(out_buf(xx, yy), expected);
+    }
+  }
+  EXPECT_EQ(mem.allocations, aliasing() ? 1 : 2);
+  EXPECT_EQ(a_base == b_base, aliasing());
+}
+
+INSTANTIATE_TEST_SUITE_P(on_and_off, alias, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) { return info.param ? "aliased" : "copied"; });
+
+}  // namespace
+}  // namespace slinky
