@@ -132,11 +132,15 @@ class alias_planner {
     // The destination: an output, or an intermediate that holds everything (not folded) and is
     // stored where the source's view is made.
     const buffer_node& dst = g_.buffers[d];
+    // The fold factor of each destination dimension (undefined: unfolded).
+    std::vector<expr> dst_folds(x.size());
     if (!dst.is_output) {
       if (!is_intermediate(d) || declares_layout(*dst.buffer)) return false;
-      if (!plan_.is_alias(d) && folded(d)) return false;
       if (plan_.is_alias(d) && plan_.buffers[d].same) return false;
       if (!encloses(dst.store, g_.buffers[s].store)) return false;
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        dst_folds[j] = plan_.is_alias(d) ? plan_.buffers[d].dims[j].fold_factor : bounds_.folds[d][j];
+      }
     }
     // src_x[k] = x[j] + c: each source dimension is one destination dimension, translated; the
     // destination dimensions no source dimension maps to must be a point of output_crop.
@@ -149,6 +153,16 @@ class alias_planner {
       if (j < 0 || mapped[j]) return false;
       const expr c = simplify(i.min - x[j]);
       if (depends_on_any(c, x)) return false;
+      // A folded destination dimension (a ring buffer) can be viewed only untranslated, and
+      // only if the source is produced where the copy runs, exactly the window the copy
+      // needs (each window just before it is copied, nothing written over live rows): its
+      // producer runs at the copy's level and has no other output to widen its region.
+      if (dst_folds[j].defined()) {
+        const func_node& producer = g_.funcs[g_.buffers[s].producer];
+        if (!is_zero(c) || producer.compute != g_.funcs[fi].compute || producer.f->outputs().size() != 1) {
+          return false;
+        }
+      }
       mapped[j] = true;
       dst_dim.push_back(j);
       offset.push_back(c);
@@ -168,9 +182,15 @@ class alias_planner {
       interval_expr b(buffer_min(dsym, dj), buffer_max(dsym, dj));
       if (static_cast<std::size_t>(j) < in.output_crop.size()) b &= in.output_crop[j];
       b = interval_expr(simplify(b.min + offset[k]), simplify(b.max + offset[k]));
-      at[j] = simplify(b.min - offset[k]);
-      a.dims.push_back({b, buffer_stride(dsym, dj), expr()});
-      a.unfolded_target_dims.push_back(j);
+      if (dst_folds[j].defined()) {
+        // Folded: the base is the address of a coordinate that is a multiple of the fold.
+        at[j] = 0;
+        a.dims.push_back({b, buffer_stride(dsym, dj), dst_folds[j]});
+      } else {
+        at[j] = simplify(b.min - offset[k]);
+        a.dims.push_back({b, buffer_stride(dsym, dj), expr()});
+        a.unfolded_target_dims.push_back(j);
+      }
     }
     for (std::size_t j = 0; j < x.size(); ++j) {
       if (!mapped[j]) at[j] = in.output_crop[j].min;

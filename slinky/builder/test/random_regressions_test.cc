@@ -437,5 +437,76 @@ TEST(random_regressions, DISABLED_diagonal_read_with_nested_loops) {
   expect_same(unscheduled, scheduled, {{0, 0}, {0, 1}}, {{0, 0}, {0, 0}});
 }
 
+// Found while writing aliasing (fixed before it landed). The destination of a copy made a view of
+// its source had its base computed by substituting the copy's variables one at a time with the
+// mins of its region; those mins used the loop variable y, which is also a variable of the copy,
+// and the second substitution replaced it again.
+TEST(random_regressions, alias_view_base_substitutes_loop_variable_twice) {
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+  auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 2);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 2);
+  auto out3 = buffer_expr::make(ctx, "out3", 3, 4);
+  func f0(k(0, {{{0}, {1}}}, {1}), {{in0, {point(x), point(y)}}}, {{t1, {x, y}}}, {.name = "f0"});
+  func f1 = func::make_copy({t1, {point(x), point(y)}}, {t2, {x, y}});
+  func f2(k(2, {{{1}, {2}}}, {3}), {{t2, {point(y), point(z)}}}, {{out3, {x, y, z}}}, {.name = "f2"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
+  f0.compute_root();
+  f2.loops({{y, 1, loop::parallel}});
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out3});
+  expect_same(unscheduled, scheduled, {{0, 1}, {0, 0}}, {{0, 0}, {0, 1}, {0, 0}});
+}
+
+// Found while writing aliasing (fixed before it landed). A copy's source was made a view of a
+// folded destination (a ring buffer of one element sliding with f2's loop) although the source is
+// computed at the root, all at once: each element overwrote the previous one.
+TEST(random_regressions, alias_into_ring_buffer_of_source_computed_outside_loop) {
+  node_context ctx;
+  var x(ctx, "x");
+  auto in0 = buffer_expr::make(ctx, "in0", 1, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 1, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 1, 4);
+  auto out3 = buffer_expr::make(ctx, "out3", 1, 4);
+  func f0(k(0, {{{0}}}, {1}), {{in0, {point(x)}}}, {{t1, {x}}}, {.name = "f0"});
+  func f1 = func::make_copy({t1, {point(x)}}, {t2, {x}});
+  func f2(k(2, {{{0}}}, {3}), {{t2, {point(x)}}}, {{out3, {x}}}, {.name = "f2"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
+  f0.compute_root();
+  f2.loops({{x, 1}});
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out3});
+  expect_same(unscheduled, scheduled, {{0, 2}}, {{0, 2}});
+}
+
+// Found while writing aliasing (fixed before it landed). As above, with the source computed in
+// the loop, but by a func with a second output read more widely: the func computes the wider
+// region of both outputs and wrote rows of the ring buffer that were still live.
+TEST(random_regressions, alias_into_ring_buffer_of_widened_multi_output_source) {
+  node_context ctx;
+  var x(ctx, "x");
+  auto in0 = buffer_expr::make(ctx, "in0", 1, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 1, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 1, 2);
+  auto t3 = buffer_expr::make(ctx, "t3", 1, 2);
+  auto t4 = buffer_expr::make(ctx, "t4", 1, 4);
+  auto t5 = buffer_expr::make(ctx, "t5", 1, 4);
+  auto out6 = buffer_expr::make(ctx, "out6", 1, 4);
+  func f0(k(0, {{{0, 1, 1, -3, 3}}}, {1, 2}), {{in0, {bounds(x - 3, x + 3)}}}, {{t1, {x}}, {t2, {x}}}, {.name = "f0"});
+  func f1 = func::make_copy({t2, {point(x)}}, {t3, {x}});
+  func f2(k(2, {{{0, 1, 1, 1, 1}}, {{0, 1, 1, -2, 3}}}, {4}), {{t3, {point(x + 1)}}, {t1, {bounds(x - 2, x + 3)}}},
+          {{t4, {x}}}, {.name = "f2"});
+  func f3(k(3, {{{0, 1, 1, -2, 1}}, {{0, 1, 1, -1, 3}}}, {5, 6}),
+          {{t4, {bounds(x - 2, x + 1)}}, {t4, {bounds(x - 1, x + 3)}}}, {{t5, {x}}, {out6, {x}}}, {.name = "f3"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out6});
+  f0.compute_at({&f2, x});
+  f2.loops({{x, 8}});
+  f2.compute_root();
+  f3.loops({{x, 16}});
+  f3.compute_root();
+  t4->store_root();
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out6});
+  expect_same(unscheduled, scheduled, {{-3, 25}}, {{4, 16}});
+}
+
 }  // namespace
 }  // namespace slinky
