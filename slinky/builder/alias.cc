@@ -46,31 +46,34 @@ int only_dependency(const expr& e, const std::vector<var>& vars) {
 
 bool is_point_interval(const interval_expr& i) { return i.min.defined() && (i.is_point() || match(i.min, i.max)); }
 
-// src_x[k] = a[k] * x[dst_dim[k]] + (src_x[k] at x = 0), with a constant a[k]; dst_dim[k] is -1
-// where src_x[k] depends on no dst variable.
+// src_x[k] = sum over j of coeff[k][j] * x[j] + (src_x[k] at x = 0), with constant
+// coefficients: a view of the source indexed by x has stride sum over k of coeff[k][j] * the
+// source's stride k in dimension j.
 struct linear_map {
-  std::vector<int> dst_dim;
-  std::vector<index_t> coeff;
+  std::vector<std::vector<index_t>> coeff;
   std::vector<expr> at;
 
   bool match(const func::input& in, const std::vector<var>& x) {
     for (const interval_expr& i : in.bounds) {
       if (!is_point_interval(i)) return false;
       const expr& e = i.min;
-      const int j = only_dependency(e, x);
-      if (j == -2) return false;
-      dst_dim.push_back(j);
-      at.push_back(e);
-      if (j < 0) {
-        coeff.push_back(0);
-        continue;
+      std::vector<index_t> c(x.size(), 0);
+      expr e0 = e;
+      for (std::size_t j = 0; j < x.size(); ++j) e0 = substitute(e0, x[j], 0);
+      e0 = simplify(e0);
+      expr sum = e0;
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        if (!depends_on(e, x[j])) continue;
+        expr ej = e;
+        for (std::size_t i2 = 0; i2 < x.size(); ++i2) ej = substitute(ej, x[i2], i2 == j ? 1 : 0);
+        const index_t* a = as_constant(simplify(ej - e0));
+        if (!a) return false;
+        c[j] = *a;
+        sum += x[j] * *a;
       }
-      const expr e0 = simplify(substitute(e, x[j], 0));
-      const expr a = simplify(substitute(e, x[j], 1) - e0);
-      const index_t* c = as_constant(a);
-      if (!c || *c == 0) return false;
-      if (!is_zero(simplify(e - (x[j] * *c + e0)))) return false;
-      coeff.push_back(*c);
+      if (!is_zero(simplify(e - sum))) return false;
+      coeff.push_back(std::move(c));
+      at.push_back(e);
     }
     return true;
   }
@@ -236,12 +239,14 @@ class alias_planner {
         return expr(v);
       });
       at.push_back(simplify(e));
-      if (m.dst_dim[k] >= 0) a.unfolded_target_dims.push_back(static_cast<int>(k));
+      if (std::any_of(m.coeff[k].begin(), m.coeff[k].end(), [](index_t c) { return c != 0; })) {
+        a.unfolded_target_dims.push_back(static_cast<int>(k));
+      }
     }
     for (std::size_t j = 0; j < x.size(); ++j) {
       expr stride = 0;
       for (std::size_t k = 0; k < m.at.size(); ++k) {
-        if (m.dst_dim[k] == static_cast<int>(j)) stride += buffer_stride(ssym, static_cast<index_t>(k)) * m.coeff[k];
+        if (m.coeff[k][j] != 0) stride += buffer_stride(ssym, static_cast<index_t>(k)) * m.coeff[k][j];
       }
       a.dims.push_back({needed[j], simplify(stride), expr()});
     }

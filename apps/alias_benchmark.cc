@@ -1,0 +1,288 @@
+// Copies and aliasing (issue 5): pipelines full of data movement, run with aliasing (the
+// default) and without (build_options::no_alias_buffers), printing time, peak intermediate
+// memory (allocate hook, auto_stack_threshold = 0) and calls of the copy impl.
+//
+// - transpose then elementwise, 4096 x 4096 floats: out(x, y) = in(y, x) * 2 + 1.
+// - pad then stencil, 4096 x 4096: a scaled image padded by one pixel of zeros, then a 3x3 box.
+// - an ML-style block: two flat inputs reshaped to [256, 1024], an elementwise op on each,
+//   concatenated along the features, transposed to [1024, 512], an elementwise op.
+//
+// Usage: alias_benchmark [--quick] [--reps N] [--size N] [--csv F.csv]
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_extras.h"
+#include "benchmark_util.h"
+#include "slinky/builder/pipeline.h"
+
+using namespace slinky;
+using namespace slinky_bench;
+
+namespace {
+
+std::atomic<long> copy_calls{0};
+
+void counting_copy(const raw_buffer& src, const raw_buffer& dst, const raw_buffer& pad) {
+  ++copy_calls;
+  copy(src, dst, pad);
+}
+
+// out = in * a + b over out's crop, row by row (rows dense or not).
+index_t affine(const buffer<const float>& in, const buffer<float>& out, float a, float b) {
+  const dim& ox = out.dim(0);
+  if (ox.empty()) return 0;
+  for_each_element([&](float* o, const float* i) { *o = *i * a + b; }, out, in);
+  return 0;
+}
+
+index_t scale2(const buffer<const float>& in, const buffer<float>& out) { return affine(in, out, 2.0f, 1.0f); }
+index_t scale3(const buffer<const float>& in, const buffer<float>& out) { return affine(in, out, 3.0f, -1.0f); }
+
+index_t relu(const buffer<const float>& in, const buffer<float>& out) {
+  for_each_element([&](float* o, const float* i) { *o = std::max(*i, 0.0f); }, out, in);
+  return 0;
+}
+
+// out(x, y) = the sum of in over the 3x3 neighbourhood of (x, y).
+index_t box(const buffer<const float>& in, const buffer<float>& out) {
+  const dim& ox = out.dim(0);
+  const dim& oy = out.dim(1);
+  for (index_t y = oy.min(); y <= oy.max(); ++y) {
+    const float* r0 = &in(ox.min(), y - 1);
+    const float* r1 = &in(ox.min(), y);
+    const float* r2 = &in(ox.min(), y + 1);
+    float* o = &out(ox.min(), y);
+    const bool dense = in.dim(0).stride() == sizeof(float) && out.dim(0).stride() == sizeof(float) &&
+                       !in.dim(1).is_folded(y - 1, y + 1);
+    if (dense) {
+      for (index_t i = 0; i < ox.extent(); ++i) {
+        o[i] = (r0[i - 1] + r0[i] + r0[i + 1]) + (r1[i - 1] + r1[i] + r1[i + 1]) + (r2[i - 1] + r2[i] + r2[i + 1]);
+      }
+    } else {
+      for (index_t x = ox.min(); x <= ox.max(); ++x) {
+        float s = 0;
+        for (index_t dy = -1; dy <= 1; ++dy) {
+          for (index_t dx = -1; dx <= 1; ++dx) s += in(x + dx, y + dy);
+        }
+        out(x, y) = s;
+      }
+    }
+  }
+  return 0;
+}
+
+struct variant {
+  std::string name;
+  pipeline p;
+  std::vector<const raw_buffer*> inputs;
+  std::vector<const raw_buffer*> outputs;
+};
+
+struct result {
+  double seconds;
+  index_t peak;
+  index_t allocations;
+  long copies;
+};
+
+result measure_memory(const variant& v) {
+  alloc_tracker tracker(0);
+  copy_calls = 0;
+  if (v.p.evaluate(v.inputs, v.outputs, tracker.context) != 0) wrong_result(v.name + ": evaluate failed");
+  return {0, tracker.peak, tracker.allocations, copy_calls};
+}
+
+buffer<float, 2> image(index_t w, index_t h) {
+  buffer<float, 2> b({w, h});
+  b.allocate();
+  return b;
+}
+
+void fill(buffer<float, 2>& b) {
+  for (index_t y = 0; y < b.dim(1).extent(); ++y) {
+    for (index_t x = 0; x < b.dim(0).extent(); ++x) b(x, y) = static_cast<float>((x * 13 + y * 7) % 101) - 50.0f;
+  }
+}
+
+void expect_equal(const buffer<float, 2>& a, const buffer<float, 2>& ref, const std::string& what) {
+  for (index_t y = 0; y < ref.dim(1).extent(); ++y) {
+    for (index_t x = 0; x < ref.dim(0).extent(); ++x) {
+      if (a(x, y) != ref(x, y)) {
+        wrong_result(what + ": wrong value at (" + std::to_string(x) + ", " + std::to_string(y) + ")");
+      }
+    }
+  }
+}
+
+build_options options(bool alias) {
+  build_options o;
+  o.no_alias_buffers = !alias;
+  return o;
+}
+
+// Times the variants interleaved, measures memory and copies, prints the table rows.
+void run(const std::string& pipeline_name, std::vector<variant>& variants, int reps, table& t,
+         const std::function<void(const std::string&)>& check) {
+  std::vector<std::function<void()>> fns;
+  for (variant& v : variants) {
+    fns.push_back([&v] {
+      if (v.p.evaluate(v.inputs, v.outputs) != 0) wrong_result(v.name + ": evaluate failed");
+    });
+  }
+  std::vector<double> times = interleaved_median_seconds(fns, reps);
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    result r = measure_memory(variants[i]);
+    check(variants[i].name);
+    t.add({pipeline_name, variants[i].name, fmt(times[i] * 1e3, 2), fmt(times[i] / times[0], 2),
+           std::to_string(r.peak / 1024), std::to_string(r.allocations), std::to_string(r.copies)});
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = has_flag(argc, argv, "--quick");
+  const index_t n = std::stoll(arg(argc, argv, "--size", quick ? "512" : "4096"));
+  const int reps = std::stoi(arg(argc, argv, "--reps", quick ? "3" : "7"));
+  print_machine("Copies and aliasing");
+  std::printf("%lld x %lld floats, median of %d interleaved repetitions; time relative to the first row of each "
+              "pipeline; peak = peak intermediate memory (allocate hook, auto_stack_threshold = 0)\n\n",
+              static_cast<long long>(n), static_cast<long long>(n), reps);
+  table t({"pipeline", "variant", "ms", "relative", "peak KiB", "allocations", "copy calls"});
+
+  // Transpose then elementwise.
+  {
+    buffer<float, 2> in = image(n, n);
+    fill(in);
+    buffer<float, 2> ref = image(n, n);
+    for (index_t y = 0; y < n; ++y) {
+      for (index_t x = 0; x < n; ++x) ref(x, y) = in(y, x) * 2.0f + 1.0f;
+    }
+    std::vector<buffer<float, 2>> outs;
+    for (int i = 0; i < 4; ++i) outs.push_back(image(n, n));
+    std::vector<variant> variants;
+    for (bool strips : {false, true}) {
+      for (bool alias : {false, true}) {
+        node_context ctx;
+        auto bin = buffer_expr::make(ctx, "in", 2, sizeof(float));
+        auto bt = buffer_expr::make(ctx, "t", 2, sizeof(float));
+        auto bout = buffer_expr::make(ctx, "out", 2, sizeof(float));
+        var x(ctx, "x"), y(ctx, "y");
+        func transpose = func::make_copy({bin, {point(y), point(x)}}, {bt, {x, y}}, counting_copy);
+        func f = func::make(scale2, {{bt, {point(x), point(y)}}}, {{bout, {x, y}}});
+        if (strips) f.loops({{y, 32}});
+        std::string name =
+            std::string(strips ? "strips of 32 rows" : "no schedule") + (alias ? ", aliased" : ", copied");
+        variants.push_back({name, build_pipeline(ctx, {bin}, {bout}, options(alias)), {&in}, {&outs[variants.size()]}});
+      }
+    }
+    run("transpose, elementwise", variants, reps, t, [&](const std::string& name) {
+      for (std::size_t i = 0; i < variants.size(); ++i) {
+        if (variants[i].name == name) expect_equal(outs[i], ref, name);
+      }
+    });
+  }
+
+  // Pad then stencil: out(x, y) = box of p, p = scale2(in) inside in's bounds, 0 outside.
+  {
+    buffer<float, 2> in = image(n, n);
+    fill(in);
+    buffer<float, 2> ref = image(n, n);
+    auto p = [&](index_t x, index_t y) { return x < 0 || y < 0 || x >= n || y >= n ? 0.0f : in(x, y) * 2.0f + 1.0f; };
+    for (index_t y = 0; y < n; ++y) {
+      for (index_t x = 0; x < n; ++x) {
+        ref(x, y) = (p(x - 1, y - 1) + p(x, y - 1) + p(x + 1, y - 1)) + (p(x - 1, y) + p(x, y) + p(x + 1, y)) +
+                    (p(x - 1, y + 1) + p(x, y + 1) + p(x + 1, y + 1));
+      }
+    }
+    std::vector<buffer<float, 2>> outs;
+    for (int i = 0; i < 4; ++i) outs.push_back(image(n, n));
+    std::vector<variant> variants;
+    for (bool strips : {false, true}) {
+      for (bool alias : {false, true}) {
+        node_context ctx;
+        auto bin = buffer_expr::make(ctx, "in", 2, sizeof(float));
+        auto bs = buffer_expr::make(ctx, "scaled", 2, sizeof(float));
+        auto bp = buffer_expr::make(ctx, "padded", 2, sizeof(float));
+        auto bout = buffer_expr::make(ctx, "out", 2, sizeof(float));
+        auto zero = buffer_expr::make_scalar<float>(ctx, "zero", 0.0f);
+        var x(ctx, "x"), y(ctx, "y");
+        func scale = func::make(scale2, {{bin, {point(x), point(y)}}}, {{bs, {x, y}}});
+        func pad = func::make_copy({bs, {point(x), point(y)}, bin->bounds()}, {bp, {x, y}}, {zero, {}}, counting_copy);
+        func stencil = func::make(box, {{bp, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{bout, {x, y}}});
+        if (strips) stencil.loops({{y, 32}});
+        std::string name =
+            std::string(strips ? "strips of 32 rows" : "no schedule") + (alias ? ", aliased" : ", copied");
+        variants.push_back({name, build_pipeline(ctx, {bin}, {bout}, options(alias)), {&in}, {&outs[variants.size()]}});
+      }
+    }
+    run("pad, 3x3 stencil", variants, reps, t, [&](const std::string& name) {
+      for (std::size_t i = 0; i < variants.size(); ++i) {
+        if (variants[i].name == name) expect_equal(outs[i], ref, name);
+      }
+    });
+  }
+
+  // ML-style block: reshape, elementwise, concat, transpose, elementwise.
+  {
+    const index_t features = quick ? 64 : 256, tokens = quick ? 256 : 1024;
+    buffer<float, 1> in0({features * tokens}), in1({features * tokens});
+    in0.allocate();
+    in1.allocate();
+    for (index_t i = 0; i < features * tokens; ++i) {
+      in0(i) = static_cast<float>(i % 97) - 40.0f;
+      in1(i) = static_cast<float>(i % 89) - 30.0f;
+    }
+    buffer<float, 2> ref = image(tokens, 2 * features);
+    for (index_t f = 0; f < 2 * features; ++f) {
+      for (index_t tk = 0; tk < tokens; ++tk) {
+        const float v =
+            f < features ? in0(f + tk * features) * 2.0f + 1.0f : in1(f - features + tk * features) * 3.0f - 1.0f;
+        ref(tk, f) = std::max(v, 0.0f);
+      }
+    }
+    std::vector<buffer<float, 2>> outs;
+    for (int i = 0; i < 2; ++i) outs.push_back(image(tokens, 2 * features));
+    std::vector<variant> variants;
+    for (bool alias : {false, true}) {
+      node_context ctx;
+      auto flat0 = buffer_expr::make(ctx, "flat0", 1, sizeof(float));
+      auto flat1 = buffer_expr::make(ctx, "flat1", 1, sizeof(float));
+      auto r0 = buffer_expr::make(ctx, "r0", 2, sizeof(float));
+      auto r1 = buffer_expr::make(ctx, "r1", 2, sizeof(float));
+      auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
+      auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
+      auto c = buffer_expr::make(ctx, "c", 2, sizeof(float));
+      auto ct = buffer_expr::make(ctx, "ct", 2, sizeof(float));
+      auto out = buffer_expr::make(ctx, "out", 2, sizeof(float));
+      var f(ctx, "f"), tk(ctx, "t");
+      const expr d = features;
+      func reshape0 = func::make_copy({flat0, {point(f + tk * d)}}, {r0, {f, tk}}, counting_copy);
+      func reshape1 = func::make_copy({flat1, {point(f + tk * d)}}, {r1, {f, tk}}, counting_copy);
+      func fa = func::make(scale2, {{r0, {point(f), point(tk)}}}, {{a, {f, tk}}});
+      func fb = func::make(scale3, {{r1, {point(f), point(tk)}}}, {{b, {f, tk}}});
+      func concat = func::make_concat({a, b}, {c, {f, tk}}, 0, {0, d, 2 * d}, counting_copy);
+      func transpose = func::make_copy({c, {point(f), point(tk)}}, {ct, {tk, f}}, counting_copy);
+      func act = func::make(relu, {{ct, {point(tk), point(f)}}}, {{out, {tk, f}}});
+      variants.push_back({alias ? "aliased" : "copied",
+                          build_pipeline(ctx, {flat0, flat1}, {out}, options(alias)),
+                          {&in0, &in1},
+                          {&outs[variants.size()]}});
+    }
+    run("ML block (reshape, concat, transpose)", variants, reps, t, [&](const std::string& name) {
+      for (std::size_t i = 0; i < variants.size(); ++i) {
+        if (variants[i].name == name) expect_equal(outs[i], ref, name);
+      }
+    });
+  }
+
+  t.print();
+  t.write_csv(arg(argc, argv, "--csv"));
+  return 0;
+}
