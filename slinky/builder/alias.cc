@@ -114,6 +114,12 @@ class alias_planner {
     return false;
   }
   int buffer_of(const buffer_expr_ptr& b) const { return g_.buffer_index(b.get()); }
+  bool is_target(int bi) const {
+    for (const buffer_alias& a : plan_.buffers) {
+      if (a.target == bi) return true;
+    }
+    return false;
+  }
   int uses_in(const func& f, int bi) const {
     int n = 0;
     for (const func::input& i : f.inputs()) n += buffer_of(i.buffer) == bi;
@@ -214,6 +220,8 @@ class alias_planner {
     const int s = buffer_of(in.buffer);
     const int d = buffer_of(f.outputs()[0].buffer);
     if (!is_intermediate(d) || plan_.is_alias(d) || declares_layout(*f.outputs()[0].buffer)) return false;
+    // Nothing may write into the destination's memory once it is the source's (an input's).
+    if (is_target(d)) return false;
     const buffer_node& src = g_.buffers[s];
     if (is_intermediate(s)) {
       if (folded(s) || !encloses(src.store, g_.buffers[d].store)) return false;
@@ -275,10 +283,9 @@ class alias_planner {
       const var* v = as_variable(in.bounds[d].min);
       if (!v || *v != out.dims[d]) return false;
     }
-    // Not the target of another in-place output of this func.
-    for (std::size_t b = 0; b < plan_.buffers.size(); ++b) {
-      if (plan_.buffers[b].target == ib) return false;
-    }
+    // Not the memory of other buffers already (another in-place output of this func, or the
+    // destination of a copy).
+    if (is_target(ib) || is_target(ob)) return false;
     buffer_alias a;
     a.target = ib;
     a.same = true;

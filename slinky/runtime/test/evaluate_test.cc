@@ -411,6 +411,74 @@ TEST(evaluate, copy_stmt_elementwise) {
   }
 }
 
+// A copy reading a folded (ring buffer) source across its fold boundary is split there: two
+// calls of impl, each on plain strided memory.
+TEST(evaluate, copy_stmt_splits_at_fold_of_source) {
+  buffer<int, 2> src({5, 4});
+  src.allocate();
+  // Rows 2..5 of a ring buffer of 4 rows: row y lives in slot y % 4.
+  src.dims[1] = dim(2, 5, src.dim(1).stride(), 4);
+  for (index_t y = 2; y <= 5; ++y) {
+    for (index_t i = 0; i < 5; ++i) src(i, y) = static_cast<int>(i + 10 * y);
+  }
+  buffer<int, 2> dst({5, 4});
+  dst.allocate();
+  int calls = 0;
+  copy_stmt::callable counting = [&](const raw_buffer& s, const raw_buffer& d, const raw_buffer& p) {
+    ++calls;
+    for (std::size_t k = 0; k < s.rank; ++k) EXPECT_FALSE(s.dim(k).is_folded(s.dim(k).min(), s.dim(k).max()));
+    copy(s, d, p);
+  };
+  eval_context c;
+  c[b0] = buffer_value(src);
+  c[b1] = buffer_value(dst);
+  ASSERT_EQ(evaluate(copy_stmt::make(counting, b0, {x, expr(y) + 2}, b1, {x, y}), c), 0);
+  EXPECT_EQ(calls, 2);
+  for (index_t y = 0; y < 4; ++y) {
+    for (index_t i = 0; i < 5; ++i) EXPECT_EQ(dst(i, y), i + 10 * (y + 2));
+  }
+}
+
+// The same with a folded destination, and a flip: dst(x, y) = src(4 - x, y).
+TEST(evaluate, copy_stmt_splits_at_fold_of_destination) {
+  buffer<int, 2> src({5, 4});
+  src.allocate();
+  for (index_t y = 0; y < 4; ++y) {
+    for (index_t i = 0; i < 5; ++i) src(i, y) = static_cast<int>(i + 10 * y);
+  }
+  buffer<int, 2> dst({5, 3});
+  dst.allocate();
+  dst.dims[1] = dim(1, 3, dst.dim(1).stride(), 3);
+  int calls = 0;
+  copy_stmt::callable counting = [&](const raw_buffer& s, const raw_buffer& d, const raw_buffer& p) {
+    ++calls;
+    copy(s, d, p);
+  };
+  eval_context c;
+  c[b0] = buffer_value(src);
+  c[b1] = buffer_value(dst);
+  ASSERT_EQ(evaluate(copy_stmt::make(counting, b0, {4 - expr(x), y}, b1, {x, y}), c), 0);
+  EXPECT_EQ(calls, 2);
+  for (index_t y = 1; y <= 3; ++y) {
+    for (index_t i = 0; i < 5; ++i) EXPECT_EQ(dst(i, y), (4 - i) + 10 * y);
+  }
+}
+
+// copy_stmt::make works out which dst dimensions are affine.
+TEST(evaluate, copy_stmt_plan) {
+  stmt s = copy_stmt::make(nullptr, b0, {x + 1, (expr(y) + 3) / 4, (expr(y) + 3) % 4 + z * 2, x * x}, b1, {x, y, z});
+  const copy_stmt* op = s.as<copy_stmt>();
+  ASSERT_TRUE(op);
+  EXPECT_FALSE(op->plan[0].period.defined());  // x * x.
+  EXPECT_TRUE(is_constant(op->plan[1].period, 4));
+  EXPECT_TRUE(is_constant(op->plan[1].offset, 3) || match(op->plan[1].offset, 3));
+  EXPECT_TRUE(is_constant(op->plan[2].period, 1));
+  stmt t = copy_stmt::make(nullptr, b0, {expr(y) / 4, expr(y) % 2}, b1, {y});
+  EXPECT_FALSE(t.as<copy_stmt>()->plan[0].period.defined());  // Two different periods.
+  stmt u = copy_stmt::make(nullptr, b0, {(expr(y) + 1) / 4, expr(y) % 4}, b1, {y});
+  EXPECT_FALSE(u.as<copy_stmt>()->plan[0].period.defined());  // Two different offsets.
+}
+
 TEST(evaluate, free_intrinsic_releases_early) {
   allocation_log log;
   eval_context c;
