@@ -232,6 +232,14 @@ class alias_planner {
     }
     linear_map m;
     if (!m.match(in, x)) return false;
+    // A copy that changes which source dimension is innermost (a transpose), run in a loop,
+    // is a cache-blocked reorganization the consumers benefit from: reading the source
+    // through a view instead would gather with large strides. Keep such copies; at the root
+    // the copy is a whole extra pass over memory, and the view wins.
+    const bool keeps_innermost = !m.coeff.empty() && m.coeff[0][0] == 1 &&
+                                 std::all_of(m.coeff.begin() + 1, m.coeff.end(),
+                                             [](const std::vector<index_t>& c) { return c.empty() || c[0] == 0; });
+    if (!keeps_innermost && !x.empty() && !g_.funcs[fi].compute.root()) return false;
 
     const var ssym = in.buffer->sym();
     const box_expr& needed = bounds_.needed[d];
