@@ -195,7 +195,15 @@ inline access make_access(rng& r, int v, kind k) {
     if (r.chance(0.3)) a.hi = 1;
     if (r.chance(0.15)) a.mul = a.div + 1;
     break;
-  case kind::copy: a.lo = a.hi = r.chance(0.5) ? 0 : r.uniform(-3, 3); break;
+  case kind::copy:
+    // Translations mostly; else a downsample or stride (2x + c) or an upsample (x / 2 + c).
+    a.lo = a.hi = r.chance(0.5) ? 0 : r.uniform(-3, 3);
+    if (r.chance(0.15)) {
+      a.mul = 2;
+    } else if (r.chance(0.15)) {
+      a.div = 2;
+    }
+    break;
   default:
     if (r.chance(0.15)) a.lo = a.hi = r.uniform(-1, 1);
     break;
@@ -216,11 +224,12 @@ inline stage_input make_input(rng& r, const graph_spec& g, int b, int rank, cons
       in.dims.push_back(make_access(r, order[d], plain ? kind::pointwise : k));
     } else {
       access a;
-      if (g.buffers[b].input && r.chance(0.5)) {
+      if (g.buffers[b].input && k != kind::copy && r.chance(0.5)) {
         a.whole = true;
       } else {
         a.lo = r.uniform(-2, 2);
-        a.hi = a.lo + r.uniform(0, 4);
+        // A copy reads a point of each dimension.
+        a.hi = k == kind::copy ? a.lo : a.lo + r.uniform(0, 4);
       }
       in.dims.push_back(a);
     }
@@ -373,6 +382,17 @@ inline graph_spec generate_graph(rng& r, const features& f) {
     }
     case kind::copy:
       if (ra >= 2 && r.chance(0.3)) order = shuffled(r, order);
+      if (f.vary_rank && ra < max_rank && r.chance(0.15)) {
+        // A broadcast: a new variable the source does not depend on.
+        st.rank = ra + 1;
+        const int hole = static_cast<int>(r.uniform(0, ra));
+        for (int& v : order) v += v >= hole ? 1 : 0;
+      } else if (f.vary_rank && ra >= 2 && r.chance(0.15)) {
+        // A slice: the source's last dimension is read at one point.
+        st.rank = ra - 1;
+        order = identity(ra);
+        std::swap(order[r.uniform(0, ra - 1)], order[ra - 1]);
+      }
       st.copy = true;
       break;
     default: break;
