@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <vector>
 
 #include "slinky/builder/pipeline.h"
@@ -416,7 +417,8 @@ TEST_P(alias, in_place) {
         b_base = &o(o.dim(0).min(), o.dim(1).min());
         return times_three(i, o);
       },
-      {{a, {point(x), point(y)}}}, {{b, {x, y}}}, {.allow_in_place = 1});
+      {{a, {point(x), point(y)}}}, {{b, {x, y}}},
+      {.allow_in_place = 1, .min_rank = std::numeric_limits<int>::max(), .name = "in_place"});
   func fo = func::make(stencil, {{b, {bounds(x - 1, x + 1), point(y)}}}, {{out, {x, y}}});
   pipeline p = build_pipeline(ctx, {in}, {out}, options());
 
