@@ -389,6 +389,39 @@ TEST(copy, concat) {
   }
 }
 
+// The multi-input form: the left half of dst from a, the right half from b transposed.
+TEST(copy, multiple_inputs) {
+  node_context ctx;
+  auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+  auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  var x(ctx, "x"), y(ctx, "y");
+  std::atomic<int> calls{0};
+  auto counting = [&](const raw_buffer& s, const raw_buffer& d, const raw_buffer& p) {
+    ++calls;
+    copy(s, d, p);
+  };
+  func::input ia{a, {point(x), point(y)}, {}, {bounds(0, 3), {}}};
+  func::input ib{b, {point(y), point(x - 4)}, {}, {bounds(4, 9), {}}};
+  func f = func::make_copy({ia, ib}, {out, {x, y}}, counting);
+  f.loops({{y, 2}});
+  pipeline p = build_pipeline(ctx, {a, b}, {out});
+
+  buffer<int, 2> ab({4, 5}), bb({5, 6}), ob({10, 5});
+  for (auto* buf : {&ab, &bb, &ob}) buf->allocate();
+  int n = 0;
+  for (auto* buf : {&ab, &bb}) {
+    for_each_element([&](int* v) { *v = n++; }, *buf);
+  }
+  const raw_buffer* ins[] = {&ab, &bb};
+  const raw_buffer* outs[] = {&ob};
+  ASSERT_EQ(p.evaluate(ins, outs), 0);
+  EXPECT_EQ(calls, 2 * 3);  // Two inputs, three chunks of rows.
+  for (index_t j = 0; j < 5; ++j) {
+    for (index_t i = 0; i < 10; ++i) ASSERT_EQ(ob(i, j), i < 4 ? ab(i, j) : bb(j, i - 4)) << i << " " << j;
+  }
+}
+
 TEST(copy, stack) {
   node_context ctx;
   auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
