@@ -23,6 +23,8 @@ class emitter {
   const bounds_inference& bounds_;
   const alias_plan& aliases_;
   node_context& ctx_;
+  // For each buffer, the buffers that are views of it, directly or not.
+  std::vector<std::vector<int>> views_;
 
   var fresh(const std::string& name) { return var(ctx_.insert_unique(name)); }
 
@@ -202,7 +204,13 @@ class emitter {
 
 public:
   emitter(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx)
-      : g_(g), bounds_(bounds), aliases_(aliases), ctx_(ctx) {}
+      : g_(g), bounds_(bounds), aliases_(aliases), ctx_(ctx), views_(g.buffers.size()) {
+    for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
+      for (int t = aliases.buffers[bi].target; t >= 0; t = aliases.buffers[t].target) {
+        views_[t].push_back(static_cast<int>(bi));
+      }
+    }
+  }
 
   // The body of loop level l (or the root): the funcs computed there, then the continuation,
   // with the allocations of the buffers stored there around the statements that use them.
@@ -235,11 +243,9 @@ public:
       const buffer_node& b = g_.buffers[bi];
       if (b.producer < 0 || b.is_output || b.is_input || b.store != l) continue;
       allocation a{static_cast<int>(bi), items.size(), 0, aliases_.depth(static_cast<int>(bi))};
-      std::vector<int> users;
-      for (std::size_t ai = 0; ai < g_.buffers.size(); ++ai) {
-        int t = static_cast<int>(ai);
-        while (t >= 0 && t != static_cast<int>(bi)) t = aliases_.buffers[t].target;
-        if (t < 0) continue;
+      std::vector<int> users = b.consumers;
+      users.push_back(b.producer);
+      for (int ai : views_[bi]) {
         const buffer_node& user = g_.buffers[ai];
         users.insert(users.end(), user.consumers.begin(), user.consumers.end());
         if (user.producer >= 0) users.push_back(user.producer);
