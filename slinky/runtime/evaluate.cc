@@ -29,6 +29,9 @@ const eval_config& default_config() {
 struct failure_state {
   std::atomic<bool> failed{false};
   std::atomic<bool> reported{false};
+  // The result of the reported failure: what evaluate returns, rather than the 1 of a worker
+  // that stopped because of it.
+  std::atomic<index_t> result{0};
 };
 
 }  // namespace
@@ -297,16 +300,17 @@ public:
   // Failures. fail() claims the report (true for the first failure only), then sets the flag
   // that stops the other workers, in this order: a worker that gives up a semaphore wait because
   // of the flag fails its check, and must find the report claimed.
-  bool fail() {
+  bool fail(index_t result) {
     if (!failures) return true;
     const bool report = !failures->reported.exchange(true);
+    if (report) failures->result.store(result);
     failures->failed.store(true, std::memory_order_release);
     // Threads in wait_for(condition) re-check their conditions after an atomic_call.
     if (config.thread_pool) config.thread_pool->atomic_call([] {});
     return report;
   }
   index_t fail_check(const expr& condition) {
-    if (!fail()) return 1;
+    if (!fail(1)) return 1;
     if (config.check_failed) {
       config.check_failed(condition);
     } else {
@@ -371,7 +375,7 @@ index_t evaluator::exec_call(const call_stmt* op) {
   index_t result = op->target ? op->target(op, ctx) : 0;
   if (tracing && config.trace_end) config.trace_end(token);
   if (result == 0) return 0;
-  if (fail()) {
+  if (fail(result)) {
     if (config.call_failed) {
       config.call_failed(op);
     } else {
@@ -447,7 +451,9 @@ index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, 
     }
   };
   config.thread_pool->parallel_for(worker_count, worker, max_workers);
-  return first_error.load();
+  if (first_error.load() == 0) return 0;
+  const index_t reported = shared->result.load();
+  return reported != 0 ? reported : first_error.load();
 }
 
 namespace {
