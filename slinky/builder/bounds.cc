@@ -233,12 +233,14 @@ void bounds_inference::compute_loop_starts() {
     const loop_level l = e.first;
     const expr first = loop_bounds(l, view::full).min;
     const expr step = g_.funcs[l.func].f->loops()[l.loop].step;
-    loop_starts_.emplace_back(l, simplify(first - align_up(max(first - e.second, 0), step)));
+    const expr start = simplify(first - align_up(max(first - e.second, 0), step));
+    loop_starts_.emplace_back(l, start);
+    if (!is_zero(simplify(first - start))) warm_up_.push_back(l);
   }
 }
 
 bool bounds_inference::has_warm_up(loop_level l) const {
-  return std::any_of(loop_starts_.begin(), loop_starts_.end(), [&](const auto& s) { return s.first == l; });
+  return std::find(warm_up_.begin(), warm_up_.end(), l) != warm_up_.end();
 }
 
 expr bounds_inference::loop_start(loop_level l) const {

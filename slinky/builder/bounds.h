@@ -78,7 +78,8 @@ private:
   std::vector<std::pair<loop_level, expr>> starts_;
   std::vector<std::pair<loop_level, expr>> loop_starts_;
   void compute_loop_starts();
-  // True if loop l starts early to warm up sliding windows.
+  // The loops that may start before their owner's first value, to warm up sliding windows.
+  std::vector<loop_level> warm_up_;
   bool has_warm_up(loop_level l) const;
   // The pipelined loops and their workers.
   std::vector<std::pair<loop_level, index_t>> pipelined_;
