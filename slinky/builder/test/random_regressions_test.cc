@@ -350,7 +350,7 @@ TEST(random_regressions, slide_in_single_iteration_loop) {
   EXPECT_TRUE(random_test::equal(out4_a, out4_b));
 }
 
-// Bug 11 (fixed on branch issue6). A buffer stored outside a parallel loop around its producer, whose window is
+// Bug 11 (fixed in ba6f4dc). A buffer stored outside a parallel loop around its producer, whose window is
 // widened by the warm-up of an inner loop: t2 is stored at the root, f1 computes it in f4's parallel loop over
 // y4, and t1 (f1's input) is stored inside that loop (the default). f4's inner loop over x4 starts
 // 4 early (warm-up for t4), and f1's crop of t2 includes x4's warm-up start, [-4, 0] for y4 = -4,
