@@ -358,7 +358,8 @@ TEST(random_regressions, slide_in_single_iteration_loop) {
 // t1(-4), which nobody computed. With a serial y4, or t2 stored by default (inside the parallel
 // loop), it is right. The fix: bounds inference clamps a loop's chunk to its owner's region, as
 // the crop does at run time, so a warm-up iteration's owner reads nothing. It runs with a thread
-// pool too (y4 is then a pipelined loop, as t2 slides with it).
+// pool too: y4 stays data-parallel (t2's window, a hull of a fixed and a moving part, does not
+// slide), so both workers write the common part of t2, with equal values (docs/threads.md, limits).
 TEST(random_regressions, warm_up_of_inner_loop_widens_buffer_stored_outside_parallel_loop) {
   node_context ctx;
   var x0(ctx, "x0"), x1(ctx, "x1"), x2(ctx, "x2"), x3(ctx, "x3"), y3(ctx, "y3"), x4(ctx, "x4"), y4(ctx, "y4");
