@@ -332,7 +332,7 @@ inline placement place(const graph_spec& g, schedule_spec& s, const std::functio
 inline placement legalize(const graph_spec& g, schedule_spec& s) { return place(g, s, std::function<int(int)>()); }
 
 // Windows of intermediates that sliding and folding get wrong (see random_regressions_test.cc),
-// over a serial loop inside the intermediate's storage: a window moving in two dimensions with
+// over a loop (serial or pipelined) inside the intermediate's storage: a window moving in two dimensions with
 // the loop (a diagonal, or the bounding box of consumers reading it in different orders), and a
 // window that is the hull of a part moving with the loop and a part fixed in it.
 struct risky_windows {
@@ -417,8 +417,8 @@ inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec
         if (is_parallel(s, chain[k])) inside = k + 1;
       }
     }
+    // Parallel loops inside the storage slide too (they are pipelined).
     for (std::size_t k = inside; k < chain.size(); ++k) {
-      if (is_parallel(s, chain[k])) continue;
       int moving = 0;
       for (const std::vector<levels>& dim : deps[bs.producer]) {
         int with = 0, without = 0;
