@@ -5,9 +5,13 @@
 //   let y.first = <first y> in allocate(y.sem, stack, [0, stages - 1]) {
 //     semaphore_init(y.sem[k], 0) for each stage k
 //     loop(y, workers) {
-//       check(semaphore_wait(y.sem[0], y - y.first))   stage 0   check(semaphore_signal(y.sem[0], y - y.first + step))
+//       check(semaphore_wait(y.sem[0], y - y.first))
+//       stage 0
+//       check(semaphore_signal(y.sem[0], y - y.first + step))
 //       ...
-//       last stage   check(semaphore_wait(y.sem[n-1], y - y.first))   check(semaphore_signal(...))
+//       last stage
+//       check(semaphore_wait(y.sem[n - 1], y - y.first))
+//       check(semaphore_signal(y.sem[n - 1], y - y.first + step))
 //     }
 //   }
 //
