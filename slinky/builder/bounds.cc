@@ -186,6 +186,7 @@ bounds_inference::bounds_inference(const graph& g)
     decide_slides(fi);
   }
   compute_loop_starts();
+  find_pipelined_loops();
   for (int fi = static_cast<int>(g.funcs.size()) - 1; fi >= 0; --fi) infer_func(fi);
 
   for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
@@ -232,8 +233,14 @@ void bounds_inference::compute_loop_starts() {
     const loop_level l = e.first;
     const expr first = loop_bounds(l, view::full).min;
     const expr step = g_.funcs[l.func].f->loops()[l.loop].step;
-    loop_starts_.emplace_back(l, simplify(first - align_up(max(first - e.second, 0), step)));
+    const expr start = simplify(first - align_up(max(first - e.second, 0), step));
+    loop_starts_.emplace_back(l, start);
+    if (!is_zero(simplify(first - start))) warm_up_.push_back(l);
   }
+}
+
+bool bounds_inference::has_warm_up(loop_level l) const {
+  return std::find(warm_up_.begin(), warm_up_.end(), l) != warm_up_.end();
 }
 
 expr bounds_inference::loop_start(loop_level l) const {
@@ -258,7 +265,13 @@ interval_expr bounds_inference::crop_at_call(int fi, var v, view which) const {
   for (std::size_t k = 0; k < loops.size(); ++k) {
     if (loops[k].sym != v) continue;
     const var u = g_.funcs[fi].loop_syms[k];
-    return interval_expr(u, simplify(min(u + loops[k].step - 1, region.max)));
+    const interval_expr chunk(u, simplify(min(u + loops[k].step - 1, region.max)));
+    // The crop of each chunk is clamped to the region (it is a crop of the region's crop): in
+    // warm-up iterations before the region, the func reads nothing.
+    if (which == view::actual && has_warm_up({fi, static_cast<int>(k)})) {
+      return interval_expr(simplify(max(u, region.min)), chunk.max);
+    }
+    return chunk;
   }
   return region;
 }
@@ -359,6 +372,43 @@ std::size_t bounds_inference::storage_depth(int fi) const {
   return depth;
 }
 
+void bounds_inference::find_pipelined_loops() {
+  for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
+    for (int k : slides[fi]) {
+      if (k < 0) continue;
+      const loop_level l = g_.funcs[fi].compute_chain[k];
+      const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
+      if (!info.is_parallel() || pipelined(l)) continue;
+      // Each iteration in flight holds its window of the ring buffers, so the workers are bounded
+      // at build time. Stages wait for the previous iteration's, so more workers than stages
+      // would mostly wait.
+      index_t stages = 1;
+      for (const func_node& other : g_.funcs) stages += other.compute == l ? 1 : 0;
+      index_t workers = stages;
+      if (const index_t* c = as_constant(info.max_workers)) workers = std::max<index_t>(1, std::min(workers, *c));
+      // Inside another parallel loop, which gives the parallelism, a pipelined loop runs serially:
+      // a worker waiting on a stage may run another pipeline's items (thread_pool.h), which could
+      // wait in turn for the first one.
+      const std::vector<loop_level> chain = g_.chain(l);
+      for (std::size_t j = 0; j + 1 < chain.size(); ++j) {
+        if (g_.funcs[chain[j].func].f->loops()[chain[j].loop].is_parallel()) workers = 1;
+      }
+      pipelined_.emplace_back(l, workers);
+    }
+  }
+}
+
+bool bounds_inference::pipelined(loop_level l) const {
+  return std::any_of(pipelined_.begin(), pipelined_.end(), [&](const auto& p) { return p.first == l; });
+}
+
+index_t bounds_inference::pipeline_workers(loop_level l) const {
+  for (const auto& p : pipelined_) {
+    if (p.first == l) return p.second;
+  }
+  return 1;
+}
+
 // Decides which dimensions of func fi slide with which loop: a serial loop inside the storage
 // of its outputs (so what earlier iterations computed is still there), a dimension that moves
 // with that loop alone and monotonically, and a warm-up start that can be solved for. Each
@@ -375,8 +425,8 @@ void bounds_inference::decide_slides(int fi) {
   total = lift(total, fn.compute_chain, storage, view::full);
   for (std::size_t k = depth; k < fn.compute_chain.size(); ++k) {
     const loop_level l = fn.compute_chain[k];
+    // A parallel loop slides too: it is then pipelined (see find_pipelined_loops).
     const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
-    if (info.is_parallel()) continue;
     const var v = g_.loop_var(l);
     // The loop's owner must compute its whole range of v: a loop that is itself a slice of a
     // sliding window would restart its warm-up over values computed before.
@@ -468,7 +518,8 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
   if (k >= fn.compute_chain.size()) return result;
   const loop_level l = fn.compute_chain[k];
   const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
-  if (info.is_parallel()) return result;
+  // The iterations of a parallel loop that is not pipelined may all run at once.
+  if (info.is_parallel() && !pipelined(l)) return result;
   // What is live in one iteration of that loop: the steady window (warm-up and the last
   // iterations only ever need less).
   box_expr window;
@@ -480,8 +531,24 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
   bounds_map loop_range;
   const var v = g_.loop_var(l);
   loop_range[v] = interval_expr(loop_start(l), loop_bounds(l).max);
+  // A pipelined loop has up to `workers` consecutive iterations in flight (its iterations finish
+  // in order): what is live is the hull of their windows.
+  const index_t workers = info.is_parallel() ? pipeline_workers(l) : 1;
   for (std::size_t d = 0; d < window.size(); ++d) {
     if (!depends_on(window[d], v)) continue;
+    if (workers > 1) {
+      const interval_expr last = substitute(window[d], v, v + info.step * (workers - 1));
+      const monotonic lo = is_monotonic(window[d].min, v);
+      const monotonic hi = is_monotonic(window[d].max, v);
+      if (lo == monotonic::increasing && hi == monotonic::increasing) {
+        window[d].max = simplify(last.max);
+      } else if (lo == monotonic::decreasing && hi == monotonic::decreasing) {
+        window[d].min = simplify(last.min);
+      } else {
+        // Not monotonic: the hull of the first and last window need not bound the others.
+        continue;
+      }
+    }
     expr extent = simplify(window[d].max - window[d].min + 1);
     expr largest = bounds_of(extent, loop_range).max;
     expr difference = difference_upper_bound(window[d].max, window[d].min);

@@ -64,12 +64,26 @@ public:
   // The region of an intermediate buffer as its producer computes it (view produce).
   box_expr output_region(int buffer) const;
 
+  // A parallel loop is pipelined when a func slides with it (its outputs are stored outside the
+  // loop): each stage of an iteration waits for the previous iteration's (docs/threads.md).
+  bool pipelined(loop_level l) const;
+  // The number of iterations of a pipelined loop that may run at once, which its ring buffers are
+  // folded for: its stages (the funcs computed at it, plus the rest of its body), at most its
+  // constant max_workers, and 1 (serial) inside another parallel loop.
+  index_t pipeline_workers(loop_level l) const;
+
 private:
   // Warm-up starts of each loop, collected while the funcs inside it slide (first pass), then
   // the resulting start of each loop (computed once before the second pass).
   std::vector<std::pair<loop_level, expr>> starts_;
   std::vector<std::pair<loop_level, expr>> loop_starts_;
   void compute_loop_starts();
+  // The loops that may start before their owner's first value, to warm up sliding windows.
+  std::vector<loop_level> warm_up_;
+  bool has_warm_up(loop_level l) const;
+  // The pipelined loops and their workers.
+  std::vector<std::pair<loop_level, index_t>> pipelined_;
+  void find_pipelined_loops();
 
   const std::vector<interval_expr>& crop_view(int fi, view v) const;
   interval_expr crop_at_call(int fi, var v, view which) const;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "slinky/builder/pipelining.h"
 #include "slinky/runtime/node_mutator.h"
 
 namespace slinky {
@@ -146,7 +147,13 @@ class emitter {
       const func::loop_info& l = loops[k];
       const var u = fn.loop_syms[k];
       const std::size_t depth = 2 + (n - 1 - k);
-      body = emit_level({fi, static_cast<int>(k)}, body);
+      const loop_level level{fi, static_cast<int>(k)};
+      const bool pipelined = bounds_.pipelined(level);
+      pipeline_sync sync;
+      if (pipelined) {
+        sync = {u, fresh(ctx_.name(u.sym()) + ".first"), fresh(ctx_.name(u.sym()) + ".sem"), l.step, 0};
+      }
+      body = emit_level(level, body, pipelined ? &sync : nullptr);
       for (std::size_t o = 0; o < f.outputs().size(); ++o) {
         const std::vector<var>& dims = f.outputs()[o].dims;
         const int d = index_of(dims, l.sym);
@@ -158,8 +165,15 @@ class emitter {
       }
       interval_expr range = bounds_.produce[fi][index_of(bounds_.vars[fi], l.sym)];
       // The loop starts early enough for the windows sliding with it to warm up.
-      range.min = bounds_.loop_start({fi, static_cast<int>(k)});
-      body = loop::make(u, l.max_workers, range, l.step, body);
+      range.min = bounds_.loop_start(level);
+      if (!pipelined) {
+        body = loop::make(u, l.max_workers, range, l.step, body);
+        continue;
+      }
+      const index_t workers = bounds_.pipeline_workers(level);
+      const expr max_workers = workers == 1 || as_constant(l.max_workers) ? expr(workers) : min(l.max_workers, workers);
+      body = loop::make(u, max_workers, interval_expr(sync.first, range.max), l.step, body);
+      body = pipeline_loop(sync, range.min, body);
     }
     for (std::size_t o = 0; o < f.outputs().size(); ++o) {
       box_expr region;
@@ -212,9 +226,19 @@ public:
     }
   }
 
+  // True if func x slides with loop l.
+  bool slides_with(int x, loop_level l) const {
+    const std::vector<loop_level>& chain = g_.funcs[x].compute_chain;
+    for (int k : bounds_.slides[x]) {
+      if (k >= 0 && chain[k] == l) return true;
+    }
+    return false;
+  }
+
   // The body of loop level l (or the root): the funcs computed there, then the continuation,
-  // with the allocations of the buffers stored there around the statements that use them.
-  stmt emit_level(loop_level l, stmt continuation) {
+  // with the allocations of the buffers stored there around the statements that use them. With
+  // `sync`, l is a pipelined loop and each of these statements is a stage.
+  stmt emit_level(loop_level l, stmt continuation, pipeline_sync* sync = nullptr) {
     std::vector<stmt> items;
     std::vector<int> item_funcs;
     for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
@@ -229,6 +253,19 @@ public:
     auto item_contains = [&](std::size_t item, int fi) {
       return item_funcs[item] >= 0 ? runs_inside(fi, item_funcs[item]) : runs_in_continuation(fi, l);
     };
+    if (sync) {
+      // Every stage but the last is ordered: a sliding producer computes only what the previous
+      // iteration did not. The last stage (the loop's owner) starts at once unless a func in it
+      // slides, and finishes in order, which bounds the iterations in flight.
+      sync->stages = items.size();
+      for (std::size_t item = 0; item < items.size(); ++item) {
+        bool ordered = item + 1 < items.size();
+        for (std::size_t x = 0; x < g_.funcs.size() && !ordered; ++x) {
+          ordered = item_contains(item, static_cast<int>(x)) && slides_with(static_cast<int>(x), l);
+        }
+        items[item] = pipeline_stage(*sync, item, items[item], ordered);
+      }
+    }
 
     // Allocations, shortest lifetimes first so they nest inside longer ones.
     // A buffer other buffers are views of is used by their users too, so its allocation

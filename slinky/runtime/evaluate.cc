@@ -29,6 +29,9 @@ const eval_config& default_config() {
 struct failure_state {
   std::atomic<bool> failed{false};
   std::atomic<bool> reported{false};
+  // The result of the reported failure: what evaluate returns, rather than the 1 of a worker
+  // that stopped because of it.
+  std::atomic<index_t> result{0};
 };
 
 }  // namespace
@@ -245,7 +248,7 @@ public:
       failure_state* failures = this->failures;
       bool acquired = false;
       config.thread_pool->wait_for([&]() {
-        if (failures && failures->failed.load(std::memory_order_relaxed)) return true;
+        if (failures && failures->failed.load(std::memory_order_acquire)) return true;
         if (*sem >= count) {
           // wait_for evaluates the predicate under the pool's lock, so taking the count here
           // is atomic with respect to signals.
@@ -294,14 +297,20 @@ public:
     }
   }
 
-  // Failures.
-  bool claim_report() { return !failures || !failures->reported.exchange(true); }
-  void mark_failed() {
-    if (failures) failures->failed.store(true, std::memory_order_relaxed);
+  // Failures. fail() claims the report (true for the first failure only), then sets the flag
+  // that stops the other workers, in this order: a worker that gives up a semaphore wait because
+  // of the flag fails its check, and must find the report claimed.
+  bool fail(index_t result) {
+    if (!failures) return true;
+    const bool report = !failures->reported.exchange(true);
+    if (report) failures->result.store(result);
+    failures->failed.store(true, std::memory_order_release);
+    // Threads in wait_for(condition) re-check their conditions after an atomic_call.
+    if (config.thread_pool) config.thread_pool->atomic_call([] {});
+    return report;
   }
   index_t fail_check(const expr& condition) {
-    mark_failed();
-    if (!claim_report()) return 1;
+    if (!fail(1)) return 1;
     if (config.check_failed) {
       config.check_failed(condition);
     } else {
@@ -366,8 +375,7 @@ index_t evaluator::exec_call(const call_stmt* op) {
   index_t result = op->target ? op->target(op, ctx) : 0;
   if (tracing && config.trace_end) config.trace_end(token);
   if (result == 0) return 0;
-  mark_failed();
-  if (claim_report()) {
+  if (fail(result)) {
     if (config.call_failed) {
       config.call_failed(op);
     } else {
@@ -428,7 +436,10 @@ index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, 
     eval_context local = ctx;
     evaluator e(local, shared);
     for (;;) {
-      index_t k = next.fetch_add(1, std::memory_order_relaxed);
+      // acq_rel: a claim happens after every earlier claim, and so after the iterations their
+      // workers finished before them. A pipelined loop reuses an iteration's ring buffer rows
+      // once a later claim shows it finished (see docs/threads.md).
+      index_t k = next.fetch_add(1, std::memory_order_acq_rel);
       if (k >= iterations || shared->failed.load(std::memory_order_relaxed)) break;
       e.values[op->sym.sym()] = min + k * step;
       if (index_t result = e.exec(op->body)) {
@@ -440,7 +451,9 @@ index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, 
     }
   };
   config.thread_pool->parallel_for(worker_count, worker, max_workers);
-  return first_error.load();
+  if (first_error.load() == 0) return 0;
+  const index_t reported = shared->result.load();
+  return reported != 0 ? reported : first_error.load();
 }
 
 namespace {

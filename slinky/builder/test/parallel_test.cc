@@ -3,6 +3,7 @@
 // ThreadSanitizer in CI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -32,17 +33,20 @@ struct stencil_pipeline {
   func f, g;
   pipeline p;
 
-  stencil_pipeline(index_t step, expr workers) {
+  // With `pipelined`, intm is stored at the root: the loop slides and is pipelined.
+  stencil_pipeline(index_t step, expr workers, bool pipelined = false) {
     f = func::make(times_3, {{in, {point(x), point(y)}}}, {{intm, {x, y}}});
     g = func::make(sum_3x3, {{intm, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{out, {x, y}}});
     g.loops({{y, step, workers}});
+    if (pipelined) intm->store_root();
     p = build_pipeline(ctx, {in}, {out});
   }
 };
 
-buffer<int, 2> run_stencil(index_t step, expr workers, thread_pool* pool, memory_counter* m = nullptr) {
+buffer<int, 2> run_stencil(index_t step, expr workers, thread_pool* pool, memory_counter* m = nullptr,
+                           bool pipelined = false) {
   const int w = 37, h = 29;
-  stencil_pipeline s(step, workers);
+  stencil_pipeline s(step, workers, pipelined);
   buffer<int, 2> in_buf({w + 2, h + 2});
   in_buf.translate(0, -1).translate(1, -1);
   buffer<int, 2> out_buf({w, h});
@@ -76,6 +80,18 @@ TEST(parallel, stencil_matches_serial) {
   }
   // Without a pool, parallel loops run serially and correctly.
   EXPECT_TRUE(same(serial, run_stencil(3, loop::parallel, nullptr)));
+}
+
+TEST(parallel, pipelined_stencil_matches_serial) {
+  thread_pool_impl pool(2);
+  buffer<int, 2> serial = run_stencil(1, loop::serial, nullptr);
+  for (index_t step : {1, 2, 5, 64}) {
+    for (expr workers : {expr(loop::parallel), expr(2)}) {
+      buffer<int, 2> parallel = run_stencil(step, workers, &pool, nullptr, true);
+      EXPECT_TRUE(same(serial, parallel)) << "step " << step;
+    }
+  }
+  EXPECT_TRUE(same(serial, run_stencil(3, loop::parallel, nullptr, nullptr, true)));
 }
 
 // The default schedule keeps a parallel loop's intermediates small: each iteration (each
@@ -181,6 +197,300 @@ TEST(parallel, failure_in_one_worker) {
   EXPECT_EQ(failures, 1);
   // The other workers stopped promptly: nowhere near all 1000 iterations ran.
   EXPECT_LT(calls, 1000);
+}
+
+// Schedules of the pipelines below: a loop over the rows of the output, serial, data-parallel
+// (intermediates stored inside the loop, the default) or pipelined (stored at the root, so the
+// loop slides).
+enum class mode { unscheduled, serial, data_parallel, pipelined };
+
+const char* to_string(mode m) {
+  switch (m) {
+  case mode::unscheduled: return "unscheduled";
+  case mode::serial: return "serial";
+  case mode::data_parallel: return "data_parallel";
+  case mode::pipelined: return "pipelined";
+  }
+  return "";
+}
+
+void schedule(func& last, var y, const std::vector<buffer_expr_ptr>& intermediates, mode m, index_t step,
+              expr workers = loop::parallel) {
+  if (m == mode::unscheduled) return;
+  last.loops({{y, step, m == mode::serial ? expr(loop::serial) : workers}});
+  if (m != mode::pipelined) return;
+  for (const buffer_expr_ptr& b : intermediates) b->store_root();
+}
+
+index_t down_2x2(const buffer<const int>& in, const buffer<int>& out) {
+  for (index_t y = out.dim(1).min(); y <= out.dim(1).max(); ++y) {
+    for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) {
+      out(x, y) = in(2 * x, 2 * y) + in(2 * x + 1, 2 * y) + in(2 * x, 2 * y + 1) + in(2 * x + 1, 2 * y + 1);
+    }
+  }
+  return 0;
+}
+
+index_t matmul(const buffer<const int>& a, const buffer<const int>& b, const buffer<int>& c) {
+  for (index_t i = c.dim(1).min(); i <= c.dim(1).max(); ++i) {
+    for (index_t j = c.dim(0).min(); j <= c.dim(0).max(); ++j) {
+      int sum = 0;
+      for (index_t k = a.dim(0).min(); k <= a.dim(0).max(); ++k) sum += a(k, i) * b(j, k);
+      c(j, i) = sum;
+    }
+  }
+  return 0;
+}
+
+// The pipelines: each takes one input (three for matmul) and makes a 2-D output of ints.
+enum class kind { elementwise, stencil2, stencil3, pyramid, matmul };
+
+const char* to_string(kind k) {
+  switch (k) {
+  case kind::elementwise: return "elementwise";
+  case kind::stencil2: return "stencil2";
+  case kind::stencil3: return "stencil3";
+  case kind::pyramid: return "pyramid";
+  case kind::matmul: return "matmul";
+  }
+  return "";
+}
+
+pipeline make_pipeline(kind k, mode m, index_t step, expr workers = loop::parallel) {
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+  auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  const box_expr stencil = {bounds(x - 1, x + 1), bounds(y - 1, y + 1)};
+  // -1: max_workers as an expression (3 for the outputs of these tests).
+  if (is_constant(workers, -1)) workers = out->dim(1).extent() / 8;
+  switch (k) {
+  case kind::elementwise: {
+    func f = func::make(times_3, {{in, {point(x), point(y)}}}, {{a, {x, y}}});
+    func g = func::make(times_3, {{a, {point(x), point(y)}}}, {{out, {x, y}}});
+    schedule(g, y, {a}, m, step, workers);
+    return build_pipeline(ctx, {in}, {out});
+  }
+  case kind::stencil2: {
+    func f = func::make(times_3, {{in, {point(x), point(y)}}}, {{a, {x, y}}});
+    func g = func::make(sum_3x3, {{a, stencil}}, {{out, {x, y}}});
+    schedule(g, y, {a}, m, step, workers);
+    return build_pipeline(ctx, {in}, {out});
+  }
+  case kind::stencil3: {
+    func f = func::make(times_3, {{in, {point(x), point(y)}}}, {{a, {x, y}}});
+    func g = func::make(sum_3x3, {{a, stencil}}, {{b, {x, y}}});
+    func h = func::make(sum_3x3, {{b, stencil}}, {{out, {x, y}}});
+    schedule(h, y, {a, b}, m, step, workers);
+    return build_pipeline(ctx, {in}, {out});
+  }
+  case kind::pyramid: {
+    // Full resolution, then 2x2 down-sampling, then a 3x3 stencil at half resolution.
+    func f = func::make(times_3, {{in, {point(x), point(y)}}}, {{a, {x, y}}});
+    func g = func::make(down_2x2, {{a, {bounds(2 * x, 2 * x + 1), bounds(2 * y, 2 * y + 1)}}}, {{b, {x, y}}});
+    func h = func::make(sum_3x3, {{b, stencil}}, {{out, {x, y}}});
+    schedule(h, y, {a, b}, m, step, workers);
+    return build_pipeline(ctx, {in}, {out});
+  }
+  case kind::matmul: {
+    // out = (in x b) x c, with the rows of in x b computed in the loop over the rows of out.
+    auto bm = buffer_expr::make(ctx, "bm", 2, sizeof(int));
+    auto cm = buffer_expr::make(ctx, "cm", 2, sizeof(int));
+    func f =
+        func::make(matmul, {{in, {in->dim(0).bounds, point(y)}}, {bm, {point(x), in->dim(0).bounds}}}, {{a, {x, y}}});
+    func g =
+        func::make(matmul, {{a, {cm->dim(1).bounds, point(y)}}, {cm, {point(x), cm->dim(1).bounds}}}, {{out, {x, y}}});
+    schedule(g, y, {a}, m, step, workers);
+    return build_pipeline(ctx, {in, bm, cm}, {out});
+  }
+  }
+  return pipeline();
+}
+
+struct case_inputs {
+  static constexpr int w = 37, h = 29;
+  buffer<int, 2> in, bm, cm;
+  case_inputs(kind k) {
+    if (k == kind::matmul) {
+      in = buffer<int, 2>({11, h});
+      bm = buffer<int, 2>({w, 11});
+      cm = buffer<int, 2>({w, w});
+      bm.allocate();
+      cm.allocate();
+      test::fill_random(bm, 2);
+      test::fill_random(cm, 3);
+    } else {
+      // Enough for two 3x3 stencils after a 2x down-sampling.
+      in = buffer<int, 2>({2 * w + 8, 2 * h + 8});
+      in.translate(0, -4).translate(1, -4);
+    }
+    in.allocate();
+    test::fill_random(in, 1);
+  }
+  std::vector<const raw_buffer*> buffers(kind k) const {
+    if (k == kind::matmul) return {&in, &bm, &cm};
+    return {&in};
+  }
+};
+
+buffer<int, 2> run(const pipeline& p, kind k, const case_inputs& inputs, thread_pool* pool,
+                   memory_counter* m = nullptr) {
+  buffer<int, 2> out({case_inputs::w, case_inputs::h});
+  out.allocate();
+  memory_counter local;
+  memory_counter& counter = m ? *m : local;
+  counter.config.thread_pool = pool;
+  std::vector<const raw_buffer*> ins = inputs.buffers(k);
+  const raw_buffer* outs[] = {&out};
+  EXPECT_EQ(p.evaluate(ins, outs, counter.context), 0);
+  EXPECT_EQ(counter.allocations, counter.frees);
+  return out;
+}
+
+// Serial, data-parallel and pipelined loops, with and without a pool, give the result of the
+// unscheduled pipeline.
+TEST(parallel, all_pipelines_match_unscheduled) {
+  thread_pool_impl pool(2);
+  for (kind k : {kind::elementwise, kind::stencil2, kind::stencil3, kind::pyramid, kind::matmul}) {
+    case_inputs inputs(k);
+    buffer<int, 2> reference = run(make_pipeline(k, mode::unscheduled, 1), k, inputs, nullptr);
+    for (mode m : {mode::serial, mode::data_parallel, mode::pipelined}) {
+      for (index_t step : {1, 2, 3, 8, 64}) {
+        for (expr workers : {expr(loop::parallel), expr(2), expr(3), expr(-1)}) {
+          pipeline p = make_pipeline(k, m, step, workers);
+          for (thread_pool* t : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+            EXPECT_TRUE(same(reference, run(p, k, inputs, t)))
+                << to_string(k) << " " << to_string(m) << " step " << step << " workers " << workers
+                << (t ? " with a pool" : " without a pool");
+          }
+        }
+      }
+    }
+  }
+}
+
+// What a pipelined loop costs: each intermediate is a ring buffer of the rows that the iterations
+// in flight (as many as the loop has workers, at most its stages) need. For a 2-stage 3x3
+// stencil with step s over rows of width W: (W + 2) x (2s + 2) elements, as the original runtime.
+TEST(parallel, pipelined_allocation_sizes) {
+  thread_pool_impl pool(2);
+  const index_t w = case_inputs::w;
+  const index_t elem = sizeof(int);
+  for (kind k : {kind::stencil2, kind::stencil3}) {
+    case_inputs inputs(k);
+    buffer<int, 2> reference = run(make_pipeline(k, mode::unscheduled, 1), k, inputs, nullptr);
+    for (index_t s : {1, 2, 4}) {
+      for (expr workers : {expr(loop::parallel), expr(2)}) {
+        // The workers (iterations in flight): the stages (funcs computed in the loop, plus the
+        // loop's owner), at most max_workers.
+        const index_t stages = k == kind::stencil2 ? 2 : 3;
+        const index_t in_flight = is_constant(workers, 2) ? 2 : stages;
+        const index_t rows = (in_flight - 1) * s + s + 2;
+        std::vector<index_t> expected = {(w + 2) * rows * elem};
+        if (k == kind::stencil3) expected.push_back((w + 4) * rows * elem);
+        for (thread_pool* t : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+          memory_counter m;
+          EXPECT_TRUE(same(reference, run(make_pipeline(k, mode::pipelined, s, workers), k, inputs, t, &m)));
+          std::vector<index_t> sizes = m.sizes;
+          std::sort(sizes.begin(), sizes.end());
+          EXPECT_EQ(sizes, expected) << to_string(k) << " step " << s << " workers " << workers;
+        }
+      }
+    }
+  }
+  // The 2-stage stencil with step s: (W + 2) x (2s + 2) elements, whatever max_workers.
+  case_inputs inputs(kind::stencil2);
+  for (index_t s : {1, 3}) {
+    memory_counter m;
+    run(make_pipeline(kind::stencil2, mode::pipelined, s), kind::stencil2, inputs, &pool, &m);
+    EXPECT_EQ(m.peak_bytes, (w + 2) * (2 * s + 2) * elem);
+  }
+}
+
+// A pipelined 3-stage stencil evaluated many times on a pool of 3 threads: races show up as wrong
+// results (and under ThreadSanitizer).
+TEST(parallel, pipelined_stencil_repeated) {
+  thread_pool_impl pool(2);
+  case_inputs inputs(kind::stencil3);
+  buffer<int, 2> reference = run(make_pipeline(kind::stencil3, mode::unscheduled, 1), kind::stencil3, inputs, nullptr);
+  for (index_t step : {1, 4}) {
+    pipeline p = make_pipeline(kind::stencil3, mode::pipelined, step);
+    for (int rep = 0; rep < 150; ++rep) {
+      ASSERT_TRUE(same(reference, run(p, kind::stencil3, inputs, &pool))) << "step " << step << " rep " << rep;
+    }
+  }
+}
+
+// A pipelined loop nested inside another parallel loop (it then runs serially, each worker of the
+// outer loop with its own ring buffers), and a parallel loop inside a pipelined one.
+TEST(parallel, nested_pipelined_loops) {
+  thread_pool_impl pool(2);
+  case_inputs inputs(kind::stencil2);
+  buffer<int, 2> reference = run(make_pipeline(kind::stencil2, mode::unscheduled, 1), kind::stencil2, inputs, nullptr);
+  for (int store = 0; store < 3; ++store) {
+    node_context ctx;
+    var x(ctx, "x"), y(ctx, "y");
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    func f = func::make(times_3, {{in, {point(x), point(y)}}}, {{a, {x, y}}});
+    func g = func::make(sum_3x3, {{a, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{out, {x, y}}});
+    g.loops({{x, 8, loop::parallel}, {y, 2, loop::parallel}});
+    // 0: the default (inside x); 1: between y and x (x is pipelined inside the parallel y);
+    // 2: at the root (both slide: y is pipelined, x runs serially inside it).
+    if (store == 1) a->store_at({&g, y});
+    if (store == 2) a->store_root();
+    pipeline p = build_pipeline(ctx, {in}, {out});
+    for (int rep = 0; rep < 20; ++rep) {
+      ASSERT_TRUE(same(reference, run(p, kind::stencil2, inputs, &pool))) << "store " << store;
+    }
+  }
+}
+
+// A callback failing in one iteration of a pipelined loop, in the first or the last stage: the
+// other workers stop (none waits forever on a stage the failed iteration never finishes),
+// call_failed is called once, and evaluate returns the callback's result.
+TEST(parallel, failure_in_pipelined_loop) {
+  thread_pool_impl pool(2);
+  for (int failing_stage = 0; failing_stage < 2; ++failing_stage) {
+    for (int rep = 0; rep < 50; ++rep) {
+      node_context ctx;
+      var x(ctx, "x"), y(ctx, "y");
+      auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+      auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+      auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+      std::atomic<int> calls{0};
+      auto fails_at_row_9 = [&](int stage, const buffer<const int>& i, const buffer<int>& o) -> index_t {
+        ++calls;
+        if (stage == failing_stage && o.dim(1).min() <= 9 && 9 <= o.dim(1).max()) return 7;
+        return stage == 0 ? times_3(i, o) : sum_3x3(i, o);
+      };
+      func f = func::make([&](const buffer<const int>& i, const buffer<int>& o) { return fails_at_row_9(0, i, o); },
+                          {{in, {point(x), point(y)}}}, {{a, {x, y}}});
+      func g = func::make([&](const buffer<const int>& i, const buffer<int>& o) { return fails_at_row_9(1, i, o); },
+                          {{a, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{out, {x, y}}});
+      g.loops({{y, 1, loop::parallel}});
+      a->store_root();
+      pipeline p = build_pipeline(ctx, {in}, {out});
+      buffer<int, 2> in_buf({30, 402}), out_buf({28, 400});
+      in_buf.translate(0, -1).translate(1, -1);
+      in_buf.allocate();
+      out_buf.allocate();
+      test::fill_random(in_buf, 5);
+      std::atomic<int> failures{0};
+      memory_counter m;
+      m.config.thread_pool = &pool;
+      m.config.call_failed = [&](const call_stmt*) { ++failures; };
+      m.config.check_failed = [&](const expr&) { ADD_FAILURE() << "a check failed"; };
+      EXPECT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 7);
+      EXPECT_EQ(failures, 1);
+      EXPECT_EQ(m.allocations, m.frees);
+      // The others stopped promptly: nowhere near the 800 calls of the whole loop ran.
+      EXPECT_LT(calls, 100) << "failing stage " << failing_stage;
+    }
+  }
 }
 
 }  // namespace

@@ -155,8 +155,8 @@ struct schedule_spec {
   bool no_alias_buffers = false;
   // Run with a thread pool (when one is available), so parallel loops really run in parallel.
   bool thread_pool = false;
-  // Allow an intermediate to be stored outside a parallel loop around its producer (without a
-  // thread pool; with one, workers would share it): see random_regressions_test.cc.
+  // Allow an intermediate to be stored outside a parallel loop around its producer, which
+  // workers then share (a pipelined loop when it slides).
   bool parallel_shared_storage = false;
   // Keep every intermediate stored outside every serial loop around its producer (the storage
   // of all outputs of a func at one level, and no func computed in a parallel loop inside a
@@ -209,8 +209,8 @@ inline bool is_parallel(const schedule_spec& s, const level& l) {
 // variables the func does not have (or twice) are dropped, and a compute_at or store_at the
 // builder would reject is reset to the default. With `choose`, compute_at and store_at are
 // instead chosen at random among the legal places (choose(n) returns a number in [0, n), or -1
-// for the default). No buffer is stored outside a parallel loop around its producer (unless
-// s.parallel_shared_storage, without a thread pool), so that workers never share one.
+// for the default). No buffer is stored outside a parallel loop around its producer unless
+// s.parallel_shared_storage.
 inline placement place(const graph_spec& g, schedule_spec& s, const std::function<int(int)>& choose) {
   const int n = static_cast<int>(g.stages.size());
   s.stages.resize(n);
@@ -305,7 +305,7 @@ inline placement place(const graph_spec& g, schedule_spec& s, const std::functio
         break;
       }
     }
-    if (s.thread_pool || !s.parallel_shared_storage) {
+    if (!s.parallel_shared_storage) {
       for (std::size_t k = chain.size(); k-- > 0;) {
         if (is_parallel(s, chain[k])) {
           legal.erase(legal.begin(), std::min(legal.end(), legal.begin() + k + 1));
@@ -332,7 +332,7 @@ inline placement place(const graph_spec& g, schedule_spec& s, const std::functio
 inline placement legalize(const graph_spec& g, schedule_spec& s) { return place(g, s, std::function<int(int)>()); }
 
 // Windows of intermediates that sliding and folding get wrong (see random_regressions_test.cc),
-// over a serial loop inside the intermediate's storage: a window moving in two dimensions with
+// over a loop (serial or pipelined) inside the intermediate's storage: a window moving in two dimensions with
 // the loop (a diagonal, or the bounding box of consumers reading it in different orders), and a
 // window that is the hull of a part moving with the loop and a part fixed in it.
 struct risky_windows {
@@ -417,8 +417,8 @@ inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec
         if (is_parallel(s, chain[k])) inside = k + 1;
       }
     }
+    // Parallel loops inside the storage slide too (they are pipelined).
     for (std::size_t k = inside; k < chain.size(); ++k) {
-      if (is_parallel(s, chain[k])) continue;
       int moving = 0;
       for (const std::vector<levels>& dim : deps[bs.producer]) {
         int with = 0, without = 0;

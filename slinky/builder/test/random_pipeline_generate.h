@@ -50,9 +50,9 @@ struct features {
   // Windows that are the hull of a part moving with a loop and a fixed part (else schedules
   // with them are not generated).
   bool hull_windows = true;
-  // Intermediates stored outside a parallel loop around their producer, when there is no thread
-  // pool (else never).
-  bool parallel_shared_storage = false;
+  // Intermediates stored outside a parallel loop around their producer (pipelined loops when
+  // they slide), with or without a thread pool.
+  bool parallel_shared_storage = true;
   // Funcs computed inside a loop over a constant range (else such schedules are not generated).
   bool constant_loops = false;
   // All funcs use the same variables x, y, z (else each its own), so loops of a func inside
@@ -490,7 +490,7 @@ inline schedule_spec generate_schedule_once(rng& r, const graph_spec& g, const p
   s.no_alias_buffers = r.chance(0.5);
   s.thread_pool = f.thread_pool && r.chance(0.3);
   s.outer_storage_only = !f.inner_storage;
-  s.parallel_shared_storage = f.parallel_shared_storage && !s.thread_pool;
+  s.parallel_shared_storage = f.parallel_shared_storage;
   int calls = 0;
   place(g, s, [&](int n) -> int {
     // The first calls are for the stages (compute_at: n - 1 legal loops, or the root), the rest
