@@ -263,12 +263,21 @@ void check_buffer(const buffer_node& b, const box_expr& needed, std::vector<stmt
   }
   checks[1].push_back(check::make(buffer_at(sym) != 0 || simplify(is_empty)));
   for (std::size_t d = 0; d < buf.rank(); ++d) check_addressable(sym, d, buf.rank(), checks[2]);
+  // Nothing of the buffer is read if the needed region is empty in any dimension (e.g. for an
+  // empty output): then it need not cover it.
+  expr nothing_read = expr(0);
+  for (const interval_expr& n : needed) nothing_read = nothing_read || n.max < n.min;
+  nothing_read = simplify(nothing_read);
   for (std::size_t d = 0; d < buf.rank(); ++d) {
     const expr dd = static_cast<index_t>(d);
     if (d < needed.size()) {
       const interval_expr& n = needed[d];
-      if (n.min.defined() && !is_infinity(n.min)) checks[3].push_back(check::make(buffer_min(sym, dd) <= n.min));
-      if (n.max.defined() && !is_infinity(n.max)) checks[3].push_back(check::make(n.max <= buffer_max(sym, dd)));
+      if (n.min.defined() && !is_infinity(n.min)) {
+        checks[3].push_back(check::make(buffer_min(sym, dd) <= n.min || nothing_read));
+      }
+      if (n.max.defined() && !is_infinity(n.max)) {
+        checks[3].push_back(check::make(n.max <= buffer_max(sym, dd) || nothing_read));
+      }
     }
     const dim_expr& declared = buf.dim(d);
     if (!is_default(declared.bounds.min, buffer_min(sym, dd))) {

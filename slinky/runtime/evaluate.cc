@@ -724,6 +724,11 @@ void print_operands(std::ostream& os, const expr& e, evaluator& eval, const node
     if (eval.eval(op->a) == 0) return print_operands(os, op->a, eval, names);
     return print_operands(os, op->b, eval, names);
   }
+  if (const logical_or* op = e.as<logical_or>()) {
+    // Both sides are false (e.g. a bounds check and "nothing of the buffer is read").
+    print_operands(os, op->a, eval, names);
+    print_operands(os, op->b, eval, names);
+  }
 }
 
 }  // namespace

@@ -271,10 +271,11 @@ TEST(random_regressions, DISABLED_empty_output_widens_the_region_of_its_func) {
   ASSERT_EQ(p.evaluate({&in.raw()}, {&a.raw(), &b.raw()}), 0);
 }
 
-// Bug 9 (at 5403be6). An empty output still requires its inputs to cover its bounds: out1 is empty in dimension
+// Bug 9 (fixed). An empty output still requires its inputs to cover its bounds: out1 is empty in dimension
 // 1 ([0, -1]), nothing is read, yet the pipeline fails the check buffer_min(in0, 1) <=
-// buffer_min(out1, 1).
-TEST(random_regressions, DISABLED_empty_output_requires_input_bounds) {
+// buffer_min(out1, 1). (Now the bounds checks of a buffer hold also if the region needed of it
+// is empty; see empty_output_with_stencil_requires_input_bounds for what remains.)
+TEST(random_regressions, empty_output_requires_input_bounds) {
   node_context ctx;
   var x0(ctx, "x0"), y0(ctx, "y0");
   auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
@@ -282,6 +283,27 @@ TEST(random_regressions, DISABLED_empty_output_requires_input_bounds) {
   func f0(k(0, {{{0}, {1}}}, {1}), {{in0, {point(x0), point(y0)}}}, {{out1, {x0, y0}}}, {.name = "f0"});
   pipeline p = build_pipeline(ctx, {in0}, {out1});
   host_buffer in(4, {{0, 0}, {2, 2}});
+  host_buffer out(4, {{0, 0}, {0, -1}});
+  EXPECT_EQ(p.evaluate({&in.raw()}, {&out.raw()}), 0);
+}
+
+// Bug 14 (open; what remains of bug 9). The region needed of an input through a stencil of an
+// empty output is not empty: out1 is [0, -1] in y, f0 reads in0 over [y, y + 5], and over the
+// empty [0, -1] that widens to [0, 4], so the pipeline requires in0 there although nothing reads
+// it. Bounds inference would have to give an empty crop empty needs (widen over an empty
+// interval); selects to that effect hide the windows' structure from sliding and folding. Empty
+// outputs of funcs with several outputs, constant accesses, and intermediates fed from empty
+// outputs (the producer is then asked to compute a crop outside its empty region) fail the same
+// way: empty_outputs stays off in the tester's features.
+TEST(random_regressions, DISABLED_empty_output_with_stencil_requires_input_bounds) {
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
+  auto out1 = buffer_expr::make(ctx, "out1", 2, 4);
+  func f0(k(0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 5}}}, {1}), {{in0, {point(x), bounds(y, y + 5)}}}, {{out1, {x, y}}},
+          {.name = "f0"});
+  pipeline p = build_pipeline(ctx, {in0}, {out1});
+  host_buffer in(4, {{0, 0}, {0, 0}});
   host_buffer out(4, {{0, 0}, {0, -1}});
   EXPECT_EQ(p.evaluate({&in.raw()}, {&out.raw()}), 0);
 }
