@@ -313,8 +313,26 @@ std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view whi
     const buffer_node& b = g_.buffers[bi];
     if (b.is_output) {
       // A pipeline output is computed over its whole bounds.
+      const var sym = b.buffer->sym();
+      if (fn.f->outputs().size() == 1) {
+        for (std::size_t d = 0; d < o.dims.size(); ++d) {
+          region[index_of_var(fi, o.dims[d])] |= buffer_bounds(sym, static_cast<index_t>(d));
+        }
+        continue;
+      }
+      // Of a func with several outputs, an empty output contributes nothing: the bounds of an
+      // empty buffer can be anywhere, and the hull with them would make the func compute (and
+      // read) more than its other outputs need. (Only here: the selects hide a window's
+      // structure from sliding and folding.)
+      expr empty = expr(0);
       for (std::size_t d = 0; d < o.dims.size(); ++d) {
-        region[index_of_var(fi, o.dims[d])] |= buffer_bounds(b.buffer->sym(), static_cast<index_t>(d));
+        empty = empty || buffer_max(sym, static_cast<index_t>(d)) < buffer_min(sym, static_cast<index_t>(d));
+      }
+      empty = simplify(empty);
+      for (std::size_t d = 0; d < o.dims.size(); ++d) {
+        const interval_expr bounds = buffer_bounds(sym, static_cast<index_t>(d));
+        region[index_of_var(fi, o.dims[d])] |= interval_expr(select(empty, positive_infinity(), bounds.min),
+                                                             select(empty, negative_infinity(), bounds.max));
       }
       continue;
     }
