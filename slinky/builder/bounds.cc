@@ -427,8 +427,14 @@ void bounds_inference::infer_func(int fi) {
   // The loops around the func bound their variables: with them, clamps that cannot bind
   // simplify away, so regions stay small along chains of funcs (without them, each stage
   // would nest its consumer's clamps, and build time would grow with the cube of the chain).
+  // The range starts a step early: the producers of this func find their previous iteration's
+  // window by substituting v - step into its crop, which must still be valid there (a clamp
+  // dropped because it cannot bind in the first iteration binds in the one before).
   bounds_map loops;
-  for (loop_level l : fn.compute_chain) loops[g_.loop_var(l)] = interval_expr(loop_start(l), loop_bounds(l).max);
+  for (loop_level l : fn.compute_chain) {
+    const expr step = g_.funcs[l.func].f->loops()[l.loop].step;
+    loops[g_.loop_var(l)] = interval_expr(simplify(loop_start(l) - step), loop_bounds(l).max);
+  }
   // Simplified without the loops' bounds: the previous iteration's window is found by
   // substituting v - step for v, which is outside those bounds in the first iteration.
   regions[fi] = needs_of_consumers(fi, view::actual);

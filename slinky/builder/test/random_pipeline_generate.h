@@ -54,7 +54,7 @@ struct features {
   // pool (else never).
   bool parallel_shared_storage = false;
   // Funcs computed inside a loop over a constant range (else such schedules are not generated).
-  bool constant_loops = false;
+  bool constant_loops = true;
   // All funcs use the same variables x, y, z (else each its own), so loops of a func inside
   // the loop of another over the same variable shadow it.
   bool shared_vars = true;
