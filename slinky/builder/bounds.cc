@@ -387,6 +387,14 @@ void bounds_inference::decide_slides(int fi) {
     // The loop's owner must compute its whole range of v: a loop that is itself a slice of a
     // sliding window would restart its warm-up over values computed before.
     if (slides[l.func][index_of_var(l.func, g_.user_var(l))] >= 0) continue;
+    // A loop inside l whose range moves with l (over a diagonal, say) is empty in some
+    // iterations of l, its warm-up ones first: the func does not run in them, and the part of
+    // its window they should compute never would be.
+    bool inner_loop_moves = false;
+    for (std::size_t m = k + 1; m < fn.compute_chain.size(); ++m) {
+      inner_loop_moves = inner_loop_moves || depends_on(loop_bounds(fn.compute_chain[m], view::full), v);
+    }
+    if (inner_loop_moves) continue;
     // A window moving in several dimensions with one loop does not leave a box to compute.
     int moving = 0;
     for (const interval_expr& i : steady[fi]) moving += depends_on(i, v) ? 1 : 0;

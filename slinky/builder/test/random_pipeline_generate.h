@@ -46,7 +46,7 @@ struct features {
   bool inner_storage = true;
   // Windows that move in two dimensions with one loop: diagonal accesses, and schedules where
   // a bounding box moves so (else such schedules are not generated).
-  bool diagonal = false;
+  bool diagonal = true;
   // Windows that are the hull of a part moving with a loop and a fixed part (else schedules
   // with them are not generated).
   bool hull_windows = true;
