@@ -466,5 +466,56 @@ TEST(random_regressions, diagonal_read_with_nested_loops) {
   expect_same(unscheduled, scheduled, {{0, 0}, {0, 1}}, {{0, 0}, {0, 0}});
 }
 
+// Bug 16 (open; found with seed 102, case 3164, once diagonal was on). t1 is read by f1 transposed
+// ((y, x)) and by f2 directly, so its bounding box in f2's loops over x (inner) and y moves in both
+// dimensions; out3 is wrong. Not analyzed further; diagonal stays off in the tester's features.
+TEST(random_regressions, DISABLED_bounding_box_of_transposed_reads_in_two_loops) {
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto out3 = buffer_expr::make(ctx, "out3", 2, 4);
+  func f0(k(0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {1}), {{in0, {point(x), point(y)}}}, {{t1, {x, y}}},
+          {.name = "f0"});
+  func f1(k(1, {{{1, 1, 1, 0, 0}, {0, 1, 1, 0, 0}}}, {2}), {{t1, {point(y), point(x)}}}, {{t2, {x, y}}},
+          {.name = "f1"});
+  func f2(k(2, {{{0, 1, 1, 0, 1}, {1, 1, 1, 0, 0}}, {{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {3}),
+          {{t2, {bounds(x, x + 1), point(y)}}, {t1, {point(x), point(y)}}}, {{out3, {x, y}}}, {.name = "f2"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
+  f2.loops({{x, 1}, {y, 1}});
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out3});
+  expect_same(unscheduled, scheduled, {{0, 6}, {0, 6}}, {{0, 0}, {6, 6}});
+}
+
+// Bug 15 (open; found with seed 102, case 5173, once constant_loops was on). f3 reads t3 at the
+// constant row 0, so f2's loop over x (step 2) computed in f3's loop is over the constant range
+// [0, 0]; f1 up-samples t1 (x / 2) inside it, and f0 slides over the loop: it is given the empty
+// crop [1, 0] of t1, which is never computed. Not analyzed further (bug 12 was the same symptom
+// with two plain producers); constant_loops stays off in the tester's features.
+TEST(random_regressions, DISABLED_upsampling_producer_sliding_over_loop_of_constant_range) {
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in0 = buffer_expr::make(ctx, "in0", 3, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
+  auto t4 = buffer_expr::make(ctx, "t4", 1, 4);
+  auto out5 = buffer_expr::make(ctx, "out5", 2, 4);
+  func f0(k(0, {{{0, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {1}), {{in0, {point(x), point(0), point(y)}}},
+          {{t1, {x, y}}}, {.name = "f0"});
+  func f1(k(1, {{{0, 1, 2, 0, 0}, {1, 1, 1, 0, 0}}}, {2}), {{t1, {point(x / 2), point(y)}}}, {{t2, {x, y}}},
+          {.name = "f1"});
+  func f2(k(2, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {3}), {{t2, {point(x), point(y)}}}, {{t3, {x, y}}},
+          {.name = "f2"});
+  func f3(k(3, {{{-1, 1, 1, 0, 0}, {0, 1, 1, 0, 0}}}, {4}), {{t3, {point(0), point(x)}}}, {{t4, {x}}}, {.name = "f3"});
+  func f4(k(4, {{{1, 1, 1, 0, 0}}}, {5}), {{t4, {point(y)}}}, {{out5, {x, y}}}, {.name = "f4"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out5});
+  f2.loops({{x, 2}});
+  f3.loops({{x, 1}});
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out5});
+  expect_same(unscheduled, scheduled, {{0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 0}});
+}
+
 }  // namespace
 }  // namespace slinky
