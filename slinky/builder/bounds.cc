@@ -338,8 +338,26 @@ std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view whi
     const buffer_node& b = g_.buffers[bi];
     if (b.is_output) {
       // A pipeline output is computed over its whole bounds.
+      const var sym = b.buffer->sym();
+      if (fn.f->outputs().size() == 1) {
+        for (std::size_t d = 0; d < o.dims.size(); ++d) {
+          region[index_of_var(fi, o.dims[d])] |= buffer_bounds(sym, static_cast<index_t>(d));
+        }
+        continue;
+      }
+      // Of a func with several outputs, an empty output contributes nothing: the bounds of an
+      // empty buffer can be anywhere, and the hull with them would make the func compute (and
+      // read) more than its other outputs need. (Only here: the selects hide a window's
+      // structure from sliding and folding.)
+      expr empty = expr(0);
       for (std::size_t d = 0; d < o.dims.size(); ++d) {
-        region[index_of_var(fi, o.dims[d])] |= buffer_bounds(b.buffer->sym(), static_cast<index_t>(d));
+        empty = empty || buffer_max(sym, static_cast<index_t>(d)) < buffer_min(sym, static_cast<index_t>(d));
+      }
+      empty = simplify(empty);
+      for (std::size_t d = 0; d < o.dims.size(); ++d) {
+        const interval_expr bounds = buffer_bounds(sym, static_cast<index_t>(d));
+        region[index_of_var(fi, o.dims[d])] |= interval_expr(select(empty, positive_infinity(), bounds.min),
+                                                             select(empty, negative_infinity(), bounds.max));
       }
       continue;
     }
@@ -431,6 +449,14 @@ void bounds_inference::decide_slides(int fi) {
     // The loop's owner must compute its whole range of v: a loop that is itself a slice of a
     // sliding window would restart its warm-up over values computed before.
     if (slides[l.func][index_of_var(l.func, g_.user_var(l))] >= 0) continue;
+    // A loop inside l whose range moves with l (over a diagonal, say) is empty in some
+    // iterations of l, its warm-up ones first: the func does not run in them, and the part of
+    // its window they should compute never would be.
+    bool inner_loop_moves = false;
+    for (std::size_t m = k + 1; m < fn.compute_chain.size(); ++m) {
+      inner_loop_moves = inner_loop_moves || depends_on(loop_bounds(fn.compute_chain[m], view::full), v);
+    }
+    if (inner_loop_moves) continue;
     // A window moving in several dimensions with one loop does not leave a box to compute.
     int moving = 0;
     for (const interval_expr& i : steady[fi]) moving += depends_on(i, v) ? 1 : 0;
@@ -471,8 +497,14 @@ void bounds_inference::infer_func(int fi) {
   // The loops around the func bound their variables: with them, clamps that cannot bind
   // simplify away, so regions stay small along chains of funcs (without them, each stage
   // would nest its consumer's clamps, and build time would grow with the cube of the chain).
+  // The range starts a step early: the producers of this func find their previous iteration's
+  // window by substituting v - step into its crop, which must still be valid there (a clamp
+  // dropped because it cannot bind in the first iteration binds in the one before).
   bounds_map loops;
-  for (loop_level l : fn.compute_chain) loops[g_.loop_var(l)] = interval_expr(loop_start(l), loop_bounds(l).max);
+  for (loop_level l : fn.compute_chain) {
+    const expr step = g_.funcs[l.func].f->loops()[l.loop].step;
+    loops[g_.loop_var(l)] = interval_expr(simplify(loop_start(l) - step), loop_bounds(l).max);
+  }
   // Simplified without the loops' bounds: the previous iteration's window is found by
   // substituting v - step for v, which is outside those bounds in the first iteration.
   regions[fi] = needs_of_consumers(fi, view::actual);

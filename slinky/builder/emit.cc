@@ -2,6 +2,7 @@
 #include "slinky/builder/emit.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "slinky/builder/pipelining.h"
 #include "slinky/runtime/node_mutator.h"
@@ -321,10 +322,34 @@ public:
   }
 };
 
-// The checks of one pipeline input or output, in three groups run in order: the descriptor
-// (rank, element size), the memory, then the bounds and declared constraints, so the first
-// failure is the most basic one.
-void check_buffer(const buffer_node& b, const box_expr& needed, std::vector<stmt> (&checks)[3]) {
+// The largest coordinate (in absolute value) a buffer passed in may have: it leaves room to
+// compute coordinates a little outside the buffer (end(), stencil halos) without overflow. It is
+// the bound of dim::broadcast(), so broadcast dimensions pass.
+constexpr index_t max_coordinate = std::numeric_limits<index_t>::max() / 2;
+
+// Checks that addressing any element of dimension d of buffer `sym` (of rank `rank`) cannot
+// overflow an index_t: the coordinates are within +/-max_coordinate, the fold factor is positive,
+// and the dimension spans at most max_coordinate / rank bytes (so the offsets of all dimensions
+// together stay below 2^62). The evaluator's saturating arithmetic makes each condition exact.
+void check_addressable(var sym, std::size_t d, std::size_t rank, std::vector<stmt>& checks) {
+  const expr dd = static_cast<index_t>(d);
+  const index_t max_span = max_coordinate / static_cast<index_t>(rank);
+  checks.push_back(check::make(abs(buffer_min(sym, dd)) <= max_coordinate));
+  checks.push_back(check::make(abs(buffer_max(sym, dd)) <= max_coordinate));
+  checks.push_back(check::make(0 < buffer_fold_factor(sym, dd)));
+  // The offsets of an unfolded dimension are (i - min) * stride, of a folded one
+  // (i mod fold) * stride. An empty dimension has a negative span.
+  const expr span = (buffer_max(sym, dd) - buffer_min(sym, dd)) * abs(buffer_stride(sym, dd));
+  checks.push_back(check::make(span <= max_span));
+  const expr fold_span = select(buffer_fold_factor(sym, dd) == dim::unfolded, 0, buffer_fold_factor(sym, dd) - 1) *
+                         abs(buffer_stride(sym, dd));
+  checks.push_back(check::make(fold_span <= max_span));
+}
+
+// The checks of one pipeline input or output, in four groups run in order: the descriptor
+// (rank, element size), the memory, the sizes (no address computation overflows), then the
+// bounds and declared constraints, so the first failure is the most basic one.
+void check_buffer(const buffer_node& b, const box_expr& needed, std::vector<stmt> (&checks)[4]) {
   const buffer_expr& buf = *b.buffer;
   const var sym = buf.sym();
   checks[0].push_back(check::make(buffer_rank(sym) == static_cast<index_t>(buf.rank())));
@@ -340,25 +365,35 @@ void check_buffer(const buffer_node& b, const box_expr& needed, std::vector<stmt
     }
   }
   checks[1].push_back(check::make(buffer_at(sym) != 0 || simplify(is_empty)));
+  for (std::size_t d = 0; d < buf.rank(); ++d) check_addressable(sym, d, buf.rank(), checks[2]);
+  // Nothing of the buffer is read if the needed region is empty in any dimension (e.g. for an
+  // empty output): then it need not cover it.
+  expr nothing_read = expr(0);
+  for (const interval_expr& n : needed) nothing_read = nothing_read || n.max < n.min;
+  nothing_read = simplify(nothing_read);
   for (std::size_t d = 0; d < buf.rank(); ++d) {
     const expr dd = static_cast<index_t>(d);
     if (d < needed.size()) {
       const interval_expr& n = needed[d];
-      if (n.min.defined() && !is_infinity(n.min)) checks[2].push_back(check::make(buffer_min(sym, dd) <= n.min));
-      if (n.max.defined() && !is_infinity(n.max)) checks[2].push_back(check::make(n.max <= buffer_max(sym, dd)));
+      if (n.min.defined() && !is_infinity(n.min)) {
+        checks[3].push_back(check::make(buffer_min(sym, dd) <= n.min || nothing_read));
+      }
+      if (n.max.defined() && !is_infinity(n.max)) {
+        checks[3].push_back(check::make(n.max <= buffer_max(sym, dd) || nothing_read));
+      }
     }
     const dim_expr& declared = buf.dim(d);
     if (!is_default(declared.bounds.min, buffer_min(sym, dd))) {
-      checks[2].push_back(check::make(buffer_min(sym, dd) == declared.bounds.min));
+      checks[3].push_back(check::make(buffer_min(sym, dd) == declared.bounds.min));
     }
     if (!is_default(declared.bounds.max, buffer_max(sym, dd))) {
-      checks[2].push_back(check::make(buffer_max(sym, dd) == declared.bounds.max));
+      checks[3].push_back(check::make(buffer_max(sym, dd) == declared.bounds.max));
     }
     if (!is_default(declared.stride, buffer_stride(sym, dd))) {
-      checks[2].push_back(check::make(buffer_stride(sym, dd) == declared.stride));
+      checks[3].push_back(check::make(buffer_stride(sym, dd) == declared.stride));
     }
     if (!is_default(declared.fold_factor, buffer_fold_factor(sym, dd))) {
-      checks[2].push_back(check::make(buffer_fold_factor(sym, dd) == declared.fold_factor));
+      checks[3].push_back(check::make(buffer_fold_factor(sym, dd) == declared.fold_factor));
     }
   }
 }
@@ -371,7 +406,7 @@ stmt emit_program(const graph& g, const bounds_inference& bounds, const alias_pl
 }
 
 stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_plan& aliases) {
-  std::vector<stmt> checks[3];
+  std::vector<stmt> checks[4];
   for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
     const buffer_node& b = g.buffers[bi];
     if (b.buffer->constant()) continue;
@@ -383,7 +418,7 @@ stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_pla
     const buffer_node& t = g.buffers[a.target];
     if (t.buffer->constant() || !(t.is_input || t.is_output)) continue;
     for (int d : a.unfolded_target_dims) {
-      checks[2].push_back(check::make(buffer_fold_factor(t.buffer->sym(), d) == dim::unfolded));
+      checks[3].push_back(check::make(buffer_fold_factor(t.buffer->sym(), d) == dim::unfolded));
     }
   }
   std::vector<stmt> result;

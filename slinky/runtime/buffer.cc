@@ -79,35 +79,56 @@ raw_buffer& raw_buffer::slice(std::initializer_list<std::size_t> ds) {
 
 std::size_t raw_buffer::size_bytes() const {
   index_t bytes = elem_size;
+  if (bytes < 0) return size_overflow;
   for (std::size_t d = 0; d < rank; ++d) {
     if (dims[d].empty()) return 0;
-    bytes += (storage_extent(dims[d]) - 1) * abs_value(dims[d].stride());
+  }
+  for (std::size_t d = 0; d < rank; ++d) {
+    // abs_value of auto_stride (the least index_t) would overflow: it is as good as infinite.
+    const index_t stride = dims[d].stride();
+    const index_t abs_stride =
+        stride == slinky::dim::auto_stride ? std::numeric_limits<index_t>::max() : abs_value(stride);
+    // A fold factor that is not positive is as bad as an overflow: no layout has that size.
+    const index_t extent = storage_extent(dims[d]);
+    index_t span;
+    if (extent < 1 || mul_overflows<index_t>(extent - 1, abs_stride, &span)) return size_overflow;
+    if (add_overflows(bytes, span, &bytes)) return size_overflow;
   }
   return bytes;
 }
 
 std::size_t raw_buffer::elem_count() const {
   std::size_t count = 1;
-  for (std::size_t d = 0; d < rank; ++d) count *= dims[d].extent();
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (mul_overflows<std::size_t>(count, dims[d].extent(), &count)) return size_overflow;
+  }
   return count;
 }
 
 void raw_buffer::init_strides(index_t alignment) {
   alignment = std::max<index_t>(alignment, 1);
-  // `end` bounds the bytes used by the dims laid out so far; each new dim goes past it.
+  // `end` bounds the bytes used by the dims laid out so far; each new dim goes past it. All of
+  // this saturates: a saturated stride makes size_bytes() report the overflow.
   index_t end = elem_size;
   bool laid_out = false;
   for (std::size_t d = 0; d < rank; ++d) {
-    if (dims[d].stride() == slinky::dim::auto_stride) continue;
-    end += (std::max<index_t>(storage_extent(dims[d]), 1) - 1) * abs_value(dims[d].stride());
+    const index_t stride = dims[d].stride();
+    if (stride == slinky::dim::auto_stride) continue;
+    const index_t span = saturate_mul<index_t>(std::max<index_t>(storage_extent(dims[d]), 1) - 1, abs_value(stride));
+    end = saturate_add(end, span);
     laid_out = true;
   }
+  constexpr index_t max_index = std::numeric_limits<index_t>::max();
   for (std::size_t d = 0; d < rank; ++d) {
     if (dims[d].stride() != slinky::dim::auto_stride) continue;
     // The innermost dim keeps elements adjacent; alignment applies to the strides of rows, planes...
-    const index_t stride = laid_out ? align_up(end, alignment) : end;
+    index_t stride = end;
+    if (laid_out) {
+      index_t rounded;
+      stride = add_overflows(end, alignment - 1, &rounded) ? max_index : rounded / alignment * alignment;
+    }
     dims[d].set_stride(stride);
-    end = stride * std::max<index_t>(storage_extent(dims[d]), 1);
+    end = saturate_mul(stride, std::max<index_t>(storage_extent(dims[d]), 1));
     laid_out = true;
   }
 }
@@ -115,6 +136,7 @@ void raw_buffer::init_strides(index_t alignment) {
 void* raw_buffer::allocate() {
   init_strides();
   const std::size_t bytes = size_bytes();
+  SLINKY_CHECK(bytes != size_overflow, "raw_buffer::allocate: the size in bytes overflows");
   char* block = static_cast<char*>(std::malloc(std::max<std::size_t>(bytes, 1)));
   SLINKY_CHECK(block, "raw_buffer::allocate: out of memory");
   index_t offset = 0;
@@ -134,6 +156,8 @@ static raw_buffer* make_block(std::size_t rank, std::size_t elem_size, const dim
                               void** data) {
   const std::size_t dims_offset = align_size(sizeof(raw_buffer), alignof(dim));
   const std::size_t data_offset = align_size(dims_offset + rank * sizeof(dim), alignof(std::max_align_t));
+  SLINKY_CHECK(data_bytes <= std::numeric_limits<std::size_t>::max() - data_offset,
+               "raw_buffer::make: the size in bytes overflows");
   char* block = static_cast<char*>(std::malloc(data_offset + data_bytes));
   SLINKY_CHECK(block, "raw_buffer::make: out of memory");
   dim* block_dims = reinterpret_cast<dim*>(block + dims_offset);

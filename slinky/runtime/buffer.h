@@ -59,7 +59,16 @@ public:
   index_t max() const { return max_; }
   index_t begin() const { return min_; }
   index_t end() const { return max_ + 1; }
-  index_t extent() const { return max_ >= min_ ? max_ - min_ + 1 : 0; }
+  // The number of coordinates, 0 if empty; saturates at the largest index_t rather than wrap
+  // (e.g. [min, max] = [-2^63, 2^63 - 1]).
+  index_t extent() const {
+    if (max_ < min_) return 0;
+    index_t e;
+    if (sub_overflows(max_, min_, &e) || e == std::numeric_limits<index_t>::max()) {
+      return std::numeric_limits<index_t>::max();
+    }
+    return e + 1;
+  }
   index_t stride() const { return stride_; }
   index_t fold_factor() const { return fold_factor_; }
   bool empty() const { return max_ < min_; }
@@ -219,18 +228,25 @@ public:
   // Removes the dimensions ds (distinct, any order), each at its min.
   raw_buffer& slice(std::initializer_list<std::size_t> ds);
 
+  // The value size_bytes() and elem_count() return when the true value does not fit.
+  static constexpr std::size_t size_overflow = std::numeric_limits<std::size_t>::max();
   // The number of bytes spanned by the elements of the buffer (with folded dimensions
-  // spanning their whole fold); 0 if any dimension is empty.
+  // spanning their whole fold); 0 if any dimension is empty. If the span does not fit in an
+  // index_t (the byte offsets of the elements would overflow), or a folded dimension has a fold
+  // factor that is not positive, returns size_overflow.
   std::size_t size_bytes() const;
-  // The number of elements (the product of the extents).
+  // The number of elements (the product of the extents), or size_overflow if it does not fit.
   std::size_t elem_count() const;
   // Fills in every dimension whose stride is dim::auto_stride: dense, innermost first, placed
   // after the dimensions whose strides are already known so that no two elements overlap. A
   // folded dimension spans its fold factor. Each auto stride except that of the first dimension
-  // laid out (which is elem_size) is rounded up to a multiple of `alignment` bytes.
+  // laid out (which is elem_size) is rounded up to a multiple of `alignment` bytes. Strides that
+  // would overflow saturate at the largest index_t: such a layout then has size_bytes() ==
+  // size_overflow (unless the saturated dims have extent 1, whose stride is never used).
   void init_strides(index_t alignment = 1);
   // Allocates size_bytes() (at least one byte) for this buffer, after init_strides, and sets
-  // base. Returns the pointer to release with std::free.
+  // base. Returns the pointer to release with std::free. Aborts (like running out of memory) if
+  // the size overflows (size_bytes() == size_overflow).
   void* allocate();
 
   template <typename T>
@@ -374,7 +390,9 @@ public:
     index_t stride = sizeof(T);
     for (std::size_t d = 0; d < rank; ++d) {
       dims[d] = slinky::dim(0, extents[d] - 1, stride);
-      stride *= extents[d];
+      // Saturates rather than wrap for extents whose product overflows (size_bytes() then
+      // reports the overflow).
+      stride = saturate_mul(stride, extents[d]);
     }
   }
   buffer(std::initializer_list<index_t> extents) : buffer(span<const index_t>(extents.begin(), extents.size())) {}

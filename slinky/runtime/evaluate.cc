@@ -189,7 +189,13 @@ public:
     case intrinsic::buffer_rank: return buffer_field(op, [](const raw_buffer& b, index_t) { return b.rank; });
     case intrinsic::buffer_elem_size: return buffer_field(op, [](const raw_buffer& b, index_t) { return b.elem_size; });
     case intrinsic::buffer_size_bytes:
-      return buffer_field(op, [](const raw_buffer& b, index_t) { return b.size_bytes(); });
+      // An overflowing size (raw_buffer::size_overflow) reads as the largest index_t.
+      return buffer_field(op, [](const raw_buffer& b, index_t) {
+        const std::size_t size = b.size_bytes();
+        return size > static_cast<std::size_t>(std::numeric_limits<index_t>::max())
+                   ? std::numeric_limits<index_t>::max()
+                   : static_cast<index_t>(size);
+      });
     case intrinsic::buffer_min: return buffer_field(op, [](const raw_buffer& b, index_t d) { return b.dim(d).min(); });
     case intrinsic::buffer_max: return buffer_field(op, [](const raw_buffer& b, index_t d) { return b.dim(d).max(); });
     case intrinsic::buffer_stride:
@@ -405,7 +411,8 @@ index_t evaluator::exec_loop(const loop* op) {
   if (step <= 0) return fail_check(op->step > 0);
   if (min > max) return 0;
   index_t workers = eval(op->max_workers);
-  if (workers > 1 && config.thread_pool && max - min >= step) {
+  if (workers > 1 && config.thread_pool &&
+      static_cast<std::size_t>(max) - static_cast<std::size_t>(min) >= static_cast<std::size_t>(step)) {
     return exec_parallel_loop(op, min, max, step, workers);
   }
   scoped_value bind(*this, op->sym, min);
@@ -413,8 +420,9 @@ index_t evaluator::exec_loop(const loop* op) {
     if (index_t result = exec(op->body)) return result;
     // Inside a parallel loop, stop promptly when another worker failed.
     if (failures && failures->failed.load(std::memory_order_relaxed)) return 1;
-    // Stop before i + step could overflow.
-    if (max - i < step) break;
+    // Stop before i + step could overflow (max - i does not fit in an index_t when the loop
+    // spans more than half the range of one).
+    if (static_cast<std::size_t>(max) - static_cast<std::size_t>(i) < static_cast<std::size_t>(step)) break;
     i += step;
     bind.set(i);
   }
@@ -422,7 +430,10 @@ index_t evaluator::exec_loop(const loop* op) {
 }
 
 index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, index_t step, index_t workers) {
-  const index_t iterations = (max - min) / step + 1;
+  // Computed without overflow for loops spanning more than half the range of an index_t.
+  const std::size_t span = static_cast<std::size_t>(max) - static_cast<std::size_t>(min);
+  const index_t iterations = static_cast<index_t>(
+      std::min<std::size_t>(span / static_cast<std::size_t>(step), std::numeric_limits<index_t>::max() - 1) + 1);
   failure_state local_failures;
   failure_state* shared = failures ? failures : &local_failures;
   std::atomic<index_t> next{0};
@@ -441,7 +452,9 @@ index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, 
       // once a later claim shows it finished (see docs/threads.md).
       index_t k = next.fetch_add(1, std::memory_order_acq_rel);
       if (k >= iterations || shared->failed.load(std::memory_order_relaxed)) break;
-      e.values[op->sym.sym()] = min + k * step;
+      // In unsigned arithmetic: k * step may not fit in an index_t, min + k * step (<= max) does.
+      e.values[op->sym.sym()] = static_cast<index_t>(static_cast<std::size_t>(min) +
+                                                     static_cast<std::size_t>(k) * static_cast<std::size_t>(step));
       if (index_t result = e.exec(op->body)) {
         index_t expected = 0;
         first_error.compare_exchange_strong(expected, result);
@@ -507,7 +520,15 @@ index_t evaluator::exec_allocate(const allocate* op) {
   buf.dims = SLINKY_STACK_DIMS(rank);
   init_dims(*this, op->dims, buf.dims);
   buf.init_strides(std::max<index_t>(1, config.stride_alignment));
-  const index_t size = static_cast<index_t>(buf.size_bytes());
+  const std::size_t size_bytes = buf.size_bytes();
+  if (size_bytes > static_cast<std::size_t>(std::numeric_limits<index_t>::max())) {
+    // The size in bytes overflows (e.g. an extent computed from a huge scalar argument): fail
+    // instead of allocating a wrapped-around size. The buffer is bound so that the message can
+    // show its size.
+    scoped_value bind(*this, op->sym, reinterpret_cast<index_t>(&buf));
+    return fail_check(buffer_size_bytes(op->sym) < std::numeric_limits<index_t>::max());
+  }
+  const index_t size = static_cast<index_t>(size_bytes);
   const bool on_stack = op->storage == memory_type::stack ||
                         (op->storage == memory_type::automatic && size <= config.auto_stack_threshold);
   void* allocation = nullptr;
@@ -525,6 +546,12 @@ index_t evaluator::exec_allocate(const allocate* op) {
     buf.base = size > 0 ? p + offset : nullptr;
   } else {
     allocation = allocate_heap(op->sym, &buf);
+    if (!buf.base && size > 0) {
+      // Out of memory (or a hook that could not allocate).
+      if (allocation) free_allocation(op->sym, &buf, allocation);
+      scoped_value bind(*this, op->sym, reinterpret_cast<index_t>(&buf));
+      return fail_check(buffer_at(op->sym) != 0);
+    }
   }
   allocations.push_back({op->sym, &buf, allocation});
   index_t result = exec_with_buffer(op->sym, buf, op->body);
@@ -969,7 +996,16 @@ void* default_allocate(var, raw_buffer* buf, index_t base_alignment) {
   buf->init_strides();
   const std::size_t size = buf->size_bytes();
   const std::size_t alignment = std::max<index_t>(alignof(std::max_align_t), base_alignment);
+  // Rounding an overflowing size up to the alignment would wrap around to a small one.
+  if (size > static_cast<std::size_t>(std::numeric_limits<index_t>::max()) - alignment) {
+    buf->base = nullptr;
+    return nullptr;
+  }
   void* allocation = std::aligned_alloc(alignment, align_up<std::size_t>(std::max<std::size_t>(size, 1), alignment));
+  if (!allocation) {
+    buf->base = nullptr;
+    return nullptr;
+  }
   index_t offset = 0;
   for (std::size_t d = 0; d < buf->rank; ++d) {
     const dim& dd = buf->dims[d];
@@ -1001,6 +1037,11 @@ void print_operands(std::ostream& os, const expr& e, evaluator& eval, const node
   if (const logical_and* op = e.as<logical_and>()) {
     if (eval.eval(op->a) == 0) return print_operands(os, op->a, eval, names);
     return print_operands(os, op->b, eval, names);
+  }
+  if (const logical_or* op = e.as<logical_or>()) {
+    // Both sides are false (e.g. a bounds check and "nothing of the buffer is read").
+    print_operands(os, op->a, eval, names);
+    print_operands(os, op->b, eval, names);
   }
 }
 

@@ -251,11 +251,12 @@ TEST(random_regressions, fold_factor_smaller_than_hull_of_fixed_and_moving_windo
   expect_same(unscheduled, scheduled, {{-2, 3}}, {{0, 3}});
 }
 
-// Bug 8 (at 5403be6). A func with two outputs, one of them empty: the region f1 computes is the hull of both
+// Bug 8 (fixed). A func with two outputs, one of them empty: the region f1 computes is the hull of both
 // outputs' bounds, the empty [0, -1] included, so it is [-6, -1] instead of [-6, -6]: the pipeline
 // requires in0 over [-6, -1] and fails its check (given a larger in0, f0 computes t1 over [-6,
-// -1]). The union should ignore empty intervals, as widening over loops does.
-TEST(random_regressions, DISABLED_empty_output_widens_the_region_of_its_func) {
+// -1]). The union should ignore empty intervals, as widening over loops does. (Now an empty
+// output of a func with several outputs contributes nothing to its region.)
+TEST(random_regressions, empty_output_widens_the_region_of_its_func) {
   node_context ctx;
   var x0(ctx, "x0"), x1(ctx, "x1");
   auto in0 = buffer_expr::make(ctx, "in0", 1, 4);
@@ -272,10 +273,11 @@ TEST(random_regressions, DISABLED_empty_output_widens_the_region_of_its_func) {
   ASSERT_EQ(p.evaluate({&in.raw()}, {&a.raw(), &b.raw()}), 0);
 }
 
-// Bug 9 (at 5403be6). An empty output still requires its inputs to cover its bounds: out1 is empty in dimension
+// Bug 9 (fixed). An empty output still requires its inputs to cover its bounds: out1 is empty in dimension
 // 1 ([0, -1]), nothing is read, yet the pipeline fails the check buffer_min(in0, 1) <=
-// buffer_min(out1, 1).
-TEST(random_regressions, DISABLED_empty_output_requires_input_bounds) {
+// buffer_min(out1, 1). (Now the bounds checks of a buffer hold also if the region needed of it
+// is empty; see empty_output_with_stencil_requires_input_bounds for what remains.)
+TEST(random_regressions, empty_output_requires_input_bounds) {
   node_context ctx;
   var x0(ctx, "x0"), y0(ctx, "y0");
   auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
@@ -283,6 +285,27 @@ TEST(random_regressions, DISABLED_empty_output_requires_input_bounds) {
   func f0(k(0, {{{0}, {1}}}, {1}), {{in0, {point(x0), point(y0)}}}, {{out1, {x0, y0}}}, {.name = "f0"});
   pipeline p = build_pipeline(ctx, {in0}, {out1});
   host_buffer in(4, {{0, 0}, {2, 2}});
+  host_buffer out(4, {{0, 0}, {0, -1}});
+  EXPECT_EQ(p.evaluate({&in.raw()}, {&out.raw()}), 0);
+}
+
+// Bug 14 (open; what remains of bug 9). The region needed of an input through a stencil of an
+// empty output is not empty: out1 is [0, -1] in y, f0 reads in0 over [y, y + 5], and over the
+// empty [0, -1] that widens to [0, 4], so the pipeline requires in0 there although nothing reads
+// it. Bounds inference would have to give an empty crop empty needs (widen over an empty
+// interval); selects to that effect hide the windows' structure from sliding and folding. Empty
+// outputs of funcs with several outputs, constant accesses, and intermediates fed from empty
+// outputs (the producer is then asked to compute a crop outside its empty region) fail the same
+// way: empty_outputs stays off in the tester's features.
+TEST(random_regressions, DISABLED_empty_output_with_stencil_requires_input_bounds) {
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
+  auto out1 = buffer_expr::make(ctx, "out1", 2, 4);
+  func f0(k(0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 5}}}, {1}), {{in0, {point(x), bounds(y, y + 5)}}}, {{out1, {x, y}}},
+          {.name = "f0"});
+  pipeline p = build_pipeline(ctx, {in0}, {out1});
+  host_buffer in(4, {{0, 0}, {0, 0}});
   host_buffer out(4, {{0, 0}, {0, -1}});
   EXPECT_EQ(p.evaluate({&in.raw()}, {&out.raw()}), 0);
 }
@@ -392,11 +415,15 @@ TEST(random_regressions, warm_up_of_inner_loop_widens_buffer_stored_outside_para
   EXPECT_EQ(random_test::compare(a.raw(), b.raw()), "");
 }
 
-// Bug 12 (at 5403be6). A loop over a constant range with two sliding producers chained inside it:
+// Bug 12 (fixed). A loop over a constant range with two sliding producers chained inside it:
 // f3 reads t3 only at y = 0, so f2's loop over y (step 2) has the single iteration [0, 0]; f0 and
 // f1 are computed in it and both slide over it. out4 is wrong. (With one producer in the loop, as
 // in slide_in_single_iteration_loop, it is right; constant_loops in the tester's features.)
-TEST(random_regressions, DISABLED_two_producers_sliding_over_loop_of_constant_range) {
+// f1's crop [y, min(y + 1, 0)] was simplified with y in [0, 0] to [y, 0], and f0, sliding, took
+// its previous window by substituting y - 2 into that: [y - 2, 0], so it computed [max(y, 1), 0],
+// nothing. The crops are now simplified with the loop's range started a step early, where the
+// substitution stays valid.
+TEST(random_regressions, two_producers_sliding_over_loop_of_constant_range) {
   node_context ctx;
   var x0(ctx, "x0"), y0(ctx, "y0"), x1(ctx, "x1"), y1(ctx, "y1"), x2(ctx, "x2"), y2(ctx, "y2"), x3(ctx, "x3");
   auto in0 = buffer_expr::make(ctx, "in0", 1, 4);
@@ -414,11 +441,13 @@ TEST(random_regressions, DISABLED_two_producers_sliding_over_loop_of_constant_ra
   expect_same(unscheduled, scheduled, {{0, 0}}, {{0, 0}});
 }
 
-// Bug 13 (at 5403be6, not analyzed further: the shrinker could not make it smaller). f7 reads t7
-// on the diagonal (y7, y7) in its loop over y7, and f6 computes t7 in its own loop over x6 inside
-// it; the chain below f6 reads constant slices (t5 at 0, t4 at 0) and a stencil of t1. out8 is
-// wrong. Without the diagonal it is right (diagonal in the tester's features).
-TEST(random_regressions, DISABLED_diagonal_read_with_nested_loops) {
+// Bug 13 (fixed). f7 reads t7 on the diagonal (y7, y7) in its loop over y7, and f6 computes t7 in
+// its own loop over x6 inside it; the chain below f6 reads constant slices (t5 at 0, t4 at 0) and
+// a stencil of t1. out8 is wrong. Without the diagonal it is right (diagonal in the tester's
+// features). f0 to f5 run inside x6's loop, whose range [max(min, y7), y7] moves with y7 and is
+// empty in y7's warm-up iteration; f0 slid over y7, so the row of t1 that the warm-up should
+// have computed never was. Funcs no longer slide over a loop with such a loop inside it.
+TEST(random_regressions, diagonal_read_with_nested_loops) {
   node_context ctx;
   var x0(ctx, "x0"), y0(ctx, "y0"), x1(ctx, "x1"), y1(ctx, "y1"), x2(ctx, "x2"), y2(ctx, "y2"), z2(ctx, "z2"),
       x3(ctx, "x3"), y3(ctx, "y3"), z3(ctx, "z3"), x4(ctx, "x4"), y4(ctx, "y4"), x5(ctx, "x5"), x6(ctx, "x6"),
@@ -519,6 +548,57 @@ TEST(random_regressions, alias_into_ring_buffer_of_widened_multi_output_source) 
   t4->store_root();
   pipeline scheduled = build_pipeline(ctx, {in0}, {out6});
   expect_same(unscheduled, scheduled, {{-3, 25}}, {{4, 16}});
+}
+
+// Bug 16 (open; found with seed 102, case 3164, once diagonal was on). t1 is read by f1 transposed
+// ((y, x)) and by f2 directly, so its bounding box in f2's loops over x (inner) and y moves in both
+// dimensions; out3 is wrong. Not analyzed further; diagonal stays off in the tester's features.
+TEST(random_regressions, DISABLED_bounding_box_of_transposed_reads_in_two_loops) {
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto out3 = buffer_expr::make(ctx, "out3", 2, 4);
+  func f0(k(0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {1}), {{in0, {point(x), point(y)}}}, {{t1, {x, y}}},
+          {.name = "f0"});
+  func f1(k(1, {{{1, 1, 1, 0, 0}, {0, 1, 1, 0, 0}}}, {2}), {{t1, {point(y), point(x)}}}, {{t2, {x, y}}},
+          {.name = "f1"});
+  func f2(k(2, {{{0, 1, 1, 0, 1}, {1, 1, 1, 0, 0}}, {{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {3}),
+          {{t2, {bounds(x, x + 1), point(y)}}, {t1, {point(x), point(y)}}}, {{out3, {x, y}}}, {.name = "f2"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
+  f2.loops({{x, 1}, {y, 1}});
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out3});
+  expect_same(unscheduled, scheduled, {{0, 6}, {0, 6}}, {{0, 0}, {6, 6}});
+}
+
+// Bug 15 (open; found with seed 102, case 5173, once constant_loops was on). f3 reads t3 at the
+// constant row 0, so f2's loop over x (step 2) computed in f3's loop is over the constant range
+// [0, 0]; f1 up-samples t1 (x / 2) inside it, and f0 slides over the loop: it is given the empty
+// crop [1, 0] of t1, which is never computed. Not analyzed further (bug 12 was the same symptom
+// with two plain producers); constant_loops stays off in the tester's features.
+TEST(random_regressions, DISABLED_upsampling_producer_sliding_over_loop_of_constant_range) {
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in0 = buffer_expr::make(ctx, "in0", 3, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
+  auto t4 = buffer_expr::make(ctx, "t4", 1, 4);
+  auto out5 = buffer_expr::make(ctx, "out5", 2, 4);
+  func f0(k(0, {{{0, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {1}), {{in0, {point(x), point(0), point(y)}}},
+          {{t1, {x, y}}}, {.name = "f0"});
+  func f1(k(1, {{{0, 1, 2, 0, 0}, {1, 1, 1, 0, 0}}}, {2}), {{t1, {point(x / 2), point(y)}}}, {{t2, {x, y}}},
+          {.name = "f1"});
+  func f2(k(2, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {3}), {{t2, {point(x), point(y)}}}, {{t3, {x, y}}},
+          {.name = "f2"});
+  func f3(k(3, {{{-1, 1, 1, 0, 0}, {0, 1, 1, 0, 0}}}, {4}), {{t3, {point(0), point(x)}}}, {{t4, {x}}}, {.name = "f3"});
+  func f4(k(4, {{{1, 1, 1, 0, 0}}}, {5}), {{t4, {point(y)}}}, {{out5, {x, y}}}, {.name = "f4"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out5});
+  f2.loops({{x, 2}});
+  f3.loops({{x, 1}});
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out5});
+  expect_same(unscheduled, scheduled, {{0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 0}});
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -289,6 +290,76 @@ TEST(raw_buffer, init_strides) {
   raw_buffer n(nullptr, 4, 2, neg);
   n.init_strides();
   EXPECT_EQ(neg[1].stride(), 16);
+}
+
+// Sizes that do not fit an index_t saturate (size_overflow) instead of wrapping around.
+TEST(raw_buffer, sizes_do_not_wrap) {
+  constexpr index_t max_index = std::numeric_limits<index_t>::max();
+  constexpr index_t min_index = std::numeric_limits<index_t>::min();
+  EXPECT_EQ(dim(min_index, max_index).extent(), max_index);
+  EXPECT_EQ(dim(-1, max_index - 1).extent(), max_index);
+  EXPECT_EQ(dim(0, max_index - 1).extent(), max_index);
+  EXPECT_EQ(dim(1, max_index).extent(), max_index);
+  EXPECT_EQ(dim(max_index, min_index).extent(), 0);
+
+  // Extent 2^62 with stride 4: (2^62 - 1) * 4 + 4 bytes wraps to 0.
+  dim huge[] = {dim(0, (index_t{1} << 62) - 1, 4)};
+  raw_buffer b(nullptr, 4, 1, huge);
+  EXPECT_EQ(b.size_bytes(), raw_buffer::size_overflow);
+  EXPECT_EQ(b.elem_count(), std::size_t{1} << 62);
+  huge[0].set_stride(-4);
+  EXPECT_EQ(b.size_bytes(), raw_buffer::size_overflow);
+  // Each span fits, their sum does not.
+  dim sum[] = {dim(0, 1, max_index / 2 + 1), dim(0, 1, max_index / 2 + 1)};
+  EXPECT_EQ(raw_buffer(nullptr, 4, 2, sum).size_bytes(), raw_buffer::size_overflow);
+  // The largest size that fits.
+  dim fits[] = {dim(0, 1, max_index - 8)};
+  EXPECT_EQ(raw_buffer(nullptr, 8, 1, fits).size_bytes(), static_cast<std::size_t>(max_index));
+  EXPECT_EQ(raw_buffer(nullptr, 9, 1, fits).size_bytes(), raw_buffer::size_overflow);
+  // A fold factor that is not positive, and an auto stride, have no size.
+  dim folded[] = {dim(0, 9, 4, 0)};
+  EXPECT_EQ(raw_buffer(nullptr, 4, 1, folded).size_bytes(), raw_buffer::size_overflow);
+  dim autos[] = {dim(0, 9)};
+  EXPECT_EQ(raw_buffer(nullptr, 4, 1, autos).size_bytes(), raw_buffer::size_overflow);
+  // elem_count: 2^32 * 2^32 elements.
+  dim many[] = {dim(0, (index_t{1} << 32) - 1, 0), dim(0, (index_t{1} << 32) - 1, 0)};
+  raw_buffer m(nullptr, 4, 2, many);
+  EXPECT_EQ(m.elem_count(), raw_buffer::size_overflow);
+  EXPECT_EQ(m.size_bytes(), 4u);
+
+  // init_strides saturates the strides it cannot compute: size_bytes then reports the overflow.
+  dim layout[] = {dim(0, (index_t{1} << 40) - 1), dim(0, (index_t{1} << 30) - 1), dim(0, 1)};
+  raw_buffer l(nullptr, 4, 3, layout);
+  l.init_strides(64);
+  EXPECT_EQ(layout[0].stride(), 4);
+  EXPECT_EQ(layout[1].stride(), index_t{1} << 42);
+  EXPECT_EQ(layout[2].stride(), max_index);
+  EXPECT_EQ(l.size_bytes(), raw_buffer::size_overflow);
+  // Known strides near the limit, then an auto stride aligned past them.
+  dim known[] = {dim(0, 1, max_index - 10), dim(0, 1)};
+  raw_buffer k(nullptr, 4, 2, known);
+  k.init_strides(64);
+  EXPECT_EQ(known[1].stride(), max_index);
+  known[0].set_stride(max_index - 70);
+  known[1].set_stride(dim::auto_stride);
+  k.init_strides(64);
+  EXPECT_EQ(known[1].stride(), max_index - 63);
+  EXPECT_EQ(k.size_bytes(), raw_buffer::size_overflow);
+
+  // buffer<T> from extents whose product overflows.
+  buffer<int, 3> typed({index_t{1} << 40, index_t{1} << 30, 2});
+  EXPECT_EQ(typed.dim(2).stride(), max_index);
+  EXPECT_EQ(typed.size_bytes(), raw_buffer::size_overflow);
+}
+
+TEST(raw_buffer_death, allocate_overflowing_size) {
+  dim huge[] = {dim(0, (index_t{1} << 62) - 1)};
+  raw_buffer b(nullptr, 4, 1, huge);
+  EXPECT_DEATH(b.allocate(), "raw_buffer::allocate: the size in bytes overflows");
+  dim huge_copy[] = {dim(0, (index_t{1} << 62) - 1, 0)};
+  int element = 0;
+  raw_buffer c(&element, 4, 1, huge_copy);
+  EXPECT_DEATH(raw_buffer::make_copy(c), "raw_buffer::make: the size in bytes overflows");
 }
 
 TEST(raw_buffer, allocate) {

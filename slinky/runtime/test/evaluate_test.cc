@@ -11,6 +11,7 @@
 #include "slinky/runtime/evaluate.h"
 #include "slinky/runtime/expr.h"
 #include "slinky/runtime/pipeline.h"
+#include "slinky/runtime/print.h"
 #include "slinky/runtime/stmt.h"
 
 namespace slinky {
@@ -179,6 +180,11 @@ TEST(evaluate, loop_bounds_edge_cases) {
   const index_t top = std::numeric_limits<index_t>::max();
   EXPECT_EQ(evaluate(loop::make(x, loop::serial, bounds(top - 5, top), 4, counter)), 0);
   EXPECT_EQ(count, 2);
+  // Over the whole range of index_t (max - min overflows): at -2^63, -2^62, 0 and 2^62.
+  count = 0;
+  const index_t bottom = std::numeric_limits<index_t>::min();
+  EXPECT_EQ(evaluate(loop::make(x, loop::serial, bounds(bottom, top), index_t{1} << 62, counter)), 0);
+  EXPECT_EQ(count, 4);
   // A non-positive step fails instead of looping forever.
   eval_config config;
   int checks = 0;
@@ -297,6 +303,30 @@ TEST(evaluate, allocate_stack_and_heap) {
   stmt program = allocate::make(b1, memory_type::automatic, 4, {{bounds(0, 1), expr(), expr()}}, fill_output(b1, 3));
   ASSERT_EQ(evaluate(program, c), 0);
   EXPECT_EQ(log.allocations, 1);
+}
+
+TEST(evaluate, allocate_overflowing_size_fails) {
+  for (memory_type storage : {memory_type::automatic, memory_type::stack, memory_type::heap}) {
+    // 2^62 + 1 elements of 4 bytes: the size wraps around to 4 bytes.
+    allocation_log log;
+    std::vector<std::string> failed;
+    log.config.check_failed = [&](const expr& e) { failed.push_back(to_string(e)); };
+    eval_context c;
+    c.config = &log.config;
+    stmt program = allocate::make(b1, storage, 4, {{bounds(0, index_t{1} << 62), expr(), expr()}}, fill_output(b1, 3));
+    EXPECT_NE(evaluate(program, c), 0);
+    ASSERT_EQ(failed.size(), 1u);
+    EXPECT_NE(failed[0].find("buffer_size_bytes("), std::string::npos) << failed[0];
+    EXPECT_EQ(log.allocations, 0);
+    EXPECT_EQ(log.frees, 0);
+  }
+  // default_allocate does not round an overflowing size up to a small one.
+  dim dims[] = {dim(0, index_t{1} << 62)};
+  raw_buffer buf(nullptr, 4, 1, dims);
+  EXPECT_EQ(default_allocate(var(), &buf, 64), nullptr);
+  EXPECT_EQ(buf.base, nullptr);
+  dims[0] = dim(0, std::numeric_limits<index_t>::max() / 4 - 2);
+  EXPECT_EQ(default_allocate(var(), &buf, 64), nullptr);
 }
 
 TEST(evaluate, allocate_folded) {
