@@ -270,6 +270,43 @@ public:
     return 1;
   }
 
+  // Heap blocks a worker of a parallel loop keeps from one iteration to the next: an
+  // intermediate stored inside the loop is allocated once per worker, not once per iteration
+  // (the block is reused when the next allocation of the same buffer has the same shape), and
+  // freed when the worker is done.
+  struct kept_block {
+    var sym;
+    std::size_t elem_size;
+    std::vector<dim> dims;
+    void* base;
+    void* allocation;
+    bool in_use;
+  };
+  std::vector<kept_block>* kept = nullptr;
+
+  static constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::size_t find_kept(var sym, const raw_buffer& buf) const {
+    for (std::size_t i = 0; i < kept->size(); ++i) {
+      const kept_block& k = (*kept)[i];
+      if (k.in_use || k.sym != sym || k.elem_size != buf.elem_size || k.dims.size() != buf.rank) continue;
+      bool same = true;
+      for (std::size_t d = 0; d < buf.rank && same; ++d) {
+        const dim& a = k.dims[d];
+        const dim& b = buf.dims[d];
+        same = a.extent() == b.extent() && a.stride() == b.stride() && a.fold_factor() == b.fold_factor();
+      }
+      if (same) return i;
+    }
+    return none;
+  }
+  void free_kept() {
+    for (kept_block& k : *kept) {
+      raw_buffer buf(k.base, k.elem_size, k.dims.size(), k.dims.data());
+      free_allocation(k.sym, &buf, k.allocation);
+    }
+    kept->clear();
+  }
+
   // Live heap allocations that a free() intrinsic may release early.
   struct allocation_record {
     var sym;
@@ -446,6 +483,8 @@ index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, 
   auto worker = [&](std::size_t) {
     eval_context local = ctx;
     evaluator e(local, shared);
+    std::vector<kept_block> kept_blocks;
+    e.kept = &kept_blocks;
     for (;;) {
       // acq_rel: a claim happens after every earlier claim, and so after the iterations their
       // workers finished before them. A pipelined loop reuses an iteration's ring buffer rows
@@ -462,6 +501,7 @@ index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, 
         break;
       }
     }
+    e.free_kept();
   };
   config.thread_pool->parallel_for(worker_count, worker, max_workers);
   if (first_error.load() == 0) return 0;
@@ -532,6 +572,7 @@ index_t evaluator::exec_allocate(const allocate* op) {
   const bool on_stack = op->storage == memory_type::stack ||
                         (op->storage == memory_type::automatic && size <= config.auto_stack_threshold);
   void* allocation = nullptr;
+  std::size_t kept_index = none;
   if (on_stack) {
     const index_t alignment = std::max<index_t>(alignof(std::max_align_t), config.base_alignment);
     char* p = static_cast<char*>(alloca(std::max<index_t>(size, 1) + alignment));
@@ -544,6 +585,9 @@ index_t evaluator::exec_allocate(const allocate* op) {
       if (dd.stride() < 0 && span > 0) offset -= (span - 1) * dd.stride();
     }
     buf.base = size > 0 ? p + offset : nullptr;
+  } else if (kept && (kept_index = find_kept(op->sym, buf)) != none) {
+    (*kept)[kept_index].in_use = true;
+    buf.base = (*kept)[kept_index].base;
   } else {
     allocation = allocate_heap(op->sym, &buf);
     if (!buf.base && size > 0) {
@@ -552,6 +596,13 @@ index_t evaluator::exec_allocate(const allocate* op) {
       scoped_value bind(*this, op->sym, reinterpret_cast<index_t>(&buf));
       return fail_check(buffer_at(op->sym) != 0);
     }
+    if (kept) {
+      kept_index = kept->size();
+      kept->push_back(
+          {op->sym, buf.elem_size, std::vector<dim>(buf.dims, buf.dims + rank), buf.base, allocation, true});
+      // Freed when the worker is done, not by this statement (nor early by free()).
+      allocation = nullptr;
+    }
   }
   allocations.push_back({op->sym, &buf, allocation});
   index_t result = exec_with_buffer(op->sym, buf, op->body);
@@ -559,6 +610,7 @@ index_t evaluator::exec_allocate(const allocate* op) {
   allocation = allocations.back().allocation;
   allocations.pop_back();
   if (allocation) free_allocation(op->sym, &buf, allocation);
+  if (kept_index != none) (*kept)[kept_index].in_use = false;
   return result;
 }
 

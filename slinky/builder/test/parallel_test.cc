@@ -105,6 +105,19 @@ TEST(parallel, intermediates_stay_small) {
   EXPECT_EQ(m.allocations, m.frees);
 }
 
+// A worker keeps its intermediates from one iteration to the next: 29 iterations of the same
+// shape on 3 threads allocate at most once per thread (and per shape), not once per iteration.
+TEST(parallel, intermediates_allocated_once_per_worker) {
+  thread_pool_impl pool(2);
+  memory_counter m;
+  buffer<int, 2> serial = run_stencil(1, loop::serial, nullptr);
+  EXPECT_TRUE(same(serial, run_stencil(1, loop::parallel, &pool, &m)));
+  EXPECT_GT(m.allocations, 0);
+  EXPECT_LE(m.allocations, 2 * static_cast<int>(pool.thread_count()) + 2);
+  EXPECT_EQ(m.allocations, m.frees);
+  EXPECT_EQ(m.live_bytes, 0);
+}
+
 // An elementwise chain of 4 funcs, looped in parallel chunks, many times: races show up as
 // wrong results (and under ThreadSanitizer).
 TEST(parallel, elementwise_chain_repeated) {
