@@ -134,9 +134,10 @@ build_options options(bool alias) {
   return o;
 }
 
-// Times the variants interleaved, measures memory and copies, prints the table rows.
-void run(const std::string& pipeline_name, std::vector<variant>& variants, int reps, table& t,
-         const std::function<void(const std::string&)>& check) {
+// Times the variants interleaved, measures memory and copies (checking each variant's output
+// against ref after its run), prints the table rows.
+void run(const std::string& pipeline_name, std::vector<variant>& variants, const std::vector<buffer<float, 2>>& outs,
+         const buffer<float, 2>& ref, int reps, table& t) {
   std::vector<std::function<void()>> fns;
   for (variant& v : variants) {
     fns.push_back([&v] {
@@ -146,7 +147,7 @@ void run(const std::string& pipeline_name, std::vector<variant>& variants, int r
   std::vector<double> times = interleaved_median_seconds(fns, reps);
   for (std::size_t i = 0; i < variants.size(); ++i) {
     result r = measure_memory(variants[i]);
-    check(variants[i].name);
+    expect_equal(outs[i], ref, pipeline_name + ", " + variants[i].name);
     t.add({pipeline_name, variants[i].name, fmt(times[i] * 1e3, 2), fmt(times[i] / times[0], 2),
            std::to_string(r.peak / 1024), std::to_string(r.allocations), std::to_string(r.copies)});
   }
@@ -190,11 +191,7 @@ int main(int argc, char** argv) {
         variants.push_back({name, build_pipeline(ctx, {bin}, {bout}, options(alias)), {&in}, {&outs[variants.size()]}});
       }
     }
-    run("transpose, elementwise", variants, reps, t, [&](const std::string& name) {
-      for (std::size_t i = 0; i < variants.size(); ++i) {
-        if (variants[i].name == name) expect_equal(outs[i], ref, name);
-      }
-    });
+    run("transpose, elementwise", variants, outs, ref, reps, t);
   }
 
   // Pad then stencil: out(x, y) = box of p, p = scale2(in) inside in's bounds, 0 outside.
@@ -230,11 +227,7 @@ int main(int argc, char** argv) {
         variants.push_back({name, build_pipeline(ctx, {bin}, {bout}, options(alias)), {&in}, {&outs[variants.size()]}});
       }
     }
-    run("pad, 3x3 stencil", variants, reps, t, [&](const std::string& name) {
-      for (std::size_t i = 0; i < variants.size(); ++i) {
-        if (variants[i].name == name) expect_equal(outs[i], ref, name);
-      }
-    });
+    run("pad, 3x3 stencil", variants, outs, ref, reps, t);
   }
 
   // ML-style block: reshape, elementwise, concat, transpose, elementwise.
@@ -283,11 +276,7 @@ int main(int argc, char** argv) {
                           {&in0, &in1},
                           {&outs[variants.size()]}});
     }
-    run("ML block (reshape, concat, transpose)", variants, reps, t, [&](const std::string& name) {
-      for (std::size_t i = 0; i < variants.size(); ++i) {
-        if (variants[i].name == name) expect_equal(outs[i], ref, name);
-      }
-    });
+    run("ML block (reshape, concat, transpose)", variants, outs, ref, reps, t);
   }
 
   t.print();
