@@ -138,6 +138,9 @@ class alias_planner {
     // Inputs of a copy with several write their own part of the destination.
     const std::size_t sources = f.is_padded_copy() ? 1 : f.inputs().size();
     if (sources > 1 && in.output_crop.empty()) return false;
+    // A producer with several outputs may compute a wider region than the copy reads; into a
+    // padded destination those extra values could land on padding written before them.
+    if (f.is_padded_copy() && g_.funcs[g_.buffers[s].producer].f->outputs().size() != 1) return false;
     // The destination: an output, or an intermediate that holds everything (not folded) and is
     // stored where the source's view is made.
     const buffer_node& dst = g_.buffers[d];

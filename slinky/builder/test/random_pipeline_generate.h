@@ -29,7 +29,7 @@ struct features {
   bool narrow_types = true;
   // make_copy translations and transposes.
   bool copies = true;
-  // Loops over the variables of a copy (the evaluator's element-wise copy overwrites them).
+  // Loops over the variables of a copy (bug 1: the evaluator's copy overwrote them; fixed).
   bool copy_loops = true;
   // A pipeline output that is also read by another func.
   bool consumed_outputs = true;
