@@ -141,10 +141,10 @@ class alias_planner {
     // A producer with several outputs may compute a wider region than the copy reads; into a
     // padded destination those extra values could land on padding written before them.
     if (f.is_padded_copy() && g_.funcs[g_.buffers[s].producer].f->outputs().size() != 1) return false;
-    // The destination: an output, or an intermediate that holds everything (not folded) and is
-    // stored where the source's view is made.
+    // The destination: an output, or an intermediate stored where the source's view is made (at
+    // the source's level or outside it); its fold factors (undefined: unfolded) restrict the
+    // view below.
     const buffer_node& dst = g_.buffers[d];
-    // The fold factor of each destination dimension (undefined: unfolded).
     std::vector<expr> dst_folds(x.size());
     if (!dst.is_output) {
       if (!is_intermediate(d) || declares_layout(*dst.buffer)) return false;
