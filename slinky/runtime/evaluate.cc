@@ -859,10 +859,24 @@ private:
       }
     }
     if (count == 0) return false;
-    if (count == 1) {
-      split(lo, hi, moving, fold_boundary(c_lo, steps[moving * stride], dd.fold_factor(), lo[moving]));
-    } else {
+    if (count > 1) {
       split(lo, hi, moving, lo[moving] + (hi[moving] - lo[moving] + 1) / 2);
+      return true;
+    }
+    // One piece per fold period, in a loop (not recursion: a range may cross many periods).
+    const index_t d = steps[moving * stride];
+    index_t* lo2 = static_cast<index_t*>(alloca(sizeof(index_t) * (2 * V + 1)));
+    index_t* hi2 = lo2 + V;
+    index_t c = c_lo;
+    for (index_t u = lo[moving]; u <= hi[moving];) {
+      const index_t next = std::min(fold_boundary(c, d, dd.fold_factor(), u), hi[moving] + 1);
+      std::copy(lo, lo + V, lo2);
+      std::copy(hi, hi + V, hi2);
+      lo2[moving] = u;
+      hi2[moving] = next - 1;
+      copy_box(lo2, hi2);
+      c += d * (next - u);
+      u = next;
     }
     return true;
   }

@@ -494,6 +494,28 @@ TEST(evaluate, copy_stmt_splits_at_fold_of_destination) {
   }
 }
 
+// A copy crossing many periods of a folded destination (each period overwrites the last; the
+// program is odd but must not recurse per period): one call per period, the last values kept.
+TEST(evaluate, copy_stmt_many_fold_periods) {
+  buffer<int, 1> src({100});
+  src.allocate();
+  for (index_t i = 0; i < 100; ++i) src(i) = static_cast<int>(i);
+  buffer<int, 1> dst({4});
+  dst.allocate();
+  dst.dims[0] = dim(0, 99, sizeof(int), 4);
+  int calls = 0;
+  copy_stmt::callable counting = [&](const raw_buffer& s, const raw_buffer& d, const raw_buffer& p) {
+    ++calls;
+    copy(s, d, p);
+  };
+  eval_context c;
+  c[b0] = buffer_value(src);
+  c[b1] = buffer_value(dst);
+  ASSERT_EQ(evaluate(copy_stmt::make(counting, b0, {x}, b1, {x}), c), 0);
+  EXPECT_EQ(calls, 25);
+  for (index_t i = 96; i < 100; ++i) EXPECT_EQ(dst(i), i);
+}
+
 // copy_stmt::make works out which dst dimensions are affine.
 TEST(evaluate, copy_stmt_plan) {
   stmt s = copy_stmt::make(nullptr, b0, {x + 1, (expr(y) + 3) / 4, (expr(y) + 3) % 4 + z * 2, x * x}, b1, {x, y, z});
