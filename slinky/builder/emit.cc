@@ -71,7 +71,9 @@ class emitter {
       for (std::size_t j = 0; j < dst_x.size(); ++j) {
         if (!depends_on(in.bounds[k].min, dst_x[j])) continue;
         const expr offset = simplify(in.bounds[k].min - dst_x[j]);
-        inside[j] = in.input_crop[k] - offset;
+        const interval_expr& crop = in.input_crop[k];
+        inside[j] = interval_expr(crop.min.defined() ? crop.min - offset : expr(),
+                                  crop.max.defined() ? crop.max - offset : expr());
       }
     }
     var inner = fresh(ctx_.name(dst.sym()) + ".inside");

@@ -277,6 +277,34 @@ TEST_P(alias, padded_stencil_output) {
   EXPECT_EQ(cc.calls, aliasing() ? 0 : 1);
 }
 
+// The same with a crop bounded on one side only (x >= 2) and not at all in y.
+TEST_P(alias, padded_output_with_partial_crop) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  auto pad = buffer_expr::make_scalar<int>(ctx, "pad", -5);
+  var x(ctx, "x"), y(ctx, "y");
+  counting_copy cc;
+  func s = func::make(add_one, {{in, {point(x), point(y)}}}, {{intm, {x, y}}});
+  func c = func::make_copy({intm, {point(x), point(y)}, {interval_expr(2, expr()), interval_expr()}}, {out, {x, y}},
+                           {pad, {}}, cc.impl());
+  pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+  buffer<int, 2> in_buf = make_input(2, W - 1, 0, H - 1);
+  buffer<int, 2> out_buf({W, H});
+  out_buf.allocate();
+  memory_counter mem;
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&out_buf};
+  ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+  for (index_t yy = 0; yy < H; ++yy) {
+    for (index_t xx = 0; xx < W; ++xx) ASSERT_EQ(out_buf(xx, yy), xx >= 2 ? input_value(xx, yy) + 1 : -5);
+  }
+  EXPECT_EQ(mem.allocations, aliasing() ? 0 : 1);
+  EXPECT_EQ(cc.calls, aliasing() ? 0 : 1);
+}
+
 // An intermediate read by the copy and by another func must not become a view of the output
 // (the other consumer reads it after... nothing would be wrong here, but the copy's source must
 // be read by nothing else to be written in place of the destination).
