@@ -9,8 +9,6 @@ namespace slinky {
 
 namespace {
 
-bool is_default(const expr& e, const expr& default_value) { return !e.defined() || match(e, default_value); }
-
 // True if the client edited any dim of b (bounds, stride or fold factor): its layout is then
 // the client's, not something a view of other memory may decide.
 bool declares_layout(const buffer_expr& b) {
@@ -210,6 +208,15 @@ class alias_planner {
     a.base = buffer_at(dsym, at);
     plan_.buffers[s] = std::move(a);
     plan_.removed[fi][input] = true;
+    if (f.is_padded_copy()) {
+      box_expr& inside = plan_.padding_inside[fi];
+      inside.resize(x.size());
+      for (std::size_t k = 0; k < dst_dim.size() && k < in.input_crop.size(); ++k) {
+        const interval_expr& crop = in.input_crop[k];
+        inside[dst_dim[k]] = interval_expr(crop.min.defined() ? simplify(crop.min - offset[k]) : expr(),
+                                           crop.max.defined() ? simplify(crop.max - offset[k]) : expr());
+      }
+    }
     return true;
   }
 
@@ -339,6 +346,7 @@ alias_plan plan_aliases(const graph& g, const bounds_inference& bounds, bool ena
   alias_plan plan;
   plan.buffers.resize(g.buffers.size());
   plan.removed.resize(g.funcs.size());
+  plan.padding_inside.resize(g.funcs.size());
   for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) plan.removed[fi].resize(g.funcs[fi].f->inputs().size());
   if (enabled) alias_planner(g, bounds, plan).run();
   return plan;

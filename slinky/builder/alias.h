@@ -41,6 +41,10 @@ struct alias_plan {
   // For each func and input: the copy of that input is removed (its source is a view of the
   // destination, already written by the source's producer).
   std::vector<std::vector<bool>> removed;
+  // For each padded copy whose source is a view of its destination: the part of the
+  // destination the source covers (input_crop in destination coordinates), outside which the
+  // copy still writes the padding.
+  std::vector<box_expr> padding_inside;
 
   bool is_alias(int buffer) const { return buffers[buffer].target >= 0; }
   // The number of alias steps from buffer to memory of its own (0 if it has its own).

@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "slinky/builder/pipelining.h"
-#include "slinky/runtime/node_mutator.h"
 
 namespace slinky {
 
@@ -17,8 +16,6 @@ int index_of(const std::vector<var>& vars, var v) {
   }
   return -1;
 }
-
-bool is_default(const expr& e, const expr& default_value) { return !e.defined() || match(e, default_value); }
 
 class emitter {
   const graph& g_;
@@ -59,23 +56,10 @@ class emitter {
     return call_stmt::make(f.impl(), std::move(inputs), outputs, std::move(attrs));
   }
 
-  // Writes the padding of padded copy fi whose source is a view of dst: dst outside the
-  // source's input_crop (in dst coordinates).
+  // Writes the padding of padded copy fi whose source is a view of dst: dst outside the part
+  // the source covers (worked out by the alias plan).
   stmt make_padding(int fi, var dst) {
     const func& f = *g_.funcs[fi].f;
-    const func::input& in = f.inputs()[0];
-    const std::vector<var>& dst_x = f.outputs()[0].dims;
-    box_expr inside(dst_x.size());
-    for (std::size_t k = 0; k < in.bounds.size() && k < in.input_crop.size(); ++k) {
-      // The source dimension k is dst dimension j translated (the alias plan checked it).
-      for (std::size_t j = 0; j < dst_x.size(); ++j) {
-        if (!depends_on(in.bounds[k].min, dst_x[j])) continue;
-        const expr offset = simplify(in.bounds[k].min - dst_x[j]);
-        const interval_expr& crop = in.input_crop[k];
-        inside[j] = interval_expr(crop.min.defined() ? crop.min - offset : expr(),
-                                  crop.max.defined() ? crop.max - offset : expr());
-      }
-    }
     var inner = fresh(ctx_.name(dst.sym()) + ".inside");
     auto pad_outside = [](const call_stmt* op, eval_context& ctx) -> index_t {
       const raw_buffer* inside = ctx.lookup_buffer(op->inputs[0]);
@@ -88,7 +72,7 @@ class emitter {
     call_stmt::attributes attrs;
     attrs.name = "pad";
     stmt call = call_stmt::make(pad_outside, {inner, f.inputs()[1].buffer->sym()}, {dst}, std::move(attrs));
-    return crop_buffer::make(inner, dst, std::move(inside), call);
+    return crop_buffer::make(inner, dst, aliases_.padding_inside[fi], call);
   }
 
   stmt make_copy(int fi, var dst) {

@@ -77,6 +77,10 @@ struct graph {
   std::vector<loop_level> chain(loop_level l) const;
 };
 
+// True if a dim_expr field is the default the client did not edit: undefined, or the buffer's
+// own metadata (e.g. buffer_stride(b, d) for the stride of dim d).
+inline bool is_default(const expr& e, const expr& default_value) { return !e.defined() || match(e, default_value); }
+
 // Collects the funcs that produce `outputs` from `inputs`, checks the graph and orders it.
 // Misuse is reported through internal::builder_error.
 graph check_graph(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
