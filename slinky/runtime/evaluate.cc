@@ -709,11 +709,32 @@ public:
     index_t extent;
   };
 
-  copy_runner(evaluator& e, const copy_stmt* op, const raw_buffer& src, const raw_buffer& dst, const raw_buffer* pad)
-      : e_(e), op_(op), src_(src), dst_(dst), pad_(pad) {
-    const std::size_t rank = op->dst_x.size();
-    x0_.resize(rank);
-    src_rank_ = std::min(op->src_x.size(), src.rank);
+  // Scratch memory the caller provides (on its stack: a copy in a loop allocates nothing on
+  // the heap), for a copy of dst rank `rank` and src rank `src_rank`.
+  struct scratch {
+    index_t* x0;  // rank
+    vdim* vdims;  // 2 * rank
+    index_t* s0;  // src_rank
+    index_t* s;   // src_rank
+    index_t* d;   // src_rank * 2 * rank
+  };
+  static std::size_t scratch_bytes(std::size_t rank, std::size_t src_rank) {
+    return sizeof(vdim) * 2 * rank + sizeof(index_t) * (rank + 2 * src_rank + src_rank * 2 * rank) + 1;
+  }
+  static scratch make_scratch(void* memory, std::size_t rank, std::size_t src_rank) {
+    scratch m;
+    m.vdims = static_cast<vdim*>(memory);
+    m.x0 = reinterpret_cast<index_t*>(m.vdims + 2 * rank);
+    m.s0 = m.x0 + rank;
+    m.s = m.s0 + src_rank;
+    m.d = m.s + src_rank;
+    return m;
+  }
+
+  copy_runner(evaluator& e, const copy_stmt* op, const raw_buffer& src, const raw_buffer& dst, const raw_buffer* pad,
+              std::size_t src_rank, scratch m)
+      : e_(e), op_(op), src_(src), dst_(dst), pad_(pad), src_rank_(src_rank), rank_(op->dst_x.size()), x0_(m.x0),
+        vdims_(m.vdims), s0_(m.s0), s_(m.s), d_(m.d) {
     // A pad that is not one value broadcast everywhere is read element by element.
     per_element_ = false;
     if (pad_) {
@@ -730,20 +751,22 @@ private:
   const raw_buffer& dst_;
   const raw_buffer* pad_;
   std::size_t src_rank_;
+  std::size_t rank_;
   bool per_element_;
-  std::vector<index_t> x0_;  // dst coordinates of the current piece's origin.
-  std::vector<vdim> vdims_;  // The current piece's virtual dimensions, innermost first.
-  std::vector<index_t> s0_;  // src coordinates at the origin.
-  std::vector<index_t> d_;   // d_[k * V + v]: src coordinate k's step along virtual dim v.
+  index_t* x0_;         // dst coordinates of the current piece's origin.
+  vdim* vdims_;         // The current piece's virtual dimensions, innermost first.
+  std::size_t nv_ = 0;  // How many.
+  index_t* s0_;         // src coordinates at the origin.
+  index_t* s_;          // src coordinates elsewhere.
+  index_t* d_;          // d_[k * V + v]: src coordinate k's step along virtual dim v.
 
-  void eval_src(std::vector<index_t>& s) {
-    for (std::size_t j = 0; j < x0_.size(); ++j) e_.values[op_->dst_x[j].sym()] = x0_[j];
-    s.resize(src_rank_);
+  void eval_src(index_t* s) {
+    for (std::size_t j = 0; j < rank_; ++j) e_.values[op_->dst_x[j].sym()] = x0_[j];
     for (std::size_t k = 0; k < src_rank_; ++k) s[k] = e_.eval(op_->src_x[k]);
   }
 
   void pieces(std::size_t j) {
-    if (j == x0_.size()) return leaf();
+    if (j == rank_) return leaf();
     const index_t a = dst_.dim(j).min();
     const index_t b = dst_.dim(j).max();
     const copy_stmt::dim_plan& plan = op_->plan[j];
@@ -776,23 +799,22 @@ private:
 
   void piece(std::size_t j, index_t origin, std::initializer_list<vdim> dims) {
     x0_[j] = origin;
-    for (const vdim& v : dims) vdims_.push_back(v);
+    for (const vdim& v : dims) vdims_[nv_++] = v;
     pieces(j + 1);
-    vdims_.resize(vdims_.size() - dims.size());
+    nv_ -= dims.size();
   }
 
   void leaf() {
-    const std::size_t V = vdims_.size();
+    const std::size_t V = nv_;
     eval_src(s0_);
-    d_.assign(src_rank_ * V, 0);
-    std::vector<index_t> s;
+    std::fill(d_, d_ + src_rank_ * V, 0);
     for (std::size_t v = 0; v < V; ++v) {
       if (vdims_[v].extent <= 1) continue;
       const index_t saved = x0_[vdims_[v].j];
       x0_[vdims_[v].j] += vdims_[v].step;
-      eval_src(s);
+      eval_src(s_);
       x0_[vdims_[v].j] = saved;
-      for (std::size_t k = 0; k < src_rank_; ++k) d_[k * V + v] = s[k] - s0_[k];
+      for (std::size_t k = 0; k < src_rank_; ++k) d_[k * V + v] = s_[k] - s0_[k];
     }
     index_t* lo = static_cast<index_t*>(alloca(sizeof(index_t) * (2 * V + 1)));
     index_t* hi = lo + V;
@@ -803,19 +825,19 @@ private:
     copy_box(lo, hi);
   }
 
-  index_t step(std::size_t k, std::size_t v) const { return d_[k * vdims_.size() + v]; }
+  index_t step(std::size_t k, std::size_t v) const { return d_[k * nv_ + v]; }
 
   // The src coordinate k at virtual coordinates u.
   index_t src_at(std::size_t k, const index_t* u) const {
     index_t c = s0_[k];
-    for (std::size_t v = 0; v < vdims_.size(); ++v) c += step(k, v) * u[v];
+    for (std::size_t v = 0; v < nv_; ++v) c += step(k, v) * u[v];
     return c;
   }
 
   // The dst coordinate j at virtual coordinates u.
   index_t dst_at(std::size_t j, const index_t* u) const {
     index_t c = x0_[j];
-    for (std::size_t v = 0; v < vdims_.size(); ++v) {
+    for (std::size_t v = 0; v < nv_; ++v) {
       if (vdims_[v].j == j) c += vdims_[v].step * u[v];
     }
     return c;
@@ -823,7 +845,7 @@ private:
 
   // Splits the box along v at `at` (lo[v] < at <= hi[v]) and copies both parts.
   void split(index_t* lo, index_t* hi, std::size_t v, index_t at) {
-    const std::size_t V = vdims_.size();
+    const std::size_t V = nv_;
     index_t* lo2 = static_cast<index_t*>(alloca(sizeof(index_t) * (2 * V + 1)));
     index_t* hi2 = lo2 + V;
     std::copy(lo, lo + V, lo2);
@@ -849,7 +871,7 @@ private:
   bool split_folded(index_t* lo, index_t* hi, const dim& dd, index_t c_lo, index_t cmin, index_t cmax,
                     const index_t* steps, std::size_t stride) {
     if (!dd.is_folded(cmin, cmax)) return false;
-    const std::size_t V = vdims_.size();
+    const std::size_t V = nv_;
     std::size_t moving = V;
     int count = 0;
     for (std::size_t v = 0; v < V; ++v) {
@@ -882,7 +904,7 @@ private:
   }
 
   void copy_box(index_t* lo, index_t* hi) {
-    const std::size_t V = vdims_.size();
+    const std::size_t V = nv_;
     // The part of the box where src is read: vlo, vhi.
     index_t* vlo = static_cast<index_t*>(alloca(sizeof(index_t) * (2 * V + 1)));
     index_t* vhi = vlo + V;
@@ -939,7 +961,7 @@ private:
       }
     }
     index_t* dst_steps = static_cast<index_t*>(alloca(sizeof(index_t) * (V + 1)));
-    for (std::size_t j = 0; j < x0_.size(); ++j) {
+    for (std::size_t j = 0; j < rank_; ++j) {
       const dim& dd = dst_.dim(j);
       if (!dd.is_folded()) continue;
       index_t cmin = dst_at(j, lo), cmax = cmin;
@@ -955,7 +977,7 @@ private:
   // Copies the padding of the box [lo, hi] outside [vlo, vhi] (whose src part has been copied).
   void pad_outside(const index_t* lo, const index_t* hi, const index_t* vlo, const index_t* vhi) {
     if (!pad_) return;
-    const std::size_t V = vdims_.size();
+    const std::size_t V = nv_;
     index_t* empty_lo = static_cast<index_t*>(alloca(sizeof(index_t) * (V + 1)));
     index_t* empty_hi = static_cast<index_t*>(alloca(sizeof(index_t) * (V + 1)));
     for (std::size_t v = 0; v < V; ++v) {
@@ -969,7 +991,7 @@ private:
   // With skip_lo, the dst box [skip_lo, skip_hi] is left alone (only padding is written).
   void call(const index_t* lo, const index_t* hi, const index_t* vlo, const index_t* vhi,
             const index_t* skip_lo = nullptr, const index_t* skip_hi = nullptr) {
-    const std::size_t V = vdims_.size();
+    const std::size_t V = nv_;
     const std::size_t elem_size = dst_.elem_size;
     dim* dst_dims = SLINKY_STACK_DIMS(V);
     dim* src_dims = SLINKY_STACK_DIMS(V);
@@ -978,9 +1000,9 @@ private:
       dst_dims[v] = dim(lo[v], hi[v], vdims_[v].step * dst_.dim(vdims_[v].j).stride());
       pad_dims[v] = dim(lo[v], hi[v], 0);
     }
-    index_t* x = static_cast<index_t*>(alloca(sizeof(index_t) * (x0_.size() + 1)));
-    for (std::size_t j = 0; j < x0_.size(); ++j) x[j] = dst_at(j, lo);
-    raw_buffer dst_view(dst_.address_at(span<const index_t>(x, x0_.size())), elem_size, V, dst_dims);
+    index_t* x = static_cast<index_t*>(alloca(sizeof(index_t) * (rank_ + 1)));
+    for (std::size_t j = 0; j < rank_; ++j) x[j] = dst_at(j, lo);
+    raw_buffer dst_view(dst_.address_at(span<const index_t>(x, rank_)), elem_size, V, dst_dims);
 
     raw_buffer pad_view(nullptr, elem_size, V, pad_dims);
     if (pad_ && pad_->base) {
@@ -989,7 +1011,7 @@ private:
       } else {
         // V == 0: the pad element at x, if pad has it.
         bool inside = true;
-        for (std::size_t j = 0; j < pad_->rank && j < x0_.size(); ++j) {
+        for (std::size_t j = 0; j < pad_->rank && j < rank_; ++j) {
           const dim& pd = pad_->dim(j);
           if (pd.extent() == 1) {
             x[j] = pd.min();
@@ -997,7 +1019,7 @@ private:
             inside = inside && pd.contains(x[j]);
           }
         }
-        if (inside) pad_view.base = pad_->address_at(span<const index_t>(x, std::min(x0_.size(), pad_->rank)));
+        if (inside) pad_view.base = pad_->address_at(span<const index_t>(x, std::min(rank_, pad_->rank)));
       }
     }
 
@@ -1053,7 +1075,9 @@ index_t evaluator::exec_copy(const copy_stmt* op) {
   // may be the variables of loops around the copy).
   index_t* saved = static_cast<index_t*>(alloca(sizeof(index_t) * (rank + 1)));
   for (std::size_t d = 0; d < rank; ++d) saved[d] = values[op->dst_x[d].sym()];
-  copy_runner(*this, op, *src, *dst, pad).run();
+  const std::size_t src_rank = std::min(op->src_x.size(), src->rank);
+  void* scratch = alloca(copy_runner::scratch_bytes(rank, src_rank));
+  copy_runner(*this, op, *src, *dst, pad, src_rank, copy_runner::make_scratch(scratch, rank, src_rank)).run();
   for (std::size_t d = 0; d < rank; ++d) values[op->dst_x[d].sym()] = saved[d];
   return 0;
 }
