@@ -198,6 +198,46 @@ inline const char* clock_name(bool cpu_time) {
   return cpu_time ? "thread CPU time (--cpu-time)" : "wall-clock time (steady_clock; --cpu-time for CPU time)";
 }
 
+// Benchmark 4's stencil chains (an elementwise in * 2 + 1, then stages - 1 3x3 boxes): fills the
+// input (the output's size plus a border of stages - 1, translated so the output starts at 0) and
+// computes the reference output stage by stage in plain C++.
+inline void fill_stencil_chain_input(slinky::buffer<float, 2>& in, slinky::index_t size, int border) {
+  using slinky::index_t;
+  for (index_t y = -border; y < size + border; ++y) {
+    for (index_t x = -border; x < size + border; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 16);
+  }
+}
+inline void stencil_chain_reference(const slinky::buffer<float, 2>& in, slinky::index_t size, int stages,
+                                    slinky::buffer<float, 2>& ref) {
+  using slinky::index_t;
+  const int border = stages - 1;
+  const index_t ew = size + 2 * border;
+  std::vector<float> e(ew * ew);
+  auto e_at = [&](index_t x, index_t y) -> float& { return e[(y + border) * ew + (x + border)]; };
+  for (index_t y = -border; y < size + border; ++y) {
+    for (index_t x = -border; x < size + border; ++x) e_at(x, y) = in(x, y) * 2.0f + 1.0f;
+  }
+  auto box_of = [](auto&& src, index_t x, index_t y) {
+    return (src(x - 1, y - 1) + src(x, y - 1) + src(x + 1, y - 1)) + (src(x - 1, y) + src(x, y) + src(x + 1, y)) +
+           (src(x - 1, y + 1) + src(x, y + 1) + src(x + 1, y + 1));
+  };
+  if (stages == 2) {
+    for (index_t y = 0; y < size; ++y) {
+      for (index_t x = 0; x < size; ++x) ref(x, y) = box_of(e_at, x, y);
+    }
+    return;
+  }
+  const index_t bw = size + 2;
+  std::vector<float> b1(bw * bw);
+  auto b1_at = [&](index_t x, index_t y) -> float& { return b1[(y + 1) * bw + (x + 1)]; };
+  for (index_t y = -1; y < size + 1; ++y) {
+    for (index_t x = -1; x < size + 1; ++x) b1_at(x, y) = box_of(e_at, x, y);
+  }
+  for (index_t y = 0; y < size; ++y) {
+    for (index_t x = 0; x < size; ++x) ref(x, y) = box_of(b1_at, x, y);
+  }
+}
+
 }  // namespace slinky_bench
 
 #endif  // SLINKY_APPS_BENCH_EXTRAS_H

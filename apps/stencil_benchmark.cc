@@ -137,37 +137,8 @@ int main(int argc, char** argv) {
     in_buf.allocate();
     out_buf.allocate();
     ref.allocate();
-    for (index_t y = -border; y < size + border; ++y) {
-      for (index_t x = -border; x < size + border; ++x) in_buf(x, y) = static_cast<float>((x * 7 + y * 13) % 16);
-    }
-    // The reference, stage by stage in plain C++.
-    {
-      const index_t ew = size + 2 * border;
-      std::vector<float> e(ew * ew);
-      auto e_at = [&](index_t x, index_t y) -> float& { return e[(y + border) * ew + (x + border)]; };
-      for (index_t y = -border; y < size + border; ++y) {
-        for (index_t x = -border; x < size + border; ++x) e_at(x, y) = in_buf(x, y) * 2.0f + 1.0f;
-      }
-      auto box_of = [](auto&& src, index_t x, index_t y) {
-        return (src(x - 1, y - 1) + src(x, y - 1) + src(x + 1, y - 1)) + (src(x - 1, y) + src(x, y) + src(x + 1, y)) +
-               (src(x - 1, y + 1) + src(x, y + 1) + src(x + 1, y + 1));
-      };
-      if (stages == 2) {
-        for (index_t y = 0; y < size; ++y) {
-          for (index_t x = 0; x < size; ++x) ref(x, y) = box_of(e_at, x, y);
-        }
-      } else {
-        const index_t bw = size + 2;
-        std::vector<float> b1(bw * bw);
-        auto b1_at = [&](index_t x, index_t y) -> float& { return b1[(y + 1) * bw + (x + 1)]; };
-        for (index_t y = -1; y < size + 1; ++y) {
-          for (index_t x = -1; x < size + 1; ++x) b1_at(x, y) = box_of(e_at, x, y);
-        }
-        for (index_t y = 0; y < size; ++y) {
-          for (index_t x = 0; x < size; ++x) ref(x, y) = box_of(b1_at, x, y);
-        }
-      }
-    }
+    fill_stencil_chain_input(in_buf, size, border);
+    stencil_chain_reference(in_buf, size, stages, ref);
     const std::string name = std::to_string(stages) + " stages";
     auto check = [&](const std::string& what) {
       for (index_t y = 0; y < size; ++y) {
