@@ -302,7 +302,8 @@ box_expr bounds_inference::need_at_call(int fi, int buffer, view which) const {
   return result;
 }
 
-box_expr bounds_inference::lift(box_expr b, const std::vector<loop_level>& chain, loop_level to, view which) const {
+box_expr bounds_inference::lift(box_expr b, const std::vector<loop_level>& chain, loop_level to, view which,
+                                bool warm_up) const {
   int stop = -1;
   if (!to.root()) {
     auto i = std::find(chain.begin(), chain.end(), to);
@@ -312,7 +313,7 @@ box_expr bounds_inference::lift(box_expr b, const std::vector<loop_level>& chain
     bounds_map loop_range;
     interval_expr range = loop_bounds(chain[j], which);
     // Warm-up iterations run too (they are empty for the loop's owner, not for its producers).
-    if (which == view::actual) range.min = loop_start(chain[j]);
+    if (warm_up) range.min = loop_start(chain[j]);
     loop_range[g_.loop_var(chain[j])] = range;
     for (interval_expr& i : b) i = simplify(widen(i, loop_range));
   }
@@ -525,10 +526,15 @@ void bounds_inference::infer_func(int fi) {
       const func::loop_info& info = g_.funcs[fn.compute_chain[k].func].f->loops()[fn.compute_chain[k].loop];
       const var v = g_.loop_var(fn.compute_chain[k]);
       const interval_expr prev = substitute(regions[fi][j], v, v - info.step);
+      // The previous iteration computed at least the hull of its region and its steady window.
+      // Before the first iteration that hull must be below what is needed: the steady window
+      // is (the loop starts early enough for it), the region need not be (it may be an empty
+      // crop widened to a non-empty interval), so the trim is limited by both.
+      const interval_expr prev_steady = substitute(steady[fi][j], v, v - info.step);
       if (slides_up[fi][j]) {
-        p.min = max(p.min, prev.max + 1);
+        p.min = max(p.min, min(prev.max, prev_steady.max) + 1);
       } else {
-        p.max = min(p.max, prev.min - 1);
+        p.max = min(p.max, max(prev.min, prev_steady.min) - 1);
       }
     }
     p = simplify(p & total[j], loops);
@@ -559,7 +565,9 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
     if (o.buffer.get() != b.buffer.get()) continue;
     for (var v : o.dims) window.push_back(steady[fi][index_of_var(fi, v)]);
   }
-  window = lift(window, fn.compute_chain, l, view::steady);
+  // Over the loops inside l, including their warm-up iterations: the func runs in them too
+  // (a window moving with both an inner loop and l is wider by the inner warm-up).
+  window = lift(window, fn.compute_chain, l, view::steady, /*warm_up=*/true);
   bounds_map loop_range;
   const var v = g_.loop_var(l);
   loop_range[v] = interval_expr(loop_start(l), loop_bounds(l).max);

@@ -58,9 +58,13 @@ public:
   // (without warm-up), valid outside the loop.
   interval_expr loop_bounds(loop_level l, view which = view::actual) const;
   // Lifts a box valid inside the loops of `chain` to the level `to` (an element of chain, or the
-  // root), by taking bounds over the loops between: in the actual view including their warm-up
-  // iterations, in the others over the values their owners compute if nothing slides.
-  box_expr lift(box_expr b, const std::vector<loop_level>& chain, loop_level to, view which) const;
+  // root), by taking bounds over the loops between: in the actual view (or with `warm_up`)
+  // including their warm-up iterations, in the others over the values their owners compute if
+  // nothing slides.
+  box_expr lift(box_expr b, const std::vector<loop_level>& chain, loop_level to, view which, bool warm_up) const;
+  box_expr lift(box_expr b, const std::vector<loop_level>& chain, loop_level to, view which) const {
+    return lift(std::move(b), chain, to, which, which == view::actual);
+  }
   // The region of an intermediate buffer as its producer computes it (view produce).
   box_expr output_region(int buffer) const;
 

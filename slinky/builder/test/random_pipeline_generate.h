@@ -46,7 +46,7 @@ struct features {
   bool inner_storage = true;
   // Windows that move in two dimensions with one loop: diagonal accesses, and schedules where
   // a bounding box moves so (else such schedules are not generated).
-  bool diagonal = false;
+  bool diagonal = true;
   // Windows that are the hull of a part moving with a loop and a fixed part (else schedules
   // with them are not generated).
   bool hull_windows = true;
@@ -54,7 +54,7 @@ struct features {
   // they slide), with or without a thread pool.
   bool parallel_shared_storage = true;
   // Funcs computed inside a loop over a constant range (else such schedules are not generated).
-  bool constant_loops = false;
+  bool constant_loops = true;
   // All funcs use the same variables x, y, z (else each its own), so loops of a func inside
   // the loop of another over the same variable shadow it.
   bool shared_vars = true;

@@ -550,10 +550,14 @@ TEST(random_regressions, alias_into_ring_buffer_of_widened_multi_output_source) 
   expect_same(unscheduled, scheduled, {{-3, 25}}, {{4, 16}});
 }
 
-// Bug 16 (open; found with seed 102, case 3164, once diagonal was on). t1 is read by f1 transposed
-// ((y, x)) and by f2 directly, so its bounding box in f2's loops over x (inner) and y moves in both
-// dimensions; out3 is wrong. Not analyzed further; diagonal stays off in the tester's features.
-TEST(random_regressions, DISABLED_bounding_box_of_transposed_reads_in_two_loops) {
+// Bug 16 (fixed; found with seed 102, case 3164, once diagonal was on). t1 is read by f1
+// transposed ((y, x)) and by f2 directly, so its window moves with both of f2's loops, over x
+// (inner) and y. f1 slides over the x loop, which therefore starts an iteration early, and f0
+// runs in that warm-up iteration too: at x = -1 it computes t1's rows [0, 6] (min(x + 1, y) to
+// max(x + 1, y)). The fold factor of t1 in y was the window over the x loop without its warm-up
+// iteration, 6 rows instead of 7, so the warm-up rows were overwritten. Fold factors now take
+// the window over the inner loops with their warm-up iterations.
+TEST(random_regressions, bounding_box_of_transposed_reads_in_two_loops) {
   node_context ctx;
   var x(ctx, "x"), y(ctx, "y");
   auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
@@ -572,12 +576,16 @@ TEST(random_regressions, DISABLED_bounding_box_of_transposed_reads_in_two_loops)
   expect_same(unscheduled, scheduled, {{0, 6}, {0, 6}}, {{0, 0}, {6, 6}});
 }
 
-// Bug 15 (open; found with seed 102, case 5173, once constant_loops was on). f3 reads t3 at the
+// Bug 15 (fixed; found with seed 102, case 5173, once constant_loops was on). f3 reads t3 at the
 // constant row 0, so f2's loop over x (step 2) computed in f3's loop is over the constant range
-// [0, 0]; f1 up-samples t1 (x / 2) inside it, and f0 slides over the loop: it is given the empty
-// crop [1, 0] of t1, which is never computed. Not analyzed further (bug 12 was the same symptom
-// with two plain producers); constant_loops stays off in the tester's features.
-TEST(random_regressions, DISABLED_upsampling_producer_sliding_over_loop_of_constant_range) {
+// [0, 0]; f1 up-samples t1 (x / 2) inside it, and f0 slides over the loop. f0's region, t1 at
+// [x / 2, (min(x, -1) + 1) / 2], simplifies to [0, 0] (the simplifier assumes the crop it widens
+// over is not empty), so in the iteration before the first one (x = -2), where f1's crop is
+// empty, the region is still [0, 0], and the first iteration trimmed it away: f0 got the empty
+// crop [1, 0] and t1 was never computed. A sliding func now trims by the hull of the previous
+// iteration's region and steady window, and the loop starts early enough for the steady window
+// to be below everything needed.
+TEST(random_regressions, upsampling_producer_sliding_over_loop_of_constant_range) {
   node_context ctx;
   var x(ctx, "x"), y(ctx, "y");
   auto in0 = buffer_expr::make(ctx, "in0", 3, 4);
