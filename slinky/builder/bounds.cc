@@ -2,6 +2,7 @@
 #include "slinky/builder/bounds.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "slinky/base/arithmetic.h"
 #include "slinky/runtime/node_mutator.h"
@@ -175,6 +176,7 @@ bounds_inference::bounds_inference(const graph& g)
       }
     }
   }
+  find_reach();
   // Consumers first: a func's regions depend on its consumers'. The first pass finds the
   // windows and where loops must start; the second what each iteration computes, which needs
   // the final loop starts (warm-up iterations read too).
@@ -205,11 +207,61 @@ bounds_inference::bounds_inference(const graph& g)
     }
     box_expr need(b.buffer->rank(), interval_expr::none());
     for (int c : b.consumers) {
-      need = need | lift(need_at_call(c, bi, view::full), g.funcs[c].call_chain, loop_level(), view::full);
+      box_expr c_need = lift(need_at_call(c, bi, view::full), g.funcs[c].call_chain, loop_level(), view::full);
+      need = need | guard_need(std::move(c_need), c, readers_reach[bi]);
     }
     for (interval_expr& i : need) i = simplify(i);
     needed[bi] = std::move(need);
   }
+}
+
+void bounds_inference::find_reach() {
+  reach.resize(g_.funcs.size());
+  readers_reach.resize(g_.buffers.size());
+  auto merge = [](std::vector<int>& into, const std::vector<int>& from) {
+    std::vector<int> result;
+    std::set_union(into.begin(), into.end(), from.begin(), from.end(), std::back_inserter(result));
+    into = std::move(result);
+  };
+  // Consumers come after their producers.
+  for (int fi = static_cast<int>(g_.funcs.size()) - 1; fi >= 0; --fi) {
+    for (const func::output& o : g_.funcs[fi].f->outputs()) {
+      const int bi = g_.buffer_index(o.buffer.get());
+      if (g_.buffers[bi].is_output) merge(reach[fi], {bi});
+      for (int c : g_.buffers[bi].consumers) merge(reach[fi], reach[c]);
+    }
+  }
+  for (std::size_t bi = 0; bi < g_.buffers.size(); ++bi) {
+    for (int c : g_.buffers[bi].consumers) merge(readers_reach[bi], reach[c]);
+  }
+}
+
+expr bounds_inference::all_empty(const std::vector<int>& outputs) const {
+  if (outputs.empty()) return expr(0);
+  expr result;
+  for (int bi : outputs) {
+    const buffer_expr& b = *g_.buffers[bi].buffer;
+    expr empty;
+    for (std::size_t d = 0; d < b.rank(); ++d) {
+      const expr dd = static_cast<index_t>(d);
+      const expr e = buffer_max(b.sym(), dd) < buffer_min(b.sym(), dd);
+      empty = empty.defined() ? empty || e : e;
+    }
+    if (!empty.defined()) return expr(0);  // A scalar output is never empty.
+    result = result.defined() ? result && empty : empty;
+  }
+  return simplify(result);
+}
+
+box_expr bounds_inference::guard_need(box_expr need, int c, const std::vector<int>& all) const {
+  if (reach[c].empty() || reach[c].size() == all.size()) return need;
+  // Written like the empty outputs of a func with several outputs: infinite ends keep the need
+  // empty through the widening of further producers.
+  const expr idle = all_empty(reach[c]);
+  for (interval_expr& i : need) {
+    i = interval_expr(select(idle, positive_infinity(), i.min), select(idle, negative_infinity(), i.max));
+  }
+  return need;
 }
 
 interval_expr bounds_inference::loop_bounds(loop_level l, view which) const {
@@ -368,7 +420,7 @@ std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view whi
       const std::vector<loop_level>& chain = g_.funcs[c].call_chain;
       const bool crosses_loop = !chain.empty() && chain.back() != fn.compute;
       const view w = which == view::steady && crosses_loop ? view::full : which;
-      box_expr need = lift(need_at_call(c, bi, w), chain, fn.compute, w);
+      box_expr need = guard_need(lift(need_at_call(c, bi, w), chain, fn.compute, w), c, reach[fi]);
       for (std::size_t d = 0; d < o.dims.size() && d < need.size(); ++d) {
         region[index_of_var(fi, o.dims[d])] |= need[d];
       }

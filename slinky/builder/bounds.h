@@ -49,6 +49,16 @@ public:
   // store level (intermediates).
   std::vector<box_expr> needed;
 
+  // Empty pipeline outputs. For each func, the pipeline outputs its work reaches (its own, and
+  // those its consumers' reach), sorted; and for each buffer, those its consumers reach. A func
+  // is idle when all of them are empty: nothing it computes is used. Its region is then
+  // meaningless (bounds of empty crops widened through its consumers' accesses are not empty),
+  // so the emitter skips an idle func, and what it would read is not required of its inputs.
+  std::vector<std::vector<int>> reach;
+  std::vector<std::vector<int>> readers_reach;
+  // The condition that all the pipeline outputs in `outputs` are empty (0 if there are none).
+  expr all_empty(const std::vector<int>& outputs) const;
+
   explicit bounds_inference(const graph& g);
 
   // Where loop l starts: the first value of its owner's region, moved earlier (by whole steps)
@@ -92,6 +102,10 @@ private:
   const std::vector<interval_expr>& crop_view(int fi, view v) const;
   interval_expr crop_at_call(int fi, var v, view which) const;
   box_expr need_at_call(int fi, int buffer, view which) const;
+  // The need of consumer c of a buffer read by funcs that reach `all`: where c reaches fewer
+  // outputs, its need is empty when they are all empty.
+  box_expr guard_need(box_expr need, int c, const std::vector<int>& all) const;
+  void find_reach();
   std::vector<interval_expr> needs_of_consumers(int fi, view which) const;
   void infer_func(int fi);
   void decide_slides(int fi);

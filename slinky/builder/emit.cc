@@ -170,7 +170,8 @@ class emitter {
     return body;
   }
 
-  stmt make_allocation(int bi, stmt body) {
+  // With `idle` defined, the allocation is empty when it holds.
+  stmt make_allocation(int bi, stmt body, const expr& idle = expr()) {
     const buffer_node& b = g_.buffers[bi];
     const buffer_expr& buf = *b.buffer;
     const var sym = buf.sym();
@@ -195,6 +196,9 @@ class emitter {
         result.fold_factor = bounds_.folds[bi][d];
       }
       dims.push_back(std::move(result));
+    }
+    if (idle.defined() && !dims.empty()) {
+      dims[0].bounds.max = simplify(select(idle, dims[0].bounds.min - 1, dims[0].bounds.max));
     }
     if (buf.elem_size() <= 0) {
       internal::builder_error("buffer " + ctx_.name(sym.sym()) +
@@ -228,14 +232,26 @@ public:
   stmt emit_level(loop_level l, stmt continuation, pipeline_sync* sync = nullptr) {
     std::vector<stmt> items;
     std::vector<int> item_funcs;
+    // The pipeline outputs all the funcs of each item reach (null: not known to be the same).
+    std::vector<const std::vector<int>*> item_reach;
     for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
       if (g_.funcs[fi].compute != l) continue;
-      items.push_back(emit_func(static_cast<int>(fi)));
+      stmt item = emit_func(static_cast<int>(fi));
+      // A func idle when the outputs it reaches are empty is skipped then (its region is not
+      // meaningful), unless its loop's owner is idle in the same case (its loop has no iterations).
+      const std::vector<int>& reach = bounds_.reach[fi];
+      if (!reach.empty() && (l.root() || reach != bounds_.reach[l.func])) {
+        const expr idle = bounds_.all_empty(reach);
+        if (!is_zero(idle)) item = if_then_else::make(simplify(!idle), item);
+      }
+      items.push_back(item);
       item_funcs.push_back(static_cast<int>(fi));
+      item_reach.push_back(reach.empty() ? nullptr : &reach);
     }
     if (continuation.defined()) {
       items.push_back(continuation);
       item_funcs.push_back(-1);
+      item_reach.push_back(nullptr);
     }
     auto item_contains = [&](std::size_t item, int fi) {
       return item_funcs[item] >= 0 ? runs_inside(fi, item_funcs[item]) : runs_in_continuation(fi, l);
@@ -261,18 +277,27 @@ public:
       int buffer;
       std::size_t first, last;
       int depth;
+      // At the root: the outputs every user of the buffer reaches (when they are all empty, it is
+      // not allocated: its bounds are not meaningful), or null.
+      const std::vector<int>* reach;
     };
     std::vector<allocation> allocations;
     for (std::size_t bi = 0; bi < g_.buffers.size(); ++bi) {
       const buffer_node& b = g_.buffers[bi];
       if (b.producer < 0 || b.is_output || b.is_input || b.store != l) continue;
-      allocation a{static_cast<int>(bi), items.size(), 0, aliases_.depth(static_cast<int>(bi))};
+      allocation a{static_cast<int>(bi), items.size(), 0, aliases_.depth(static_cast<int>(bi)), nullptr};
       std::vector<int> users = b.consumers;
       users.push_back(b.producer);
       for (int ai : views_[bi]) {
         const buffer_node& user = g_.buffers[ai];
         users.insert(users.end(), user.consumers.begin(), user.consumers.end());
         if (user.producer >= 0) users.push_back(user.producer);
+      }
+      if (l.root()) {
+        const std::vector<int>& reach = bounds_.reach[b.producer];
+        bool same = !reach.empty();
+        for (int u : users) same = same && bounds_.reach[u] == reach;
+        if (same) a.reach = &reach;
       }
       for (std::size_t item = 0; item < items.size(); ++item) {
         for (int u : users) {
@@ -290,11 +315,25 @@ public:
     for (std::size_t i = 0; i < allocations.size(); ++i) {
       allocation a = allocations[i];
       std::vector<stmt> inside(items.begin() + a.first, items.begin() + a.last + 1);
-      stmt wrapped = make_allocation(a.buffer, block::make(std::move(inside)));
+      // Skipped with its users if every func around which it is allocated is idle too, else
+      // allocated empty.
+      bool idle_together = a.reach != nullptr;
+      for (std::size_t j = a.first; j <= a.last && idle_together; ++j) {
+        idle_together = item_reach[j] && *item_reach[j] == *a.reach;
+      }
+      const expr idle = a.reach ? bounds_.all_empty(*a.reach) : expr(0);
+      stmt wrapped;
+      if (idle_together && !is_zero(idle)) {
+        wrapped = if_then_else::make(simplify(!idle), make_allocation(a.buffer, block::make(std::move(inside))));
+      } else {
+        wrapped = make_allocation(a.buffer, block::make(std::move(inside)), is_zero(idle) ? expr() : idle);
+      }
       items.erase(items.begin() + a.first, items.begin() + a.last + 1);
       items.insert(items.begin() + a.first, wrapped);
       item_funcs.erase(item_funcs.begin() + a.first, item_funcs.begin() + a.last + 1);
       item_funcs.insert(item_funcs.begin() + a.first, -2);
+      item_reach.erase(item_reach.begin() + a.first, item_reach.begin() + a.last + 1);
+      item_reach.insert(item_reach.begin() + a.first, idle_together ? a.reach : nullptr);
       // Later (longer) allocations see the merged item as one: remap their ranges.
       const std::size_t removed = a.last - a.first;
       for (std::size_t j = i + 1; j < allocations.size(); ++j) {
@@ -335,7 +374,9 @@ void check_addressable(var sym, std::size_t d, std::size_t rank, std::vector<stm
 // The checks of one pipeline input or output, in four groups run in order: the descriptor
 // (rank, element size), the memory, the sizes (no address computation overflows), then the
 // bounds and declared constraints, so the first failure is the most basic one.
-void check_buffer(const buffer_node& b, const box_expr& needed, std::vector<stmt> (&checks)[4]) {
+// `unread` is the condition that nothing reads the buffer (its readers are idle, see
+// bounds_inference::reach).
+void check_buffer(const buffer_node& b, const box_expr& needed, const expr& unread, std::vector<stmt> (&checks)[4]) {
   const buffer_expr& buf = *b.buffer;
   const var sym = buf.sym();
   checks[0].push_back(check::make(buffer_rank(sym) == static_cast<index_t>(buf.rank())));
@@ -350,11 +391,12 @@ void check_buffer(const buffer_node& b, const box_expr& needed, std::vector<stmt
       is_empty = is_empty || needed[d].max < needed[d].min;
     }
   }
+  if (!b.is_output) is_empty = is_empty || unread;
   checks[1].push_back(check::make(buffer_at(sym) != 0 || simplify(is_empty)));
   for (std::size_t d = 0; d < buf.rank(); ++d) check_addressable(sym, d, buf.rank(), checks[2]);
   // Nothing of the buffer is read if the needed region is empty in any dimension (e.g. for an
   // empty output): then it need not cover it.
-  expr nothing_read = expr(0);
+  expr nothing_read = unread;
   for (const interval_expr& n : needed) nothing_read = nothing_read || n.max < n.min;
   nothing_read = simplify(nothing_read);
   for (std::size_t d = 0; d < buf.rank(); ++d) {
@@ -396,7 +438,8 @@ stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_pla
   for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
     const buffer_node& b = g.buffers[bi];
     if (b.buffer->constant()) continue;
-    if (b.is_input || b.is_output) check_buffer(b, bounds.needed[bi], checks);
+    if (b.is_input || b.is_output)
+      check_buffer(b, bounds.needed[bi], bounds.all_empty(bounds.readers_reach[bi]), checks);
   }
   // Views of inputs and outputs address them with plain strides.
   for (const buffer_alias& a : aliases.buffers) {

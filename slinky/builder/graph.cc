@@ -242,22 +242,24 @@ graph check_graph(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
 namespace {
 
 void name_loops(graph& g) {
-  // How many funcs loop over each variable.
-  std::vector<std::pair<var, int>> uses;
-  for (const func_node& fn : g.funcs) {
-    for (const func::loop_info& l : fn.f->loops()) {
-      auto i = std::find_if(uses.begin(), uses.end(), [&](const auto& u) { return u.first == l.sym; });
-      if (i == uses.end()) {
-        uses.emplace_back(l.sym, 1);
-      } else {
-        ++i->second;
+  // A loop binds the client's variable only if no other func has that variable (loops over it or
+  // indexes an output by it): the regions of another func's variable x computed inside the loop
+  // would otherwise mean the loop's x.
+  auto used_elsewhere = [&](const func_node& fn, var v) {
+    for (const func_node& other : g.funcs) {
+      if (&other == &fn) continue;
+      for (const func::loop_info& l : other.f->loops()) {
+        if (l.sym == v) return true;
+      }
+      for (const func::output& o : other.f->outputs()) {
+        if (std::find(o.dims.begin(), o.dims.end(), v) != o.dims.end()) return true;
       }
     }
-  }
+    return false;
+  };
   for (func_node& fn : g.funcs) {
     for (const func::loop_info& l : fn.f->loops()) {
-      auto i = std::find_if(uses.begin(), uses.end(), [&](const auto& u) { return u.first == l.sym; });
-      const bool shared = i->second > 1;
+      const bool shared = used_elsewhere(fn, l.sym);
       fn.loop_syms.push_back(shared ? var(g.ctx->insert_unique(g.name(l.sym) + "." + g.name(fn))) : l.sym);
     }
   }

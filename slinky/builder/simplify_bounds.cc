@@ -20,6 +20,18 @@ const index_t* as_constant_point(const interval_expr& i) {
   return min && max && *min == *max ? min : nullptr;
 }
 
+// Finds whether an expression uses a symbol with bounds (or a let, whose values may).
+class bounded_symbol_finder : public expr_visitor {
+  const bounds_map& bounds_;
+
+public:
+  bool found = false;
+  explicit bounded_symbol_finder(const bounds_map& bounds) : bounds_(bounds) {}
+
+  void visit(const variable* op) override { found = found || bounds_.contains(op->sym); }
+  void visit(const let*) override { found = true; }
+};
+
 // Computes bounds bottom up. Endpoints are built with a simplifier that proves facts only from
 // the form of expressions, so finding bounds does not start other proofs: the cost is linear in
 // the size of the expression. Where an operand's bounds are the operand itself (it uses only
@@ -222,6 +234,23 @@ public:
   }
 
   void visit(const conditional* op) override {
+    if (!free_unbounded_) {
+      // A condition of free symbols only has one value wherever the bounded symbols are: the
+      // bounds are those of the value it selects (so that, say, the bounds of the need of an
+      // idle consumer, select(idle, oo, ...), stay infinite when it is idle).
+      bounded_symbol_finder uses(bounds_);
+      op->condition.accept(&uses);
+      if (!uses.found) {
+        interval_expr t = find(op->true_value);
+        interval_expr f = find(op->false_value);
+        if (t.is_point() && f.is_point()) {
+          const bool same = t.min.same_as(op->true_value) && f.min.same_as(op->false_value);
+          return set_point(same ? expr(op) : m_.make_select(op->condition, t.min, f.min));
+        }
+        result_ = {m_.make_select(op->condition, t.min, f.min), m_.make_select(op->condition, t.max, f.max)};
+        return;
+      }
+    }
     interval_expr c = truth(find(op->condition), op->condition);
     if (is_constant(c.max, 0)) return void(result_ = find(op->false_value));
     const index_t* c_min = as_constant(c.min);

@@ -81,6 +81,7 @@ public:
   void visit(const slice_dim* op) override;
   void visit(const transpose* op) override;
   void visit(const check* op) override;
+  void visit(const if_then_else* op) override;
 
   // A declaration of sym within the current scope: sym gets the given bounds (or none) and
   // substitution value (or none), and bounds of other symbols that refer to sym (an outer
@@ -131,6 +132,8 @@ private:
   symbol_map<expr> values_;
   // Symbols that were given bounds (for forgetting those that refer to a redeclared symbol).
   std::vector<var> bounded_;
+  // Conditions of the enclosing if_then_else true bodies.
+  std::vector<expr> known_true_;
   std::vector<undo_entry> undo_;
   bool use_bounds_;
   // The nesting of simplifying constructors, to stop cycles of rules.

@@ -1,6 +1,7 @@
 // The simplifier's statements and lets: substitution of cheap lets, removal of dead code
 // (proven checks, empty loops, unused declarations, crops that do not crop), single-iteration
 // loops, and hoisting of loop invariant lets.
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -335,6 +336,38 @@ void simplifier::visit(const check* op) {
     return;
   }
   set_result(condition.same_as(op->condition) ? stmt(op) : check::make(std::move(condition)));
+}
+
+void simplifier::visit(const if_then_else* op) {
+  expr condition = mutate(op->condition);
+  std::optional<bool> known;
+  if (const index_t* c = as_constant(condition)) {
+    known = *c != 0;
+  } else if (prove(fact::nonzero, condition)) {
+    known = true;
+  } else if (prove(fact::zero, condition)) {
+    known = false;
+  } else {
+    for (const expr& k : known_true_) {
+      if (match(k, condition)) known = true;
+    }
+  }
+  if (known) {
+    set_result(mutate(*known ? op->true_body : op->false_body));
+    return;
+  }
+  known_true_.push_back(condition);
+  stmt true_body = mutate(op->true_body);
+  known_true_.pop_back();
+  stmt false_body = mutate(op->false_body);
+  if (!true_body.defined() && !false_body.defined()) {
+    set_result(stmt());
+  } else if (condition.same_as(op->condition) && true_body.same_as(op->true_body) &&
+             false_body.same_as(op->false_body)) {
+    set_result(stmt(op));
+  } else {
+    set_result(if_then_else::make(std::move(condition), std::move(true_body), std::move(false_body)));
+  }
 }
 
 }  // namespace internal

@@ -379,6 +379,9 @@ public:
   index_t exec_slice_dim(const slice_dim* op);
   index_t exec_transpose(const transpose* op);
   index_t exec_check(const check* op) { return eval(op->condition) != 0 ? 0 : fail_check(op->condition); }
+  index_t exec_if_then_else(const if_then_else* op) {
+    return exec(eval(op->condition) != 0 ? op->true_body : op->false_body);
+  }
 
   // Runs body with sym bound to buf.
   index_t exec_with_buffer(var sym, const raw_buffer& buf, const stmt& body) {
@@ -407,6 +410,7 @@ index_t evaluator::exec(const base_stmt_node* s) {
   case stmt_node_type::slice_dim: return exec_slice_dim(static_cast<const slice_dim*>(s));
   case stmt_node_type::transpose: return exec_transpose(static_cast<const transpose*>(s));
   case stmt_node_type::check: return exec_check(static_cast<const check*>(s));
+  case stmt_node_type::if_then_else: return exec_if_then_else(static_cast<const if_then_else*>(s));
   }
   return 0;
 }

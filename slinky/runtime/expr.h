@@ -55,7 +55,8 @@ namespace slinky {
   X(slice_buffer)                                                                                                      \
   X(slice_dim)                                                                                                         \
   X(transpose)                                                                                                         \
-  X(check)
+  X(check)                                                                                                             \
+  X(if_then_else)
 
 enum class expr_node_type {
 #define SLINKY_X(name) name,

@@ -231,6 +231,15 @@ void node_mutator::visit(const check* op) {
   expr condition = mutate(op->condition);
   set_result(condition.same_as(op->condition) ? stmt(op) : check::make(std::move(condition)));
 }
+void node_mutator::visit(const if_then_else* op) {
+  expr condition = mutate(op->condition);
+  stmt true_body = mutate(op->true_body);
+  stmt false_body = mutate(op->false_body);
+  if (condition.same_as(op->condition) && true_body.same_as(op->true_body) && false_body.same_as(op->false_body)) {
+    return set_result(stmt(op));
+  }
+  set_result(if_then_else::make(std::move(condition), std::move(true_body), std::move(false_body)));
+}
 
 namespace {
 

@@ -328,6 +328,18 @@ void printer::visit(const check* op) {
   print(op->condition, prec_let);
   *this << ")\n";
 }
+void printer::visit(const if_then_else* op) {
+  indent();
+  *this << "if (";
+  print(op->condition, prec_let);
+  *this << ")";
+  print_body(op->true_body);
+  if (op->false_body.defined()) {
+    indent();
+    *this << "else";
+    print_body(op->false_body);
+  }
+}
 
 }  // namespace
 

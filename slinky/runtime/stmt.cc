@@ -253,6 +253,14 @@ stmt check::make(expr condition) {
   return stmt(n);
 }
 
+stmt if_then_else::make(expr condition, stmt true_body, stmt false_body) {
+  auto* n = new if_then_else();
+  n->condition = std::move(condition);
+  n->true_body = std::move(true_body);
+  n->false_body = std::move(false_body);
+  return stmt(n);
+}
+
 namespace {
 
 void visit_if_defined(expr_visitor* v, const expr& e) {
@@ -322,5 +330,10 @@ void stmt_visitor::visit(const slice_dim* op) {
 }
 void stmt_visitor::visit(const transpose* op) { visit_if_defined(this, op->body); }
 void stmt_visitor::visit(const check* op) { visit_if_defined(this, op->condition); }
+void stmt_visitor::visit(const if_then_else* op) {
+  visit_if_defined(this, op->condition);
+  visit_if_defined(this, op->true_body);
+  visit_if_defined(this, op->false_body);
+}
 
 }  // namespace slinky

@@ -272,6 +272,15 @@ public:
   static stmt make(expr condition);
 };
 
+// Runs true_body if condition is non-zero, else false_body (either may be undefined).
+class if_then_else : public stmt_node<if_then_else, stmt_node_type::if_then_else> {
+public:
+  expr condition;
+  stmt true_body;
+  stmt false_body;
+  static stmt make(expr condition, stmt true_body, stmt false_body = stmt());
+};
+
 // Visits statement nodes. The default implementations visit the children, expressions
 // included (through the expr_visitor part).
 class stmt_visitor : public expr_visitor {

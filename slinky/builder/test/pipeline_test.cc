@@ -344,6 +344,68 @@ TEST(pipeline, fork) {
   EXPECT_EQ(writes.max_count(), 1);
 }
 
+// An empty output needs nothing: a stencil chain computing an empty output runs no callback,
+// allocates nothing and does not require its input to cover the stencil's halo (widening the
+// empty [0, -1] by the halo would give [-1, 0]). A fork into an empty and a non-empty output
+// computes the non-empty one exactly, reading only what it needs.
+TEST(pipeline, empty_outputs_need_nothing) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto intm = buffer_expr::make(ctx, "intm", 1, sizeof(int));
+  auto out1 = buffer_expr::make(ctx, "out1", 1, sizeof(int));
+  auto out2 = buffer_expr::make(ctx, "out2", 1, sizeof(int));
+  var x(ctx, "x");
+  int calls = 0;
+  func f = func::make(
+      [&](const buffer<const int>& a, const buffer<int>& b) {
+        ++calls;
+        return test::elementwise<int>(a, b, [](int v) { return v * 5; });
+      },
+      {{in, {point(x)}}}, {{intm, {x}}}, {.name = "f"});
+  // out1(x) = intm(x - 1) + intm(x + 1); out2(x) = intm(x) - 1.
+  func g1 = func::make(
+      [&](const buffer<const int>& a, const buffer<int>& b) {
+        ++calls;
+        for (index_t i = b.dim(0).min(); i <= b.dim(0).max(); ++i) b(i) = a(i - 1) + a(i + 1);
+        return 0;
+      },
+      {{intm, {bounds(x - 1, x + 1)}}}, {{out1, {x}}}, {.name = "g1"});
+  func g2 = func::make(
+      [&](const buffer<const int>& a, const buffer<int>& b) {
+        ++calls;
+        return test::elementwise<int>(a, b, [](int v) { return v - 1; });
+      },
+      {{intm, {point(x)}}}, {{out2, {x}}}, {.name = "g2"});
+  for (bool loop : {false, true}) {
+    if (loop) g1.loops({{x, 2}});
+    pipeline single = build_pipeline(ctx, {in}, {out1});
+    pipeline both = build_pipeline(ctx, {in}, {out1, out2});
+    memory_counter memory;
+
+    // Only the empty out1: the input may be anything, even without memory.
+    buffer<int, 1> none({0}), o1_empty({0});
+    calls = 0;
+    EXPECT_EQ(single.evaluate({&none}, {&o1_empty}, memory.context), 0);
+    EXPECT_EQ(calls, 0);
+    EXPECT_EQ(memory.allocations, 0);
+
+    // out1 empty, out2 over [0, 9]: the input needs only [0, 9], f and g2 run once each.
+    buffer<int, 1> in_buf({10}), o2({10});
+    in_buf.allocate();
+    o2.allocate();
+    test::fill_random(in_buf, 3);
+    calls = 0;
+    ASSERT_EQ(both.evaluate({&in_buf}, {&o1_empty, &o2}, memory.context), 0);
+    for (int i = 0; i < 10; ++i) ASSERT_EQ(o2(i), in_buf(i) * 5 - 1);
+    EXPECT_EQ(calls, 2);
+
+    // Both non-empty: the halo is required again.
+    buffer<int, 1> o1({10});
+    o1.allocate();
+    EXPECT_NE(both.evaluate({&in_buf}, {&o1, &o2}), 0);
+  }
+}
+
 TEST(pipeline, unrelated_subgraphs) {
   node_context ctx;
   auto in1 = buffer_expr::make(ctx, "in1", 1, sizeof(int));

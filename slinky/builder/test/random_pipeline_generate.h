@@ -36,7 +36,7 @@ struct features {
   // A second output that nothing reads.
   bool unused_outputs = true;
   // Pipeline outputs of extent 0 in some dimension.
-  bool empty_outputs = false;
+  bool empty_outputs = true;
   // The same buffer read twice by one func.
   bool duplicate_inputs = true;
   // Input and output buffers with transposed or padded layouts.

@@ -321,7 +321,10 @@ TEST(bounds_of, constant) {
   test_bounds(y % 8, bounds(0, 7));
   test_bounds(abs(x), bounds(0, 5), x_m3_5);
   test_bounds(abs(x), bounds(3, 7), {{vx, bounds(-7, -3)}});
-  test_bounds(select(z, x, y), bounds(-3, 8), {{vx, bounds(-3, 5)}, {vy, bounds(2, 8)}});
+  test_bounds(select(z, x, y), bounds(-3, 8), {{vx, bounds(-3, 5)}, {vy, bounds(2, 8)}, {vz, bounds(0, 1)}});
+  // A condition of free symbols has one value: the bounds are those of the value it selects.
+  test_bounds(select(z, x, y), bounds(select(z, -3, 2), select(z, 5, 8)), {{vx, bounds(-3, 5)}, {vy, bounds(2, 8)}});
+  test_bounds(select(z, x, y), point(select(z, x, y)));
   test_bounds(x * y, bounds(-24, 40), {{vx, bounds(-3, 5)}, {vy, bounds(2, 8)}});
   test_bounds(x / y, bounds(-3, 5), {{vx, bounds(-3, 5)}, {vy, bounds(1, 8)}});
   test_bounds(x / y, bounds(2, 10), {{vx, bounds(10, 20)}, {vy, bounds(2, 5)}});
@@ -410,6 +413,17 @@ TEST(simplify_stmt, loops) {
       loop::make(vx, loop::serial, bounds(0, 9), 1, let_stmt::make({{vt, y * z}, {vu, x * t}}, check::make(t < u))),
       let_stmt::make(vt, y * z,
                      loop::make(vx, loop::serial, bounds(0, 9), 1, let_stmt::make(vu, x * t, check::make(t < u)))));
+}
+
+TEST(simplify_stmt, if_then_else) {
+  const stmt a = check::make(x < y), b = check::make(y < z);
+  test_simplify(if_then_else::make(x < x + 1, a, b), a);
+  test_simplify(if_then_else::make(x < 0, a, b), b, {{vx, bounds(0, 10)}});
+  test_simplify(if_then_else::make(x < z, a, b), if_then_else::make(x < z, a, b));
+  test_simplify(if_then_else::make(x < z, stmt(), stmt()), stmt());
+  // The condition holds in the true body: an inner if on it is its true body.
+  test_simplify(if_then_else::make(x < z, block::make({a, if_then_else::make(x < z, b, a)})),
+                if_then_else::make(x < z, block::make({a, b})));
 }
 
 TEST(simplify_stmt, lets) {

@@ -364,6 +364,33 @@ TEST(evaluate, check_failure) {
   EXPECT_EQ(calls, 1);
 }
 
+TEST(evaluate, if_then_else) {
+  int a = 0, b = 0;
+  auto counter = [](int& n, index_t result) {
+    return call_stmt::make(
+        [&n, result](const call_stmt*, eval_context&) -> index_t {
+          ++n;
+          return result;
+        },
+        {}, {});
+  };
+  eval_context c;
+  c[x] = 3;
+  EXPECT_EQ(evaluate(if_then_else::make(expr(x) < 5, counter(a, 0), counter(b, 0)), c), 0);
+  EXPECT_EQ(a, 1);
+  EXPECT_EQ(b, 0);
+  EXPECT_EQ(evaluate(if_then_else::make(expr(x) > 5, counter(a, 0), counter(b, 0)), c), 0);
+  EXPECT_EQ(a, 1);
+  EXPECT_EQ(b, 1);
+  // Without an else, nothing runs; a failure of the body is the result.
+  EXPECT_EQ(evaluate(if_then_else::make(expr(x) > 5, counter(a, 0)), c), 0);
+  EXPECT_EQ(a, 1);
+  EXPECT_EQ(evaluate(if_then_else::make(x, counter(a, 7)), c), 7);
+  EXPECT_EQ(a, 2);
+  EXPECT_EQ(to_string(if_then_else::make(expr(x) < 5, check::make(y), check::make(z)), &ctx),
+            "if (x < 5) {\n  check(y)\n}\nelse {\n  check(z)\n}\n");
+}
+
 TEST(evaluate, default_check_failed_reports_and_returns) {
   buffer<int, 1> b({10});
   node_context names;
