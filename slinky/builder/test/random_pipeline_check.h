@@ -69,7 +69,8 @@ struct context {
   const case_spec& c;
   plan p;
   std::vector<std::unique_ptr<host_buffer>> inputs;
-  std::vector<const raw_buffer*> input_raw;
+  // The pipeline's inputs (not the constants), and all of them (with the constants).
+  std::vector<const raw_buffer*> input_raw, all_input_raw;
   std::vector<std::unique_ptr<host_buffer>> expected;
   monitor m;
   // Per buffer: the most bytes one heap allocation of it took unscheduled.
@@ -81,9 +82,10 @@ struct context {
       if (!g.buffers[b].input) continue;
       inputs.push_back(make_buffer(g.buffers[b], p.bounds[b]));
       fill(*inputs.back(), c.data_seed + b);
-      input_raw.push_back(&inputs.back()->raw());
+      all_input_raw.push_back(&inputs.back()->raw());
+      if (!g.buffers[b].constant) input_raw.push_back(&inputs.back()->raw());
     }
-    expected = reference(g, p, input_raw);
+    expected = reference(g, p, all_input_raw);
     m.allowed.resize(g.buffers.size());
     for (std::size_t b = 0; b < g.buffers.size(); ++b) {
       if (!g.buffers[b].input) m.allowed[b] = p.bounds[b];
@@ -97,7 +99,7 @@ struct context {
     outcome o;
     o.schedule = index;
     m.reset();
-    std::unique_ptr<built> b = build(g, p, s, &m);
+    std::unique_ptr<built> b = build(g, p, s, &m, c.data_seed);
     std::vector<std::unique_ptr<host_buffer>> outputs;
     std::vector<const raw_buffer*> output_raw;
     std::vector<int> output_index;
