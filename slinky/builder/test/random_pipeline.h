@@ -634,13 +634,25 @@ inline plan make_plan(const graph_spec& g) {
 }
 
 // True if every copy with several inputs writes all of what the unscheduled pipeline computes
-// of its output (the output crops of its inputs cover its region along its dim), and every
+// of its output (the output crops of its inputs cover its region along its dim), every input of
+// a copy is read (its output_crop and input_crop meet what is computed), and every
 // user fold factor is at least the extent of its buffer's region (so no schedule needs a
 // larger one).
 inline bool well_formed(const graph_spec& g, const plan& p) {
   for (std::size_t s = 0; s < g.stages.size(); ++s) {
     const stage_spec& st = g.stages[s];
-    if (!st.copy || st.inputs.empty() || st.inputs[0].output_crop.empty()) continue;
+    if (!st.copy) continue;
+    // Each input of a copy is needed somewhere: an empty region of a producer through a stencil
+    // still needs its input (bug 14 of random_regressions_test.cc).
+    for (const stage_input& i : st.inputs) {
+      box vars = p.regions[s];
+      for (std::size_t d = 0; d < i.output_crop.size(); ++d) vars[d] = intersect(vars[d], i.output_crop[d]);
+      if (elem_count(vars) == 0 && elem_count(p.regions[s]) > 0) return false;
+      for (std::size_t d = 0; d < i.input_crop.size(); ++d) {
+        if (intersect(map_access(i.dims[d], vars), i.input_crop[d]).empty()) return false;
+      }
+    }
+    if (st.inputs.empty() || st.inputs[0].output_crop.empty()) continue;
     const ival region = p.regions[s][st.dim];
     if (region.empty()) continue;
     std::vector<ival> crops;

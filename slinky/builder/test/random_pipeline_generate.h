@@ -79,8 +79,11 @@ struct features {
   bool reshapes = false;
   // Copies that reshape to a higher rank (point(y * W + x)).
   bool reshapes_up = false;
-  // Fold factors set on intermediates (at least the extent of the buffer's region).
+  // Fold factors set on intermediates (at least the extent of the buffer's region) that copies
+  // neither read nor write.
   bool folds = false;
+  // Fold factors also on sources and destinations of copies.
+  bool copy_folds = false;
   // Constant buffers (make_constant) and scalars (make_scalar) read by funcs.
   bool constants = false;
 
@@ -144,6 +147,7 @@ struct features {
         {"reshapes", &features::reshapes},
         {"reshapes_up", &features::reshapes_up},
         {"folds", &features::folds},
+        {"copy_folds", &features::copy_folds},
         {"constants", &features::constants},
     };
     return all;
@@ -665,6 +669,17 @@ inline graph_spec generate_graph(rng& r, const features& f) {
   return g;
 }
 
+// True if a copy reads or writes buffer b.
+inline bool copied(const graph_spec& g, int b) {
+  if (g.buffers[b].producer >= 0 && g.stages[g.buffers[b].producer].copy) return true;
+  for (const stage_spec& st : g.stages) {
+    for (const stage_input& i : st.inputs) {
+      if (st.copy && i.buffer == b) return true;
+    }
+  }
+  return false;
+}
+
 // False if the schedule has windows known to be miscomputed that f does not ask for.
 inline bool allowed_windows(const graph_spec& g, schedule_spec s, const features& f) {
   const risky_windows w = find_risky_windows(g, s, legalize(g, s));
@@ -734,8 +749,9 @@ inline schedule_spec generate_schedule(rng& r, const graph_spec& g, const plan& 
 inline bool generated_by(const case_spec& c, const features& f) {
   const graph_spec& g = c.graph;
   if (g.shared_vars != f.shared_vars) return false;
-  for (const buffer_spec& b : g.buffers) {
-    if (!b.fold.empty() && !f.folds) return false;
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    if (g.buffers[b].fold.empty()) continue;
+    if (!f.folds || (!f.copy_folds && copied(g, static_cast<int>(b)))) return false;
   }
   for (const stage_spec& st : g.stages) {
     for (const stage_input& i : st.inputs) {
@@ -814,6 +830,7 @@ inline case_spec generate_case(std::uint64_t seed, const features& f, int num_sc
     for (std::size_t b = 0; b < c.graph.buffers.size(); ++b) {
       buffer_spec& bs = c.graph.buffers[b];
       if (bs.input || bs.output || bs.rank == 0 || !r.chance(0.3)) continue;
+      if (!f.copy_folds && copied(c.graph, static_cast<int>(b))) continue;
       const int d = static_cast<int>(r.uniform(0, bs.rank - 1));
       const index_t extent = p.bounds[b][d].extent();
       if (extent == 0) continue;
