@@ -278,7 +278,7 @@ inline int elem_size(rng& r, const features& f) {
 inline int pick_buffer(rng& r, const graph_spec& g, const std::vector<int>& reads) {
   std::vector<int> unread, recent;
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
-    if (g.buffers[b].constant) continue;
+    if (g.buffers[b].rank == 0) continue;
     if (reads[b] == 0) unread.push_back(static_cast<int>(b));
     recent.push_back(static_cast<int>(b));
   }
@@ -511,6 +511,8 @@ inline graph_spec generate_graph(rng& r, const features& f) {
     b.input = true;
     b.rank = f.vary_rank && r.chance(0.3) ? static_cast<int>(r.uniform(1, max_rank)) : base_rank;
     b.elem_size = elem_size(r, f);
+    // A constant read like an input (by copies too).
+    b.constant = f.constants && r.chance(0.2);
     g.buffers.push_back(b);
   }
   std::vector<int> reads(g.buffers.size(), 0);
