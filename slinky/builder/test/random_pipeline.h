@@ -434,7 +434,8 @@ struct risky_windows {
   bool two_dims = false;
   bool fixed_and_moving = false;
   // Also: a func computed inside a loop whose range is a constant (not from the bounds of an
-  // output): the first window of what slides over it is not computed.
+  // output, or bounded by a copy's crops on both sides): the first window of what slides over it
+  // is not computed.
   bool constant_loop = false;
 };
 
@@ -493,8 +494,13 @@ inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec
         if (g.buffers[in.buffer].producer != st) continue;
         for (std::size_t d = 0; d < in.dims.size(); ++d) {
           const access& a = in.dims[d];
-          if (a.var >= 0 && a.mod == 0 && !constant[c][a.var]) constant[st][d] = false;
-          if (a.var2 >= 0 && !constant[c][a.var2]) constant[st][d] = false;
+          // A copy's crop bounded on both sides bounds the region by constants too.
+          auto bounded = [](const box& crop, int i) {
+            return i >= 0 && i < static_cast<int>(crop.size()) && crop[i].min > -unbounded && crop[i].max < unbounded;
+          };
+          const bool cropped = g.stages[c].copy && (bounded(in.output_crop, a.var) || bounded(in.input_crop, d));
+          if (a.var >= 0 && a.mod == 0 && !constant[c][a.var] && !cropped) constant[st][d] = false;
+          if (a.var2 >= 0 && !constant[c][a.var2] && !cropped) constant[st][d] = false;
         }
       }
     }

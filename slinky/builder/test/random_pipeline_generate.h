@@ -65,27 +65,30 @@ struct features {
   bool store_at = true;
   bool compute_at = true;
   bool stack = true;
-  // Copies with a pad: func::make_copy(src, dst, pad) with an input_crop, the pad a scalar.
-  bool padded_copies = false;
+  // Copies with a pad: func::make_copy(src, dst, pad) with an input_crop, the pad a scalar, of
+  // pipeline inputs (and constants).
+  bool padded_copies = true;
+  // Padded copies of intermediates too.
+  bool padded_intermediates = false;
   // func::make_copy of several inputs, each with an output_crop.
-  bool multi_copies = false;
+  bool multi_copies = true;
   // func::make_concat.
-  bool concat = false;
+  bool concat = true;
   // func::make_stack.
-  bool stack_copies = false;
+  bool stack_copies = true;
   // Copies that flip a dimension: point(c - x).
-  bool flips = false;
+  bool flips = true;
   // Copies that reshape to a lower rank (point(x % W), point(x / W)).
-  bool reshapes = false;
+  bool reshapes = true;
   // Copies that reshape to a higher rank (point(y * W + x)).
   bool reshapes_up = false;
   // Fold factors set on intermediates (at least the extent of the buffer's region) that copies
   // neither read nor write.
-  bool folds = false;
+  bool folds = true;
   // Fold factors also on sources and destinations of copies.
   bool copy_folds = false;
   // Constant buffers (make_constant) and scalars (make_scalar) read by funcs.
-  bool constants = false;
+  bool constants = true;
 
   // A comma-separated list of feature names, each optionally prefixed by '-' to turn it off;
   // "stages=N" sets max_stages. Returns false if a name is unknown.
@@ -140,6 +143,7 @@ struct features {
         {"compute_at", &features::compute_at},
         {"stack", &features::stack},
         {"padded_copies", &features::padded_copies},
+        {"padded_intermediates", &features::padded_intermediates},
         {"multi_copies", &features::multi_copies},
         {"concat", &features::concat},
         {"stack_copies", &features::stack_copies},
@@ -551,6 +555,7 @@ inline graph_spec generate_graph(rng& r, const features& f) {
     }
     case kind::copy:
       op = pick_copy_op(r, f, ra);
+      if (op == copy_op::padded && !f.padded_intermediates && !g.buffers[a].input) op = copy_op::plain;
       if (op == copy_op::concat || op == copy_op::stack) {
         st.rank = op == copy_op::stack ? ra + 1 : ra;
         st.copy = true;
@@ -766,6 +771,7 @@ inline bool generated_by(const case_spec& c, const features& f) {
     }
     if (!st.copy) continue;
     if (st.op == copy_kind::padded && !f.padded_copies) return false;
+    if (st.op == copy_kind::padded && !f.padded_intermediates && !g.buffers[st.inputs[0].buffer].input) return false;
     if (st.op == copy_kind::multi && !f.multi_copies) return false;
     if (st.op == copy_kind::concat && !f.concat) return false;
     if (st.op == copy_kind::stack && !f.stack_copies) return false;

@@ -68,7 +68,10 @@ TEST(random_regressions, DISABLED_fold_of_hull_window_moving_by_a_reshape_stride
 // whose source and destination both wrap around their folds inside the copied range (where it
 // splits the pieces at the folds and the edge of the padding). While shrinking, a variant of this
 // case also corrupted the heap (malloc_consolidate(): invalid chunk size): a write out of bounds.
-// padded_copies stays off in the tester's features.
+// Seed 2, case 286 is the same (a transposing padded copy of 2-byte elements, folds of extent 2
+// that wrap: right with either fold set to 4). Padded copies of intermediates
+// (padded_intermediates) stay off in the tester's features; those of pipeline inputs, which are
+// never folded, are on.
 TEST(random_regressions, DISABLED_padded_copy_between_two_folded_buffers) {
   // mismatch: output out4 at (8, 0) expected -126692594, got 233038816
   random_test::monitor m;
