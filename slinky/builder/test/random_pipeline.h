@@ -202,7 +202,14 @@ struct graph_spec {
   std::vector<stage_spec> stages;
   // All funcs use the same variables x, y, z; otherwise each func has its own (x0, y0, ...).
   bool shared_vars = false;
+  // A func whose callback fails (returns injected_failure) on its fail_call-th call of a run
+  // (-1: none).
+  int fail_stage = -1;
+  int fail_call = 1;
 };
+
+// What a callback that fails on purpose returns.
+constexpr index_t injected_failure = 42;
 
 inline std::string buffer_name(const graph_spec& g, int b) {
   const buffer_spec& s = g.buffers[b];
@@ -552,6 +559,8 @@ struct kernel_spec {
   int stage = 0;
   std::vector<std::vector<access>> inputs;
   std::vector<int> outputs;
+  // Fail on this call (counted by the monitor; 0: never).
+  int fail_on_call = 0;
 };
 
 struct plan {
@@ -621,6 +630,7 @@ inline plan make_plan(const graph_spec& g) {
     kernel_spec k;
     k.stage = s;
     k.outputs = g.stages[s].outputs;
+    if (g.fail_stage == s) k.fail_on_call = g.fail_call;
     index_t reads = 1;
     for (const stage_input& i : g.stages[s].inputs) {
       std::vector<access> dims = i.dims;

@@ -87,6 +87,11 @@ public:
   // Per buffer: the region a callback may be asked to write (empty: not checked).
   std::vector<box> allowed;
   std::atomic<int> calls{0};
+  // Calls of the func that fails on purpose, whether it failed, and calls of any callback that
+  // began after it failed.
+  std::atomic<int> failing_calls{0};
+  std::atomic<bool> failed{false};
+  std::atomic<int> after_failure{0};
 
   void fail(const std::string& kind, const std::string& message) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -108,6 +113,9 @@ public:
     kind_.clear();
     failure_.clear();
     calls = 0;
+    failing_calls = 0;
+    failed = false;
+    after_failure = 0;
   }
 };
 
@@ -182,6 +190,7 @@ inline call_stmt::callable kernel(kernel_spec k, monitor* m = nullptr) {
     for (std::size_t o = 0; o < op->outputs.size(); ++o) outs[o] = ctx.lookup_buffer(op->outputs[o]);
     if (m) {
       ++m->calls;
+      if (m->failed) ++m->after_failure;
       for (std::size_t o = 0; o < k.outputs.size(); ++o) {
         const box& allowed = m->allowed[k.outputs[o]];
         const box crop = bounds_of(*outs[o]);
@@ -194,6 +203,10 @@ inline call_stmt::callable kernel(kernel_spec k, monitor* m = nullptr) {
           return 1;
         }
       }
+    }
+    if (m && k.fail_on_call > 0 && ++m->failing_calls == k.fail_on_call) {
+      m->failed = true;
+      return injected_failure;
     }
     std::string error = compute_stage(k, ins, outs);
     if (error.empty()) return 0;
@@ -285,6 +298,7 @@ class eval_hooks {
   std::map<std::size_t, index_t> max_bytes_;
   int allocations_ = 0;
   int frees_ = 0;
+  int call_failures_ = 0;
   std::string check_;
 
 public:
@@ -309,7 +323,10 @@ public:
       std::lock_guard<std::mutex> lock(mutex_);
       if (check_.empty()) check_ = to_string(e, symbols);
     };
-    config.call_failed = [](const call_stmt*) {};
+    config.call_failed = [this](const call_stmt*) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++call_failures_;
+    };
     context.config = &config;
   }
   eval_hooks(const eval_hooks&) = delete;
@@ -323,6 +340,11 @@ public:
   }
   int allocations() const { return allocations_; }
   int frees() const { return frees_; }
+  // Calls of the call_failed hook.
+  int call_failures() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return call_failures_;
+  }
   // The condition of the first check that failed, or empty.
   std::string check() const {
     std::lock_guard<std::mutex> lock(mutex_);

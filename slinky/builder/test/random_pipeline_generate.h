@@ -89,6 +89,8 @@ struct features {
   bool copy_folds = false;
   // Constant buffers (make_constant) and scalars (make_scalar) read by funcs.
   bool constants = true;
+  // A callback that fails on its first, second or third call.
+  bool failures = true;
 
   // A comma-separated list of feature names, each optionally prefixed by '-' to turn it off;
   // "stages=N" sets max_stages. Returns false if a name is unknown.
@@ -153,6 +155,7 @@ struct features {
         {"folds", &features::folds},
         {"copy_folds", &features::copy_folds},
         {"constants", &features::constants},
+        {"failures", &features::failures},
     };
     return all;
   }
@@ -459,6 +462,7 @@ inline void compact(case_spec& c) {
   std::vector<int> stage_map(n, -1), buffer_map(g.buffers.size(), -1);
   graph_spec result;
   result.shared_vars = g.shared_vars;
+  result.fail_call = g.fail_call;
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
     if (!live_buffer[b]) continue;
     buffer_map[b] = static_cast<int>(result.buffers.size());
@@ -477,6 +481,7 @@ inline void compact(case_spec& c) {
   for (buffer_spec& b : result.buffers) {
     if (b.producer >= 0) b.producer = stage_map[b.producer];
   }
+  result.fail_stage = g.fail_stage >= 0 ? stage_map[g.fail_stage] : -1;
   auto map_level = [&](std::optional<level>& l) {
     if (!l || l->root()) return;
     if (stage_map[l->stage] < 0) {
@@ -756,6 +761,7 @@ inline schedule_spec generate_schedule(rng& r, const graph_spec& g, const plan& 
 inline bool generated_by(const case_spec& c, const features& f) {
   const graph_spec& g = c.graph;
   if (g.shared_vars != f.shared_vars) return false;
+  if (g.fail_stage >= 0 && (!f.failures || g.stages[g.fail_stage].copy)) return false;
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
     if (g.buffers[b].fold.empty()) continue;
     if (!f.folds || (!f.copy_folds && copied(g, static_cast<int>(b)))) return false;
@@ -844,6 +850,13 @@ inline case_spec generate_case(std::uint64_t seed, const features& f, int num_sc
       if (extent == 0) continue;
       bs.fold.assign(bs.rank, 0);
       bs.fold[d] = extent + (r.chance(0.5) ? 0 : r.uniform(1, 3));
+    }
+  }
+  if (f.failures && r.chance(0.15)) {
+    const int s = static_cast<int>(r.uniform(0, static_cast<index_t>(c.graph.stages.size()) - 1));
+    if (!c.graph.stages[s].copy) {
+      c.graph.fail_stage = s;
+      c.graph.fail_call = static_cast<int>(r.uniform(1, 3));
     }
   }
   const plan p = make_plan(c.graph);

@@ -25,7 +25,7 @@ namespace internal_run {
 inline std::string describe(const case_spec& c) {
   std::ostringstream os;
   const graph_spec& g = c.graph;
-  os << g.shared_vars << ";";
+  os << g.shared_vars << "F" << g.fail_stage << "," << g.fail_call << ";";
   for (const buffer_spec& b : g.buffers) {
     os << "b" << b.rank << b.elem_size << b.input << b.output << b.producer << to_string(b.base);
     for (std::size_t d = 0; d < b.margin_lo.size(); ++d) os << "m" << b.margin_lo[d] << "," << b.margin_hi[d];
@@ -245,6 +245,12 @@ inline std::vector<case_spec> simplifications(const case_spec& c) {
         with([d](buffer_spec& x) { x.margin_lo[d] = x.margin_hi[d] = 0; });
       }
     }
+  }
+  // An earlier failing call.
+  if (g.fail_stage >= 0 && g.fail_call > 1) {
+    case_spec v = c;
+    v.graph.fail_call = 1;
+    add(v);
   }
   // Simpler schedules.
   for (std::size_t k = 0; k < c.schedules.size(); ++k) {
@@ -506,7 +512,8 @@ inline std::string to_cpp(const case_spec& c, const std::string& name, const out
       }
       k += "}";
     }
-    k += "}, " + cpp_list(st.outputs) + "}";
+    k += "}, " + cpp_list(st.outputs) +
+         (p.kernels[s].fail_on_call ? ", " + std::to_string(p.kernels[s].fail_on_call) : "") + "}";
     os << "  func f" << s << "(random_test::kernel(" << k << ", &m), " << ins << ", " << outs << ", {.name = \"f" << s
        << "\"});\n";
   }
@@ -571,17 +578,44 @@ inline std::string to_cpp(const case_spec& c, const std::string& name, const out
   b_list += "}";
   os << "  random_test::eval_hooks a_hooks, b_hooks;\n";
   if (s && s->thread_pool) os << "  thread_pool_impl pool(1);\n  b_hooks.config.thread_pool = &pool;\n";
-  os << "  ASSERT_EQ(unscheduled.evaluate(" << in_list << ", " << a_list << ", a_hooks.context), 0);\n";
-  os << "  EXPECT_EQ(a_hooks.check() + m.failure(), \"\");\n";
-  os << "  ASSERT_EQ(scheduled.evaluate(" << in_list << ", " << b_list << ", b_hooks.context), 0);\n";
-  os << "  EXPECT_EQ(b_hooks.check() + m.failure(), \"\");\n";
-  os << "  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());\n";
+  const bool failing = g.fail_stage >= 0;
+  if (failing) {
+    // A failure on purpose: evaluate returns it, call_failed is called once, nothing leaks, no
+    // callback runs after it (in a schedule with no parallel loop), and outputs are compared only
+    // if neither run failed.
+    bool serial = true;
+    for (std::size_t i = 0; s && i < s->stages.size(); ++i) {
+      for (const loop_spec& l : s->stages[i].loops) serial = serial && !l.parallel;
+    }
+    os << "  // f" << g.fail_stage << " fails on its call " << g.fail_call << ".\n";
+    os << "  const index_t a_result = unscheduled.evaluate(" << in_list << ", " << a_list << ", a_hooks.context);\n";
+    os << "  const bool a_failed = m.failed;\n";
+    os << "  EXPECT_EQ(a_result, a_failed ? random_test::injected_failure : 0);\n";
+    os << "  EXPECT_EQ(a_hooks.call_failures(), a_failed ? 1 : 0);\n";
+    os << "  EXPECT_EQ(m.after_failure, 0);\n";
+    os << "  EXPECT_EQ(a_hooks.check() + m.failure(), \"\");\n";
+    os << "  m.reset();\n";
+    os << "  const index_t b_result = scheduled.evaluate(" << in_list << ", " << b_list << ", b_hooks.context);\n";
+    os << "  const bool b_failed = m.failed;\n";
+    os << "  EXPECT_EQ(b_result, b_failed ? random_test::injected_failure : 0);\n";
+    os << "  EXPECT_EQ(b_hooks.call_failures(), b_failed ? 1 : 0);\n";
+    if (serial) os << "  EXPECT_EQ(m.after_failure, 0);\n";
+    os << "  EXPECT_EQ(b_hooks.check() + m.failure(), \"\");\n";
+    os << "  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());\n";
+  } else {
+    os << "  ASSERT_EQ(unscheduled.evaluate(" << in_list << ", " << a_list << ", a_hooks.context), 0);\n";
+    os << "  EXPECT_EQ(a_hooks.check() + m.failure(), \"\");\n";
+    os << "  ASSERT_EQ(scheduled.evaluate(" << in_list << ", " << b_list << ", b_hooks.context), 0);\n";
+    os << "  EXPECT_EQ(b_hooks.check() + m.failure(), \"\");\n";
+    os << "  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());\n";
+  }
   std::vector<const raw_buffer*> input_raw;
   std::vector<std::unique_ptr<host_buffer>> inputs;
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
     if (!g.buffers[b].output) continue;
     const std::string n = buffer_name(g, static_cast<int>(b));
-    os << "  EXPECT_TRUE(random_test::equal(" << n << "_a, " << n << "_b));\n";
+    os << "  " << (failing ? "if (!a_failed && !b_failed) " : "") << "EXPECT_TRUE(random_test::equal(" << n << "_a, "
+       << n << "_b));\n";
   }
   // No heap allocation larger than unscheduled (checked for the buffers of a memory failure).
   for (std::size_t b = 0; o.kind == "memory" && b < g.buffers.size(); ++b) {
