@@ -444,6 +444,10 @@ struct risky_windows {
   // output, or bounded by a copy's crops on both sides): the first window of what slides over it
   // is not computed.
   bool constant_loop = false;
+  // Also (shared variables only): a func computed inside another's loop over a variable whose
+  // name the func also has, for a dimension that does not move with that loop: bounds inference
+  // of the pipeline's inputs mixes the two up (bug C4 of random_regressions_copies_test.cc).
+  bool shadowed = false;
 };
 
 // Finds the risky windows of a schedule. The loops each dimension of a stage's region depends
@@ -489,6 +493,14 @@ inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec
     }
   }
   risky_windows result;
+  for (int st = 0; g.shared_vars && st < n; ++st) {
+    for (const level& l : p.compute_chain[st]) {
+      if (l.stage == st || l.var >= g.stages[st].rank) continue;
+      for (const levels& c : deps[st][l.var]) {
+        if (std::find(c.begin(), c.end(), l) == c.end()) result.shadowed = true;
+      }
+    }
+  }
   // constant[stage][var]: the region of the variable is a constant interval.
   std::vector<std::vector<bool>> constant(n);
   for (int st = n - 1; st >= 0; --st) {

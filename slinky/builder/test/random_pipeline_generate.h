@@ -55,6 +55,9 @@ struct features {
   bool parallel_shared_storage = true;
   // Funcs computed inside a loop over a constant range (else such schedules are not generated).
   bool constant_loops = false;
+  // Funcs computed inside another's loop over a variable they also have, for a dimension that
+  // does not move with it (only with shared_vars; else such schedules are not generated).
+  bool shadowed_vars = false;
   // All funcs use the same variables x, y, z (else each its own), so loops of a func inside
   // the loop of another over the same variable shadow it.
   bool shared_vars = true;
@@ -137,6 +140,7 @@ struct features {
         {"diagonal", &features::diagonal},
         {"hull_windows", &features::hull_windows},
         {"constant_loops", &features::constant_loops},
+        {"shadowed_vars", &features::shadowed_vars},
         {"parallel_shared_storage", &features::parallel_shared_storage},
         {"shared_vars", &features::shared_vars},
         {"parallel", &features::parallel},
@@ -696,7 +700,7 @@ inline bool copied(const graph_spec& g, int b) {
 inline bool allowed_windows(const graph_spec& g, schedule_spec s, const features& f) {
   const risky_windows w = find_risky_windows(g, s, legalize(g, s));
   return (f.diagonal || !w.two_dims) && (f.hull_windows || !w.fixed_and_moving) &&
-         (f.constant_loops || !w.constant_loop);
+         (f.constant_loops || !w.constant_loop) && (f.shadowed_vars || !w.shadowed);
 }
 
 namespace internal_generate {

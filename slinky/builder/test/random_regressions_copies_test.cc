@@ -145,5 +145,41 @@ TEST(random_regressions, DISABLED_copy_aliased_to_a_source_with_a_user_fold) {
   }
 }
 
+// Bug C4 (open; found with seed 9, case 919, all default features on; the shrunk case uses none of
+// the new ones). f0 (variables x, y, z) up-samples in0 in z (z / 3); f1 reads t1 at (x, 0, y), so
+// f0's z comes from f1's y, and f0's own y is the constant row 0. f0 is computed in f1's loop over
+// y, and the pipeline's check of in0's bounds requires in0 up to 0 in dim 2 (0 <=
+// buffer_max(in0, 2)), although only (-8) / 3 = -3 is read: the bounds of f0's z, [y, y] in the
+// loop, are taken with f0's own y ([0, 0]) for the loop's y. With distinct names for f0's
+// variables (x0, y0, z0) the check passes. Bug 5 (fixed) was the same name collision in the
+// loops; this one is in the required bounds of inputs. The generator avoids such schedules
+// unless shadowed_vars (find_risky_windows).
+TEST(random_regressions, DISABLED_input_bounds_with_a_loop_variable_shadowing_a_func_variable) {
+  random_test::monitor m;
+  m.allowed = {{}, {{0, 0}, {0, 0}, {-8, -8}}, {{0, 0}, {-8, -8}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+  auto in0 = buffer_expr::make(ctx, "in0", 3, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 3, 4);
+  auto out2 = buffer_expr::make(ctx, "out2", 2, 4);
+  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}, {2, 1, 3, 0, 0}}}, {1}}, &m),
+          {{in0, {point(x), point(y), point(z / 3)}}}, {{t1, {x, y, z}}}, {.name = "f0"});
+  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {2}}, &m),
+          {{t1, {point(x), point(0), point(y)}}}, {{out2, {x, y}}}, {.name = "f1"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out2});
+  f1.loops({{y, 1}});
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out2});
+  random_test::host_buffer in0_buf(4, {{0, 0}, {0, 0}, {-3, -2}});
+  random_test::fill(in0_buf, 10750087693644716623ull);
+  random_test::host_buffer out2_a(4, {{0, 0}, {-8, -8}});
+  random_test::host_buffer out2_b(4, {{0, 0}, {-8, -8}});
+  random_test::eval_hooks a_hooks, b_hooks;
+  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out2_a.raw()}, a_hooks.context), 0);
+  EXPECT_EQ(a_hooks.check() + m.failure(), "");
+  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out2_b.raw()}, b_hooks.context), 0);
+  EXPECT_EQ(b_hooks.check() + m.failure(), "");
+  EXPECT_TRUE(random_test::equal(out2_a, out2_b));
+}
+
 }  // namespace
 }  // namespace slinky
