@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
       case_spec one = c;
       one.schedules = {c.schedules[i]};
       std::cout << to_cpp(one, "schedule_" + std::to_string(i), outcome{"print", "schedule " + std::to_string(i)});
-      std::unique_ptr<built> b = build(c.graph, p, &c.schedules[i], nullptr);
+      std::unique_ptr<built> b = build(c.graph, p, &c.schedules[i], nullptr, c.data_seed);
       std::cout << b->p.body << "\n";
     }
     return 0;

@@ -46,10 +46,20 @@ inline index_t elem_count(const box& b) {
   return n;
 }
 
+// Bounds beyond this are unbounded (a crop side that is expr()).
+constexpr index_t unbounded = index_t(1) << 40;
+
+inline ival intersect(const ival& a, const ival& b) {
+  if (a.empty() || b.empty()) return {};
+  return {std::max(a.min, b.min), std::min(a.max, b.max)};
+}
+
 // One dimension of a func's input as a function of the func's output variables:
-// [floor(mul * x / div) + lo, floor(mul * x / div) + hi] where x is output variable `var`;
-// the constant [lo, hi] when var < 0; the whole dimension of the buffer (a pipeline input) when
-// `whole`, written in_buffer->dim(d).bounds.
+// [t(x) + mul2 * y + lo, t(x) + mul2 * y + hi] where x is output variable `var`, t(x) is
+// floor(mul * x / div) (mul may be negative: a flip), or euclidean x % mod when mod > 0, and y
+// is output variable var2 (if var2 >= 0: a reshape, x + W * y); the constant [lo, hi] when
+// var < 0; the whole dimension of the buffer (a pipeline input) when `whole`, written
+// in_buffer->dim(d).bounds.
 struct access {
   int var = -1;
   index_t mul = 1;
@@ -57,31 +67,111 @@ struct access {
   index_t lo = 0;
   index_t hi = 0;
   bool whole = false;
+  index_t mod = 0;
+  int var2 = -1;
+  index_t mul2 = 0;
 
   bool is_point() const { return !whole && lo == hi; }
 };
 
-// The interval an access reads when the output variables range over `vars`.
-inline ival map_access(const access& a, const box& vars) {
+// The first coordinate an access reads at the output point p (the last is that + hi - lo).
+inline index_t access_at(const access& a, const index_t* p) {
+  if (a.var < 0) return a.lo;
+  index_t t = a.mod > 0 ? euclidean_mod(p[a.var], a.mod) : floor_div(a.mul * p[a.var], a.div);
+  if (a.var2 >= 0) t += a.mul2 * p[a.var2];
+  return t + a.lo;
+}
+
+// The interval an access reads when the output variables range over `vars`. Unless `exact`,
+// x % W is [0, W - 1], as the builder's bounds inference takes it.
+inline ival map_access(const access& a, const box& vars, bool exact = false) {
   if (a.var < 0) return {a.lo, a.hi};
   const ival& x = vars[a.var];
   if (x.empty()) return {};
-  return {floor_div(a.mul * x.min, a.div) + a.lo, floor_div(a.mul * x.max, a.div) + a.hi};
+  ival t;
+  if (a.mod > 0) {
+    if (exact && floor_div(x.min, a.mod) == floor_div(x.max, a.mod)) {
+      t = {euclidean_mod(x.min, a.mod), euclidean_mod(x.max, a.mod)};
+    } else {
+      t = {0, a.mod - 1};
+    }
+  } else {
+    const index_t u = floor_div(a.mul * x.min, a.div), v = floor_div(a.mul * x.max, a.div);
+    t = {std::min(u, v), std::max(u, v)};
+  }
+  if (a.var2 >= 0) {
+    const ival& y = vars[a.var2];
+    if (y.empty()) return {};
+    const index_t u = a.mul2 * y.min, v = a.mul2 * y.max;
+    t.min += std::min(u, v);
+    t.max += std::max(u, v);
+  }
+  return {t.min + a.lo, t.max + a.hi};
 }
 
+// A copy's input: besides the accesses (points), the part of the source that is copied (outside
+// it, the pad's value: input_crop, in source coordinates) and the part of the output it writes
+// (output_crop, in output coordinates); empty: no crop.
 struct stage_input {
   int buffer = -1;
   std::vector<access> dims;
+  box input_crop = {};
+  box output_crop = {};
 };
 
+// How a copy is made: func::make_copy of one input (plain), of one input with a pad (padded),
+// of several inputs with output crops along dimension `dim` (multi), or func::make_concat or
+// func::make_stack along `dim`.
+enum class copy_kind { plain, padded, multi, concat, stack };
+
+inline bool contains(const box& crop, const index_t* p) {
+  for (std::size_t d = 0; d < crop.size(); ++d) {
+    if (p[d] < crop[d].min || p[d] > crop[d].max) return false;
+  }
+  return true;
+}
+
 // A func: output variables x, y, z (its rank), its inputs and its outputs, each of them indexed
-// by all the variables in order. A copy has one input with point accesses and one output.
+// by all the variables in order. A copy has point accesses and one output; its output is
+// written by the first input whose output_crop contains the point.
 struct stage_spec {
   int rank = 1;
   std::vector<stage_input> inputs;
   std::vector<int> outputs;
   bool copy = false;
+  copy_kind op = copy_kind::plain;
+  // padded: the pad, a constant buffer of rank 0.
+  int pad = -1;
+  // multi, concat, stack: the dimension of the output the inputs are laid along.
+  int dim = 0;
+  // concat: input i covers [cat_bounds[i], cat_bounds[i + 1]) of the output along dim.
+  std::vector<index_t> cat_bounds;
 };
+
+// Makes the accesses and crops of a concat or stack what make_concat and make_stack make of
+// their inputs (after inputs are added or removed).
+inline void normalize_copy(stage_spec& st) {
+  if (!st.copy || (st.op != copy_kind::concat && st.op != copy_kind::stack)) return;
+  if (st.op == copy_kind::concat) st.cat_bounds.resize(st.inputs.size() + 1, st.cat_bounds.back());
+  for (std::size_t i = 0; i < st.inputs.size(); ++i) {
+    stage_input& in = st.inputs[i];
+    in.input_crop.clear();
+    in.output_crop.assign(st.rank, ival{-unbounded, unbounded});
+    in.dims.clear();
+    for (int v = 0; v < st.rank; ++v) {
+      if (st.op == copy_kind::stack && v == st.dim) continue;
+      access a;
+      a.var = v;
+      if (st.op == copy_kind::concat && v == st.dim) a.lo = a.hi = -st.cat_bounds[i];
+      in.dims.push_back(a);
+    }
+    if (st.op == copy_kind::concat) {
+      in.output_crop[st.dim] = {st.cat_bounds[i], st.cat_bounds[i + 1] - 1};
+    } else {
+      in.output_crop[st.dim] = {static_cast<index_t>(i), static_cast<index_t>(i)};
+    }
+  }
+}
 
 struct buffer_spec {
   int rank = 1;
@@ -89,6 +179,11 @@ struct buffer_spec {
   bool input = false;
   bool output = false;
   int producer = -1;
+  // A pipeline input whose contents are given to the builder (buffer_expr::make_constant, or
+  // make_scalar for rank 0) instead of being passed to evaluate.
+  bool constant = false;
+  // Intermediates: a fold factor per dim set on the buffer_expr (0: none; empty: none).
+  std::vector<index_t> fold;
   // Outputs: the bounds asked for (the buffer also covers what its consumers read). Inputs: a
   // region covered even where nothing reads it (dims read whole), and margins added around
   // everything that is read.
@@ -107,11 +202,18 @@ struct graph_spec {
   std::vector<stage_spec> stages;
   // All funcs use the same variables x, y, z; otherwise each func has its own (x0, y0, ...).
   bool shared_vars = false;
+  // A func whose callback fails (returns injected_failure) on its fail_call-th call of a run
+  // (-1: none).
+  int fail_stage = -1;
+  int fail_call = 1;
 };
+
+// What a callback that fails on purpose returns.
+constexpr index_t injected_failure = 42;
 
 inline std::string buffer_name(const graph_spec& g, int b) {
   const buffer_spec& s = g.buffers[b];
-  return (s.input ? "in" : s.output ? "out" : "t") + std::to_string(b);
+  return (s.constant ? "c" : s.input ? "in" : s.output ? "out" : "t") + std::to_string(b);
 }
 // The name of variable v of a stage's output.
 inline std::string var_name(const graph_spec& g, int stage, int v) {
@@ -339,8 +441,13 @@ struct risky_windows {
   bool two_dims = false;
   bool fixed_and_moving = false;
   // Also: a func computed inside a loop whose range is a constant (not from the bounds of an
-  // output): the first window of what slides over it is not computed.
+  // output, or bounded by a copy's crops on both sides): the first window of what slides over it
+  // is not computed.
   bool constant_loop = false;
+  // Also (shared variables only): a func computed inside another's loop over a variable whose
+  // name the func also has, for a dimension that does not move with that loop: bounds inference
+  // of the pipeline's inputs mixes the two up (bug C4 of random_regressions_copies_test.cc).
+  bool shadowed = false;
 };
 
 // Finds the risky windows of a schedule. The loops each dimension of a stage's region depends
@@ -368,9 +475,14 @@ inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec
         for (std::size_t d = 0; d < in.dims.size(); ++d) {
           const access& a = in.dims[d];
           levels contribution;
-          if (a.var >= 0) {
+          // x % W is read over [0, W - 1] wherever x is: it does not move.
+          if (a.var >= 0 && a.mod == 0) {
             levels from = all(deps[c][a.var]);
             if (loop_index(s.stages[c], a.var) >= 0) from.push_back({c, a.var});
+            if (a.var2 >= 0) {
+              for (const level& l : all(deps[c][a.var2])) from.push_back(l);
+              if (loop_index(s.stages[c], a.var2) >= 0) from.push_back({c, a.var2});
+            }
             for (const level& l : from) {
               if (std::find(chain.begin(), chain.end(), l) != chain.end()) contribution.push_back(l);
             }
@@ -381,6 +493,14 @@ inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec
     }
   }
   risky_windows result;
+  for (int st = 0; g.shared_vars && st < n; ++st) {
+    for (const level& l : p.compute_chain[st]) {
+      if (l.stage == st || l.var >= g.stages[st].rank) continue;
+      for (const levels& c : deps[st][l.var]) {
+        if (std::find(c.begin(), c.end(), l) == c.end()) result.shadowed = true;
+      }
+    }
+  }
   // constant[stage][var]: the region of the variable is a constant interval.
   std::vector<std::vector<bool>> constant(n);
   for (int st = n - 1; st >= 0; --st) {
@@ -392,7 +512,14 @@ inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec
       for (const stage_input& in : g.stages[c].inputs) {
         if (g.buffers[in.buffer].producer != st) continue;
         for (std::size_t d = 0; d < in.dims.size(); ++d) {
-          if (in.dims[d].var >= 0 && !constant[c][in.dims[d].var]) constant[st][d] = false;
+          const access& a = in.dims[d];
+          // A copy's crop bounded on both sides bounds the region by constants too.
+          auto bounded = [](const box& crop, int i) {
+            return i >= 0 && i < static_cast<int>(crop.size()) && crop[i].min > -unbounded && crop[i].max < unbounded;
+          };
+          const bool cropped = g.stages[c].copy && (bounded(in.output_crop, a.var) || bounded(in.input_crop, d));
+          if (a.var >= 0 && a.mod == 0 && !constant[c][a.var] && !cropped) constant[st][d] = false;
+          if (a.var2 >= 0 && !constant[c][a.var2] && !cropped) constant[st][d] = false;
         }
       }
     }
@@ -444,6 +571,8 @@ struct kernel_spec {
   int stage = 0;
   std::vector<std::vector<access>> inputs;
   std::vector<int> outputs;
+  // Fail on this call (counted by the monitor; 0: never).
+  int fail_on_call = 0;
 };
 
 struct plan {
@@ -466,10 +595,18 @@ inline plan make_plan(const graph_spec& g) {
   auto need_of = [&](int b) {
     box need(g.buffers[b].rank);
     for (int c = 0; c < n; ++c) {
-      for (const stage_input& i : g.stages[c].inputs) {
+      const stage_spec& st = g.stages[c];
+      for (const stage_input& i : st.inputs) {
         if (i.buffer != b) continue;
+        box vars = p.regions[c];
+        if (st.copy) {
+          for (std::size_t d = 0; d < i.output_crop.size(); ++d) vars[d] = intersect(vars[d], i.output_crop[d]);
+        }
         for (int d = 0; d < g.buffers[b].rank; ++d) {
-          if (!i.dims[d].whole) need[d] |= map_access(i.dims[d], p.regions[c]);
+          if (i.dims[d].whole) continue;
+          ival m = map_access(i.dims[d], vars);
+          if (st.copy && !i.input_crop.empty()) m = intersect(m, i.input_crop[d]);
+          need[d] |= m;
         }
       }
     }
@@ -505,12 +642,13 @@ inline plan make_plan(const graph_spec& g) {
     kernel_spec k;
     k.stage = s;
     k.outputs = g.stages[s].outputs;
+    if (g.fail_stage == s) k.fail_on_call = g.fail_call;
     index_t reads = 1;
     for (const stage_input& i : g.stages[s].inputs) {
       std::vector<access> dims = i.dims;
       index_t box_size = 1;
       for (std::size_t d = 0; d < dims.size(); ++d) {
-        if (dims[d].whole) dims[d] = {-1, 1, 1, p.bounds[i.buffer][d].min, p.bounds[i.buffer][d].max, false};
+        if (dims[d].whole) dims[d] = {-1, 1, 1, p.bounds[i.buffer][d].min, p.bounds[i.buffer][d].max};
         box_size *= dims[d].hi - dims[d].lo + 1;
       }
       reads += box_size;
@@ -521,6 +659,47 @@ inline plan make_plan(const graph_spec& g) {
   }
   for (const box& b : p.bounds) p.elements += elem_count(b);
   return p;
+}
+
+// True if every copy with several inputs writes all of what the unscheduled pipeline computes
+// of its output (the output crops of its inputs cover its region along its dim), every input of
+// a copy is read (its output_crop and input_crop meet what is computed), and every
+// user fold factor is at least the extent of its buffer's region (so no schedule needs a
+// larger one).
+inline bool well_formed(const graph_spec& g, const plan& p) {
+  for (std::size_t s = 0; s < g.stages.size(); ++s) {
+    const stage_spec& st = g.stages[s];
+    if (!st.copy) continue;
+    // Each input of a copy is needed somewhere: an empty region of a producer through a stencil
+    // still needs its input (bug 14 of random_regressions_test.cc).
+    for (const stage_input& i : st.inputs) {
+      box vars = p.regions[s];
+      for (std::size_t d = 0; d < i.output_crop.size(); ++d) vars[d] = intersect(vars[d], i.output_crop[d]);
+      if (elem_count(vars) == 0 && elem_count(p.regions[s]) > 0) return false;
+      for (std::size_t d = 0; d < i.input_crop.size(); ++d) {
+        if (intersect(map_access(i.dims[d], vars), i.input_crop[d]).empty()) return false;
+      }
+    }
+    if (st.inputs.empty() || st.inputs[0].output_crop.empty()) continue;
+    const ival region = p.regions[s][st.dim];
+    if (region.empty()) continue;
+    std::vector<ival> crops;
+    for (const stage_input& i : st.inputs) crops.push_back(i.output_crop[st.dim]);
+    std::sort(crops.begin(), crops.end(), [](const ival& a, const ival& b) { return a.min < b.min; });
+    index_t next = region.min;
+    for (const ival& c : crops) {
+      if (c.empty()) continue;
+      if (c.min > next) break;
+      next = std::max(next, c.max + 1);
+    }
+    if (next <= region.max) return false;
+  }
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    for (std::size_t d = 0; d < g.buffers[b].fold.size(); ++d) {
+      if (g.buffers[b].fold[d] > 0 && g.buffers[b].fold[d] < p.bounds[b][d].extent()) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace random_test

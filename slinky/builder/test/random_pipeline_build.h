@@ -87,6 +87,11 @@ public:
   // Per buffer: the region a callback may be asked to write (empty: not checked).
   std::vector<box> allowed;
   std::atomic<int> calls{0};
+  // Calls of the func that fails on purpose, whether it failed, and calls of any callback that
+  // began after it failed.
+  std::atomic<int> failing_calls{0};
+  std::atomic<bool> failed{false};
+  std::atomic<int> after_failure{0};
 
   void fail(const std::string& kind, const std::string& message) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -108,6 +113,9 @@ public:
     kind_.clear();
     failure_.clear();
     calls = 0;
+    failing_calls = 0;
+    failed = false;
+    after_failure = 0;
   }
 };
 
@@ -123,7 +131,7 @@ inline std::string compute_stage(const kernel_spec& k, const raw_buffer* const* 
     for (std::size_t i = 0; i < k.inputs.size(); ++i) {
       const raw_buffer& in = *ins[i];
       for (std::size_t d = 0; d < k.inputs[i].size(); ++d) {
-        const ival need = map_access(k.inputs[i][d], crop);
+        const ival need = map_access(k.inputs[i][d], crop, /*exact=*/true);
         if (!ival{in.dim(d).min(), in.dim(d).max()}.contains(need) || !in.base) {
           return "f" + std::to_string(k.stage) + " computing output " + std::to_string(o) + " over " + to_string(crop) +
                  " reads input " + std::to_string(i) + " dim " + std::to_string(d) + " over " + to_string({need}) +
@@ -139,12 +147,8 @@ inline std::string compute_stage(const kernel_spec& k, const raw_buffer* const* 
         box read(k.inputs[i].size());
         for (std::size_t d = 0; d < read.size(); ++d) {
           const access& a = k.inputs[i][d];
-          if (a.var < 0) {
-            read[d] = {a.lo, a.hi};
-          } else {
-            const index_t x = floor_div(a.mul * p[a.var], a.div);
-            read[d] = {x + a.lo, x + a.hi};
-          }
+          const index_t x = access_at(a, p);
+          read[d] = {x, x + a.hi - a.lo};
         }
         for_each_point(read, [&](const index_t* q) { h = mix(h, load(*ins[i], q)); });
       }
@@ -154,16 +158,25 @@ inline std::string compute_stage(const kernel_spec& k, const raw_buffer* const* 
   return std::string();
 }
 
-// A copy: out(x) = in(point accesses of x).
-inline void compute_copy(const kernel_spec& k, const raw_buffer& in, const raw_buffer& out) {
+// A copy: each point of out is written by the first input whose output_crop contains it, with
+// the element of that input at its point accesses, or the pad's where that is outside the
+// input's input_crop. Points no input covers are not written.
+inline void compute_copy(const stage_spec& st, const raw_buffer* const* ins, const raw_buffer* pad,
+                         const raw_buffer& out) {
   for_each_point(bounds_of(out), [&](const index_t* p) {
-    index_t q[max_rank + 1] = {};
-    for (std::size_t d = 0; d < k.inputs[0].size(); ++d) {
-      const access& a = k.inputs[0][d];
-      q[d] = a.var < 0 ? a.lo : floor_div(a.mul * p[a.var], a.div) + a.lo;
+    for (std::size_t i = 0; i < st.inputs.size(); ++i) {
+      const stage_input& in = st.inputs[i];
+      if (!in.output_crop.empty() && !contains(in.output_crop, p)) continue;
+      index_t q[max_rank + 1] = {};
+      for (std::size_t d = 0; d < in.dims.size(); ++d) q[d] = access_at(in.dims[d], p);
+      void* dst = out.address_at(span<const index_t>(p, out.rank));
+      if (!in.input_crop.empty() && !contains(in.input_crop, q)) {
+        std::memcpy(dst, pad->base, out.elem_size);
+      } else if (contains(bounds_of(*ins[i]), q)) {
+        std::memcpy(dst, ins[i]->address_at(span<const index_t>(q, ins[i]->rank)), out.elem_size);
+      }
+      return;
     }
-    std::memcpy(out.address_at(span<const index_t>(p, out.rank)), in.address_at(span<const index_t>(q, in.rank)),
-                in.elem_size);
   });
 }
 
@@ -177,6 +190,7 @@ inline call_stmt::callable kernel(kernel_spec k, monitor* m = nullptr) {
     for (std::size_t o = 0; o < op->outputs.size(); ++o) outs[o] = ctx.lookup_buffer(op->outputs[o]);
     if (m) {
       ++m->calls;
+      if (m->failed) ++m->after_failure;
       for (std::size_t o = 0; o < k.outputs.size(); ++o) {
         const box& allowed = m->allowed[k.outputs[o]];
         const box crop = bounds_of(*outs[o]);
@@ -189,6 +203,10 @@ inline call_stmt::callable kernel(kernel_spec k, monitor* m = nullptr) {
           return 1;
         }
       }
+    }
+    if (m && k.fail_on_call > 0 && ++m->failing_calls == k.fail_on_call) {
+      m->failed = true;
+      return injected_failure;
     }
     std::string error = compute_stage(k, ins, outs);
     if (error.empty()) return 0;
@@ -280,6 +298,7 @@ class eval_hooks {
   std::map<std::size_t, index_t> max_bytes_;
   int allocations_ = 0;
   int frees_ = 0;
+  int call_failures_ = 0;
   std::string check_;
 
 public:
@@ -304,7 +323,10 @@ public:
       std::lock_guard<std::mutex> lock(mutex_);
       if (check_.empty()) check_ = to_string(e, symbols);
     };
-    config.call_failed = [](const call_stmt*) {};
+    config.call_failed = [this](const call_stmt*) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++call_failures_;
+    };
     context.config = &config;
   }
   eval_hooks(const eval_hooks&) = delete;
@@ -318,6 +340,11 @@ public:
   }
   int allocations() const { return allocations_; }
   int frees() const { return frees_; }
+  // Calls of the call_failed hook.
+  int call_failures() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return call_failures_;
+  }
   // The condition of the first check that failed, or empty.
   std::string check() const {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -343,7 +370,7 @@ inline std::vector<std::unique_ptr<host_buffer>> reference(const graph_spec& g, 
       outs.push_back(raw[o]);
     }
     if (st.copy) {
-      compute_copy(p.kernels[s], *ins[0], *outs[0]);
+      compute_copy(st, ins.data(), st.pad >= 0 ? raw[st.pad] : nullptr, *outs[0]);
     } else {
       compute_stage(p.kernels[s], ins.data(), outs.data());
     }
@@ -359,10 +386,24 @@ inline expr offset(expr e, index_t c) { return c == 0 ? e : c > 0 ? e + c : e - 
 inline interval_expr to_interval(const access& a, const std::vector<var>& vars, const buffer_expr_ptr& b, int d) {
   if (a.whole) return b->dim(d).bounds;
   if (a.var < 0) return a.lo == a.hi ? point(expr(a.lo)) : bounds(expr(a.lo), expr(a.hi));
-  expr x = vars[a.var];
-  if (a.mul != 1) x = x * a.mul;
-  if (a.div != 1) x = x / a.div;
-  return a.lo == a.hi ? point(offset(x, a.lo)) : bounds(offset(x, a.lo), offset(x, a.hi));
+  auto at = [&](index_t c) -> expr {
+    expr x = vars[a.var];
+    expr e;
+    if (a.mod > 0) {
+      e = x % a.mod;
+    } else if (a.mul < 0 && a.div == 1) {
+      // A flip: c - x.
+      e = expr(c) - (a.mul == -1 ? x : x * -a.mul);
+      return a.var2 >= 0 ? vars[a.var2] * a.mul2 + e : e;
+    } else {
+      if (a.mul != 1) x = x * a.mul;
+      if (a.div != 1) x = x / a.div;
+      e = x;
+    }
+    if (a.var2 >= 0) e = vars[a.var2] * a.mul2 + e;
+    return offset(e, c);
+  };
+  return a.lo == a.hi ? point(at(a.lo)) : bounds(at(a.lo), at(a.hi));
 }
 
 // The graph and (with a schedule) its schedule as builder objects, and the pipeline built from
@@ -376,7 +417,43 @@ struct built {
   pipeline p;
 };
 
-inline std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule_spec* s, monitor* m) {
+// The contents of a constant buffer: the bounds of the plan, filled with `seed`.
+inline std::unique_ptr<host_buffer> constant_data(const graph_spec& g, const plan& pl, int b, std::uint64_t seed) {
+  auto result = std::make_unique<host_buffer>(g.buffers[b].elem_size, pl.bounds[b]);
+  fill(*result, seed);
+  return result;
+}
+
+// The value of a constant of rank 0, as a signed integer.
+inline std::int32_t scalar_value(const graph_spec& g, const plan& pl, int b, std::uint64_t seed) {
+  return static_cast<std::int32_t>(load(constant_data(g, pl, b, seed)->raw(), nullptr));
+}
+
+inline buffer_expr_ptr make_constant_buffer(node_context& ctx, const graph_spec& g, const plan& pl, int b,
+                                            std::uint64_t seed) {
+  const std::string name = buffer_name(g, b);
+  if (g.buffers[b].rank == 0) {
+    const std::int32_t v = scalar_value(g, pl, b, seed);
+    switch (g.buffers[b].elem_size) {
+    case 1: return buffer_expr::make_scalar<std::int8_t>(ctx, name, static_cast<std::int8_t>(v));
+    case 2: return buffer_expr::make_scalar<std::int16_t>(ctx, name, static_cast<std::int16_t>(v));
+    default: return buffer_expr::make_scalar<std::int32_t>(ctx, name, v);
+    }
+  }
+  return buffer_expr::make_constant(ctx, name, raw_buffer::make_copy(constant_data(g, pl, b, seed)->raw()));
+}
+
+inline box_expr to_box_expr(const box& b) {
+  box_expr result;
+  for (const ival& i : b) {
+    result.emplace_back(i.min <= -unbounded ? expr() : expr(i.min), i.max >= unbounded ? expr() : expr(i.max));
+  }
+  return result;
+}
+
+// Constants are filled with data_seed + their index, like inputs.
+inline std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule_spec* s, monitor* m,
+                                    std::uint64_t data_seed = 0) {
   auto r = std::make_unique<built>();
   for (std::size_t i = 0; i < g.stages.size(); ++i) {
     r->vars.emplace_back();
@@ -384,7 +461,14 @@ inline std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const s
   }
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
     const buffer_spec& bs = g.buffers[b];
+    if (bs.constant) {
+      r->buffers.push_back(make_constant_buffer(r->ctx, g, pl, static_cast<int>(b), data_seed + b));
+      continue;
+    }
     r->buffers.push_back(buffer_expr::make(r->ctx, buffer_name(g, static_cast<int>(b)), bs.rank, bs.elem_size));
+    for (std::size_t d = 0; d < bs.fold.size(); ++d) {
+      if (bs.fold[d] > 0) r->buffers.back()->dim(d).fold_factor = bs.fold[d];
+    }
   }
   for (std::size_t i = 0; i < g.stages.size(); ++i) {
     const stage_spec& st = g.stages[i];
@@ -395,12 +479,27 @@ inline std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const s
       for (std::size_t d = 0; d < in.dims.size(); ++d) {
         fi.bounds.push_back(to_interval(in.dims[d], r->vars[i], fi.buffer, static_cast<int>(d)));
       }
+      if (st.copy) {
+        fi.input_crop = to_box_expr(in.input_crop);
+        fi.output_crop = to_box_expr(in.output_crop);
+      }
       inputs.push_back(std::move(fi));
     }
     std::vector<func::output> outputs;
     for (int o : st.outputs) outputs.push_back({r->buffers[o], r->vars[i]});
     if (st.copy) {
-      r->funcs.push_back(std::make_unique<func>(func::make_copy(inputs[0], outputs[0])));
+      std::vector<buffer_expr_ptr> srcs;
+      for (const stage_input& in : st.inputs) srcs.push_back(r->buffers[in.buffer]);
+      std::vector<expr> cat_bounds(st.cat_bounds.begin(), st.cat_bounds.end());
+      func f;
+      switch (st.op) {
+      case copy_kind::plain: f = func::make_copy(inputs[0], outputs[0]); break;
+      case copy_kind::padded: f = func::make_copy(inputs[0], outputs[0], {r->buffers[st.pad], {}}); break;
+      case copy_kind::multi: f = func::make_copy(inputs, outputs[0]); break;
+      case copy_kind::concat: f = func::make_concat(srcs, outputs[0], st.dim, cat_bounds); break;
+      case copy_kind::stack: f = func::make_stack(srcs, outputs[0], st.dim); break;
+      }
+      r->funcs.push_back(std::make_unique<func>(std::move(f)));
     } else {
       call_stmt::attributes attrs;
       attrs.name = "f" + std::to_string(i);
@@ -442,7 +541,7 @@ inline std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const s
   }
   std::vector<buffer_expr_ptr> ins, outs;
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
-    if (g.buffers[b].input) ins.push_back(r->buffers[b]);
+    if (g.buffers[b].input && !g.buffers[b].constant) ins.push_back(r->buffers[b]);
     if (g.buffers[b].output) outs.push_back(r->buffers[b]);
   }
   r->p = build_pipeline(r->ctx, ins, outs, options);

@@ -69,7 +69,8 @@ struct context {
   const case_spec& c;
   plan p;
   std::vector<std::unique_ptr<host_buffer>> inputs;
-  std::vector<const raw_buffer*> input_raw;
+  // The pipeline's inputs (not the constants), and all of them (with the constants).
+  std::vector<const raw_buffer*> input_raw, all_input_raw;
   std::vector<std::unique_ptr<host_buffer>> expected;
   monitor m;
   // Per buffer: the most bytes one heap allocation of it took unscheduled.
@@ -81,9 +82,10 @@ struct context {
       if (!g.buffers[b].input) continue;
       inputs.push_back(make_buffer(g.buffers[b], p.bounds[b]));
       fill(*inputs.back(), c.data_seed + b);
-      input_raw.push_back(&inputs.back()->raw());
+      all_input_raw.push_back(&inputs.back()->raw());
+      if (!g.buffers[b].constant) input_raw.push_back(&inputs.back()->raw());
     }
-    expected = reference(g, p, input_raw);
+    expected = reference(g, p, all_input_raw);
     m.allowed.resize(g.buffers.size());
     for (std::size_t b = 0; b < g.buffers.size(); ++b) {
       if (!g.buffers[b].input) m.allowed[b] = p.bounds[b];
@@ -97,7 +99,7 @@ struct context {
     outcome o;
     o.schedule = index;
     m.reset();
-    std::unique_ptr<built> b = build(g, p, s, &m);
+    std::unique_ptr<built> b = build(g, p, s, &m, c.data_seed);
     std::vector<std::unique_ptr<host_buffer>> outputs;
     std::vector<const raw_buffer*> output_raw;
     std::vector<int> output_index;
@@ -119,7 +121,32 @@ struct context {
     };
     if (!m.kind().empty()) return fail(m.kind(), m.failure());
     if (!hooks.check().empty()) return fail("check_failed", "check failed: " + hooks.check());
+    if (m.failed) {
+      // f<fail_stage> failed on purpose: evaluate returns its result, call_failed is called once,
+      // nothing leaks, and in a schedule with no parallel loop, no callback runs after it.
+      bool serial = true;
+      for (std::size_t i = 0; s && i < s->stages.size(); ++i) {
+        for (const loop_spec& l : s->stages[i].loops) serial = serial && !l.parallel;
+      }
+      if (result != injected_failure) {
+        return fail("failure", "f" + std::to_string(g.fail_stage) + " failed with " + std::to_string(injected_failure) +
+                                   ", evaluate returned " + std::to_string(result));
+      }
+      if (hooks.call_failures() != 1) {
+        return fail("failure", "call_failed called " + std::to_string(hooks.call_failures()) + " times");
+      }
+      if (serial && m.after_failure > 0) {
+        return fail("failure", std::to_string(m.after_failure) + " calls after f" + std::to_string(g.fail_stage) +
+                                   " failed, in a serial schedule");
+      }
+      if (hooks.allocations() != hooks.frees()) {
+        return fail("leak", std::to_string(hooks.allocations()) + " allocations, " + std::to_string(hooks.frees()) +
+                                " frees after a failure");
+      }
+      return o;
+    }
     if (result != 0) return fail("evaluate", "evaluate returned " + std::to_string(result));
+    if (hooks.call_failures() != 0) return fail("failure", "call_failed called, but nothing failed");
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const int bi = output_index[i];
       std::string diff = compare(expected[bi]->raw(), outputs[i]->raw());
@@ -136,8 +163,13 @@ struct context {
         unscheduled_bytes[bi] = bytes;
         continue;
       }
+      // The region, or the user's fold where it is larger.
+      box region = p.bounds[bi];
+      for (std::size_t d = 0; d < g.buffers[bi].fold.size(); ++d) {
+        region[d].max = std::max(region[d].max, region[d].min + g.buffers[bi].fold[d] - 1);
+      }
       const index_t limit =
-          std::max(unscheduled_bytes[bi], elem_count(p.bounds[bi]) * static_cast<index_t>(g.buffers[bi].elem_size));
+          std::max(unscheduled_bytes[bi], elem_count(region) * static_cast<index_t>(g.buffers[bi].elem_size));
       if (bytes > limit) {
         return fail("memory", "an allocation of " + buffer_name(g, static_cast<int>(bi)) + " takes " +
                                   std::to_string(bytes) + " bytes, more than the " + std::to_string(limit) +

@@ -55,6 +55,9 @@ struct features {
   bool parallel_shared_storage = true;
   // Funcs computed inside a loop over a constant range (else such schedules are not generated).
   bool constant_loops = true;
+  // Funcs computed inside another's loop over a variable they also have, for a dimension that
+  // does not move with it (only with shared_vars; else such schedules are not generated).
+  bool shadowed_vars = false;
   // All funcs use the same variables x, y, z (else each its own), so loops of a func inside
   // the loop of another over the same variable shadow it.
   bool shared_vars = true;
@@ -65,6 +68,32 @@ struct features {
   bool store_at = true;
   bool compute_at = true;
   bool stack = true;
+  // Copies with a pad: func::make_copy(src, dst, pad) with an input_crop, the pad a scalar, of
+  // pipeline inputs (and constants).
+  bool padded_copies = true;
+  // Padded copies of intermediates too.
+  bool padded_intermediates = false;
+  // func::make_copy of several inputs, each with an output_crop.
+  bool multi_copies = true;
+  // func::make_concat.
+  bool concat = true;
+  // func::make_stack.
+  bool stack_copies = true;
+  // Copies that flip a dimension: point(c - x).
+  bool flips = true;
+  // Copies that reshape to a lower rank (point(x % W), point(x / W)).
+  bool reshapes = true;
+  // Copies that reshape to a higher rank (point(y * W + x)).
+  bool reshapes_up = false;
+  // Fold factors set on intermediates (at least the extent of the buffer's region) that copies
+  // neither read nor write.
+  bool folds = true;
+  // Fold factors also on sources and destinations of copies.
+  bool copy_folds = false;
+  // Constant buffers (make_constant) and scalars (make_scalar) read by funcs.
+  bool constants = true;
+  // A callback that fails on its first, second or third call.
+  bool failures = true;
 
   // A comma-separated list of feature names, each optionally prefixed by '-' to turn it off;
   // "stages=N" sets max_stages. Returns false if a name is unknown.
@@ -111,6 +140,7 @@ struct features {
         {"diagonal", &features::diagonal},
         {"hull_windows", &features::hull_windows},
         {"constant_loops", &features::constant_loops},
+        {"shadowed_vars", &features::shadowed_vars},
         {"parallel_shared_storage", &features::parallel_shared_storage},
         {"shared_vars", &features::shared_vars},
         {"parallel", &features::parallel},
@@ -118,6 +148,18 @@ struct features {
         {"store_at", &features::store_at},
         {"compute_at", &features::compute_at},
         {"stack", &features::stack},
+        {"padded_copies", &features::padded_copies},
+        {"padded_intermediates", &features::padded_intermediates},
+        {"multi_copies", &features::multi_copies},
+        {"concat", &features::concat},
+        {"stack_copies", &features::stack_copies},
+        {"flips", &features::flips},
+        {"reshapes", &features::reshapes},
+        {"reshapes_up", &features::reshapes_up},
+        {"folds", &features::folds},
+        {"copy_folds", &features::copy_folds},
+        {"constants", &features::constants},
+        {"failures", &features::failures},
     };
     return all;
   }
@@ -247,6 +289,7 @@ inline int elem_size(rng& r, const features& f) {
 inline int pick_buffer(rng& r, const graph_spec& g, const std::vector<int>& reads) {
   std::vector<int> unread, recent;
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    if (g.buffers[b].rank == 0) continue;
     if (reads[b] == 0) unread.push_back(static_cast<int>(b));
     recent.push_back(static_cast<int>(b));
   }
@@ -264,6 +307,137 @@ inline std::vector<int> identity(int n) {
 inline std::vector<int> shuffled(rng& r, std::vector<int> v) {
   for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[r.uniform(0, static_cast<index_t>(i) - 1)]);
   return v;
+}
+
+enum class copy_op { plain, flip, padded, multi, concat, stack, reshape };
+
+// The kind of a new copy of a buffer of rank ra, among those f allows.
+inline copy_op pick_copy_op(rng& r, const features& f, int ra) {
+  std::vector<copy_op> ops = {copy_op::plain, copy_op::plain};
+  if (f.flips) ops.push_back(copy_op::flip);
+  if (f.padded_copies) ops.push_back(copy_op::padded);
+  if (f.multi_copies) ops.push_back(copy_op::multi);
+  if (f.concat) ops.push_back(copy_op::concat);
+  if (f.stack_copies && f.vary_rank && ra < max_rank) ops.push_back(copy_op::stack);
+  if (f.vary_rank && ((f.reshapes && ra >= 2) || (f.reshapes_up && ra < max_rank))) ops.push_back(copy_op::reshape);
+  if (ops.size() == 2) return copy_op::plain;
+  return r.pick(ops);
+}
+
+// Sources for a copy of several inputs: a, and 1 or 2 more of a's rank and element size.
+inline std::vector<int> more_sources(rng& r, const graph_spec& g, int a, std::vector<int>& reads) {
+  std::vector<int> result = {a};
+  const int n = r.chance(0.7) ? 2 : 3;
+  while (static_cast<int>(result.size()) < n) {
+    int b = pick_buffer(r, g, reads);
+    if (g.buffers[b].rank != g.buffers[a].rank || g.buffers[b].elem_size != g.buffers[a].elem_size) b = a;
+    result.push_back(b);
+  }
+  return result;
+}
+
+// The inputs of a copy other than a plain one (st.rank is set).
+inline void make_special_copy(rng& r, graph_spec& g, const features& f, stage_spec& st, int a,
+                              const std::vector<int>& order, copy_op op, std::vector<int>& reads) {
+  (void)f;
+  const int ra = g.buffers[a].rank;
+  switch (op) {
+  case copy_op::flip: {
+    stage_input in = make_input(r, g, a, st.rank, order, kind::copy, false);
+    for (int tries = 0; tries < 4; ++tries) {
+      access& x = in.dims[r.uniform(0, ra - 1)];
+      if (x.var < 0) continue;
+      x.mul = -1;
+      x.div = 1;
+      x.lo = x.hi = r.uniform(-2, 10);
+      if (r.chance(0.5)) break;
+    }
+    st.inputs.push_back(in);
+    break;
+  }
+  case copy_op::padded: {
+    stage_input in = make_input(r, g, a, st.rank, order, kind::copy, false);
+    in.input_crop.assign(ra, ival{-unbounded, unbounded});
+    const int must = static_cast<int>(r.uniform(0, ra - 1));
+    for (int d = 0; d < ra; ++d) {
+      if (d != must && r.chance(0.5)) continue;
+      const index_t lo = r.uniform(-6, 4);
+      const index_t hi = lo + r.uniform(0, 8);
+      const index_t side = r.uniform(0, 3);
+      if (side != 1) in.input_crop[d].min = lo;
+      if (side != 2) in.input_crop[d].max = hi;
+    }
+    st.inputs.push_back(in);
+    buffer_spec pad;
+    pad.input = pad.constant = true;
+    pad.rank = 0;
+    pad.elem_size = g.buffers[a].elem_size;
+    g.buffers.push_back(pad);
+    reads.push_back(1);
+    st.pad = static_cast<int>(g.buffers.size()) - 1;
+    st.op = copy_kind::padded;
+    break;
+  }
+  case copy_op::multi: {
+    st.op = copy_kind::multi;
+    st.dim = static_cast<int>(r.uniform(0, st.rank - 1));
+    const std::vector<int> srcs = more_sources(r, g, a, reads);
+    index_t split = r.uniform(-6, 6);
+    for (std::size_t i = 0; i < srcs.size(); ++i) {
+      stage_input in = make_input(r, g, srcs[i], st.rank, i == 0 ? order : identity(ra), kind::copy, false);
+      in.output_crop.assign(st.rank, ival{-unbounded, unbounded});
+      if (i > 0) in.output_crop[st.dim].min = split;
+      if (i + 1 < srcs.size()) {
+        if (i > 0) split += r.uniform(1, 5);
+        in.output_crop[st.dim].max = split - 1;
+      }
+      st.inputs.push_back(in);
+    }
+    break;
+  }
+  case copy_op::concat:
+  case copy_op::stack: {
+    st.op = op == copy_op::concat ? copy_kind::concat : copy_kind::stack;
+    st.dim = static_cast<int>(r.uniform(0, st.rank - 1));
+    const std::vector<int> srcs = more_sources(r, g, a, reads);
+    if (op == copy_op::concat) {
+      st.cat_bounds = {r.uniform(-8, 0)};
+      for (std::size_t i = 0; i < srcs.size(); ++i) st.cat_bounds.push_back(st.cat_bounds.back() + r.uniform(1, 6));
+    }
+    for (int b : srcs) st.inputs.push_back({b, {}});
+    normalize_copy(st);
+    break;
+  }
+  case copy_op::reshape: {
+    const index_t w = r.pick(std::vector<index_t>{2, 3, 4, 5, 8});
+    stage_input in;
+    in.buffer = a;
+    if (st.rank > ra) {
+      // To a higher rank: src(y * W + x + c, z).
+      access x;
+      x.var = 0;
+      x.var2 = 1;
+      x.mul2 = w;
+      x.lo = x.hi = r.chance(0.5) ? 0 : r.uniform(-3, 3);
+      in.dims.push_back(x);
+      for (int d = 1; d < ra; ++d) in.dims.push_back(access{d + 1});
+    } else {
+      // To a lower rank: src(x % W, x / W + c, y).
+      access x;
+      x.var = 0;
+      x.mod = w;
+      access y;
+      y.var = 0;
+      y.div = w;
+      y.lo = y.hi = r.chance(0.5) ? 0 : r.uniform(-3, 3);
+      in.dims = {x, y};
+      for (int d = 2; d < ra; ++d) in.dims.push_back(access{d - 1});
+    }
+    st.inputs.push_back(in);
+    break;
+  }
+  case copy_op::plain: break;
+  }
 }
 
 }  // namespace internal_generate
@@ -287,10 +461,12 @@ inline void compact(case_spec& c) {
     if (!live_stage[s]) continue;
     for (int o : g.stages[s].outputs) live_buffer[o] = true;
     for (const stage_input& i : g.stages[s].inputs) live_buffer[i.buffer] = true;
+    if (g.stages[s].pad >= 0) live_buffer[g.stages[s].pad] = true;
   }
   std::vector<int> stage_map(n, -1), buffer_map(g.buffers.size(), -1);
   graph_spec result;
   result.shared_vars = g.shared_vars;
+  result.fail_call = g.fail_call;
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
     if (!live_buffer[b]) continue;
     buffer_map[b] = static_cast<int>(result.buffers.size());
@@ -301,12 +477,15 @@ inline void compact(case_spec& c) {
     stage_map[s] = static_cast<int>(result.stages.size());
     stage_spec st = g.stages[s];
     for (stage_input& i : st.inputs) i.buffer = buffer_map[i.buffer];
+    if (st.pad >= 0) st.pad = buffer_map[st.pad];
+    normalize_copy(st);
     for (int& o : st.outputs) o = buffer_map[o];
     result.stages.push_back(std::move(st));
   }
   for (buffer_spec& b : result.buffers) {
     if (b.producer >= 0) b.producer = stage_map[b.producer];
   }
+  result.fail_stage = g.fail_stage >= 0 ? stage_map[g.fail_stage] : -1;
   auto map_level = [&](std::optional<level>& l) {
     if (!l || l->root()) return;
     if (stage_map[l->stage] < 0) {
@@ -345,12 +524,15 @@ inline graph_spec generate_graph(rng& r, const features& f) {
     b.input = true;
     b.rank = f.vary_rank && r.chance(0.3) ? static_cast<int>(r.uniform(1, max_rank)) : base_rank;
     b.elem_size = elem_size(r, f);
+    // A constant read like an input (by copies too).
+    b.constant = f.constants && r.chance(0.2);
     g.buffers.push_back(b);
   }
   std::vector<int> reads(g.buffers.size(), 0);
   const int num_stages = static_cast<int>(r.uniform(1, f.max_stages));
   for (int s = 0; s < num_stages; ++s) {
     stage_spec st;
+    copy_op op = copy_op::plain;
     const int a = pick_buffer(r, g, reads);
     const int ra = g.buffers[a].rank;
     std::vector<kind> kinds = {kind::pointwise, kind::stencil, kind::stencil, kind::stencil,
@@ -381,8 +563,22 @@ inline graph_spec generate_graph(rng& r, const features& f) {
       break;
     }
     case kind::copy:
+      op = pick_copy_op(r, f, ra);
+      if (op == copy_op::padded && !f.padded_intermediates && !g.buffers[a].input) op = copy_op::plain;
+      if (op == copy_op::concat || op == copy_op::stack) {
+        st.rank = op == copy_op::stack ? ra + 1 : ra;
+        st.copy = true;
+        break;
+      }
+      if (op == copy_op::reshape) {
+        const bool up = f.reshapes_up && ra < max_rank && (ra == 1 || !f.reshapes || r.chance(0.5));
+        st.rank = up ? ra + 1 : ra - 1;
+        st.copy = true;
+        break;
+      }
       if (ra >= 2 && r.chance(0.3)) order = shuffled(r, order);
-      if (f.vary_rank && ra < max_rank && r.chance(0.15)) {
+      if (op == copy_op::multi) {
+      } else if (f.vary_rank && ra < max_rank && r.chance(0.15)) {
         // A broadcast: a new variable the source does not depend on.
         st.rank = ra + 1;
         const int hole = static_cast<int>(r.uniform(0, ra));
@@ -399,7 +595,22 @@ inline graph_spec generate_graph(rng& r, const features& f) {
     }
     const kind access_kind = k == kind::copy ? kind::copy : k == kind::combine ? kind::stencil : k;
     const bool one_dim = k == kind::down || k == kind::up;
-    st.inputs.push_back(make_input(r, g, a, st.rank, order, access_kind, one_dim));
+    if (k == kind::copy && op != copy_op::plain) {
+      make_special_copy(r, g, f, st, a, order, op, reads);
+    } else {
+      st.inputs.push_back(make_input(r, g, a, st.rank, order, access_kind, one_dim));
+    }
+    if (k == kind::combine && f.constants && r.chance(0.35)) {
+      // A constant buffer or a scalar.
+      buffer_spec c;
+      c.input = c.constant = true;
+      c.rank = r.chance(0.5) ? 0 : static_cast<int>(r.uniform(1, st.rank));
+      c.elem_size = elem_size(r, f);
+      g.buffers.push_back(c);
+      reads.push_back(0);
+      const int cb = static_cast<int>(g.buffers.size()) - 1;
+      st.inputs.push_back(make_input(r, g, cb, st.rank, identity(c.rank), kind::stencil, false));
+    }
     if (k == kind::combine) {
       const int extra = r.chance(0.7) ? 1 : 2;
       for (int e = 0; e < extra; ++e) {
@@ -459,19 +670,37 @@ inline graph_spec generate_graph(rng& r, const features& f) {
         if (r.chance(0.4)) b.margin_hi[d] = r.uniform(1, 3);
       }
     }
-    if (f.layouts && (b.input || b.output) && r.chance(0.3)) {
+    if (f.layouts && (b.input || b.output) && !b.constant && r.chance(0.3)) {
       b.order = internal_generate::shuffled(r, internal_generate::identity(b.rank));
       for (int d = 0; d < b.rank; ++d) b.padding.push_back(r.chance(0.5) ? 0 : r.uniform(1, 3));
     }
   }
+  for (const stage_spec& st : g.stages) {
+    // A stack's output covers the slots of its inputs.
+    buffer_spec& b = g.buffers[st.outputs[0]];
+    if (st.copy && st.op == copy_kind::stack && b.output) {
+      b.base[st.dim] = {0, static_cast<index_t>(st.inputs.size()) - 1};
+    }
+  }
   return g;
+}
+
+// True if a copy reads or writes buffer b.
+inline bool copied(const graph_spec& g, int b) {
+  if (g.buffers[b].producer >= 0 && g.stages[g.buffers[b].producer].copy) return true;
+  for (const stage_spec& st : g.stages) {
+    for (const stage_input& i : st.inputs) {
+      if (st.copy && i.buffer == b) return true;
+    }
+  }
+  return false;
 }
 
 // False if the schedule has windows known to be miscomputed that f does not ask for.
 inline bool allowed_windows(const graph_spec& g, schedule_spec s, const features& f) {
   const risky_windows w = find_risky_windows(g, s, legalize(g, s));
   return (f.diagonal || !w.two_dims) && (f.hull_windows || !w.fixed_and_moving) &&
-         (f.constant_loops || !w.constant_loop);
+         (f.constant_loops || !w.constant_loop) && (f.shadowed_vars || !w.shadowed);
 }
 
 namespace internal_generate {
@@ -536,6 +765,28 @@ inline schedule_spec generate_schedule(rng& r, const graph_spec& g, const plan& 
 inline bool generated_by(const case_spec& c, const features& f) {
   const graph_spec& g = c.graph;
   if (g.shared_vars != f.shared_vars) return false;
+  if (g.fail_stage >= 0 && (!f.failures || g.stages[g.fail_stage].copy)) return false;
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    if (g.buffers[b].fold.empty()) continue;
+    if (!f.folds || (!f.copy_folds && copied(g, static_cast<int>(b)))) return false;
+  }
+  for (const stage_spec& st : g.stages) {
+    for (const stage_input& i : st.inputs) {
+      if (g.buffers[i.buffer].constant && !f.constants) return false;
+      for (const access& a : i.dims) {
+        if (a.mul < 0 && !f.flips) return false;
+        if (a.mod > 0 && !f.reshapes) return false;
+        if (a.var2 >= 0 && !f.reshapes_up) return false;
+      }
+    }
+    if (!st.copy) continue;
+    if (st.op == copy_kind::padded && !f.padded_copies) return false;
+    if (st.op == copy_kind::padded && !f.padded_intermediates && !g.buffers[st.inputs[0].buffer].input) return false;
+    if (st.op == copy_kind::multi && !f.multi_copies) return false;
+    if (st.op == copy_kind::concat && !f.concat) return false;
+    if (st.op == copy_kind::stack && !f.stack_copies) return false;
+  }
+  if (!well_formed(g, make_plan(g))) return false;
   for (const buffer_spec& b : g.buffers) {
     if (!b.output || f.empty_outputs) continue;
     for (const ival& i : b.base) {
@@ -554,6 +805,22 @@ inline bool generated_by(const case_spec& c, const features& f) {
   return true;
 }
 
+// Widens the outer bounds of each concatenation to the region the unscheduled pipeline
+// computes of its output (so that it writes all of it), and returns the new plan.
+inline plan widen_concats(graph_spec& g) {
+  plan p = make_plan(g);
+  bool changed = false;
+  for (std::size_t s = 0; s < g.stages.size(); ++s) {
+    stage_spec& st = g.stages[s];
+    const ival region = p.regions[s][st.dim];
+    if (!st.copy || st.op != copy_kind::concat || region.empty()) continue;
+    if (region.min < st.cat_bounds.front()) st.cat_bounds.front() = region.min, changed = true;
+    if (region.max >= st.cat_bounds.back()) st.cat_bounds.back() = region.max + 1, changed = true;
+    normalize_copy(st);
+  }
+  return changed ? make_plan(g) : p;
+}
+
 // A random case: a graph whose buffers are small enough to run quickly, and some schedules.
 inline case_spec generate_case(std::uint64_t seed, const features& f, int num_schedules = 6) {
   rng r(seed);
@@ -562,15 +829,38 @@ inline case_spec generate_case(std::uint64_t seed, const features& f, int num_sc
     c.graph = generate_graph(r, f);
     c.schedules.clear();
     compact(c);
-    const plan p = make_plan(c.graph);
-    if (p.elements <= 20000 && p.work <= 200000) break;
+    const plan p = widen_concats(c.graph);
+    if (p.elements <= 20000 && p.work <= 200000 && well_formed(c.graph, p)) break;
     if (attempt > 20) {
       // Give up on big graphs: one func.
       features small = f;
       small.max_stages = 1;
+      small.multi_copies = small.concat = small.stack_copies = false;
       c.graph = generate_graph(r, small);
       compact(c);
+      widen_concats(c.graph);
       break;
+    }
+  }
+  if (f.folds) {
+    // Fold factors at least the extent of the region (which no schedule exceeds).
+    const plan p = make_plan(c.graph);
+    for (std::size_t b = 0; b < c.graph.buffers.size(); ++b) {
+      buffer_spec& bs = c.graph.buffers[b];
+      if (bs.input || bs.output || bs.rank == 0 || !r.chance(0.3)) continue;
+      if (!f.copy_folds && copied(c.graph, static_cast<int>(b))) continue;
+      const int d = static_cast<int>(r.uniform(0, bs.rank - 1));
+      const index_t extent = p.bounds[b][d].extent();
+      if (extent == 0) continue;
+      bs.fold.assign(bs.rank, 0);
+      bs.fold[d] = extent + (r.chance(0.5) ? 0 : r.uniform(1, 3));
+    }
+  }
+  if (f.failures && r.chance(0.15)) {
+    const int s = static_cast<int>(r.uniform(0, static_cast<index_t>(c.graph.stages.size()) - 1));
+    if (!c.graph.stages[s].copy) {
+      c.graph.fail_stage = s;
+      c.graph.fail_call = static_cast<int>(r.uniform(1, 3));
     }
   }
   const plan p = make_plan(c.graph);
