@@ -96,9 +96,14 @@ class alias_planner {
     const buffer_node& b = g_.buffers[bi];
     return b.producer >= 0 && !b.is_output && !b.is_input && !b.buffer->constant();
   }
+  // True if the builder folds b, or the client declared a fold factor for it.
   bool folded(int bi) const {
     for (const expr& f : bounds_.folds[bi]) {
       if (f.defined()) return true;
+    }
+    const buffer_expr& b = *g_.buffers[bi].buffer;
+    for (std::size_t d = 0; d < b.rank(); ++d) {
+      if (!is_default(b.dim(d).fold_factor, buffer_fold_factor(b.sym(), static_cast<index_t>(d)))) return true;
     }
     return false;
   }

@@ -574,7 +574,15 @@ void bounds_inference::infer_func(int fi) {
   for (std::size_t j = 0; j < vars[fi].size(); ++j) {
     interval_expr& p = produce[fi][j];
     const int k = slides[fi][j];
-    if (k >= 0) {
+    // What the previous iteration computed covers this one's other dimensions only if they do
+    // not move with the loop. (The steady window's do not, or the dimension would not slide; the
+    // region's may, where an empty crop was simplified as if it were not, e.g. x % 2 as x over a
+    // crop of one point: the iteration before computed nothing then.)
+    bool others_fixed = true;
+    for (std::size_t jj = 0; k >= 0 && jj < vars[fi].size(); ++jj) {
+      if (jj != j && depends_on(regions[fi][jj], g_.loop_var(fn.compute_chain[k]))) others_fixed = false;
+    }
+    if (k >= 0 && others_fixed) {
       const func::loop_info& info = g_.funcs[fn.compute_chain[k].func].f->loops()[fn.compute_chain[k].loop];
       const var v = g_.loop_var(fn.compute_chain[k]);
       const interval_expr prev = substitute(regions[fi][j], v, v - info.step);

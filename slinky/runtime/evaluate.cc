@@ -909,6 +909,19 @@ private:
 
   void copy_box(index_t* lo, index_t* hi) {
     const std::size_t V = nv_;
+    // Folded dst dimensions must not wrap within the box, first: everything below writes the
+    // whole box (its padding too) through one strided view.
+    index_t* dst_steps = static_cast<index_t*>(alloca(sizeof(index_t) * (V + 1)));
+    for (std::size_t j = 0; j < rank_; ++j) {
+      const dim& dd = dst_.dim(j);
+      if (!dd.is_folded()) continue;
+      index_t cmin = dst_at(j, lo), cmax = cmin;
+      for (std::size_t v = 0; v < V; ++v) {
+        dst_steps[v] = vdims_[v].j == j ? vdims_[v].step : 0;
+        cmax += dst_steps[v] * (hi[v] - lo[v]);
+      }
+      if (split_folded(lo, hi, dd, cmin, cmin, cmax, dst_steps, 1)) return;
+    }
     // The part of the box where src is read: vlo, vhi.
     index_t* vlo = static_cast<index_t*>(alloca(sizeof(index_t) * (2 * V + 1)));
     index_t* vhi = vlo + V;
@@ -963,17 +976,6 @@ private:
         pad_outside(lo, hi, vlo, vhi);
         return;
       }
-    }
-    index_t* dst_steps = static_cast<index_t*>(alloca(sizeof(index_t) * (V + 1)));
-    for (std::size_t j = 0; j < rank_; ++j) {
-      const dim& dd = dst_.dim(j);
-      if (!dd.is_folded()) continue;
-      index_t cmin = dst_at(j, lo), cmax = cmin;
-      for (std::size_t v = 0; v < V; ++v) {
-        dst_steps[v] = vdims_[v].j == j ? vdims_[v].step : 0;
-        cmax += dst_steps[v] * (hi[v] - lo[v]);
-      }
-      if (split_folded(lo, hi, dd, cmin, cmin, cmax, dst_steps, 1)) return;
     }
     call(lo, hi, src_empty ? nullptr : vlo, vhi);
   }

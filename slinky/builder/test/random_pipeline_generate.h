@@ -57,7 +57,7 @@ struct features {
   bool constant_loops = true;
   // Funcs computed inside another's loop over a variable they also have, for a dimension that
   // does not move with it (only with shared_vars; else such schedules are not generated).
-  bool shadowed_vars = false;
+  bool shadowed_vars = true;
   // All funcs use the same variables x, y, z (else each its own), so loops of a func inside
   // the loop of another over the same variable shadow it.
   bool shared_vars = true;
@@ -72,7 +72,7 @@ struct features {
   // pipeline inputs (and constants).
   bool padded_copies = true;
   // Padded copies of intermediates too.
-  bool padded_intermediates = false;
+  bool padded_intermediates = true;
   // func::make_copy of several inputs, each with an output_crop.
   bool multi_copies = true;
   // func::make_concat.
@@ -84,12 +84,12 @@ struct features {
   // Copies that reshape to a lower rank (point(x % W), point(x / W)).
   bool reshapes = true;
   // Copies that reshape to a higher rank (point(y * W + x)).
-  bool reshapes_up = false;
+  bool reshapes_up = true;
   // Fold factors set on intermediates (at least the extent of the buffer's region) that copies
   // neither read nor write.
   bool folds = true;
   // Fold factors also on sources and destinations of copies.
-  bool copy_folds = false;
+  bool copy_folds = true;
   // Constant buffers (make_constant) and scalars (make_scalar) read by funcs.
   bool constants = true;
   // A callback that fails on its first, second or third call.

@@ -1,7 +1,7 @@
 // Bugs found by the random pipeline tester with the copy kinds and schedule features of issue 7
 // (padded copies, concatenations, stacks, flips, reshapes, folds, constants), each shrunk to a
-// small graph and schedule, with what went wrong. A test of a bug not fixed yet is DISABLED_ (run
-// them with --gtest_also_run_disabled_tests).
+// small graph and schedule, with what went wrong and how it was fixed. A test of a bug not fixed
+// yet would be DISABLED_ (run them with --gtest_also_run_disabled_tests).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,16 +13,17 @@
 namespace slinky {
 namespace {
 
-// Bug C1 (open; found with seed 1, case 1783, reshapes_up on; shrunk, the reshape became a func
+// Bug C1 (fixed; found with seed 1, case 1783, reshapes_up on; shrunk, the reshape became a func
 // reading t3 at y * 5 + x). out4 is [5, 5] x [0, 0] x [0, 0]. t1 (stored at the root) is read by
 // f1 at a window fixed in f3's loop over y ([y.f2, y.f2 + 1], from f2's loop) and by f2 at x,
 // which moves by 5 with f3's y: its window over f3's loop is the hull of a fixed and a moving part.
 // The builder folds t1 by 5 (the allocation is [0, 5] with fold factor 5), but in the warm-up
 // iteration y.f2 = -1 of f2's loop, f0 is asked to compute the crop [0, 5] of t1 in one call:
 // t1(5) lands on t1(0)'s slot, and f1 then reads t1(5)'s value as t1(0) for t2(5, 0), so
-// out4(5, 0, 0) is wrong. The fold factor is one less than the hull's extent (6). reshapes_up
-// stays off in the tester's features.
-TEST(random_regressions, DISABLED_fold_of_hull_window_moving_by_a_reshape_stride) {
+// out4(5, 0, 0) is wrong. The fold factor is one less than the hull's extent (6). Fixed with bug 16
+// of random_regressions_test.cc: fold factors take the window over inner loops including their
+// warm-up iterations.
+TEST(random_regressions, fold_of_hull_window_moving_by_a_reshape_stride) {
   // mismatch: output out4 at (5, 0, 0) expected 2073142405, got -1799317947
   random_test::monitor m;
   m.allowed = {{}, {{0, 5}}, {{5, 5}, {0, 1}}, {{5, 5}, {0, 0}}, {{5, 5}, {0, 0}, {0, 0}}};
@@ -58,7 +59,7 @@ TEST(random_regressions, DISABLED_fold_of_hull_window_moving_by_a_reshape_stride
   EXPECT_TRUE(random_test::equal(out4_a, out4_b));
 }
 
-// Bug C2 (open; found with seed 1, case 30, padded_copies on). f1 copies t1 into t3 with the pad
+// Bug C2 (fixed; found with seed 1, case 30, padded_copies on). f1 copies t1 into t3 with the pad
 // c2 outside x <= 8 (input_crop); f2 reads t3 over [x - 3] and [x, x + 5], so for out4 = [8, 8]
 // t3 is [5, 13] and t1 [5, 8]. In f2's loop (step 8, warm-up iteration x = 0 first) t3 is folded
 // by 9 and t1 by 4; the warm-up iteration copies t1 [5, 8] (slots 1, 2, 3, 0: it wraps at 8) into
@@ -69,10 +70,11 @@ TEST(random_regressions, DISABLED_fold_of_hull_window_moving_by_a_reshape_stride
 // splits the pieces at the folds and the edge of the padding). While shrinking, a variant of this
 // case also corrupted the heap (malloc_consolidate(): invalid chunk size): a write out of bounds.
 // Seed 2, case 286 is the same (a transposing padded copy of 2-byte elements, folds of extent 2
-// that wrap: right with either fold set to 4). Padded copies of intermediates
-// (padded_intermediates) stay off in the tester's features; those of pipeline inputs, which are
-// never folded, are on.
-TEST(random_regressions, DISABLED_padded_copy_between_two_folded_buffers) {
+// that wrap: right with either fold set to 4). The copy runner split the source part of a box at
+// the source's folds, then wrote the padding of the whole box through one view, across the
+// destination's fold: out of bounds. It now splits at the destination's folds first
+// (evaluate_test's copy_stmt_padded_between_folded_buffers is the same at the runtime's level).
+TEST(random_regressions, padded_copy_between_two_folded_buffers) {
   // mismatch: output out4 at (8, 0) expected -126692594, got 233038816
   random_test::monitor m;
   m.allowed = {{}, {{5, 8}}, {}, {{5, 13}}, {{8, 8}, {0, 0}}};
@@ -107,15 +109,15 @@ TEST(random_regressions, DISABLED_padded_copy_between_two_folded_buffers) {
   EXPECT_TRUE(random_test::equal(out4_a, out4_b));
 }
 
-// Bug C3 (open; found with seed 1, case 30, folds on). t1 has a user fold factor (26, larger than
+// Bug C3 (fixed; found with seed 1, case 30, folds on). t1 has a user fold factor (26, larger than
 // its extent 2, so legal). f1 copies t1 to t2 broadcasting over y (t2(x, y, z) = t1(x, z)), and
 // the aliaser makes t2 a view of t1 (aliasing from the source) although t1 is folded: the view
 // addresses t1 with plain strides, so t1(-1, ...) (slot 25 of the fold) is read at offset -1 of
 // slot 0, outside the data. The unscheduled pipeline already gives wrong values of out3; with
 // build_options::no_alias_buffers they are right. The rule "S is ... an unfolded intermediate"
-// (docs/copies.md) checks the folds the builder chooses, not one the client declared on S's
-// dim_expr. folds stays off in the tester's features.
-TEST(random_regressions, DISABLED_copy_aliased_to_a_source_with_a_user_fold) {
+// (docs/copies.md) checked the folds the builder chooses, not one the client declared on S's
+// dim_expr; it now checks both.
+TEST(random_regressions, copy_aliased_to_a_source_with_a_user_fold) {
   for (bool no_alias : {true, false}) {
     random_test::monitor m;
     m.allowed = {{}, {{-1, 0}, {0, 0}}, {{-1, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 0}, {-1, 0}}};
@@ -145,16 +147,17 @@ TEST(random_regressions, DISABLED_copy_aliased_to_a_source_with_a_user_fold) {
   }
 }
 
-// Bug C4 (open; found with seed 9, case 919, all default features on; the shrunk case uses none of
+// Bug C4 (fixed; found with seed 9, case 919, all default features on; the shrunk case uses none of
 // the new ones). f0 (variables x, y, z) up-samples in0 in z (z / 3); f1 reads t1 at (x, 0, y), so
 // f0's z comes from f1's y, and f0's own y is the constant row 0. f0 is computed in f1's loop over
 // y, and the pipeline's check of in0's bounds requires in0 up to 0 in dim 2 (0 <=
 // buffer_max(in0, 2)), although only (-8) / 3 = -3 is read: the bounds of f0's z, [y, y] in the
 // loop, are taken with f0's own y ([0, 0]) for the loop's y. With distinct names for f0's
 // variables (x0, y0, z0) the check passes. Bug 5 (fixed) was the same name collision in the
-// loops; this one is in the required bounds of inputs. The generator avoids such schedules
-// unless shadowed_vars (find_risky_windows).
-TEST(random_regressions, DISABLED_input_bounds_with_a_loop_variable_shadowing_a_func_variable) {
+// loops; this one is in the required bounds of inputs. Fixed with
+// loop_variable_captured_by_another_funcs_variable of random_regressions_test.cc: f1's loop binds
+// a new symbol, since f0 has a variable y too.
+TEST(random_regressions, input_bounds_with_a_loop_variable_shadowing_a_func_variable) {
   random_test::monitor m;
   m.allowed = {{}, {{0, 0}, {0, 0}, {-8, -8}}, {{0, 0}, {-8, -8}}};
   node_context ctx;

@@ -521,6 +521,34 @@ TEST(evaluate, copy_stmt_splits_at_fold_of_destination) {
   }
 }
 
+// A padded copy from a folded source into a folded destination, both wrapping inside the copied
+// range (bug C2 of random_regressions_copies_test.cc): src holds [5, 8] in a ring of 4, dst is
+// [5, 12] in a ring of 9, [9, 12] is padding. Every call writes inside one period of dst (the
+// padding was written through a view that ran past the ring's end, out of bounds).
+TEST(evaluate, copy_stmt_padded_between_folded_buffers) {
+  buffer<int, 1> src({4});
+  src.allocate();
+  src.dims[0] = dim(5, 8, sizeof(int), 4);
+  for (index_t i = 5; i <= 8; ++i) src(i) = static_cast<int>(i * 10);
+  buffer<int, 1> dst({9});
+  dst.allocate();
+  dst.dims[0] = dim(5, 12, sizeof(int), 9);
+  auto pad = raw_buffer::make_scalar<int>(-1);
+  int calls = 0;
+  copy_stmt::callable counting = [&](const raw_buffer& s, const raw_buffer& d, const raw_buffer& p) {
+    ++calls;
+    for (std::size_t k = 0; k < d.rank; ++k) EXPECT_FALSE(d.dim(k).is_folded(d.dim(k).min(), d.dim(k).max()));
+    copy(s, d, p);
+  };
+  eval_context c;
+  c[b0] = buffer_value(src);
+  c[b1] = buffer_value(dst);
+  c[b2] = buffer_value(*pad);
+  ASSERT_EQ(evaluate(copy_stmt::make(counting, b0, {x}, b1, {x}, b2), c), 0);
+  for (index_t i = 5; i <= 12; ++i) EXPECT_EQ(dst(i), i <= 8 ? i * 10 : -1) << i;
+  EXPECT_LE(calls, 4);
+}
+
 // A copy crossing many periods of a folded destination (each period overwrites the last; the
 // program is odd but must not recurse per period): one call per period, the last values kept.
 TEST(evaluate, copy_stmt_many_fold_periods) {
