@@ -568,8 +568,10 @@ void bounds_inference::infer_func(int fi) {
   const box_expr whole(full[fi].begin(), full[fi].end());
   // Also within the total over every loop: warm-up iterations of a loop outside the storage
   // must not make a func compute beyond what anything needs.
-  box_expr total =
-      lift(whole, fn.compute_chain, storage, view::full) & lift(whole, fn.compute_chain, loop_level(), view::full);
+  // And within this iteration's full window: the producers of a func stored inside the loop
+  // provide no more (a region simplified as if an empty crop were not empty can be larger).
+  box_expr total = lift(whole, fn.compute_chain, storage, view::full) &
+                   lift(whole, fn.compute_chain, loop_level(), view::full) & whole;
   produce[fi] = regions[fi];
   for (std::size_t j = 0; j < vars[fi].size(); ++j) {
     interval_expr& p = produce[fi][j];

@@ -996,5 +996,49 @@ TEST(random_regressions, slide_while_another_dimension_moves) {
   EXPECT_TRUE(random_test::equal(out4_a, out4_b));
 }
 
+// A sliding func computing beyond its window (seed 902, case 3636, all features on). f2 loops over
+// y (one row, 0; warm-up from -3) and reads t2 at [y / 3, y / 3 + 1]; in the warm-up iterations its
+// crop is empty, so f1's region simplifies to the constant [0, 1], and f1 (sliding, t2 at the root)
+// computed t2 [0, 1] in the first iteration. f0, stored inside the loop (t1 at f1's x loop), is
+// clamped to the iteration's full window [y / 3, y / 3 + 1], [0, 0] then: f1 read t1 [0, 1] where
+// only [0, 0] was computed. A func now computes within its iteration's full window too.
+TEST(random_regressions, sliding_func_computes_beyond_its_window) {
+  // read_outside: f1 computing output 0 over [0..0, 0..1] reads input 0 dim 1 over [0..1], but the input buffer covers
+  // [0..0, 0..0]
+  random_test::monitor m;
+  m.allowed = {{}, {{0, 0}, {0, 1}}, {{0, 0}, {0, 1}}, {{0, 0}, {0, 0}}, {{0, 0}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in0 = buffer_expr::make(ctx, "in0", 1, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
+  auto out4 = buffer_expr::make(ctx, "out4", 1, 4);
+  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x)}}}, {{t1, {x, y}}}, {.name = "f0"});
+  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {2}}, &m), {{t1, {point(x), point(y)}}},
+          {{t2, {x, y}}}, {.name = "f1"});
+  func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}, {1, 1, 3, 0, 1}}}, {3}}, &m),
+          {{t2, {point(x), bounds(y / 3, y / 3 + 1)}}}, {{t3, {x, y}}}, {.name = "f2"});
+  func f3(random_test::kernel({3, {{{0, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}}}, {4}}, &m), {{t3, {point(x), point(0)}}},
+          {{out4, {x}}}, {.name = "f3"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
+  f1.loops({{x, 1}});
+  f2.loops({{y, 1}});
+  t1->store_at({&f1, x});
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out4}, options);
+  random_test::host_buffer in0_buf(4, {{0, 0}});
+  random_test::fill(in0_buf, 5910405525592212893ull);
+  random_test::host_buffer out4_a(4, {{0, 0}});
+  random_test::host_buffer out4_b(4, {{0, 0}});
+  random_test::eval_hooks a_hooks, b_hooks;
+  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out4_a.raw()}, a_hooks.context), 0);
+  EXPECT_EQ(a_hooks.check() + m.failure(), "");
+  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out4_b.raw()}, b_hooks.context), 0);
+  EXPECT_EQ(b_hooks.check() + m.failure(), "");
+  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
+  EXPECT_TRUE(random_test::equal(out4_a, out4_b));
+}
+
 }  // namespace
 }  // namespace slinky
