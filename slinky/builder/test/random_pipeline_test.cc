@@ -1,5 +1,5 @@
 // Random pipelines under random schedules must give the results of the unscheduled pipeline and
-// of a plain reference. Time-boxed by SLINKY_RANDOM_SECONDS (default 60), seeded by
+// of a plain reference. Time-boxed by SLINKY_RANDOM_SECONDS (default 120), seeded by
 // SLINKY_RANDOM_SEED (default 1); SLINKY_RANDOM_FEATURES switches generator features.
 #include <gtest/gtest.h>
 
@@ -73,7 +73,7 @@ TEST(random_pipeline, legal_compute_at) {
 TEST(random_pipeline, schedules_do_not_change_results) {
   batch_options o;
   o.seed = std::strtoull(env_or("SLINKY_RANDOM_SEED", "1").c_str(), nullptr, 10);
-  o.seconds = std::atof(env_or("SLINKY_RANDOM_SECONDS", "60").c_str());
+  o.seconds = std::atof(env_or("SLINKY_RANDOM_SECONDS", "120").c_str());
   o.fork = env_or("SLINKY_RANDOM_FORK", "1") != "0";
   const std::string features = env_or("SLINKY_RANDOM_FEATURES", "");
   ASSERT_TRUE(o.f.parse(features)) << "unknown feature in SLINKY_RANDOM_FEATURES=" << features;
