@@ -24,6 +24,7 @@
 
 using namespace slinky;
 using namespace slinky_bench;
+using namespace slinky_bench::stencil_chain;
 
 namespace {
 
@@ -110,54 +111,6 @@ pipeline make_chain(int k, index_t chunk, mode m) {
   }
   funcs.back().loops({{x, chunk, m == mode::serial ? loop::serial : loop::parallel}});
   return build_pipeline(ctx, {bufs.front()}, {bufs.back()});
-}
-
-// Benchmark 4's stages.
-bool dense_row(const raw_buffer& b, index_t x0, index_t x1) {
-  return b.dim(0).stride() == static_cast<index_t>(sizeof(float)) && !b.dim(0).is_folded(x0, x1);
-}
-
-index_t scale_offset(const buffer<const float>& in, const buffer<float>& out) {
-  const dim& ox = out.dim(0);
-  const dim& oy = out.dim(1);
-  if (ox.empty() || oy.empty()) return 0;
-  const bool dense = dense_row(in, ox.min(), ox.max()) && dense_row(out, ox.min(), ox.max());
-  for (index_t y = oy.min(); y <= oy.max(); ++y) {
-    if (dense) {
-      const float* __restrict src = &in(ox.min(), y);
-      float* __restrict dst = &out(ox.min(), y);
-      for (index_t i = 0; i < ox.extent(); ++i) dst[i] = src[i] * 2.0f + 1.0f;
-    } else {
-      for (index_t x = ox.min(); x <= ox.max(); ++x) out(x, y) = in(x, y) * 2.0f + 1.0f;
-    }
-  }
-  return 0;
-}
-
-inline float box3x3(const float* r0, const float* r1, const float* r2, index_t i) {
-  return (r0[i - 1] + r0[i] + r0[i + 1]) + (r1[i - 1] + r1[i] + r1[i + 1]) + (r2[i - 1] + r2[i] + r2[i + 1]);
-}
-
-index_t box(const buffer<const float>& in, const buffer<float>& out) {
-  const dim& ox = out.dim(0);
-  const dim& oy = out.dim(1);
-  if (ox.empty() || oy.empty()) return 0;
-  const bool dense = dense_row(in, ox.min() - 1, ox.max() + 1) && dense_row(out, ox.min(), ox.max());
-  for (index_t y = oy.min(); y <= oy.max(); ++y) {
-    if (dense) {
-      float* __restrict dst = &out(ox.min(), y);
-      const float* r0 = &in(ox.min(), y - 1);
-      const float* r1 = &in(ox.min(), y);
-      const float* r2 = &in(ox.min(), y + 1);
-      for (index_t i = 0; i < ox.extent(); ++i) dst[i] = box3x3(r0, r1, r2, i);
-    } else {
-      for (index_t x = ox.min(); x <= ox.max(); ++x) {
-        out(x, y) = (in(x - 1, y - 1) + in(x, y - 1) + in(x + 1, y - 1)) + (in(x - 1, y) + in(x, y) + in(x + 1, y)) +
-                    (in(x - 1, y + 1) + in(x, y + 1) + in(x + 1, y + 1));
-      }
-    }
-  }
-  return 0;
 }
 
 // in -> e -> b1 [-> b2] = out, out in a loop over strips of rows; pipelined stores e (and b1) at

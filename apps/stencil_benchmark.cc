@@ -17,61 +17,9 @@
 
 using namespace slinky;
 using namespace slinky_bench;
+using namespace slinky_bench::stencil_chain;
 
 namespace {
-
-// True if row y of b is contiguous over [x0, x1] (dim 0 dense, not wrapping around a fold).
-bool dense_row(const raw_buffer& b, index_t x0, index_t x1) {
-  return b.dim(0).stride() == static_cast<index_t>(sizeof(float)) && !b.dim(0).is_folded(x0, x1);
-}
-
-// out(x, y) = in(x, y) * 2 + 1.
-index_t scale_offset(const buffer<const float>& in, const buffer<float>& out) {
-  const dim& ox = out.dim(0);
-  const dim& oy = out.dim(1);
-  if (ox.empty() || oy.empty()) return 0;
-  const bool dense = dense_row(in, ox.min(), ox.max()) && dense_row(out, ox.min(), ox.max());
-  for (index_t y = oy.min(); y <= oy.max(); ++y) {
-    if (dense) {
-      const float* __restrict src = &in(ox.min(), y);
-      float* __restrict dst = &out(ox.min(), y);
-      for (index_t i = 0; i < ox.extent(); ++i) dst[i] = src[i] * 2.0f + 1.0f;
-    } else {
-      for (index_t x = ox.min(); x <= ox.max(); ++x) out(x, y) = in(x, y) * 2.0f + 1.0f;
-    }
-  }
-  return 0;
-}
-
-// The sum of the 3x3 neighbourhood, in this order (the reference uses the same).
-inline float box3x3(const float* r0, const float* r1, const float* r2, index_t i) {
-  return (r0[i - 1] + r0[i] + r0[i + 1]) + (r1[i - 1] + r1[i] + r1[i + 1]) + (r2[i - 1] + r2[i] + r2[i + 1]);
-}
-
-index_t box(const buffer<const float>& in, const buffer<float>& out) {
-  const dim& ox = out.dim(0);
-  const dim& oy = out.dim(1);
-  if (ox.empty() || oy.empty()) return 0;
-  const bool dense = dense_row(in, ox.min() - 1, ox.max() + 1) && dense_row(out, ox.min(), ox.max());
-  for (index_t y = oy.min(); y <= oy.max(); ++y) {
-    if (dense) {
-      const float* r0 = &in(ox.min(), y - 1);
-      const float* r1 = &in(ox.min(), y);
-      const float* r2 = &in(ox.min(), y + 1);
-      float* __restrict dst = &out(ox.min(), y);
-      for (index_t i = 0; i < ox.extent(); ++i) dst[i] = box3x3(r0, r1, r2, i);
-    } else {
-      for (index_t x = ox.min(); x <= ox.max(); ++x) {
-        float s = 0;
-        for (int dy = -1; dy <= 1; ++dy) {
-          s += in(x - 1, y + dy) + in(x, y + dy) + in(x + 1, y + dy);
-        }
-        out(x, y) = s;
-      }
-    }
-  }
-  return 0;
-}
 
 // in -> e (elementwise) -> b1 (box) [-> b2 (box)] = out, with out in a loop over rows in steps
 // of `strip` (0: no loop); the other stages are computed in that loop by default.
