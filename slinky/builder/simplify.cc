@@ -236,6 +236,7 @@ bool contains_infinity(const expr& e) {
 
 bool is_boolean_form(const expr& e) {
   switch (e.type()) {
+  case expr_node_type::none: return false;
   case expr_node_type::constant: return is_zero(e) || is_one(e);
   case expr_node_type::equal:
   case expr_node_type::not_equal:
@@ -244,7 +245,7 @@ bool is_boolean_form(const expr& e) {
   case expr_node_type::logical_and:
   case expr_node_type::logical_or:
   case expr_node_type::logical_not: return true;
-  case expr_node_type::conditional: {
+  case expr_node_type::select: {
     const conditional* op = e.as<conditional>();
     return is_boolean_form(op->true_value) && is_boolean_form(op->false_value);
   }
@@ -255,8 +256,8 @@ bool is_boolean_form(const expr& e) {
   case expr_node_type::mul:
   case expr_node_type::div:
   case expr_node_type::mod:
-  case expr_node_type::minimum:
-  case expr_node_type::maximum:
+  case expr_node_type::min:
+  case expr_node_type::max:
   case expr_node_type::call: return false;
   }
   return false;

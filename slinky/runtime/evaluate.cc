@@ -87,6 +87,7 @@ public:
   }
   __attribute__((noinline)) index_t eval_node(const base_expr_node* e) {
     switch (e->type) {
+    case expr_node_type::none: return 0;
     case expr_node_type::variable: return lookup(static_cast<const variable*>(e)->sym);
     case expr_node_type::constant: return static_cast<const constant*>(e)->value;
     case expr_node_type::let: return eval_let(static_cast<const let*>(e));
@@ -110,11 +111,11 @@ public:
       const mod* op = static_cast<const mod*>(e);
       return euclidean_mod(eval(op->a), eval(op->b));
     }
-    case expr_node_type::minimum: {
+    case expr_node_type::min: {
       const minimum* op = static_cast<const minimum*>(e);
       return std::min(eval(op->a), eval(op->b));
     }
-    case expr_node_type::maximum: {
+    case expr_node_type::max: {
       const maximum* op = static_cast<const maximum*>(e);
       return std::max(eval(op->a), eval(op->b));
     }
@@ -143,7 +144,7 @@ public:
       return eval(op->a) != 0 || eval(op->b) != 0;
     }
     case expr_node_type::logical_not: return eval(static_cast<const logical_not*>(e)->a) == 0;
-    case expr_node_type::conditional: {
+    case expr_node_type::select: {
       const conditional* op = static_cast<const conditional*>(e);
       return eval(op->condition) != 0 ? eval(op->true_value) : eval(op->false_value);
     }
@@ -392,6 +393,7 @@ public:
 
 index_t evaluator::exec(const base_stmt_node* s) {
   switch (s->type) {
+  case stmt_node_type::none: return 0;
   case stmt_node_type::call_stmt: return exec_call(static_cast<const call_stmt*>(s));
   case stmt_node_type::copy_stmt: return exec_copy(static_cast<const copy_stmt*>(s));
   case stmt_node_type::let_stmt: return exec_let(static_cast<const let_stmt*>(s));

@@ -11,6 +11,7 @@ namespace slinky {
 
 const char* to_string(expr_node_type t) {
   switch (t) {
+  case expr_node_type::none: return "none";
 #define SLINKY_X(name)                                                                                                 \
   case expr_node_type::name: return #name;
     SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
@@ -21,6 +22,7 @@ const char* to_string(expr_node_type t) {
 
 const char* to_string(stmt_node_type t) {
   switch (t) {
+  case stmt_node_type::none: return "none";
 #define SLINKY_X(name)                                                                                                 \
   case stmt_node_type::name: return #name;
     SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)
@@ -109,10 +111,11 @@ const expr& small_constant(index_t value) {
 
 bool is_commutative(expr_node_type t) {
   switch (t) {
+  case expr_node_type::none: return false;
   case expr_node_type::add:
   case expr_node_type::mul:
-  case expr_node_type::minimum:
-  case expr_node_type::maximum:
+  case expr_node_type::min:
+  case expr_node_type::max:
   case expr_node_type::equal:
   case expr_node_type::not_equal:
   case expr_node_type::logical_and:
@@ -126,7 +129,7 @@ bool is_commutative(expr_node_type t) {
   case expr_node_type::less:
   case expr_node_type::less_equal:
   case expr_node_type::logical_not:
-  case expr_node_type::conditional:
+  case expr_node_type::select:
   case expr_node_type::call: return false;
   }
   return false;
@@ -519,6 +522,7 @@ int compare(const expr& ea, const expr& eb) {
   if (!b) return 1;
   if (int c = compare_values(static_cast<int>(a->type), static_cast<int>(b->type))) return c;
   switch (a->type) {
+  case expr_node_type::none: return 0;
   case expr_node_type::variable: return compare_values(a->as<variable>()->sym.sym(), b->as<variable>()->sym.sym());
   case expr_node_type::constant: return compare_values(a->as<constant>()->value, b->as<constant>()->value);
   case expr_node_type::let: {
@@ -536,8 +540,8 @@ int compare(const expr& ea, const expr& eb) {
   case expr_node_type::mul: return compare_binary<mul>(a, b);
   case expr_node_type::div: return compare_binary<div>(a, b);
   case expr_node_type::mod: return compare_binary<mod>(a, b);
-  case expr_node_type::minimum: return compare_binary<minimum>(a, b);
-  case expr_node_type::maximum: return compare_binary<maximum>(a, b);
+  case expr_node_type::min: return compare_binary<minimum>(a, b);
+  case expr_node_type::max: return compare_binary<maximum>(a, b);
   case expr_node_type::equal: return compare_binary<equal>(a, b);
   case expr_node_type::not_equal: return compare_binary<not_equal>(a, b);
   case expr_node_type::less: return compare_binary<less>(a, b);
@@ -545,7 +549,7 @@ int compare(const expr& ea, const expr& eb) {
   case expr_node_type::logical_and: return compare_binary<logical_and>(a, b);
   case expr_node_type::logical_or: return compare_binary<logical_or>(a, b);
   case expr_node_type::logical_not: return compare(a->as<logical_not>()->a, b->as<logical_not>()->a);
-  case expr_node_type::conditional: {
+  case expr_node_type::select: {
     const conditional* x = a->as<conditional>();
     const conditional* y = b->as<conditional>();
     if (int c = compare(x->condition, y->condition)) return c;

@@ -22,15 +22,14 @@ namespace slinky {
 // traversals are generated from these lists.
 #define SLINKY_FOR_EACH_EXPR_NODE(X)                                                                                   \
   X(variable)                                                                                                          \
-  X(constant)                                                                                                          \
   X(let)                                                                                                               \
   X(add)                                                                                                               \
   X(sub)                                                                                                               \
   X(mul)                                                                                                               \
   X(div)                                                                                                               \
   X(mod)                                                                                                               \
-  X(minimum)                                                                                                           \
-  X(maximum)                                                                                                           \
+  X(min)                                                                                                               \
+  X(max)                                                                                                               \
   X(equal)                                                                                                             \
   X(not_equal)                                                                                                         \
   X(less)                                                                                                              \
@@ -38,8 +37,9 @@ namespace slinky {
   X(logical_and)                                                                                                       \
   X(logical_or)                                                                                                        \
   X(logical_not)                                                                                                       \
-  X(conditional)                                                                                                       \
-  X(call)
+  X(select)                                                                                                            \
+  X(call)                                                                                                              \
+  X(constant)
 
 #define SLINKY_FOR_EACH_STMT_NODE(X)                                                                                   \
   X(call_stmt)                                                                                                         \
@@ -58,13 +58,16 @@ namespace slinky {
   X(check)                                                                                                             \
   X(if_then_else)
 
+// The order of the kinds is the original slinky's (none first, constant last).
 enum class expr_node_type {
+  none,
 #define SLINKY_X(name) name,
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
 #undef SLINKY_X
 };
 
 enum class stmt_node_type {
+  none,
 #define SLINKY_X(name) name,
   SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)
 #undef SLINKY_X
@@ -154,7 +157,7 @@ public:
   bool defined() const { return n_.defined(); }
   const base_expr_node* get() const { return n_.get(); }
   const base_expr_node* operator->() const { return n_.get(); }
-  expr_node_type type() const { return n_->type; }
+  expr_node_type type() const { return n_ ? n_->type : expr_node_type::none; }
   template <typename T>
   const T* as() const {
     return n_ ? n_->as<T>() : nullptr;
@@ -244,7 +247,7 @@ public:
 // Binary operators. Division and modulo are Euclidean, and x / 0 == x % 0 == 0. Comparisons
 // and logical operators give 0 or 1; logical operators treat non-zero as true.
 #define SLINKY_DECLARE_BINARY(name)                                                                                    \
-  class name : public expr_node<name, expr_node_type::name> {                                                          \
+  class name : public expr_node<class name, expr_node_type::name> {                                                          \
   public:                                                                                                              \
     expr a, b;                                                                                                         \
     static expr make(expr a, expr b);                                                                                  \
@@ -254,8 +257,8 @@ SLINKY_DECLARE_BINARY(sub)
 SLINKY_DECLARE_BINARY(mul)
 SLINKY_DECLARE_BINARY(div)
 SLINKY_DECLARE_BINARY(mod)
-SLINKY_DECLARE_BINARY(minimum)
-SLINKY_DECLARE_BINARY(maximum)
+SLINKY_DECLARE_BINARY(min)
+SLINKY_DECLARE_BINARY(max)
 SLINKY_DECLARE_BINARY(equal)
 SLINKY_DECLARE_BINARY(not_equal)
 SLINKY_DECLARE_BINARY(less)
@@ -271,11 +274,18 @@ public:
 };
 
 // select(condition, true_value, false_value); only the chosen value is evaluated.
-class conditional : public expr_node<conditional, expr_node_type::conditional> {
+class select : public expr_node<class select, expr_node_type::select> {
 public:
   expr condition, true_value, false_value;
   static expr make(expr condition, expr true_value, expr false_value);
 };
+
+// The node classes min, max and select share their names with the free functions that build
+// them (the function hides the class: name the class as `class min`). These aliases name them
+// without the elaborated specifier.
+using minimum = class min;
+using maximum = class max;
+using conditional = class select;
 
 // A call of an intrinsic. Buffer arguments are variables holding buffers.
 class call : public expr_node<call, expr_node_type::call> {
@@ -289,7 +299,7 @@ public:
 class expr_visitor {
 public:
   virtual ~expr_visitor() = default;
-#define SLINKY_X(name) virtual void visit(const name* op);
+#define SLINKY_X(name) virtual void visit(const class name* op);
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
 #undef SLINKY_X
 };

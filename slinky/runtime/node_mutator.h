@@ -36,7 +36,7 @@ public:
   void set_result(expr e) { e_ = std::move(e); }
   void set_result(stmt s) { s_ = std::move(s); }
 
-#define SLINKY_X(name) void visit(const name* op) override;
+#define SLINKY_X(name) void visit(const class name* op) override;
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
   SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)
 #undef SLINKY_X

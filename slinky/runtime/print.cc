@@ -43,11 +43,12 @@ static int precedence_of(const expr& e) {
   case expr_node_type::div:
   case expr_node_type::mod: return prec_mul;
   case expr_node_type::logical_not: return prec_not;
+  case expr_node_type::none:
   case expr_node_type::variable:
   case expr_node_type::constant:
-  case expr_node_type::minimum:
-  case expr_node_type::maximum:
-  case expr_node_type::conditional:
+  case expr_node_type::min:
+  case expr_node_type::max:
+  case expr_node_type::select:
   case expr_node_type::call: return prec_primary;
   }
   return prec_primary;
@@ -166,7 +167,7 @@ public:
   }
 
   // One visit per node kind, declared from the node lists so a new kind fails to link here.
-#define SLINKY_X(name) void visit(const name* op) override;
+#define SLINKY_X(name) void visit(const class name* op) override;
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
   SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)
 #undef SLINKY_X

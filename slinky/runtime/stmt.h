@@ -45,7 +45,7 @@ public:
   bool defined() const { return n_.defined(); }
   const base_stmt_node* get() const { return n_.get(); }
   const base_stmt_node* operator->() const { return n_.get(); }
-  stmt_node_type type() const { return n_->type; }
+  stmt_node_type type() const { return n_ ? n_->type : stmt_node_type::none; }
   template <typename T>
   const T* as() const {
     return n_ ? n_->as<T>() : nullptr;
@@ -286,7 +286,7 @@ public:
 class stmt_visitor : public expr_visitor {
 public:
   using expr_visitor::visit;
-#define SLINKY_X(name) virtual void visit(const name* op);
+#define SLINKY_X(name) virtual void visit(const class name* op);
   SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)
 #undef SLINKY_X
 };

@@ -79,6 +79,7 @@ public:
       return fn(*a, *b);
     };
     switch (e.type()) {
+    case expr_node_type::none: return opt();
     case expr_node_type::variable: {
       const symbol_id id = e.as<variable>()->sym.sym();
       return id < values_.size() && values_[id] ? *values_[id] : opt(0);
@@ -96,8 +97,8 @@ public:
         return a == std::numeric_limits<index_t>::min() && b == -1 ? opt() : euclidean_div(a, b);
       });
     case expr_node_type::mod: return binary(e.as<mod>(), [](index_t a, index_t b) { return euclidean_mod(a, b); });
-    case expr_node_type::minimum: return binary(e.as<minimum>(), [](index_t a, index_t b) { return std::min(a, b); });
-    case expr_node_type::maximum: return binary(e.as<maximum>(), [](index_t a, index_t b) { return std::max(a, b); });
+    case expr_node_type::min: return binary(e.as<minimum>(), [](index_t a, index_t b) { return std::min(a, b); });
+    case expr_node_type::max: return binary(e.as<maximum>(), [](index_t a, index_t b) { return std::max(a, b); });
     case expr_node_type::equal: return binary(e.as<equal>(), [](index_t a, index_t b) { return index_t(a == b); });
     case expr_node_type::not_equal:
       return binary(e.as<not_equal>(), [](index_t a, index_t b) { return index_t(a != b); });
@@ -120,7 +121,7 @@ public:
       opt a = eval(e.as<logical_not>()->a);
       return a ? opt(*a == 0) : a;
     }
-    case expr_node_type::conditional: {
+    case expr_node_type::select: {
       const conditional* op = e.as<conditional>();
       opt c = eval(op->condition);
       if (!c) return c;
