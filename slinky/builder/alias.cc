@@ -14,7 +14,7 @@ namespace {
 bool declares_layout(const buffer_expr& b) {
   const var sym = b.sym();
   for (std::size_t d = 0; d < b.rank(); ++d) {
-    const expr dd = static_cast<index_t>(d);
+    const int dd = static_cast<int>(d);
     const dim_expr& i = b.dim(d);
     if (!is_default(i.bounds.min, buffer_min(sym, dd)) || !is_default(i.bounds.max, buffer_max(sym, dd)) ||
         !is_default(i.stride, buffer_stride(sym, dd)) || !is_default(i.fold_factor, buffer_fold_factor(sym, dd))) {
@@ -64,7 +64,7 @@ struct linear_map {
         if (!depends_on(e, x[j])) continue;
         expr ej = e;
         for (std::size_t i2 = 0; i2 < x.size(); ++i2) ej = substitute(ej, x[i2], i2 == j ? 1 : 0);
-        const index_t* a = as_constant(simplify(ej - e0));
+        std::optional<index_t> a = as_constant(simplify(ej - e0));
         if (!a) return false;
         c[j] = *a;
         sum += x[j] * *a;
@@ -193,7 +193,7 @@ class alias_planner {
     std::vector<expr> at(x.size());
     for (std::size_t k = 0; k < dst_dim.size(); ++k) {
       const int j = dst_dim[k];
-      const expr dj = static_cast<index_t>(j);
+      const int dj = j;
       interval_expr b(buffer_min(dsym, dj), buffer_max(dsym, dj));
       if (static_cast<std::size_t>(j) < in.output_crop.size()) b &= in.output_crop[j];
       b = interval_expr(simplify(b.min + offset[k]), simplify(b.max + offset[k]));
@@ -265,7 +265,7 @@ class alias_planner {
       // All at once: the mins may use loop variables that are also the copy's variables.
       expr e = rewrite<variable>(m.at[k], [&](const variable* v, node_mutator&) -> expr {
         for (std::size_t j = 0; j < x.size(); ++j) {
-          if (v->sym == x[j]) return needed[j].min;
+          if (v->sym == x[j] && v->field == buffer_field::none) return needed[j].min;
         }
         return expr(v);
       });
@@ -303,7 +303,7 @@ class alias_planner {
     if (in.bounds.size() != out.dims.size()) return false;
     for (std::size_t d = 0; d < out.dims.size(); ++d) {
       if (!is_point_interval(in.bounds[d])) return false;
-      const var* v = as_variable(in.bounds[d].min);
+      std::optional<var> v = as_variable(in.bounds[d].min);
       if (!v || *v != out.dims[d]) return false;
     }
     // Not the memory of other buffers already (another in-place output of this func, or the

@@ -41,13 +41,15 @@ monotonic combine(monotonic a, monotonic b) {
 // monotonic terms are monotonic.
 monotonic is_monotonic(const expr& e, var v) {
   if (!depends_on(e, v)) return monotonic::constant;
-  if (const variable* x = e.as<variable>()) return x->sym == v ? monotonic::increasing : monotonic::constant;
+  if (const variable* x = e.as<variable>()) {
+    return x->sym == v && x->field == buffer_field::none ? monotonic::increasing : monotonic::constant;
+  }
   if (const add* op = e.as<add>()) return combine(is_monotonic(op->a, v), is_monotonic(op->b, v));
   if (const sub* op = e.as<sub>()) return combine(is_monotonic(op->a, v), negate(is_monotonic(op->b, v)));
   if (const minimum* op = e.as<minimum>()) return combine(is_monotonic(op->a, v), is_monotonic(op->b, v));
   if (const maximum* op = e.as<maximum>()) return combine(is_monotonic(op->a, v), is_monotonic(op->b, v));
   const expr* scaled = nullptr;
-  const index_t* c = nullptr;
+  std::optional<index_t> c;
   if (const mul* op = e.as<mul>()) scaled = &op->a, c = as_constant(op->b);
   // Euclidean division by a positive constant is non-decreasing.
   if (const div* op = e.as<div>()) scaled = &op->a, c = as_constant(op->b);
@@ -62,7 +64,7 @@ monotonic is_monotonic(const expr& e, var v) {
 // w), as large as the structure of e allows; undefined if none can be found.
 expr solve_upper(const expr& e, var v, const expr& t) {
   if (!depends_on(e, v)) return expr();
-  if (const variable* x = e.as<variable>()) return x->sym == v ? t : expr();
+  if (const variable* x = e.as<variable>()) return x->sym == v && x->field == buffer_field::none ? t : expr();
   if (const add* op = e.as<add>()) {
     if (!depends_on(op->b, v)) return solve_upper(op->a, v, t - op->b);
     if (!depends_on(op->a, v)) return solve_upper(op->b, v, t - op->a);
@@ -73,13 +75,13 @@ expr solve_upper(const expr& e, var v, const expr& t) {
     return expr();
   }
   if (const mul* op = e.as<mul>()) {
-    const index_t* c = as_constant(op->b);
+    std::optional<index_t> c = as_constant(op->b);
     // a * c <= t if a <= floor(t / c).
     if (c && *c > 0) return solve_upper(op->a, v, t / *c);
     return expr();
   }
   if (const div* op = e.as<div>()) {
-    const index_t* c = as_constant(op->b);
+    std::optional<index_t> c = as_constant(op->b);
     // floor(a / c) <= t if a <= t * c + c - 1.
     if (c && *c > 0) return solve_upper(op->a, v, t * *c + (*c - 1));
     return expr();
@@ -112,15 +114,15 @@ scaled_term decompose(const expr& e) {
   scaled_term t;
   t.a = e;
   if (const add* op = t.a.as<add>()) {
-    if (const index_t* k = as_constant(op->b)) t.k = *k, t.a = op->a;
+    if (std::optional<index_t> k = as_constant(op->b)) t.k = *k, t.a = op->a;
   }
   if (const div* op = t.a.as<div>()) {
-    const index_t* d = as_constant(op->b);
+    std::optional<index_t> d = as_constant(op->b);
     if (d && *d > 0) {
       t.d = *d;
       t.a = op->a;
       if (const add* inner = t.a.as<add>()) {
-        if (const index_t* c = as_constant(inner->b)) t.c = *c, t.a = inner->a;
+        if (std::optional<index_t> c = as_constant(inner->b)) t.c = *c, t.a = inner->a;
       }
     }
   }
@@ -243,7 +245,7 @@ expr bounds_inference::all_empty(const std::vector<int>& outputs) const {
     const buffer_expr& b = *g_.buffers[bi].buffer;
     expr empty;
     for (std::size_t d = 0; d < b.rank(); ++d) {
-      const expr dd = static_cast<index_t>(d);
+      const int dd = static_cast<int>(d);
       const expr e = buffer_max(b.sym(), dd) < buffer_min(b.sym(), dd);
       empty = empty.defined() ? empty || e : e;
     }
@@ -456,7 +458,7 @@ void bounds_inference::find_pipelined_loops() {
       index_t stages = 1;
       for (const func_node& other : g_.funcs) stages += other.compute == l ? 1 : 0;
       index_t workers = stages;
-      if (const index_t* c = as_constant(info.max_workers)) workers = std::max<index_t>(1, std::min(workers, *c));
+      if (std::optional<index_t> c = as_constant(info.max_workers)) workers = std::max<index_t>(1, std::min(workers, *c));
       // Inside another parallel loop, which gives the parallelism, a pipelined loop runs serially:
       // a worker waiting on a stage may run another pipeline's items (thread_pool.h), which could
       // wait in turn for the first one.

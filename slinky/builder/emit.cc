@@ -184,7 +184,7 @@ class emitter {
     std::vector<dim_expr> dims;
     for (std::size_t d = 0; d < buf.rank(); ++d) {
       const dim_expr& declared = buf.dim(d);
-      const expr dd = static_cast<index_t>(d);
+      const int dd = static_cast<int>(d);
       dim_expr result;
       result.bounds = bounds_.needed[bi][d];
       if (!is_default(declared.bounds.min, buffer_min(sym, dd))) result.bounds.min = declared.bounds.min;
@@ -357,7 +357,7 @@ constexpr index_t max_coordinate = std::numeric_limits<index_t>::max() / 2;
 // and the dimension spans at most max_coordinate / rank bytes (so the offsets of all dimensions
 // together stay below 2^62). The evaluator's saturating arithmetic makes each condition exact.
 void check_addressable(var sym, std::size_t d, std::size_t rank, std::vector<stmt>& checks) {
-  const expr dd = static_cast<index_t>(d);
+  const int dd = static_cast<int>(d);
   const index_t max_span = max_coordinate / static_cast<index_t>(rank);
   checks.push_back(check::make(abs(buffer_min(sym, dd)) <= max_coordinate));
   checks.push_back(check::make(abs(buffer_max(sym, dd)) <= max_coordinate));
@@ -384,7 +384,7 @@ void check_buffer(const buffer_node& b, const box_expr& needed, const expr& unre
   // A buffer may have no memory only if nothing of it is used.
   expr is_empty = expr(0);
   for (std::size_t d = 0; d < buf.rank(); ++d) {
-    const expr dd = static_cast<index_t>(d);
+    const int dd = static_cast<int>(d);
     if (b.is_output) {
       is_empty = is_empty || buffer_max(sym, dd) < buffer_min(sym, dd);
     } else if (needed.size() > d) {
@@ -400,7 +400,7 @@ void check_buffer(const buffer_node& b, const box_expr& needed, const expr& unre
   for (const interval_expr& n : needed) nothing_read = nothing_read || n.max < n.min;
   nothing_read = simplify(nothing_read);
   for (std::size_t d = 0; d < buf.rank(); ++d) {
-    const expr dd = static_cast<index_t>(d);
+    const int dd = static_cast<int>(d);
     if (d < needed.size()) {
       const interval_expr& n = needed[d];
       if (n.min.defined() && !is_infinity(n.min)) {

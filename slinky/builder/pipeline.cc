@@ -20,8 +20,7 @@ void builder_error(const std::string& message) {
 buffer_expr::buffer_expr(var sym, std::size_t rank, index_t elem_size) : sym_(sym), elem_size_(elem_size) {
   dims_.reserve(rank);
   for (std::size_t d = 0; d < rank; ++d) {
-    expr i = static_cast<index_t>(d);
-    dims_.push_back({buffer_bounds(sym, i), buffer_stride(sym, i), buffer_fold_factor(sym, i)});
+    dims_.push_back(buffer_dim(sym, static_cast<int>(d)));
   }
 }
 

@@ -34,7 +34,7 @@ int commute_rank(const expr& e) {
   return static_cast<int>(e.type());
 }
 
-bool should_commute(const expr& a, const expr& b) {
+bool should_swap_operands(const expr& a, const expr& b) {
   // Two constants: their folding overflowed, leave them alone.
   if (a.as<constant>() && b.as<constant>()) return false;
   const int ra = commute_rank(a);
@@ -117,18 +117,20 @@ public:
     case intrinsic::semaphore_wait:
     case intrinsic::trace_begin:
     case intrinsic::trace_end:
+    case intrinsic::wait_for:
     case intrinsic::free: found = true; return;
+    case intrinsic::none:
+      // A user function must be pure, but the simplifier cannot see into it: treat it as having
+      // effects so that it is never duplicated or dropped.
+      found = true;
+      return;
     case intrinsic::positive_infinity:
     case intrinsic::negative_infinity:
     case intrinsic::indeterminate:
     case intrinsic::abs:
-    case intrinsic::buffer_rank:
-    case intrinsic::buffer_elem_size:
-    case intrinsic::buffer_size_bytes:
-    case intrinsic::buffer_min:
-    case intrinsic::buffer_max:
-    case intrinsic::buffer_stride:
-    case intrinsic::buffer_fold_factor:
+    case intrinsic::and_then:
+    case intrinsic::or_else:
+    case intrinsic::validate_buffer:
     case intrinsic::buffer_at: break;
     }
     expr_visitor::visit(op);
@@ -320,7 +322,7 @@ simplifier& simplifier::endpoint_maker() {
 template <typename T>
 expr simplifier::simplify_binary(const T* op, expr a, expr b) {
   if constexpr (rewrite_rules::is_commutative<T>()) {
-    if (should_commute(a, b)) std::swap(a, b);
+    if (should_swap_operands(a, b)) std::swap(a, b);
   }
   expr e = op && a.same_as(op->a) && b.same_as(op->b) ? expr(op) : T::make(std::move(a), std::move(b));
   return apply_rules_to<T>(*this, depth_, std::move(e));
@@ -360,7 +362,16 @@ expr simplifier::make_abs(expr a) {
 
 void simplifier::visit(const variable* op) {
   const expr* value = values_.find(op->sym);
-  set_result(value ? *value : expr(op));
+  if (!value) {
+    set_result(expr(op));
+  } else if (op->field == buffer_field::none) {
+    set_result(*value);
+  } else if (std::optional<var> v = as_variable(*value)) {
+    // The metadata of a buffer symbol replaced by another symbol.
+    set_result(variable::make(*v, op->field, op->dim));
+  } else {
+    set_result(expr(op));
+  }
 }
 
 #define SLINKY_VISIT_BINARY(node)                                                                                      \

@@ -14,10 +14,10 @@ using rewrite_rules::fact;
 namespace {
 
 // The value of an interval that is a single constant.
-const index_t* as_constant_point(const interval_expr& i) {
-  const index_t* min = as_constant(i.min);
-  const index_t* max = as_constant(i.max);
-  return min && max && *min == *max ? min : nullptr;
+std::optional<index_t> as_constant_point(const interval_expr& i) {
+  std::optional<index_t> min = as_constant(i.min);
+  std::optional<index_t> max = as_constant(i.max);
+  return min && max && *min == *max ? min : std::nullopt;
 }
 
 // Finds whether an expression uses a symbol with bounds (or a let, whose values may).
@@ -64,8 +64,8 @@ public:
   // Bounds of boolean values are constants: lower is 1 if it is provably true, upper is 0 if it
   // is provably false. This keeps what proofs need ([0, 1]) instead of the value itself.
   static interval_expr boolean_bounds(const expr& lower, const expr& upper) {
-    const index_t* l = as_constant(lower);
-    const index_t* u = as_constant(upper);
+    std::optional<index_t> l = as_constant(lower);
+    std::optional<index_t> u = as_constant(upper);
     return {l && *l != 0 ? 1 : 0, u && *u == 0 ? 0 : 1};
   }
 
@@ -78,6 +78,12 @@ public:
 
   void visit(const variable* op) override {
     const std::optional<interval_expr>& b = bounds_.lookup(op->sym);
+    if (op->field != buffer_field::none) {
+      // Buffer metadata is its own bound (unless its symbol has bounds, which would make it
+      // something other than a buffer).
+      result_ = free_unbounded_ || b ? interval_expr::all() : point(expr(op));
+      return;
+    }
     if (!b) return void(result_ = free_unbounded_ ? interval_expr::all() : point(expr(op)));
     if (b->is_point() && b->min.defined()) return set_point(b->min);
     const expr unknown_min = free_unbounded_ ? negative_infinity() : expr(op);
@@ -115,8 +121,8 @@ public:
   void visit(const mul* op) override {
     interval_expr a = find(op->a), b = find(op->b);
     if (visit_points(op, a, b)) return;
-    if (const index_t* c = as_constant_point(b)) return void(result_ = scale(a, *c));
-    if (const index_t* c = as_constant_point(a)) return void(result_ = scale(b, *c));
+    if (std::optional<index_t> c = as_constant_point(b)) return void(result_ = scale(a, *c));
+    if (std::optional<index_t> c = as_constant_point(a)) return void(result_ = scale(b, *c));
     // The extremes are at the corners. A product of an infinity and a non-constant cannot be
     // simplified, and its sign is unknown: give up on such bounds.
     expr corners[] = {m_.make<mul>(a.min, b.min), m_.make<mul>(a.min, b.max), m_.make<mul>(a.max, b.min),
@@ -142,9 +148,9 @@ public:
   void visit(const div* op) override {
     interval_expr a = find(op->a), b = find(op->b);
     if (visit_points(op, a, b)) return;
-    const index_t* b_min = as_constant(b.min);
-    const index_t* b_max = as_constant(b.max);
-    if (const index_t* b_value = as_constant_point(b)) {
+    std::optional<index_t> b_min = as_constant(b.min);
+    std::optional<index_t> b_max = as_constant(b.max);
+    if (std::optional<index_t> b_value = as_constant_point(b)) {
       const index_t c = *b_value;
       if (c == 0) return set_point(0);
       if (a.is_point()) return set_point(m_.make<div>(a.min, c));
@@ -172,7 +178,7 @@ public:
     // 0 <= a % b < |b|, and a % b <= a if a >= 0. This range is usually more useful than the
     // value of a % b, even where the operands are points.
     expr max;
-    const index_t* b_value = as_constant_point(b);
+    std::optional<index_t> b_value = as_constant_point(b);
     if (b_value) {
       if (*b_value == 0) return set_point(0);
       if (*b_value == std::numeric_limits<index_t>::min()) return void(result_ = {0, positive_infinity()});
@@ -180,10 +186,10 @@ public:
     } else {
       max = m_.make<maximum>(m_.make<sub>(m_.make<maximum>(b.max, m_.make<sub>(0, b.min)), 1), 0);
     }
-    const index_t* a_min = as_constant(a.min);
+    std::optional<index_t> a_min = as_constant(a.min);
     if (a_min && *a_min >= 0) {
       // If a is in [0, |b|) for a constant b, a % b is a.
-      const index_t* a_max = as_constant(a.max);
+      std::optional<index_t> a_max = as_constant(a.max);
       if (b_value && a_max && *a_max <= *as_constant(max)) return void(result_ = a);
       max = m_.make<minimum>(a.max, max);
     }
@@ -253,7 +259,7 @@ public:
     }
     interval_expr c = truth(find(op->condition), op->condition);
     if (is_constant(c.max, 0)) return void(result_ = find(op->false_value));
-    const index_t* c_min = as_constant(c.min);
+    std::optional<index_t> c_min = as_constant(c.min);
     if (c_min && *c_min != 0) return void(result_ = find(op->true_value));
     interval_expr t = find(op->true_value);
     interval_expr f = find(op->false_value);
@@ -275,21 +281,11 @@ public:
                  m_.make<maximum>(a.max, m_.make<sub>(0, a.min))};
       return;
     }
-    case intrinsic::buffer_rank:
-    case intrinsic::buffer_elem_size:
-    case intrinsic::buffer_size_bytes:
-    case intrinsic::buffer_min:
-    case intrinsic::buffer_max:
-    case intrinsic::buffer_stride:
-    case intrinsic::buffer_fold_factor:
-      // Buffer metadata is its own bound, unless its arguments have bounds (or are let symbols
-      // of this expression).
-      if (free_unbounded_) break;
-      for (const expr& i : op->args) {
-        const var* v = as_variable(i);
-        if ((v && bounds_.contains(*v)) || (!v && !i.as<constant>())) return void(result_ = interval_expr::all());
-      }
-      return set_point(expr(op));
+    case intrinsic::and_then:
+    case intrinsic::or_else:
+    case intrinsic::validate_buffer: return void(result_ = {0, 1});
+    case intrinsic::none:
+    case intrinsic::wait_for:
     case intrinsic::indeterminate:
     case intrinsic::buffer_at:
     case intrinsic::semaphore_init:
@@ -345,11 +341,11 @@ public:
 
 // Whether the bounds b of a value decide the fact.
 bool lower_at_least(const interval_expr& b, index_t value) {
-  const index_t* c = as_constant(b.min);
+  std::optional<index_t> c = as_constant(b.min);
   return (c && *c >= value) || is_positive_infinity(b.min);
 }
 bool upper_at_most(const interval_expr& b, index_t value) {
-  const index_t* c = as_constant(b.max);
+  std::optional<index_t> c = as_constant(b.max);
   return (c && *c <= value) || is_negative_infinity(b.max);
 }
 bool decides(fact f, const interval_expr& b) {
@@ -384,7 +380,7 @@ bool simplifier::has_range(const expr& e) const {
 
 bool simplifier::prove(fact f, const expr& e) {
   if (f == fact::finite) return !contains_infinity(e);
-  if (f == fact::constant) return as_constant(e) != nullptr;
+  if (f == fact::constant) return as_constant(e).has_value();
   if (f == fact::boolean && is_boolean_form(e)) return true;
   if (as_constant(e)) return decides(f, point(e));
   // Without symbols with bounds or operators of limited range, e is only bounded by itself.
@@ -464,7 +460,7 @@ interval_expr bounds_of(const interval_expr& i, const bounds_map& bounds) {
 std::optional<bool> attempt_to_prove(const expr& e, const bounds_map& bounds) {
   internal::simplifier s(bounds, true);
   expr simplified = s.mutate(e);
-  if (const index_t* c = as_constant(simplified)) return *c != 0;
+  if (std::optional<index_t> c = as_constant(simplified)) return *c != 0;
   if (s.prove(rewrite_rules::fact::nonzero, simplified)) return true;
   if (s.prove(rewrite_rules::fact::zero, simplified)) return false;
   return std::nullopt;

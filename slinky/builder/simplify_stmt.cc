@@ -14,21 +14,14 @@ using rewrite_rules::fact;
 
 namespace {
 
-// True if e is fn(buf, d) for a buffer metadata intrinsic fn.
-bool is_buffer_dim_call(const expr& e, intrinsic fn, var buf, int d) {
-  const call* c = e.as<call>();
-  if (!c || c->intrinsic != fn || c->args.size() != 2) return false;
-  const var* b = as_variable(c->args[0]);
-  return b && *b == buf && is_constant(c->args[1], d);
-}
 
 // Crops clamp to the bounds of the buffer they crop: a side of a crop at or beyond those bounds
 // (or undefined) does not crop.
 bool crop_min_is_no_op(const expr& min, var src, int d) {
-  return !min.defined() || is_negative_infinity(min) || is_buffer_dim_call(min, intrinsic::buffer_min, src, d);
+  return !min.defined() || is_negative_infinity(min) || is_variable(min, src, buffer_field::min, d);
 }
 bool crop_max_is_no_op(const expr& max, var src, int d) {
-  return !max.defined() || is_positive_infinity(max) || is_buffer_dim_call(max, intrinsic::buffer_max, src, d);
+  return !max.defined() || is_positive_infinity(max) || is_variable(max, src, buffer_field::max, d);
 }
 bool crop_is_no_op(const interval_expr& b, var src, int d) {
   return crop_min_is_no_op(b.min, src, d) && crop_max_is_no_op(b.max, src, d);
@@ -38,16 +31,16 @@ bool crop_is_no_op(const interval_expr& b, var src, int d) {
 interval_expr strip_clamps(interval_expr b, var src, int d) {
   if (b.is_point()) return b;
   if (const maximum* m = b.min.as<maximum>()) {
-    if (is_buffer_dim_call(m->a, intrinsic::buffer_min, src, d)) {
+    if (is_variable(m->a, src, buffer_field::min, d)) {
       b.min = m->b;
-    } else if (is_buffer_dim_call(m->b, intrinsic::buffer_min, src, d)) {
+    } else if (is_variable(m->b, src, buffer_field::min, d)) {
       b.min = m->a;
     }
   }
   if (const minimum* m = b.max.as<minimum>()) {
-    if (is_buffer_dim_call(m->a, intrinsic::buffer_max, src, d)) {
+    if (is_variable(m->a, src, buffer_field::max, d)) {
       b.max = m->b;
-    } else if (is_buffer_dim_call(m->b, intrinsic::buffer_max, src, d)) {
+    } else if (is_variable(m->b, src, buffer_field::max, d)) {
       b.max = m->a;
     }
   }
@@ -59,7 +52,7 @@ interval_expr strip_clamps(interval_expr b, var src, int d) {
 template <typename Body>
 bool can_substitute(const expr& value, const Body& body, const std::vector<std::pair<var, expr>>& lets, std::size_t i) {
   if (value.as<constant>() || is_infinity(value)) return true;
-  const var* v = as_variable(value);
+  std::optional<var> v = as_variable(value);
   if (!v) return false;
   for (std::size_t j = i + 1; j < lets.size(); ++j) {
     if (lets[j].first == *v) return false;
@@ -330,7 +323,7 @@ void simplifier::visit(const copy_stmt* op) {
 
 void simplifier::visit(const check* op) {
   expr condition = mutate(op->condition);
-  const index_t* c = as_constant(condition);
+  std::optional<index_t> c = as_constant(condition);
   if ((c && *c != 0) || (!c && prove(fact::nonzero, condition))) {
     set_result(stmt());
     return;
@@ -341,7 +334,7 @@ void simplifier::visit(const check* op) {
 void simplifier::visit(const if_then_else* op) {
   expr condition = mutate(op->condition);
   std::optional<bool> known;
-  if (const index_t* c = as_constant(condition)) {
+  if (std::optional<index_t> c = as_constant(condition)) {
     known = *c != 0;
   } else if (prove(fact::nonzero, condition)) {
     known = true;

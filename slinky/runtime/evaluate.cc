@@ -36,6 +36,29 @@ struct failure_state {
 
 }  // namespace
 
+// validate_buffer: the byte offsets of all elements fit in index_t and base + offsets does not
+// wrap around the address space.
+// TODO: use slinky::validate_buffer(const raw_buffer&) once buffer.h has it (being added).
+static bool memory_is_valid(const raw_buffer& buf) {
+  index_t lo = 0;
+  index_t hi = 0;
+  for (std::size_t d = 0; d < buf.rank; ++d) {
+    const dim& dd = buf.dims[d];
+    if (dd.empty()) return true;
+    const bool folded = dd.fold_factor() > 0 && dd.fold_factor() != dim::unfolded;
+    index_t span;
+    if (sub_overflows(folded ? dd.fold_factor() - 1 : dd.max(), folded ? index_t{0} : dd.min(), &span)) return false;
+    index_t offset;
+    if (mul_overflows(span, dd.stride(), &offset)) return false;
+    if (offset < 0 ? add_overflows(lo, offset, &lo) : add_overflows(hi, offset, &hi)) return false;
+  }
+  index_t top;
+  if (add_overflows(hi, static_cast<index_t>(buf.elem_size), &top)) return false;
+  if (!buf.base) return true;
+  const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(buf.base);
+  return base >= static_cast<std::uintptr_t>(-lo) && base + static_cast<std::uintptr_t>(top) >= base;
+}
+
 // Copies a buffer descriptor's dims into storage the caller allocated (on its stack).
 #define SLINKY_STACK_DIMS(n) static_cast<dim*>(alloca(sizeof(dim) * ((n) > 0 ? (n) : 1)))
 
@@ -81,14 +104,17 @@ public:
   // Most expressions on the hot path are variables and constants: those are evaluated inline,
   // the rest by the out-of-line switch.
   index_t eval(const base_expr_node* e) {
-    if (e->type == expr_node_type::variable) return lookup(static_cast<const variable*>(e)->sym);
+    if (e->type == expr_node_type::variable) {
+      const variable* v = static_cast<const variable*>(e);
+      if (v->field == buffer_field::none) return lookup(v->sym);
+    }
     if (e->type == expr_node_type::constant) return static_cast<const constant*>(e)->value;
     return eval_node(e);
   }
   __attribute__((noinline)) index_t eval_node(const base_expr_node* e) {
     switch (e->type) {
     case expr_node_type::none: return 0;
-    case expr_node_type::variable: return lookup(static_cast<const variable*>(e)->sym);
+    case expr_node_type::variable: return eval_variable(static_cast<const variable*>(e));
     case expr_node_type::constant: return static_cast<const constant*>(e)->value;
     case expr_node_type::let: return eval_let(static_cast<const let*>(e));
     case expr_node_type::add: {
@@ -178,8 +204,49 @@ public:
     return reinterpret_cast<index_t>(raw_buffer::offset_bytes(buf->base, offset));
   }
 
+  // A variable node: the symbol's value, or a piece of metadata of the buffer bound to it (0 for
+  // a null buffer; dimensions past the rank are broadcasts).
+  index_t eval_variable(const variable* op) {
+    if (op->field == buffer_field::none) return lookup(op->sym);
+    const raw_buffer* buf = lookup_buffer(op->sym);
+    if (!buf) return 0;
+    const dim& d = op->dim >= 0 ? buf->dim(op->dim) : dim::broadcast();
+    switch (op->field) {
+    case buffer_field::none: return lookup(op->sym);
+    case buffer_field::rank: return static_cast<index_t>(buf->rank);
+    case buffer_field::elem_size: return static_cast<index_t>(buf->elem_size);
+    case buffer_field::size_bytes: {
+      // An overflowing size (raw_buffer::size_overflow) reads as the largest index_t.
+      const std::size_t size = buf->size_bytes();
+      return size > static_cast<std::size_t>(std::numeric_limits<index_t>::max()) ? std::numeric_limits<index_t>::max()
+                                                                                  : static_cast<index_t>(size);
+    }
+    case buffer_field::min: return d.min();
+    case buffer_field::max: return d.max();
+    case buffer_field::stride: return d.stride();
+    case buffer_field::fold_factor: return d.fold_factor();
+    }
+    return 0;
+  }
+
   index_t eval_call(const call* op) {
     switch (op->intrinsic) {
+    case intrinsic::none: return op->target ? op->target(op, ctx) : 0;
+    case intrinsic::and_then:
+      for (const expr& i : op->args) {
+        if (eval(i) == 0) return 0;
+      }
+      return 1;
+    case intrinsic::or_else:
+      for (const expr& i : op->args) {
+        if (eval(i) != 0) return 1;
+      }
+      return 0;
+    case intrinsic::wait_for: return eval_wait_for(op);
+    case intrinsic::validate_buffer: {
+      const raw_buffer* buf = lookup_buffer(op->args[0]);
+      return buf && memory_is_valid(*buf) ? 1 : 0;
+    }
     case intrinsic::positive_infinity: return std::numeric_limits<index_t>::max();
     case intrinsic::negative_infinity: return std::numeric_limits<index_t>::min();
     case intrinsic::indeterminate: return 0;
@@ -187,22 +254,6 @@ public:
       index_t x = eval(op->args[0]);
       return x < 0 ? saturate_negate(x) : x;
     }
-    case intrinsic::buffer_rank: return buffer_field(op, [](const raw_buffer& b, index_t) { return b.rank; });
-    case intrinsic::buffer_elem_size: return buffer_field(op, [](const raw_buffer& b, index_t) { return b.elem_size; });
-    case intrinsic::buffer_size_bytes:
-      // An overflowing size (raw_buffer::size_overflow) reads as the largest index_t.
-      return buffer_field(op, [](const raw_buffer& b, index_t) {
-        const std::size_t size = b.size_bytes();
-        return size > static_cast<std::size_t>(std::numeric_limits<index_t>::max())
-                   ? std::numeric_limits<index_t>::max()
-                   : static_cast<index_t>(size);
-      });
-    case intrinsic::buffer_min: return buffer_field(op, [](const raw_buffer& b, index_t d) { return b.dim(d).min(); });
-    case intrinsic::buffer_max: return buffer_field(op, [](const raw_buffer& b, index_t d) { return b.dim(d).max(); });
-    case intrinsic::buffer_stride:
-      return buffer_field(op, [](const raw_buffer& b, index_t d) { return b.dim(d).stride(); });
-    case intrinsic::buffer_fold_factor:
-      return buffer_field(op, [](const raw_buffer& b, index_t d) { return b.dim(d).fold_factor(); });
     case intrinsic::buffer_at: return eval_buffer_at(op);
     case intrinsic::semaphore_init: return eval_semaphore_init(op);
     case intrinsic::semaphore_signal: return eval_semaphore_signal(op);
@@ -219,26 +270,17 @@ public:
     return 0;
   }
 
-  template <typename Field>
-  index_t buffer_field(const call* op, Field field) {
-    const raw_buffer* buf = lookup_buffer(op->args[0]);
-    if (!buf) return 0;
-    index_t d = op->args.size() > 1 ? eval(op->args[1]) : 0;
-    if (d < 0) return 0;
-    return static_cast<index_t>(field(*buf, d));
-  }
-
   // Semaphores are index_t counters at the given address. With a thread pool, waits block
   // (helping with other work) until the count is positive.
   index_t eval_semaphore_init(const call* op) {
     index_t* sem = reinterpret_cast<index_t*>(eval(op->args[0]));
-    index_t count = op->args.size() > 1 ? eval(op->args[1]) : 0;
+    index_t count = op->args.size() > 1 ? eval(op->args[1], 0) : 0;
     if (sem) *sem = count;
     return 1;
   }
   index_t eval_semaphore_signal(const call* op) {
     index_t* sem = reinterpret_cast<index_t*>(eval(op->args[0]));
-    index_t count = op->args.size() > 1 ? eval(op->args[1]) : 1;
+    index_t count = op->args.size() > 1 ? eval(op->args[1], 1) : 1;
     if (!sem) return 1;
     if (config.thread_pool) {
       config.thread_pool->atomic_call([=]() { *sem += count; });
@@ -249,7 +291,7 @@ public:
   }
   index_t eval_semaphore_wait(const call* op) {
     index_t* sem = reinterpret_cast<index_t*>(eval(op->args[0]));
-    index_t count = op->args.size() > 1 ? eval(op->args[1]) : 1;
+    index_t count = op->args.size() > 1 ? eval(op->args[1], 1) : 1;
     if (!sem) return 1;
     if (config.thread_pool) {
       failure_state* failures = this->failures;
@@ -268,6 +310,15 @@ public:
       return acquired ? 1 : 0;
     }
     *sem -= count;
+    return 1;
+  }
+
+  // Waits for the tasks (thread_pool::task*, as made by async statements) given as arguments.
+  index_t eval_wait_for(const call* op) {
+    for (const expr& i : op->args) {
+      auto* task = reinterpret_cast<thread_pool::task*>(eval(i));
+      if (task && config.thread_pool) config.thread_pool->wait_for(task);
+    }
     return 1;
   }
 

@@ -2,10 +2,12 @@
 // intervals.
 #include "slinky/runtime/expr.h"
 
-#include "slinky/base/assert.h"
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "slinky/base/arithmetic.h"
+#include "slinky/base/assert.h"
 
 namespace slinky {
 
@@ -33,59 +35,75 @@ const char* to_string(stmt_node_type t) {
 
 const char* to_string(intrinsic i) {
   switch (i) {
+  case intrinsic::none: return "none";
   case intrinsic::positive_infinity: return "oo";
   case intrinsic::negative_infinity: return "-oo";
   case intrinsic::indeterminate: return "indeterminate";
   case intrinsic::abs: return "abs";
-  case intrinsic::buffer_rank: return "buffer_rank";
-  case intrinsic::buffer_elem_size: return "buffer_elem_size";
-  case intrinsic::buffer_size_bytes: return "buffer_size_bytes";
-  case intrinsic::buffer_min: return "buffer_min";
-  case intrinsic::buffer_max: return "buffer_max";
-  case intrinsic::buffer_stride: return "buffer_stride";
-  case intrinsic::buffer_fold_factor: return "buffer_fold_factor";
+  case intrinsic::and_then: return "and_then";
+  case intrinsic::or_else: return "or_else";
   case intrinsic::buffer_at: return "buffer_at";
   case intrinsic::semaphore_init: return "semaphore_init";
   case intrinsic::semaphore_signal: return "semaphore_signal";
   case intrinsic::semaphore_wait: return "semaphore_wait";
+  case intrinsic::wait_for: return "wait_for";
   case intrinsic::trace_begin: return "trace_begin";
   case intrinsic::trace_end: return "trace_end";
   case intrinsic::free: return "free";
+  case intrinsic::validate_buffer: return "validate_buffer";
   }
   return "<invalid intrinsic>";
 }
 
-std::string node_context::name(symbol_id id) const {
-  if (id < names_.size()) return names_[id];
-  return "_" + std::to_string(id);
+const char* to_string(buffer_field f) {
+  switch (f) {
+  case buffer_field::none: return "none";
+  case buffer_field::rank: return "buffer_rank";
+  case buffer_field::elem_size: return "buffer_elem_size";
+  case buffer_field::size_bytes: return "buffer_size_bytes";
+  case buffer_field::min: return "buffer_min";
+  case buffer_field::max: return "buffer_max";
+  case buffer_field::stride: return "buffer_stride";
+  case buffer_field::fold_factor: return "buffer_fold_factor";
+  }
+  return "<invalid buffer_field>";
 }
 
-symbol_id node_context::insert(const std::string& name) {
+std::string node_context::name(var v) const {
+  if (!v.defined()) return "<>";
+  if (v.id < names_.size()) return names_[v.id];
+  return "<" + std::to_string(v.id) + ">";
+}
+
+var node_context::insert(const std::string& name) {
   auto i = ids_.find(name);
-  if (i != ids_.end()) return i->second;
+  if (i != ids_.end()) return var(i->second);
   symbol_id id = names_.size();
   names_.push_back(name);
   ids_.emplace(name, id);
-  return id;
+  return var(id);
 }
 
-symbol_id node_context::insert_unique(const std::string& prefix) {
+var node_context::insert_unique(const std::string& prefix) {
   if (ids_.find(prefix) == ids_.end()) return insert(prefix);
-  for (std::size_t i = names_.size();; ++i) {
-    std::string candidate = prefix + "." + std::to_string(i);
+  for (std::size_t i = 0;; ++i) {
+    std::string candidate = prefix + "#" + std::to_string(i);
     if (ids_.find(candidate) == ids_.end()) return insert(candidate);
   }
 }
 
-symbol_id node_context::lookup(const std::string& name) const {
+std::optional<var> node_context::lookup(const std::string& name) const {
   auto i = ids_.find(name);
-  return i != ids_.end() ? i->second : std::numeric_limits<symbol_id>::max();
+  if (i == ids_.end()) return std::nullopt;
+  return var(i->second);
 }
 
 expr::expr(std::int32_t x) : expr(constant::make(x)) {}
 expr::expr(std::int64_t x) : expr(constant::make(x)) {}
 expr::expr(long long x) : expr(constant::make(static_cast<index_t>(x))) {}
 expr::expr(var v) : expr(variable::make(v)) {}
+
+expr var::operator-() const { return -expr(*this); }
 
 expr& expr::operator+=(const expr& r) { return *this = *this + r; }
 expr& expr::operator-=(const expr& r) { return *this = *this - r; }
@@ -154,11 +172,36 @@ expr variable::make(var sym) {
   return expr(n);
 }
 
+expr variable::make(var sym, buffer_field field, int dim) {
+  auto* n = new variable();
+  n->sym = sym;
+  n->field = field;
+  n->dim = dim;
+  return expr(n);
+}
+
 expr constant::make(index_t value) {
   if (-16 <= value && value <= 64) return small_constant(value);
   auto* n = new constant();
   n->value = value;
   return expr(n);
+}
+
+expr constant::make(const void* address) { return make(reinterpret_cast<index_t>(address)); }
+
+expr_ref constant::get(index_t value) {
+  if (-16 <= value && value <= 64) return small_constant(value);
+  // Other values are interned for the life of the process: each distinct value costs one node.
+  static std::mutex mutex;
+  static std::map<index_t, expr> interned;
+  std::lock_guard<std::mutex> lock(mutex);
+  expr& e = interned[value];
+  if (!e.defined()) {
+    auto* n = new constant();
+    n->value = value;
+    e = expr(n);
+  }
+  return e;
 }
 
 expr let::make(std::vector<std::pair<var, expr>> lets, expr body) {
@@ -202,40 +245,89 @@ expr conditional::make(expr condition, expr true_value, expr false_value) {
   return expr(n);
 }
 
-expr call::make(slinky::intrinsic i, std::vector<expr> args) {
+expr call::make(slinky::intrinsic i, callable target, std::vector<expr> args) {
   auto* n = new call();
   n->intrinsic = i;
+  n->target = std::move(target);
   n->args = std::move(args);
   return expr(n);
 }
+expr call::make(slinky::intrinsic i, std::vector<expr> args) { return make(i, nullptr, std::move(args)); }
+expr call::make(callable target, std::vector<expr> args) {
+  return make(slinky::intrinsic::none, std::move(target), std::move(args));
+}
 
-const index_t* as_constant(const expr& x) {
+std::optional<index_t> as_constant(expr_ref x) {
   const constant* c = x.as<constant>();
-  return c ? &c->value : nullptr;
+  if (!c) return std::nullopt;
+  return c->value;
 }
 
-const var* as_variable(const expr& x) {
+std::optional<var> as_variable(expr_ref x, buffer_field field) {
   const variable* v = x.as<variable>();
-  return v ? &v->sym : nullptr;
+  if (!v || v->field != field) return std::nullopt;
+  return v->sym;
 }
 
-bool is_constant(const expr& x, index_t value) {
-  const index_t* c = as_constant(x);
-  return c && *c == value;
+bool is_variable(expr_ref x, var sym, buffer_field field) {
+  const variable* v = x.as<variable>();
+  return v && v->sym == sym && v->field == field;
 }
 
-bool is_intrinsic(const expr& x, intrinsic i) {
+bool is_variable(expr_ref x, var buf, buffer_field field, int dim) {
+  const variable* v = x.as<variable>();
+  return v && v->sym == buf && v->field == field && v->dim == dim;
+}
+
+bool is_constant(expr_ref x, index_t value) {
+  const constant* c = x.as<constant>();
+  return c && c->value == value;
+}
+bool is_true(expr_ref x) {
+  const constant* c = x.as<constant>();
+  return c && c->value != 0;
+}
+bool is_false(expr_ref x) { return is_zero(x); }
+
+const call* as_intrinsic(expr_ref x, intrinsic fn) {
   const call* c = x.as<call>();
-  return c && c->intrinsic == i;
+  return c && c->intrinsic == fn ? c : nullptr;
 }
+
+bool is_positive(expr_ref x) {
+  if (std::optional<index_t> c = as_constant(x)) return *c > 0;
+  if (is_positive_infinity(x)) return true;
+  if (const call* c = as_intrinsic(x, intrinsic::abs)) return is_positive(c->args[0]);
+  return false;
+}
+bool is_non_negative(expr_ref x) {
+  if (std::optional<index_t> c = as_constant(x)) return *c >= 0;
+  return is_positive_infinity(x) || is_intrinsic(x, intrinsic::abs);
+}
+bool is_negative(expr_ref x) {
+  if (std::optional<index_t> c = as_constant(x)) return *c < 0;
+  return is_negative_infinity(x);
+}
+bool is_non_positive(expr_ref x) {
+  if (std::optional<index_t> c = as_constant(x)) return *c <= 0;
+  return is_negative_infinity(x);
+}
+
+bool is_boolean(expr_ref x) {
+  if (std::optional<index_t> c = as_constant(x)) return *c == 0 || *c == 1;
+  return is_boolean_node(x.type());
+}
+expr boolean(const expr& x) { return is_boolean(x) ? x : x != 0; }
+
+bool should_commute(const expr& a, const expr& b) { return should_commute(a.type(), b.type()); }
 
 namespace {
 
 // Folds an operator of two constants, where doing so cannot overflow.
 template <typename Fold>
 expr fold_or_make(const expr& a, const expr& b, Fold fold, expr (*make)(expr, expr)) {
-  const index_t* ca = as_constant(a);
-  const index_t* cb = as_constant(b);
+  std::optional<index_t> ca = as_constant(a);
+  std::optional<index_t> cb = as_constant(b);
   if (ca && cb) {
     index_t result;
     if (fold(*ca, *cb, &result)) return constant::make(result);
@@ -275,11 +367,11 @@ expr operator%(expr a, expr b) {
       },
       mod::make);
 }
-expr operator-(expr a) {
-  if (const index_t* c = as_constant(a)) {
+expr expr::operator-() const {
+  if (std::optional<index_t> c = as_constant(*this)) {
     if (*c != std::numeric_limits<index_t>::min()) return constant::make(-*c);
   }
-  return sub::make(0, std::move(a));
+  return sub::make(0, *this);
 }
 
 #define SLINKY_DEFINE_FOLDED_OPERATOR(op, node, expression)                                                            \
@@ -305,19 +397,45 @@ SLINKY_DEFINE_FOLDED_OPERATOR(max, maximum, x < y ? y : x)
 expr operator>(expr a, expr b) { return std::move(b) < std::move(a); }
 expr operator>=(expr a, expr b) { return std::move(b) <= std::move(a); }
 expr operator!(expr a) {
-  if (const index_t* c = as_constant(a)) return *c == 0 ? 1 : 0;
+  if (std::optional<index_t> c = as_constant(a)) return *c == 0 ? 1 : 0;
   return logical_not::make(std::move(a));
 }
 
-expr clamp(expr x, expr lo, expr hi) { return min(max(std::move(x), std::move(lo)), std::move(hi)); }
+expr clamp(expr x, expr lo, expr hi) {
+  if (lo.defined()) x = max(std::move(x), std::move(lo));
+  if (hi.defined()) x = min(std::move(x), std::move(hi));
+  return x;
+}
+expr clamp(expr x, const interval_expr& b) { return clamp(std::move(x), b.min, b.max); }
+
+namespace {
+
+expr fold_left(span<expr> xs, expr (*op)(expr, expr)) {
+  expr result;
+  for (const expr& x : xs) result = result.defined() ? op(std::move(result), x) : x;
+  return result;
+}
+
+}  // namespace
+
+expr min(span<expr> xs) { return fold_left(xs, static_cast<expr (*)(expr, expr)>(min)); }
+expr max(span<expr> xs) { return fold_left(xs, static_cast<expr (*)(expr, expr)>(max)); }
+
+expr euclidean_div(expr a, expr b) { return std::move(a) / std::move(b); }
+expr euclidean_mod(expr a, expr b) { return std::move(a) % std::move(b); }
+
+expr and_then(std::vector<expr> args) { return call::make(intrinsic::and_then, std::move(args)); }
+expr or_else(std::vector<expr> args) { return call::make(intrinsic::or_else, std::move(args)); }
+expr and_then(expr a, expr b) { return and_then(std::vector<expr>{std::move(a), std::move(b)}); }
+expr or_else(expr a, expr b) { return or_else(std::vector<expr>{std::move(a), std::move(b)}); }
 
 expr select(expr condition, expr true_value, expr false_value) {
-  if (const index_t* c = as_constant(condition)) return *c != 0 ? true_value : false_value;
+  if (std::optional<index_t> c = as_constant(condition)) return *c != 0 ? true_value : false_value;
   return conditional::make(std::move(condition), std::move(true_value), std::move(false_value));
 }
 
 expr abs(expr x) {
-  if (const index_t* c = as_constant(x)) {
+  if (std::optional<index_t> c = as_constant(x)) {
     if (*c != std::numeric_limits<index_t>::min()) return constant::make(*c < 0 ? -*c : *c);
   }
   return call::make(intrinsic::abs, {std::move(x)});
@@ -338,23 +456,26 @@ const expr& indeterminate() {
   static const expr e = call::make(intrinsic::indeterminate, {});
   return e;
 }
-bool is_positive_infinity(const expr& x) { return is_intrinsic(x, intrinsic::positive_infinity); }
-bool is_negative_infinity(const expr& x) { return is_intrinsic(x, intrinsic::negative_infinity); }
-bool is_infinity(const expr& x) { return is_positive_infinity(x) || is_negative_infinity(x); }
-bool is_indeterminate(const expr& x) { return is_intrinsic(x, intrinsic::indeterminate); }
+const expr& infinity(int sign) { return sign < 0 ? negative_infinity() : positive_infinity(); }
+bool is_positive_infinity(expr_ref x) { return is_intrinsic(x, intrinsic::positive_infinity); }
+bool is_negative_infinity(expr_ref x) { return is_intrinsic(x, intrinsic::negative_infinity); }
+int is_infinity(expr_ref x) {
+  if (is_positive_infinity(x)) return 1;
+  if (is_negative_infinity(x)) return -1;
+  return 0;
+}
+bool is_indeterminate(expr_ref x) { return is_intrinsic(x, intrinsic::indeterminate); }
+bool is_finite(expr_ref x) { return x.as<constant>() || is_intrinsic(x, intrinsic::buffer_at); }
 
-expr buffer_rank(expr buf) { return call::make(intrinsic::buffer_rank, {std::move(buf)}); }
-expr buffer_elem_size(expr buf) { return call::make(intrinsic::buffer_elem_size, {std::move(buf)}); }
-expr buffer_size_bytes(expr buf) { return call::make(intrinsic::buffer_size_bytes, {std::move(buf)}); }
-expr buffer_min(expr buf, expr dim) { return call::make(intrinsic::buffer_min, {std::move(buf), std::move(dim)}); }
-expr buffer_max(expr buf, expr dim) { return call::make(intrinsic::buffer_max, {std::move(buf), std::move(dim)}); }
-expr buffer_extent(expr buf, expr dim) { return buffer_max(buf, dim) - buffer_min(buf, dim) + 1; }
-expr buffer_stride(expr buf, expr dim) {
-  return call::make(intrinsic::buffer_stride, {std::move(buf), std::move(dim)});
-}
-expr buffer_fold_factor(expr buf, expr dim) {
-  return call::make(intrinsic::buffer_fold_factor, {std::move(buf), std::move(dim)});
-}
+expr buffer_rank(var buf) { return variable::make(buf, buffer_field::rank); }
+expr buffer_elem_size(var buf) { return variable::make(buf, buffer_field::elem_size); }
+expr buffer_size_bytes(var buf) { return variable::make(buf, buffer_field::size_bytes); }
+expr buffer_min(var buf, int dim) { return variable::make(buf, buffer_field::min, dim); }
+expr buffer_max(var buf, int dim) { return variable::make(buf, buffer_field::max, dim); }
+expr buffer_extent(var buf, int dim) { return buffer_max(buf, dim) - buffer_min(buf, dim) + 1; }
+expr buffer_stride(var buf, int dim) { return variable::make(buf, buffer_field::stride, dim); }
+expr buffer_fold_factor(var buf, int dim) { return variable::make(buf, buffer_field::fold_factor, dim); }
+expr validate_buffer(var buf) { return call::make(intrinsic::validate_buffer, {variable::make(buf)}); }
 expr buffer_at(expr buf, span<const expr> at) {
   std::vector<expr> args;
   args.reserve(at.size() + 1);
@@ -362,7 +483,43 @@ expr buffer_at(expr buf, span<const expr> at) {
   args.insert(args.end(), at.begin(), at.end());
   return call::make(intrinsic::buffer_at, std::move(args));
 }
+expr buffer_at(expr buf, span<const var> at) {
+  std::vector<expr> args;
+  args.reserve(at.size() + 1);
+  args.push_back(std::move(buf));
+  for (var i : at) args.push_back(variable::make(i));
+  return call::make(intrinsic::buffer_at, std::move(args));
+}
 expr buffer_at(expr buf) { return call::make(intrinsic::buffer_at, {std::move(buf)}); }
+
+expr semaphore_init(expr sem, expr count) {
+  return call::make(intrinsic::semaphore_init, {std::move(sem), std::move(count)});
+}
+namespace {
+expr semaphore_op(intrinsic fn, span<const expr> sems, span<const expr> counts) {
+  std::vector<expr> args;
+  args.reserve(sems.size() * 2);
+  for (std::size_t i = 0; i < sems.size(); ++i) {
+    args.push_back(sems[i]);
+    args.push_back(i < counts.size() ? counts[i] : expr());
+  }
+  return call::make(fn, std::move(args));
+}
+}  // namespace
+expr semaphore_signal(expr sem, expr count) {
+  return call::make(intrinsic::semaphore_signal, {std::move(sem), std::move(count)});
+}
+expr semaphore_signal(span<const expr> sems, span<const expr> counts) {
+  return semaphore_op(intrinsic::semaphore_signal, sems, counts);
+}
+expr semaphore_wait(expr sem, expr count) {
+  return call::make(intrinsic::semaphore_wait, {std::move(sem), std::move(count)});
+}
+expr semaphore_wait(span<const expr> sems, span<const expr> counts) {
+  return semaphore_op(intrinsic::semaphore_wait, sems, counts);
+}
+expr wait_for(expr task) { return call::make(intrinsic::wait_for, {std::move(task)}); }
+expr wait_for(std::vector<expr> tasks) { return call::make(intrinsic::wait_for, std::move(tasks)); }
 
 const interval_expr& interval_expr::all() {
   static const interval_expr a(negative_infinity(), positive_infinity());
@@ -426,56 +583,139 @@ interval_expr& interval_expr::operator&=(const interval_expr& r) {
   max = intersect_max(max, r.max);
   return *this;
 }
-interval_expr& interval_expr::operator+=(const expr& r) {
-  if (is_point()) {
-    min += r;
-    max = min;
-  } else {
-    min += r;
-    max += r;
+namespace {
+
+// Applies fn to each defined end of x, keeping a point a point.
+template <typename Fn>
+interval_expr& map_ends(interval_expr& x, Fn fn) {
+  if (x.is_point()) {
+    x.min = fn(x.min);
+    x.max = x.min;
+    return x;
   }
-  return *this;
+  if (x.min.defined()) x.min = fn(x.min);
+  if (x.max.defined()) x.max = fn(x.max);
+  return x;
+}
+
+// Scales x by s with op (* or /), an operation monotonic in its first operand for any fixed s
+// (increasing for s >= 0, decreasing for s < 0).
+interval_expr& scale(interval_expr& x, const expr& s, expr (*op)(expr, expr)) {
+  const bool point = x.is_point();
+  const bool non_negative = is_non_negative(s);
+  const bool negative = !non_negative && is_negative(s);
+  if (point) {
+    x.min = op(x.min, s);
+    x.max = x.min;
+    return x;
+  }
+  expr a = x.min.defined() ? op(x.min, s) : expr();
+  expr b = x.max.defined() ? op(x.max, s) : expr();
+  if (non_negative) {
+    x.min = std::move(a);
+    x.max = std::move(b);
+  } else if (negative) {
+    x.min = std::move(b);
+    x.max = std::move(a);
+  } else {
+    // The sign of s is unknown: the hull of both orders.
+    x.min = union_min(a, b);
+    x.max = union_max(a, b);
+  }
+  return x;
+}
+
+expr mul_op(expr a, expr b) { return std::move(a) * std::move(b); }
+expr div_op(expr a, expr b) { return std::move(a) / std::move(b); }
+
+}  // namespace
+
+interval_expr& interval_expr::operator+=(const expr& r) {
+  return map_ends(*this, [&](const expr& e) { return e + r; });
 }
 interval_expr& interval_expr::operator-=(const expr& r) {
-  if (is_point()) {
-    min -= r;
-    max = min;
-  } else {
-    min -= r;
-    max -= r;
-  }
-  return *this;
+  return map_ends(*this, [&](const expr& e) { return e - r; });
 }
-interval_expr& interval_expr::operator*=(const expr& r) {
-  min *= r;
-  max = is_point() ? min : max * r;
-  const index_t* c = as_constant(r);
-  if (c && *c < 0) std::swap(min, max);
-  return *this;
-}
-interval_expr& interval_expr::operator/=(const expr& r) {
-  min /= r;
-  max = is_point() ? min : max / r;
-  const index_t* c = as_constant(r);
-  if (c && *c < 0) std::swap(min, max);
-  return *this;
+interval_expr& interval_expr::operator*=(const expr& r) { return scale(*this, r, mul_op); }
+interval_expr& interval_expr::operator/=(const expr& r) { return scale(*this, r, div_op); }
+
+expr interval_expr::contains(expr_ref x) const {
+  expr e(x);
+  if (min.defined() && max.defined()) return min <= e && e <= max;
+  if (min.defined()) return min <= e;
+  if (max.defined()) return e <= max;
+  return 1;
 }
 
 interval_expr operator|(interval_expr a, const interval_expr& b) { return a |= b; }
 interval_expr operator&(interval_expr a, const interval_expr& b) { return a &= b; }
 interval_expr operator+(interval_expr a, const expr& b) { return a += b; }
 interval_expr operator-(interval_expr a, const expr& b) { return a -= b; }
+interval_expr operator+(const expr& a, interval_expr b) { return b += a; }
+interval_expr operator-(const expr& a, const interval_expr& b) { return -b + a; }
 interval_expr operator*(interval_expr a, const expr& b) { return a *= b; }
+interval_expr operator*(const expr& a, interval_expr b) { return b *= a; }
 interval_expr operator/(interval_expr a, const expr& b) { return a /= b; }
 interval_expr operator-(const interval_expr& a) {
   if (a.is_point()) return point(-a.min);
-  return interval_expr(-a.max, -a.min);
+  return interval_expr(a.max.defined() ? -a.max : expr(), a.min.defined() ? -a.min : expr());
+}
+
+interval_expr select(const expr& c, interval_expr t, interval_expr f) {
+  if (t.is_point() && f.is_point()) return point(select(c, t.min, f.min));
+  auto end = [&](const expr& a, const expr& b) { return a.defined() && b.defined() ? select(c, a, b) : expr(); };
+  return interval_expr(end(t.min, f.min), end(t.max, f.max));
+}
+
+interval_expr align(interval_expr x, const expr& a) {
+  if (x.min.defined()) x.min = align_down(x.min, a);
+  if (x.max.defined()) x.max = align_up(x.max + 1, a) - 1;
+  return x;
 }
 
 interval_expr min_extent(const expr& min, const expr& extent) { return interval_expr(min, min + extent - 1); }
 interval_expr range(const expr& begin, const expr& end) { return interval_expr(begin, end - 1); }
-interval_expr buffer_bounds(const expr& buf, const expr& dim) {
-  return interval_expr(buffer_min(buf, dim), buffer_max(buf, dim));
+interval_expr buffer_bounds(var buf, int dim) { return interval_expr(buffer_min(buf, dim), buffer_max(buf, dim)); }
+
+dim_expr::dim_expr(const slinky::dim& d) : bounds(d.min(), d.max()), stride(d.stride()), fold_factor(d.fold_factor()) {}
+
+const expr& dim_expr::get_field(buffer_field field) const {
+  switch (field) {
+  case buffer_field::min: return bounds.min;
+  case buffer_field::max: return bounds.max;
+  case buffer_field::stride: return stride;
+  case buffer_field::fold_factor: return fold_factor;
+  case buffer_field::none:
+  case buffer_field::rank:
+  case buffer_field::elem_size:
+  case buffer_field::size_bytes: break;
+  }
+  static const expr undefined;
+  return undefined;
+}
+
+expr dim_expr::is_broadcast() const { return bounds.min == 0 && bounds.max == 0 && stride == 0; }
+
+dim_expr buffer_dim(var buf, int dim) {
+  return dim_expr(buffer_bounds(buf, dim), buffer_stride(buf, dim), buffer_fold_factor(buf, dim));
+}
+std::vector<dim_expr> buffer_dims(var buf, int rank) {
+  std::vector<dim_expr> result;
+  result.reserve(rank);
+  for (int d = 0; d < rank; ++d) result.push_back(buffer_dim(buf, d));
+  return result;
+}
+std::vector<dim_expr> buffer_dims(const raw_buffer& buf) {
+  std::vector<dim_expr> result;
+  result.reserve(buf.rank);
+  for (std::size_t d = 0; d < buf.rank; ++d) result.emplace_back(buf.dim(d));
+  return result;
+}
+box_expr dims_bounds(span<const dim_expr> dims) {
+  box_expr result;
+  result.reserve(dims.size());
+  for (const dim_expr& d : dims) result.push_back(d.bounds);
+  return result;
 }
 
 box_expr operator|(box_expr a, const box_expr& b) {
@@ -523,7 +763,13 @@ int compare(const expr& ea, const expr& eb) {
   if (int c = compare_values(static_cast<int>(a->type), static_cast<int>(b->type))) return c;
   switch (a->type) {
   case expr_node_type::none: return 0;
-  case expr_node_type::variable: return compare_values(a->as<variable>()->sym.sym(), b->as<variable>()->sym.sym());
+  case expr_node_type::variable: {
+    const variable* x = a->as<variable>();
+    const variable* y = b->as<variable>();
+    if (int c = compare_values(x->sym.id, y->sym.id)) return c;
+    if (int c = compare_values(static_cast<unsigned>(x->field), static_cast<unsigned>(y->field))) return c;
+    return compare_values(x->dim, y->dim);
+  }
   case expr_node_type::constant: return compare_values(a->as<constant>()->value, b->as<constant>()->value);
   case expr_node_type::let: {
     const let* x = a->as<let>();
@@ -560,6 +806,8 @@ int compare(const expr& ea, const expr& eb) {
     const call* x = a->as<call>();
     const call* y = b->as<call>();
     if (int c = compare_values(static_cast<int>(x->intrinsic), static_cast<int>(y->intrinsic))) return c;
+    // User functions are equal only if they are the same node (std::function has no ==).
+    if (x->target || y->target) return compare_values(a, b);
     return compare_exprs(x->args, y->args);
   }
   }

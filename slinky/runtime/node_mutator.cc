@@ -254,7 +254,19 @@ public:
   substitutor(var target, const expr& replacement) : target_(target), replacement_(replacement) {}
   using node_mutator::visit;
 
-  void visit(const variable* op) override { set_result(op->sym == target_ ? replacement_ : expr(op)); }
+  void visit(const variable* op) override {
+    if (op->sym != target_) {
+      set_result(expr(op));
+    } else if (op->field == buffer_field::none) {
+      set_result(replacement_);
+    } else if (std::optional<var> v = as_variable(replacement_)) {
+      // Buffer metadata follows the buffer to its new symbol.
+      set_result(variable::make(*v, op->field, op->dim));
+    } else {
+      // The metadata of a buffer replaced by a value that is not a buffer symbol: left alone.
+      set_result(expr(op));
+    }
+  }
   void visit(const let* op) override {
     for (const auto& l : op->lets) {
       if (l.first == target_) {

@@ -184,7 +184,18 @@ private:
   }
 };
 
-void printer::visit(const variable* op) { *this << op->sym; }
+void printer::visit(const variable* op) {
+  switch (op->field) {
+  case buffer_field::none: *this << op->sym; return;
+  case buffer_field::rank:
+  case buffer_field::elem_size:
+  case buffer_field::size_bytes: *this << to_string(op->field) << "(" << op->sym << ")"; return;
+  case buffer_field::min:
+  case buffer_field::max:
+  case buffer_field::stride:
+  case buffer_field::fold_factor: *this << to_string(op->field) << "(" << op->sym << ", " << op->dim << ")"; return;
+  }
+}
 void printer::visit(const constant* op) { *this << op->value; }
 void printer::visit(const let* op) {
   print_lets(op->lets);
@@ -196,7 +207,7 @@ void printer::visit(const let* op) {
 // keeps its parentheses.
 void printer::visit(const add* op) {
   // x + -3 reads better as x - 3.
-  const index_t* c = as_constant(op->b);
+  std::optional<index_t> c = as_constant(op->b);
   if (c && *c < 0 && *c != std::numeric_limits<index_t>::min()) {
     print(op->a, prec_add);
     os_ << " - " << -*c;
@@ -230,6 +241,10 @@ void printer::visit(const call* op) {
       (op->intrinsic == intrinsic::positive_infinity || op->intrinsic == intrinsic::negative_infinity ||
        op->intrinsic == intrinsic::indeterminate)) {
     *this << to_string(op->intrinsic);
+    return;
+  }
+  if (op->intrinsic == intrinsic::none) {
+    *this << "<user function>(" << comma_separated(op->args) << ")";
     return;
   }
   *this << to_string(op->intrinsic) << "(" << comma_separated(op->args) << ")";

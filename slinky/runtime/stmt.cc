@@ -27,11 +27,6 @@ stmt call_stmt::make(callable target, symbol_list inputs, symbol_list outputs, a
 namespace {
 
 // Decides whether expressions are affine in one dst variable x (see copy_stmt::dim_plan).
-bool is_variable(const expr& e, var x) {
-  const var* v = as_variable(e);
-  return v && *v == x;
-}
-
 class affine_checker {
   var x_;
   const std::vector<var>& dst_x_;

@@ -94,7 +94,7 @@ struct tester_facts {
     case fact::zero: return prove_true(e == 0, bounds);
     case fact::boolean: return internal::is_boolean_form(e) || prove_true(0 <= e && e <= 1, bounds);
     case fact::finite: return !internal::contains_infinity(e);
-    case fact::constant: return as_constant(e) != nullptr;
+    case fact::constant: return as_constant(e).has_value();
     }
     return false;
   }

@@ -14,16 +14,32 @@ TEST(node_context, names) {
   var x(ctx, "x");
   var y(ctx, "y");
   EXPECT_NE(x, y);
-  EXPECT_EQ(var(ctx, "x"), x);
+  // var(ctx, name) always makes a new symbol (the original's insert_unique), also for a name
+  // that is taken: a client's two buffers named "in" are two buffers.
+  var x2(ctx, "x");
+  EXPECT_NE(x2, x);
+  EXPECT_EQ(ctx.name(x2), "x#0");
+  EXPECT_EQ(ctx.name(var(ctx, "x")), "x#1");
+  EXPECT_EQ(ctx.name(x), "x");
   EXPECT_EQ(ctx.name(x.sym()), "x");
-  EXPECT_EQ(ctx.lookup("y"), y.sym());
-  EXPECT_EQ(ctx.lookup("nope"), std::numeric_limits<symbol_id>::max());
-  symbol_id t = ctx.insert_unique("x");
-  EXPECT_NE(t, x.sym());
-  EXPECT_NE(ctx.name(t), "x");
-  EXPECT_EQ(ctx.name(12345), "_12345");
+  // insert finds an existing name.
+  EXPECT_EQ(ctx.insert("y"), y);
+  EXPECT_EQ(ctx.lookup("y"), y);
+  EXPECT_FALSE(ctx.lookup("nope"));
+  EXPECT_TRUE(ctx.lookup("x"));
+  var t = ctx.insert_unique("x");
+  EXPECT_NE(t, x);
+  EXPECT_EQ(ctx.name(t), "x#2");
+  EXPECT_EQ(ctx.name(ctx.insert_unique()), "_");
+  EXPECT_EQ(ctx.name(var(12345)), "<12345>");
+  EXPECT_EQ(ctx.name(var()), "<>");
   EXPECT_FALSE(var().defined());
   EXPECT_TRUE(x.defined());
+  EXPECT_EQ(x.id, x.sym());
+  EXPECT_EQ(var().id, var::invalid);
+  // < compares ids, so vars sort and go in sets.
+  EXPECT_TRUE(x < y);
+  EXPECT_FALSE(y < x);
 }
 
 TEST(expr, construction_and_folding) {
@@ -135,13 +151,13 @@ TEST(substitute, respects_shadowing) {
   EXPECT_TRUE(substitute(shadow, x, 5).same_as(shadow));
   expr inner = let::make(y, x, x + y);
   EXPECT_TRUE(match(substitute(inner, x, 5), let::make(y, 5, 5 + expr(y))));
-  stmt l = loop::make(x, loop::serial, bounds(0, x), 1, check::make(x < y));
+  stmt l = loop::make(x, loop::serial, bounds(0, x), 1, check::make(expr(x) < y));
   stmt sl = substitute(l, x, 7);
   ASSERT_NE(sl.as<loop>(), nullptr);
   EXPECT_TRUE(is_constant(sl.as<loop>()->bounds.max, 7));
   EXPECT_TRUE(sl.as<loop>()->body.same_as(l.as<loop>()->body));
   // Nothing to substitute: the very same node comes back.
-  stmt unchanged = loop::make(x, loop::serial, bounds(0, 10), 1, check::make(x < y));
+  stmt unchanged = loop::make(x, loop::serial, bounds(0, 10), 1, check::make(expr(x) < y));
   EXPECT_TRUE(substitute(unchanged, x, 7).same_as(unchanged));
   expr free_of_x = y + 1;
   EXPECT_TRUE(substitute(free_of_x, x, 7).same_as(free_of_x));
