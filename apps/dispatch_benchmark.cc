@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
 
   // intm is a ring buffer of one element: each iteration produces and consumes one.
   stmt body = block::make({
-      crop_dim::make(intm, intm, 0, point(x), call_stmt::make(multiply_2, {in}, {intm}, {.name = "multiply_2"})),
-      crop_dim::make(out, out, 0, point(x), call_stmt::make(add_1, {intm}, {out}, {.name = "add_1"})),
+      crop_dim::make(intm, intm, 0, point(x), call_stmt::make(multiply_2, {in}, {intm}, {}, {.name = "multiply_2"})),
+      crop_dim::make(out, out, 0, point(x), call_stmt::make(add_1, {intm}, {out}, {}, {.name = "add_1"})),
   });
   stmt program =
       allocate::make(intm, memory_type::automatic, 4, {{bounds(buffer_min(out, 0), buffer_max(out, 0)), expr(), 1}},

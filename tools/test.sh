@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
+tools/check_no_rtti.sh
 jobs=$(nproc)
 
 run() {  # run <build dir> <cmake args...>

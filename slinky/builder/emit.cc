@@ -53,7 +53,7 @@ class emitter {
     for (const func::input& i : f.inputs()) inputs.push_back(i.buffer->sym());
     call_stmt::attributes attrs = f.attrs();
     if (attrs.name.empty()) attrs.name = f.name(&ctx_);
-    return call_stmt::make(f.impl(), std::move(inputs), outputs, std::move(attrs));
+    return call_stmt::make(f.impl(), std::move(inputs), outputs, {}, std::move(attrs));
   }
 
   // Writes the padding of padded copy fi whose source is a view of dst: dst outside the part
@@ -71,7 +71,7 @@ class emitter {
     };
     call_stmt::attributes attrs;
     attrs.name = "pad";
-    stmt call = call_stmt::make(pad_outside, {inner, f.inputs()[1].buffer->sym()}, {dst}, std::move(attrs));
+    stmt call = call_stmt::make(pad_outside, {inner, f.inputs()[1].buffer->sym()}, {dst}, {}, std::move(attrs));
     return crop_buffer::make(inner, dst, aliases_.padding_inside[fi], call);
   }
 

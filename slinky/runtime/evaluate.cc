@@ -425,6 +425,11 @@ public:
   index_t exec_allocate(const allocate* op);
   index_t exec_make_buffer(const make_buffer* op);
   index_t exec_clone_buffer(const clone_buffer* op);
+  index_t exec_constant_buffer(const constant_buffer* op) {
+    scoped_value bind(*this, op->sym, reinterpret_cast<index_t>(op->value.get()));
+    return exec(op->body);
+  }
+  index_t exec_async(const async* op);
   index_t exec_crop_buffer(const crop_buffer* op);
   index_t exec_crop_dim(const crop_dim* op);
   index_t exec_slice_buffer(const slice_buffer* op);
@@ -462,6 +467,8 @@ index_t evaluator::exec(const base_stmt_node* s) {
   case stmt_node_type::slice_buffer: return exec_slice_buffer(static_cast<const slice_buffer*>(s));
   case stmt_node_type::slice_dim: return exec_slice_dim(static_cast<const slice_dim*>(s));
   case stmt_node_type::transpose: return exec_transpose(static_cast<const transpose*>(s));
+  case stmt_node_type::constant_buffer: return exec_constant_buffer(static_cast<const constant_buffer*>(s));
+  case stmt_node_type::async: return exec_async(static_cast<const async*>(s));
   case stmt_node_type::check: return exec_check(static_cast<const check*>(s));
   case stmt_node_type::if_then_else: return exec_if_then_else(static_cast<const if_then_else*>(s));
   }
@@ -680,6 +687,43 @@ index_t evaluator::exec_make_buffer(const make_buffer* op) {
   buf.dims = SLINKY_STACK_DIMS(rank);
   init_dims(*this, op->dims, buf.dims);
   return exec_with_buffer(op->sym, buf, op->body);
+}
+
+index_t evaluator::exec_async(const async* op) {
+  if (!config.thread_pool) {
+    // Without a pool, the task runs to completion first.
+    if (index_t result = exec(op->task)) return result;
+    scoped_value bind(*this, op->sym, 0);
+    return exec(op->body);
+  }
+  // The task and the body run at the same time: a failure of either must stop the other (e.g.
+  // one waiting on a semaphore the other would signal).
+  failure_state local_failures;
+  failure_state* const outer_failures = failures;
+  if (!failures) failures = &local_failures;
+  eval_context task_ctx = ctx;
+  index_t task_result = 0;
+  failure_state* shared = failures;
+  auto run_task = [&](std::size_t) {
+    evaluator e(task_ctx, shared);
+    task_result = e.exec(op->task);
+  };
+  ref_count<thread_pool::task> task = config.thread_pool->enqueue(1, run_task, 1);
+  index_t result;
+  {
+    scoped_value bind(*this, op->sym, reinterpret_cast<index_t>(task.get()));
+    result = exec(op->body);
+  }
+  if (result) fail(result);
+  config.thread_pool->wait_for(task.get());
+  failures = outer_failures;
+  if (result) return result;
+  if (task_result && outer_failures == nullptr) {
+    // Report the task's failure as evaluate's result.
+    const index_t reported = local_failures.result.load();
+    return reported != 0 ? reported : task_result;
+  }
+  return task_result;
 }
 
 index_t evaluator::exec_clone_buffer(const clone_buffer* op) {

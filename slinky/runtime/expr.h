@@ -51,12 +51,14 @@ namespace slinky {
   X(loop)                                                                                                              \
   X(allocate)                                                                                                          \
   X(make_buffer)                                                                                                       \
+  X(constant_buffer)                                                                                                   \
   X(clone_buffer)                                                                                                      \
   X(crop_buffer)                                                                                                       \
   X(crop_dim)                                                                                                          \
   X(slice_buffer)                                                                                                      \
   X(slice_dim)                                                                                                         \
   X(transpose)                                                                                                         \
+  X(async)                                                                                                             \
   X(check)                                                                                                             \
   X(if_then_else)
 

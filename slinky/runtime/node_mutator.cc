@@ -105,10 +105,19 @@ void node_mutator::visit(const call* op) {
   std::vector<expr> args;
   args.reserve(op->args.size());
   for (const expr& i : op->args) args.push_back(mutate(i));
-  set_result(same(args, op->args) ? expr(op) : call::make(op->intrinsic, std::move(args)));
+  set_result(same(args, op->args) ? expr(op) : call::make(op->intrinsic, op->target, std::move(args)));
 }
 
-void node_mutator::visit(const call_stmt* op) { set_result(stmt(op)); }
+void node_mutator::visit(const call_stmt* op) {
+  std::vector<expr> scalars;
+  scalars.reserve(op->scalars.size());
+  for (const expr& i : op->scalars) scalars.push_back(mutate(i));
+  if (same(scalars, op->scalars)) {
+    set_result(stmt(op));
+  } else {
+    set_result(call_stmt::make(op->target, op->inputs, op->outputs, std::move(scalars), op->attrs));
+  }
+}
 void node_mutator::visit(const copy_stmt* op) {
   std::vector<expr> src_x;
   src_x.reserve(op->src_x.size());
@@ -131,7 +140,7 @@ void node_mutator::visit(const let_stmt* op) {
   if (!changed && body.same_as(op->body)) {
     set_result(stmt(op));
   } else {
-    set_result(let_stmt::make(std::move(lets), std::move(body)));
+    set_result(let_stmt::make(std::move(lets), std::move(body), op->is_closure));
   }
 }
 void node_mutator::visit(const block* op) {
@@ -184,6 +193,19 @@ void node_mutator::visit(const make_buffer* op) {
 void node_mutator::visit(const clone_buffer* op) {
   stmt body = mutate(op->body);
   set_result(body.same_as(op->body) ? stmt(op) : clone_buffer::make(op->sym, op->src, std::move(body)));
+}
+void node_mutator::visit(const constant_buffer* op) {
+  stmt body = mutate(op->body);
+  set_result(body.same_as(op->body) ? stmt(op) : constant_buffer::make(op->sym, op->value, std::move(body)));
+}
+void node_mutator::visit(const async* op) {
+  stmt task = mutate(op->task);
+  stmt body = mutate(op->body);
+  if (task.same_as(op->task) && body.same_as(op->body)) {
+    set_result(stmt(op));
+  } else {
+    set_result(async::make(op->sym, std::move(task), std::move(body)));
+  }
 }
 void node_mutator::visit(const crop_buffer* op) {
   box_expr bounds = mutate(op->bounds);
@@ -341,6 +363,16 @@ public:
     if (op->sym != target_) return node_mutator::visit(op);
     set_result(stmt(op));
   }
+  void visit(const constant_buffer* op) override {
+    if (op->sym != target_) return node_mutator::visit(op);
+    set_result(stmt(op));
+  }
+  void visit(const async* op) override {
+    // The task does not see sym; the body does.
+    if (op->sym != target_) return node_mutator::visit(op);
+    stmt task = mutate(op->task);
+    set_result(task.same_as(op->task) ? stmt(op) : async::make(op->sym, std::move(task), op->body));
+  }
   void visit(const crop_buffer* op) override {
     if (op->sym != target_) return node_mutator::visit(op);
     box_expr bounds = mutate(op->bounds);
@@ -405,6 +437,7 @@ public:
   void visit(const call_stmt* op) override {
     for (var i : op->inputs) found = found || i == target_;
     for (var i : op->outputs) found = found || i == target_;
+    stmt_visitor::visit(op);
   }
   void visit(const copy_stmt* op) override {
     found = found || op->src == target_ || op->dst == target_ || op->pad == target_;

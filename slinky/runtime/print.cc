@@ -258,7 +258,9 @@ void printer::visit(const call_stmt* op) {
   } else {
     *this << op->attrs.name;
   }
-  *this << "(" << op->inputs << ", " << op->outputs << ")\n";
+  *this << "(" << op->inputs << ", " << op->outputs;
+  if (!op->scalars.empty()) *this << ", {" << comma_separated(op->scalars) << "}";
+  *this << ")\n";
 }
 void printer::visit(const copy_stmt* op) {
   indent();
@@ -269,6 +271,7 @@ void printer::visit(const copy_stmt* op) {
 }
 void printer::visit(const let_stmt* op) {
   indent();
+  if (op->is_closure) *this << "closure ";
   print_lets(op->lets);
   print_body(op->body);
 }
@@ -301,6 +304,25 @@ void printer::visit(const make_buffer* op) {
 void printer::visit(const clone_buffer* op) {
   indent();
   *this << op->sym << " = clone_buffer(" << op->src << ")";
+  print_body(op->body);
+}
+void printer::visit(const constant_buffer* op) {
+  indent();
+  *this << op->sym << " = constant_buffer(";
+  if (op->value) {
+    os_ << *op->value;
+  } else {
+    os_ << "null";
+  }
+  *this << ")";
+  print_body(op->body);
+}
+void printer::visit(const async* op) {
+  indent();
+  *this << op->sym << " = async";
+  print_body(op->task);
+  indent();
+  *this << "then";
   print_body(op->body);
 }
 void printer::visit(const crop_buffer* op) {

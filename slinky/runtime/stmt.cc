@@ -1,6 +1,8 @@
 // Statement nodes: construction and default traversals.
 #include "slinky/runtime/stmt.h"
 
+#include <algorithm>
+
 #include "slinky/base/assert.h"
 #include "slinky/runtime/node_mutator.h"
 
@@ -15,11 +17,13 @@ const char* to_string(memory_type m) {
   return "<invalid memory_type>";
 }
 
-stmt call_stmt::make(callable target, symbol_list inputs, symbol_list outputs, attributes attrs) {
+stmt call_stmt::make(callable target, symbol_list inputs, symbol_list outputs, std::vector<expr> scalars,
+                     attributes attrs) {
   auto* n = new call_stmt();
   n->target = std::move(target);
   n->inputs = std::move(inputs);
   n->outputs = std::move(outputs);
+  n->scalars = std::move(scalars);
   n->attrs = std::move(attrs);
   return stmt(n);
 }
@@ -119,12 +123,18 @@ stmt copy_stmt::make(callable impl, var src, std::vector<expr> src_x, var dst, s
   return stmt(n);
 }
 
-stmt let_stmt::make(std::vector<std::pair<var, expr>> lets, stmt body) {
-  if (lets.empty()) return body;
+stmt let_stmt::make(std::vector<std::pair<var, expr>> lets, stmt body, bool is_closure) {
+  if (lets.empty() && !is_closure) return body;
   auto* n = new let_stmt();
   n->lets = std::move(lets);
   n->body = std::move(body);
+  n->is_closure = is_closure;
   return stmt(n);
+}
+
+const let_stmt* is_closure(const stmt& s) {
+  const let_stmt* l = s.as<let_stmt>();
+  return l && l->is_closure ? l : nullptr;
 }
 
 stmt block::make(std::vector<stmt> stmts) {
@@ -143,6 +153,11 @@ stmt block::make(std::vector<stmt> stmts) {
   auto* n = new block();
   n->stmts = std::move(flat);
   return stmt(n);
+}
+
+stmt block::make(std::vector<stmt> stmts, stmt tail) {
+  stmts.push_back(std::move(tail));
+  return make(std::move(stmts));
 }
 
 stmt loop::make(var sym, expr max_workers, interval_expr bounds, expr step, stmt body) {
@@ -235,11 +250,33 @@ stmt transpose::make(var sym, var src, std::vector<int> dims, stmt body) {
   return stmt(n);
 }
 
-bool transpose::is_truncation(span<const int> dims) {
+stmt transpose::make_truncate(var sym, var src, int rank, stmt body) {
+  std::vector<int> dims(std::max(rank, 0));
+  for (int i = 0; i < rank; ++i) dims[i] = i;
+  return make(sym, src, std::move(dims), std::move(body));
+}
+
+bool transpose::is_truncate(span<const int> dims) {
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] != static_cast<int>(i)) return false;
   }
   return true;
+}
+
+stmt constant_buffer::make(var sym, const_raw_buffer_ptr value, stmt body) {
+  auto* n = new constant_buffer();
+  n->sym = sym;
+  n->value = std::move(value);
+  n->body = std::move(body);
+  return stmt(n);
+}
+
+stmt async::make(var sym, stmt task, stmt body) {
+  auto* n = new async();
+  n->sym = sym;
+  n->task = std::move(task);
+  n->body = std::move(body);
+  return stmt(n);
 }
 
 stmt check::make(expr condition) {
@@ -278,7 +315,9 @@ void visit_if_defined(stmt_visitor* v, const stmt& s) {
 
 }  // namespace
 
-void stmt_visitor::visit(const call_stmt*) {}
+void stmt_visitor::visit(const call_stmt* op) {
+  for (const expr& i : op->scalars) visit_if_defined(this, i);
+}
 void stmt_visitor::visit(const copy_stmt* op) {
   for (const expr& i : op->src_x) visit_if_defined(this, i);
 }
@@ -307,6 +346,11 @@ void stmt_visitor::visit(const make_buffer* op) {
   visit_if_defined(this, op->body);
 }
 void stmt_visitor::visit(const clone_buffer* op) { visit_if_defined(this, op->body); }
+void stmt_visitor::visit(const constant_buffer* op) { visit_if_defined(this, op->body); }
+void stmt_visitor::visit(const async* op) {
+  visit_if_defined(this, op->task);
+  visit_if_defined(this, op->body);
+}
 void stmt_visitor::visit(const crop_buffer* op) {
   for (const interval_expr& i : op->bounds) visit_if_defined(this, i);
   visit_if_defined(this, op->body);

@@ -5,6 +5,7 @@
 #ifndef SLINKY_RUNTIME_STMT_H
 #define SLINKY_RUNTIME_STMT_H
 
+#include <climits>
 #include <functional>
 #include <limits>
 #include <string>
@@ -34,12 +35,35 @@ public:
   static void destroy(base_stmt_node* p) { delete p; }
 };
 
+// A non-owning reference to a statement node (or null), made implicitly from a stmt or a node
+// pointer.
+class stmt_ref {
+  const base_stmt_node* n_ = nullptr;
+
+public:
+  stmt_ref() = default;
+  stmt_ref(const base_stmt_node* n) : n_(n) {}
+  stmt_ref(const class stmt& s);
+
+  bool defined() const { return n_ != nullptr; }
+  const base_stmt_node* get() const { return n_; }
+  const base_stmt_node* operator->() const { return n_; }
+  stmt_node_type type() const { return n_ ? n_->type : stmt_node_type::none; }
+  template <typename T>
+  const T* as() const {
+    return n_ ? n_->as<T>() : nullptr;
+  }
+  void accept(stmt_visitor* v) const { n_->accept(v); }
+  bool same_as(stmt_ref other) const { return n_ == other.n_; }
+};
+
 // A reference counted handle to an immutable statement; undefined by default.
 class stmt {
   ref_count<const base_stmt_node> n_;
 
 public:
   stmt() = default;
+  stmt(stmt_ref s) : n_(s.get()) {}
   explicit stmt(const base_stmt_node* n) : n_(n) {}
 
   bool defined() const { return n_.defined(); }
@@ -52,8 +76,11 @@ public:
   }
   void accept(stmt_visitor* v) const { n_->accept(v); }
   bool same_as(const stmt& other) const { return n_.get() == other.n_.get(); }
+  bool same_as(stmt_ref other) const { return n_.get() == other.get(); }
   bool same_as(const base_stmt_node* other) const { return n_.get() == other; }
 };
+
+inline stmt_ref::stmt_ref(const stmt& s) : n_(s.get()) {}
 
 template <typename T, stmt_node_type Type>
 class stmt_node : public base_stmt_node {
@@ -88,19 +115,23 @@ struct call_attributes {
 };
 
 // Calls a user callback with the buffers bound to `inputs` and `outputs`. A non-zero result
-// stops the program (eval_config::call_failed is called) and is returned by evaluate.
+// stops the program (eval_config::call_failed is called) and is returned by evaluate. `scalars`
+// are expressions the callback may evaluate (evaluate(op->scalars[i], ctx)); they count as uses
+// of the symbols they read.
 class call_stmt : public stmt_node<call_stmt, stmt_node_type::call_stmt> {
 public:
   using callable = std::function<index_t(const call_stmt*, eval_context&)>;
-
+  using symbol_list = slinky::symbol_list;
   using attributes = call_attributes;
 
   callable target;
   symbol_list inputs;
   symbol_list outputs;
+  std::vector<expr> scalars;
   attributes attrs;
 
-  static stmt make(callable target, symbol_list inputs, symbol_list outputs, attributes attrs = {});
+  static stmt make(callable target, symbol_list inputs, symbol_list outputs, std::vector<expr> scalars,
+                   attributes attrs);
 };
 
 // Copies src to dst: for each coordinate dst_x of dst, the value is src at src_x (expressions
@@ -134,14 +165,20 @@ public:
   static stmt make(callable impl, var src, std::vector<expr> src_x, var dst, std::vector<var> dst_x, var pad = var());
 };
 
-// let sym0 = value0, ... in body.
+// let sym0 = value0, ... in body. is_closure promises that the body uses only the symbols these
+// lets bind, and that every value is a variable (a closure over those variables, e.g. the body of
+// an async task).
 class let_stmt : public stmt_node<let_stmt, stmt_node_type::let_stmt> {
 public:
   std::vector<std::pair<var, expr>> lets;
   stmt body;
-  static stmt make(std::vector<std::pair<var, expr>> lets, stmt body);
+  bool is_closure = false;
+  static stmt make(std::vector<std::pair<var, expr>> lets, stmt body, bool is_closure = false);
   static stmt make(var sym, expr value, stmt body) { return make({{sym, std::move(value)}}, std::move(body)); }
 };
+
+// s as a let_stmt if it is one marked as a closure, else null.
+const let_stmt* is_closure(const stmt& s);
 
 // Runs stmts in order, stopping at the first failure. make flattens nested blocks and drops
 // undefined statements; it returns the single statement if only one is left.
@@ -149,6 +186,7 @@ class block : public stmt_node<block, stmt_node_type::block> {
 public:
   std::vector<stmt> stmts;
   static stmt make(std::vector<stmt> stmts);
+  static stmt make(std::vector<stmt> stmts, stmt tail);
   static stmt make(stmt a, stmt b) { return make(std::vector<stmt>{std::move(a), std::move(b)}); }
 };
 
@@ -192,6 +230,16 @@ public:
   stmt body;
 
   static stmt make(var sym, expr base, expr elem_size, std::vector<dim_expr> dims, stmt body);
+};
+
+// sym is a buffer with known contents (shared with `value`) for the duration of body.
+class constant_buffer : public stmt_node<constant_buffer, stmt_node_type::constant_buffer> {
+public:
+  var sym;
+  const_raw_buffer_ptr value;
+  stmt body;
+
+  static stmt make(var sym, const_raw_buffer_ptr value, stmt body);
 };
 
 // sym is a copy of the descriptor of src (the same memory).
@@ -252,17 +300,34 @@ public:
 };
 
 // sym is src with dimensions reordered: dimension i of sym is dimension dims[i] of src. The
-// rank of sym is dims.size() (dims[i] >= src's rank gives a broadcast dimension).
+// rank of sym is dims.size() (dims[i] >= src's rank, e.g. new_dim, gives a broadcast dimension).
 class transpose : public stmt_node<transpose, stmt_node_type::transpose> {
 public:
+  // A new (broadcast) dimension.
+  static constexpr int new_dim = INT_MAX;
+
   var sym;
   var src;
   std::vector<int> dims;
   stmt body;
 
   static stmt make(var sym, var src, std::vector<int> dims, stmt body);
+  // sym is the first `rank` dimensions of src.
+  static stmt make_truncate(var sym, var src, int rank, stmt body);
   // True if dims is [0, 1, ..., n - 1]: a truncation of the rank, not a reordering.
-  static bool is_truncation(span<const int> dims);
+  static bool is_truncate(span<const int> dims);
+  bool is_truncate() const { return is_truncate(dims); }
+};
+
+// Starts `task` on the thread pool (without one, runs it first), binds sym to a handle of it
+// (awaitable with wait_for(sym)), runs body, then waits for the task. Both must succeed.
+class async : public stmt_node<async, stmt_node_type::async> {
+public:
+  var sym;
+  stmt task;
+  stmt body;
+
+  static stmt make(var sym, stmt task, stmt body);
 };
 
 // Fails the program (eval_config::check_failed) if condition is zero.
@@ -290,6 +355,10 @@ public:
   SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)
 #undef SLINKY_X
 };
+
+// The original's name for a visitor of statements and expressions whose defaults visit every
+// child (our stmt_visitor already does).
+using recursive_node_visitor = stmt_visitor;
 
 template <typename T, stmt_node_type Type>
 void stmt_node<T, Type>::accept(stmt_visitor* v) const {

@@ -377,7 +377,7 @@ TEST(prove, prove_true) {
 
 // Statements.
 
-stmt call_of(var in, var o) { return call_stmt::make(nullptr, {in}, {o}); }
+stmt call_of(var in, var o) { return call_stmt::make(nullptr, {in}, {o}, {}, {}); }
 
 void test_simplify(const stmt& input, const stmt& expected, const bounds_map& bounds = bounds_map()) {
   const stmt result = simplify(input, bounds);

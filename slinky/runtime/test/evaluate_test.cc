@@ -139,7 +139,7 @@ stmt record_call(std::vector<recorded_call>& calls, var in, var out) {
         calls.push_back({std::vector<dim>(i->dims, i->dims + i->rank), std::vector<dim>(o->dims, o->dims + o->rank)});
         return 0;
       },
-      {in}, {out}, call_stmt::attributes{.name = "record"});
+      {in}, {out}, {}, call_stmt::attributes{.name = "record"});
 }
 
 TEST(evaluate, loop_and_crop_dim) {
@@ -172,7 +172,7 @@ TEST(evaluate, loop_bounds_edge_cases) {
         ++count;
         return 0;
       },
-      {}, {});
+      {}, {}, {}, {});
   // Empty range: no iterations.
   EXPECT_EQ(evaluate(loop::make(x, loop::serial, bounds(5, 4), 1, counter)), 0);
   EXPECT_EQ(count, 0);
@@ -212,7 +212,7 @@ TEST(evaluate, crop_buffer_slice_transpose) {
         seen.emplace_back(o->dims, o->dims + o->rank);
         return 0;
       },
-      {}, {b1});
+      {}, {b1}, {}, {});
   ASSERT_EQ(evaluate(crop_buffer::make(b1, b0, {bounds(1, 2), interval_expr(), bounds(-5, 3)}, capture), c), 0);
   ASSERT_EQ(evaluate(slice_dim::make(b1, b0, 1, 2, capture), c), 0);
   ASSERT_EQ(evaluate(slice_buffer::make(b1, b0, {expr(), 3, 4}, capture), c), 0);
@@ -243,7 +243,7 @@ TEST(evaluate, make_buffer) {
         sizes.push_back(o->size_bytes());
         return 0;
       },
-      {}, {b1});
+      {}, {b1}, {}, {});
   expr base = reinterpret_cast<index_t>(data.data() + 2);
   stmt program = make_buffer::make(b1, base, 4, {{bounds(0, 2), 4, expr()}, {bounds(0, 1), 20, expr()}}, write);
   ASSERT_EQ(evaluate(program), 0);
@@ -276,7 +276,7 @@ stmt fill_output(var out, int value) {
         for_each_element([value](int* p) { *p = value; }, o->cast<int>());
         return 0;
       },
-      {}, {out});
+      {}, {out}, {}, {});
 }
 
 TEST(evaluate, allocate_stack_and_heap) {
@@ -354,7 +354,7 @@ TEST(evaluate, check_failure) {
         ++calls;
         return 0;
       },
-      {}, {});
+      {}, {}, {}, {});
   stmt program = block::make({check::make(buffer_max(b0, 0) >= 20), after});
   EXPECT_NE(evaluate(program, c), 0);
   EXPECT_EQ(failures.size(), 1);
@@ -372,7 +372,7 @@ TEST(evaluate, if_then_else) {
           ++n;
           return result;
         },
-        {}, {});
+        {}, {}, {}, {});
   };
   eval_context c;
   c[x] = 3;
@@ -418,14 +418,14 @@ TEST(evaluate, call_failure) {
   };
   eval_context c;
   c.config = &config;
-  stmt bad = call_stmt::make([](const call_stmt*, eval_context&) -> index_t { return 42; }, {}, {},
+  stmt bad = call_stmt::make([](const call_stmt*, eval_context&) -> index_t { return 42; }, {}, {}, {},
                              call_stmt::attributes{.name = "bad"});
   stmt ok = call_stmt::make(
       [&](const call_stmt*, eval_context&) -> index_t {
         ++after;
         return 0;
       },
-      {}, {});
+      {}, {}, {}, {});
   stmt program = loop::make(x, loop::serial, bounds(0, 9), 1, block::make({ok, bad}));
   EXPECT_EQ(evaluate(program, c), 42);
   EXPECT_EQ(failed, 1);
@@ -439,7 +439,7 @@ TEST(evaluate, let_stmt) {
         seen = c.lookup(y);
         return 0;
       },
-      {}, {});
+      {}, {}, {}, {});
   eval_context c;
   c[x] = 4;
   ASSERT_EQ(evaluate(let_stmt::make({{y, expr(x) * 2}, {y, expr(y) + 1}}, capture), c), 0);
@@ -596,7 +596,7 @@ TEST(evaluate, free_intrinsic_releases_early) {
         frees_seen_in_body = log.frees;
         return 0;
       },
-      {}, {});
+      {}, {}, {}, {});
   stmt body = block::make({fill_output(b1, 1), check::make(call::make(intrinsic::free, {b1})), after});
   stmt program = allocate::make(b1, memory_type::heap, 4, {{bounds(0, 99), expr(), expr()}}, body);
   ASSERT_EQ(evaluate(program, c), 0);
@@ -631,7 +631,7 @@ TEST(evaluate, hand_built_stencil_program) {
         }
         return 0;
       },
-      {b0}, {b2}, call_stmt::attributes{.name = "mul"});
+      {b0}, {b2}, {}, call_stmt::attributes{.name = "mul"});
   stmt consume = call_stmt::make(
       [&](const call_stmt* op, eval_context& c) -> index_t {
         const buffer<int>& i = c.lookup_buffer(op->inputs[0])->cast<int>();
@@ -648,7 +648,7 @@ TEST(evaluate, hand_built_stencil_program) {
         }
         return 0;
       },
-      {b2}, {b1}, call_stmt::attributes{.name = "stencil"});
+      {b2}, {b1}, {}, call_stmt::attributes{.name = "stencil"});
 
   stmt body = block::make({
       crop_dim::make(b2, b2, 1, point(expr(y) + 1), produce),
@@ -715,7 +715,7 @@ TEST(pipeline, evaluate_binds_arguments) {
         for (index_t j = o.dim(0).min(); j <= o.dim(0).max(); ++j) o(j) = i(j) * k;
         return 0;
       },
-      {b0}, {b1});
+      {b0}, {b1}, {}, {});
   buffer<int, 1> in({5}), out({5});
   in.allocate();
   out.allocate();

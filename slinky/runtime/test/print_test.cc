@@ -216,9 +216,9 @@ TEST_F(print_test, enums) {
 }
 
 TEST_F(print_test, calls_and_copies) {
-  EXPECT_EQ(str(call_stmt::make(nullptr, {in}, {out}, {.name = "mul"})), "call mul({in}, {out})\n");
-  EXPECT_EQ(str(call_stmt::make(nullptr, {in, x}, {out, y})), "call <callback>({in, x}, {out, y})\n");
-  EXPECT_EQ(str(call_stmt::make(nullptr, {}, {out}, {.name = "zeros"})), "call zeros({}, {out})\n");
+  EXPECT_EQ(str(call_stmt::make(nullptr, {in}, {out}, {}, {.name = "mul"})), "call mul({in}, {out})\n");
+  EXPECT_EQ(str(call_stmt::make(nullptr, {in, x}, {out, y}, {}, {})), "call <callback>({in, x}, {out, y})\n");
+  EXPECT_EQ(str(call_stmt::make(nullptr, {}, {out}, {}, {.name = "zeros"})), "call zeros({}, {out})\n");
 
   EXPECT_EQ(str(copy_stmt::make(nullptr, in, {x + 1, y}, out, {x, y})), "copy(in[x + 1, y] -> out[x, y])\n");
   EXPECT_EQ(str(copy_stmt::make(nullptr, in, {x}, out, {x}, zero)), "copy(in[x] -> out[x], pad = zero)\n");
@@ -278,7 +278,7 @@ TEST_F(print_test, nesting) {
                           loop::make(x, loop::parallel, bounds(0, 19), 4,
                                      block::make({
                                          crop_dim::make(out, out, 0, bounds(x, x + 3),
-                                                        call_stmt::make(nullptr, {in}, {out}, {.name = "f"})),
+                                                        call_stmt::make(nullptr, {in}, {out}, {}, {.name = "f"})),
                                          check::make(x < 20),
                                      })),
                           let_stmt::make(z, y * 2, check::make(z < 20)),
@@ -299,7 +299,7 @@ TEST_F(print_test, nesting) {
 }
 
 TEST_F(print_test, ids_without_context) {
-  stmt s = crop_dim::make(out, in, 0, bounds(x, x + 1), call_stmt::make(nullptr, {in}, {out}, {.name = "f"}));
+  stmt s = crop_dim::make(out, in, 0, bounds(x, x + 1), call_stmt::make(nullptr, {in}, {out}, {}, {.name = "f"}));
   const char* expected = "_5 = crop_dim(_4, 0, [_0, _0 + 1]) {\n  call f({_4}, {_5})\n}\n";
   EXPECT_EQ(to_string(s), expected);
   EXPECT_EQ(streamed(s), expected);
@@ -332,9 +332,9 @@ TEST_F(print_test, stencil_program) {
   auto out_min = [&](int d) { return buffer_min(out, d); };
   auto out_max = [&](int d) { return buffer_max(out, d); };
   stmt produce_row =
-      crop_dim::make(intm, intm, 1, point(y + 1), call_stmt::make(nullptr, {in}, {intm}, {.name = "add_one"}));
+      crop_dim::make(intm, intm, 1, point(y + 1), call_stmt::make(nullptr, {in}, {intm}, {}, {.name = "add_one"}));
   stmt consume_row =
-      crop_dim::make(out, out, 1, point(y), call_stmt::make(nullptr, {intm}, {out}, {.name = "stencil"}));
+      crop_dim::make(out, out, 1, point(y), call_stmt::make(nullptr, {intm}, {out}, {}, {.name = "stencil"}));
   stmt rows = loop::make(y, loop::serial, bounds(out_min(1) - 2, out_max(1)), 1,
                          block::make({produce_row, check::make(out_min(1) <= y + 1 || y < out_min(1)), consume_row}));
   std::vector<dim_expr> intm_dims = {
