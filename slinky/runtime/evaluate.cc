@@ -382,7 +382,7 @@ public:
 
   void* allocate_heap(var sym, raw_buffer* buf) {
     if (config.allocate) return config.allocate(sym, buf);
-    return default_allocate(sym, buf, config.base_alignment);
+    return default_allocate(sym, buf, eval_config::default_heap_alignment);
   }
   void free_allocation(var sym, raw_buffer* buf, void* allocation) {
     if (config.free) {
@@ -623,7 +623,7 @@ index_t evaluator::exec_allocate(const allocate* op) {
   buf.rank = rank;
   buf.dims = SLINKY_STACK_DIMS(rank);
   init_dims(*this, op->dims, buf.dims);
-  buf.init_strides(std::max<index_t>(1, config.stride_alignment));
+  buf.init_strides(std::max<index_t>(1, static_cast<index_t>(config.stride_alignment)));
   const std::size_t size_bytes = buf.size_bytes();
   if (size_bytes > static_cast<std::size_t>(std::numeric_limits<index_t>::max())) {
     // The size in bytes overflows (e.g. an extent computed from a huge scalar argument): fail
@@ -634,11 +634,12 @@ index_t evaluator::exec_allocate(const allocate* op) {
   }
   const index_t size = static_cast<index_t>(size_bytes);
   const bool on_stack = op->storage == memory_type::stack ||
-                        (op->storage == memory_type::automatic && size <= config.auto_stack_threshold);
+                        (op->storage == memory_type::automatic && static_cast<std::size_t>(size) <= config.auto_stack_threshold);
   void* allocation = nullptr;
   std::size_t kept_index = none;
   if (on_stack) {
-    const index_t alignment = std::max<index_t>(alignof(std::max_align_t), config.base_alignment);
+    const index_t alignment =
+        std::max<index_t>(alignof(std::max_align_t), static_cast<index_t>(config.base_alignment));
     char* p = static_cast<char*>(alloca(std::max<index_t>(size, 1) + alignment));
     p = reinterpret_cast<char*>(align_up(reinterpret_cast<index_t>(p), alignment));
     // base points at the element of min coordinates; undo negative strides' offsets.
@@ -1185,6 +1186,8 @@ index_t evaluator::exec_copy(const copy_stmt* op) {
   return 0;
 }
 
+eval_context::eval_context() : config(&default_config()) {}
+
 void* default_allocate(var, raw_buffer* buf, index_t base_alignment) {
   buf->init_strides();
   const std::size_t size = buf->size_bytes();
@@ -1241,7 +1244,7 @@ void print_operands(std::ostream& os, const expr& e, evaluator& eval, const node
 }  // namespace
 
 void default_check_failed(const expr& condition, const eval_context& ctx) {
-  const node_context* names = ctx.config ? ctx.config->symbols : nullptr;
+  const node_context* names = ctx.symbols;
   std::ostringstream os;
   os << "slinky: check failed: ";
   print(os, condition, names);

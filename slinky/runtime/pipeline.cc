@@ -31,36 +31,61 @@ bool report_count_mismatch(const eval_context& ctx, const char* what, std::size_
 
 }  // namespace
 
-index_t pipeline::evaluate(scalars args, buffers inputs, buffers outputs, eval_context& ctx) const {
-  if (report_count_mismatch(ctx, "scalar arguments", this->args.size(), args.size())) return 1;
-  if (report_count_mismatch(ctx, "input buffers", this->inputs.size(), inputs.size())) return 1;
-  if (report_count_mismatch(ctx, "output buffers", this->outputs.size(), outputs.size())) return 1;
+namespace {
 
-  // Give the default failure messages the names of the symbols.
-  eval_config named_config;
-  const eval_config* old_config = ctx.config;
-  if (body.symbols && (!ctx.config || !ctx.config->symbols)) {
-    if (ctx.config) named_config = *ctx.config;
-    named_config.symbols = body.symbols.get();
-    ctx.config = &named_config;
+// Binds the pipeline's symbols to values, keeping what they were bound to before if `saved` is
+// given.
+class binder {
+  eval_context& ctx_;
+  std::vector<std::pair<var, index_t>>* saved_;
+
+public:
+  binder(eval_context& ctx, std::vector<std::pair<var, index_t>>* saved) : ctx_(ctx), saved_(saved) {}
+  void operator()(var v, index_t value) {
+    if (saved_) saved_->emplace_back(v, ctx_.lookup(v));
+    ctx_[v] = value;
   }
-  std::vector<std::pair<var, index_t>> saved;
-  saved.reserve(args.size() + inputs.size() + outputs.size() + constants.size());
-  auto bind = [&](var v, index_t value) {
-    saved.emplace_back(v, ctx.lookup(v));
-    ctx[v] = value;
-  };
+};
+
+}  // namespace
+
+bool pipeline::bind(scalars args, buffers inputs, buffers outputs, eval_context& ctx,
+                    std::vector<std::pair<var, index_t>>* saved) const {
+  if (report_count_mismatch(ctx, "scalar arguments", this->args.size(), args.size())) return false;
+  if (report_count_mismatch(ctx, "input buffers", this->inputs.size(), inputs.size())) return false;
+  if (report_count_mismatch(ctx, "output buffers", this->outputs.size(), outputs.size())) return false;
+  binder bind(ctx, saved);
   for (std::size_t i = 0; i < args.size(); ++i) bind(this->args[i], args[i]);
   for (std::size_t i = 0; i < inputs.size(); ++i) bind(this->inputs[i], reinterpret_cast<index_t>(inputs[i]));
   for (std::size_t i = 0; i < outputs.size(); ++i) bind(this->outputs[i], reinterpret_cast<index_t>(outputs[i]));
   for (const auto& c : constants) bind(c.first, reinterpret_cast<index_t>(c.second.get()));
+  return true;
+}
 
+void pipeline::setup(scalars args, buffers inputs, buffers outputs, eval_context& ctx) const {
+  bind(args, inputs, outputs, ctx, nullptr);
+}
+void pipeline::setup(buffers inputs, buffers outputs, eval_context& ctx) const {
+  setup(scalars(), inputs, outputs, ctx);
+}
+
+index_t pipeline::evaluate(eval_context& ctx) const {
+  // Give the default failure messages the names of the symbols.
+  const node_context* old_symbols = ctx.symbols;
+  if (body.symbols && !ctx.symbols) ctx.symbols = body.symbols.get();
   // Every symbol of a built program comes from its node_context; hand-made programs are counted.
   ctx.reserve(body.symbols ? body.symbols->size() : symbol_count(body));
-  index_t result = evaluate_reserved(body, ctx);
+  const index_t result = evaluate_reserved(body, ctx);
+  ctx.symbols = old_symbols;
+  return result;
+}
 
+index_t pipeline::evaluate(scalars args, buffers inputs, buffers outputs, eval_context& ctx) const {
+  std::vector<std::pair<var, index_t>> saved;
+  saved.reserve(args.size() + inputs.size() + outputs.size() + constants.size());
+  if (!bind(args, inputs, outputs, ctx, &saved)) return 1;
+  const index_t result = evaluate(ctx);
   for (auto i = saved.rbegin(); i != saved.rend(); ++i) ctx.set(i->first, i->second);
-  ctx.config = old_config;
   return result;
 }
 

@@ -46,13 +46,29 @@ public:
   // The program.
   named_stmt body;
 
+  // Binds the arguments in ctx (scalars by value, buffers by address, and the constants) without
+  // running anything, so that evaluate(ctx) can run the program, again and again: the client may
+  // change the base and dims of the same raw_buffer objects between runs. The counts must match
+  // the pipeline's (otherwise nothing is bound, check_failed is told, and the program's checks
+  // then fail on the unbound buffers).
+  void setup(scalars args, buffers inputs, buffers outputs, eval_context& ctx) const;
+  void setup(buffers inputs, buffers outputs, eval_context& ctx) const;
+  // Runs the program on a context set up by setup (or otherwise holding the values of the
+  // pipeline's symbols).
+  index_t evaluate(eval_context& ctx) const;
+
   // Runs the program. Returns 0 on success; non-zero if the numbers of arguments do not match,
   // a check failed (e.g. a buffer does not satisfy the pipeline's requirements) or a callback
-  // failed. ctx may carry an eval_config and values of other symbols.
+  // failed. ctx may carry an eval_config and values of other symbols; the pipeline's symbols are
+  // restored to their previous values afterwards.
   index_t evaluate(scalars args, buffers inputs, buffers outputs, eval_context& ctx) const;
   index_t evaluate(scalars args, buffers inputs, buffers outputs) const;
   index_t evaluate(buffers inputs, buffers outputs, eval_context& ctx) const;
   index_t evaluate(buffers inputs, buffers outputs) const;
+
+private:
+  bool bind(scalars args, buffers inputs, buffers outputs, eval_context& ctx,
+            std::vector<std::pair<var, index_t>>* saved) const;
 };
 
 std::ostream& operator<<(std::ostream& os, const pipeline& p);

@@ -395,10 +395,8 @@ TEST(evaluate, default_check_failed_reports_and_returns) {
   buffer<int, 1> b({10});
   node_context names;
   var buf(names, "my_input");
-  eval_config config;
-  config.symbols = &names;
   eval_context c;
-  c.config = &config;
+  c.symbols = &names;
   c[buf] = buffer_value(b);
   testing::internal::CaptureStderr();
   EXPECT_NE(evaluate(check::make(buffer_max(buf, 0) >= 20), c), 0);

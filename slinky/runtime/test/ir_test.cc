@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstddef>
+#include <type_traits>
 #include <map>
 #include <set>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "slinky/runtime/buffer.h"
 #include "slinky/runtime/evaluate.h"
 #include "slinky/runtime/node_mutator.h"
+#include "slinky/runtime/pipeline.h"
 #include "slinky/runtime/expr.h"
 #include "slinky/runtime/print.h"
 #include "slinky/runtime/stmt.h"
@@ -399,6 +402,88 @@ TEST(stmt, async_without_pool) { test_async(nullptr); }
 TEST(stmt, async_on_pool) {
   thread_pool_impl pool(2);
   test_async(&pool);
+}
+
+TEST(eval_context, defaults_are_usable) {
+  eval_context c;
+  ASSERT_NE(c.config, nullptr);
+  static_assert(std::is_same_v<decltype(eval_config::base_alignment), std::size_t>);
+  static_assert(std::is_same_v<decltype(eval_config::auto_stack_threshold), std::size_t>);
+  EXPECT_EQ(c.config->base_alignment, sizeof(std::max_align_t));
+  EXPECT_EQ(c.config->stride_alignment, 1);
+  EXPECT_EQ(c.config->auto_stack_threshold, 4096);
+  // The default hooks are callable: a hook wrapping them works.
+  eval_config cfg;
+  auto prev_allocate = cfg.allocate;
+  auto prev_free = cfg.free;
+  int allocations = 0;
+  cfg.allocate = [&](var v, raw_buffer* b) {
+    ++allocations;
+    return prev_allocate(v, b);
+  };
+  dim d(0, 99);
+  raw_buffer buf(nullptr, 4, 1, &d);
+  void* allocation = cfg.allocate(var(), &buf);
+  ASSERT_NE(buf.base, nullptr);
+  EXPECT_EQ(allocations, 1);
+  EXPECT_EQ(d.stride(), 4);
+  static_cast<int*>(buf.base)[99] = 1;
+  prev_free(var(), &buf, allocation);
+
+  node_context ctx;
+  var x(ctx, "x");
+  var b(ctx, "b");
+  EXPECT_EQ(c.set(x, 3), 0);
+  EXPECT_EQ(c.set(x, 5), 3);
+  const eval_context& cc = c;
+  EXPECT_EQ(cc[x], 5);
+  EXPECT_EQ(cc[b], 0);
+  EXPECT_EQ(c.lookup_buffer<int>(b), nullptr);
+  c[b] = reinterpret_cast<index_t>(&buf);
+  EXPECT_EQ(static_cast<const raw_buffer*>(c.lookup_buffer<int>(b)), &buf);
+}
+
+TEST(pipeline, setup_then_evaluate_repeatedly) {
+  node_context ctx;
+  var in(ctx, "in");
+  var out(ctx, "out");
+  var n(ctx, "n");
+  // out[i] = in[i] + n, as a hand-built program.
+  pipeline p;
+  p.args = {n};
+  p.inputs = {in};
+  p.outputs = {out};
+  p.body = call_stmt::make(
+      [](const call_stmt* op, eval_context& c) -> index_t {
+        const raw_buffer* i = c.lookup_buffer(op->inputs[0]);
+        const raw_buffer* o = c.lookup_buffer(op->outputs[0]);
+        const index_t add = evaluate(op->scalars[0], c);
+        for (index_t k = o->dim(0).min(); k <= o->dim(0).max(); ++k) {
+          *static_cast<int*>(o->address_at(k)) = *static_cast<const int*>(i->address_at(k)) + static_cast<int>(add);
+        }
+        return 0;
+      },
+      {in}, {out}, {expr(n)}, {});
+  int in_data[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  int out_data[8] = {};
+  dim in_dim(0, 3, 4);
+  dim out_dim(0, 3, 4);
+  raw_buffer in_buf(in_data, 4, 1, &in_dim);
+  raw_buffer out_buf(out_data, 4, 1, &out_dim);
+  eval_context c;
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&out_buf};
+  const index_t args[] = {10};
+  p.setup(args, ins, outs, c);
+  ASSERT_EQ(p.evaluate(c), 0);
+  EXPECT_EQ(out_data[3], 13);
+  EXPECT_EQ(out_data[4], 0);
+  // The same descriptors, moved: evaluate again without another setup.
+  in_buf.base = in_data + 4;
+  out_buf.base = out_data + 4;
+  ASSERT_EQ(p.evaluate(c), 0);
+  EXPECT_EQ(out_data[4], 14);
+  EXPECT_EQ(out_data[7], 17);
 }
 
 }  // namespace
