@@ -317,7 +317,7 @@ interval_expr bounds_inference::crop_at_call(int fi, var v, view which) const {
   const interval_expr& region = crop_view(fi, which)[index_of_var(fi, v)];
   const std::vector<func::loop_info>& loops = g_.funcs[fi].f->loops();
   for (std::size_t k = 0; k < loops.size(); ++k) {
-    if (loops[k].sym != v) continue;
+    if (loops[k].var != v) continue;
     const var u = g_.funcs[fi].loop_syms[k];
     const interval_expr chunk(u, simplify(min(u + loops[k].step - 1, region.max)));
     // The crop of each chunk is clamped to the region (it is a crop of the region's crop): in

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "slinky/builder/alias.h"
 #include "slinky/builder/bounds.h"
@@ -13,6 +15,7 @@
 #include "slinky/builder/graph.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/builder/simplify.h"
+#include "slinky/builder/trace.h"
 #include "slinky/runtime/print.h"
 
 namespace slinky {
@@ -82,6 +85,16 @@ pipeline build_pipeline(node_context& ctx, std::vector<var> args, std::vector<bu
     log.done("checks", body);
   }
   body = let_stmt::make(std::move(lets), body);
+
+  // 8. Tracing, last, so that it brackets exactly the loops and calls that run.
+  if (options.trace) {
+    std::map<var, std::string> loop_names;
+    for (const func_node& fn : g.funcs) {
+      for (std::size_t k = 0; k < fn.loop_syms.size(); ++k) loop_names[fn.loop_syms[k]] = g.name(fn.f->loops()[k].var);
+    }
+    body = add_tracing(body, ctx, loop_names);
+    log.done("trace", body);
+  }
 
   pipeline p;
   p.args = std::move(args);

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "slinky/builder/pipelining.h"
+#include "slinky/runtime/node_mutator.h"
 
 namespace slinky {
 
@@ -53,7 +54,16 @@ class emitter {
     for (const func::input& i : f.inputs()) inputs.push_back(i.buffer->sym());
     call_stmt::attributes attrs = f.attrs();
     if (attrs.name.empty()) attrs.name = f.name(&ctx_);
-    return call_stmt::make(f.impl(), std::move(inputs), outputs, {}, std::move(attrs));
+    // The scalars may read this func's loop variables, which the emitted loops may bind under
+    // other symbols.
+    std::vector<expr> scalars = f.scalars();
+    const func_node& fn = g_.funcs[fi];
+    for (std::size_t k = 0; k < fn.loop_syms.size(); ++k) {
+      const var user = f.loops()[k].var;
+      if (fn.loop_syms[k] == user) continue;
+      for (expr& s : scalars) s = substitute(s, user, fn.loop_syms[k]);
+    }
+    return call_stmt::make(f.impl(), std::move(inputs), outputs, std::move(scalars), std::move(attrs));
   }
 
   // Writes the padding of padded copy fi whose source is a view of dst: dst outside the part
@@ -124,7 +134,7 @@ class emitter {
       const std::string name = ctx_.name(b.sym().sym());
       syms[o].push_back(b.sym());
       syms[o].push_back(fresh(name));
-      for (std::size_t m = 0; m < n; ++m) syms[o].push_back(fresh(name + "." + ctx_.name(loops[n - 1 - m].sym.sym())));
+      for (std::size_t m = 0; m < n; ++m) syms[o].push_back(fresh(name + "." + ctx_.name(loops[n - 1 - m].var)));
     }
     std::vector<var> innermost;
     for (const auto& s : syms) innermost.push_back(s.back());
@@ -143,14 +153,14 @@ class emitter {
       body = emit_level(level, body, pipelined ? &sync : nullptr);
       for (std::size_t o = 0; o < f.outputs().size(); ++o) {
         const std::vector<var>& dims = f.outputs()[o].dims;
-        const int d = index_of(dims, l.sym);
+        const int d = index_of(dims, l.var);
         if (d < 0) {
           body = clone_buffer::make(syms[o][depth], syms[o][depth - 1], body);
         } else {
           body = crop_dim::make(syms[o][depth], syms[o][depth - 1], d, bounds(u, u + l.step - 1), body);
         }
       }
-      interval_expr range = bounds_.produce[fi][index_of(bounds_.vars[fi], l.sym)];
+      interval_expr range = bounds_.produce[fi][index_of(bounds_.vars[fi], l.var)];
       // The loop starts early enough for the windows sliding with it to warm up.
       range.min = bounds_.loop_start(level);
       if (!pipelined) {
@@ -200,7 +210,8 @@ class emitter {
     if (idle.defined() && !dims.empty()) {
       dims[0].bounds.max = simplify(select(idle, dims[0].bounds.min - 1, dims[0].bounds.max));
     }
-    if (buf.elem_size() <= 0) {
+    const std::optional<index_t> elem_size = as_constant(buf.elem_size());
+    if (!buf.has_elem_size() || (elem_size && *elem_size < 0)) {
       internal::builder_error("buffer " + ctx_.name(sym.sym()) +
                               " has no element size: give one to buffer_expr::make " + "or use typed callbacks");
     }
@@ -380,7 +391,7 @@ void check_buffer(const buffer_node& b, const box_expr& needed, const expr& unre
   const buffer_expr& buf = *b.buffer;
   const var sym = buf.sym();
   checks[0].push_back(check::make(buffer_rank(sym) == static_cast<index_t>(buf.rank())));
-  if (buf.elem_size() > 0) checks[0].push_back(check::make(buffer_elem_size(sym) == buf.elem_size()));
+  if (buf.has_elem_size()) checks[0].push_back(check::make(buffer_elem_size(sym) == buf.elem_size()));
   // A buffer may have no memory only if nothing of it is used.
   expr is_empty = expr(0);
   for (std::size_t d = 0; d < buf.rank(); ++d) {

@@ -164,9 +164,13 @@ loop_level resolve(const graph& g, const loop_id& at, const std::string& what) {
   if (at.root()) return loop_level();
   int fi = g.func_index(at.func);
   if (fi < 0) builder_error(what + " names a loop of a func that is not part of the pipeline");
+  if (!at.var.defined()) {
+    builder_error(what + " names no loop of func " + g.name(g.funcs[fi]) +
+                  " (a loop_id without a var is only a storage location, for store_at)");
+  }
   const std::vector<func::loop_info>& loops = g.funcs[fi].f->loops();
   for (std::size_t k = 0; k < loops.size(); ++k) {
-    if (loops[k].sym == at.var) return {fi, static_cast<int>(k)};
+    if (loops[k].var == at.var) return {fi, static_cast<int>(k)};
   }
   builder_error(what + " names loop " + g.name(at.var) + " of func " + g.name(g.funcs[fi]) +
                 ", which has no such loop");
@@ -209,15 +213,19 @@ void schedule_store(graph& g, buffer_node& b) {
   const func_node& fn = g.funcs[b.producer];
   if (b.buffer->store_at()) {
     const std::string what = "store_at of buffer " + g.name(b.buffer->sym());
-    b.store = resolve(g, *b.buffer->store_at(), what);
+    const loop_id& at = *b.buffer->store_at();
+    if (at.func && !at.var.defined()) {
+      // {f, var()}: where f runs (inside all the loops that contain f's call).
+      const int fi = g.func_index(at.func);
+      if (fi < 0) builder_error(what + " names the location of a func that is not part of the pipeline");
+      b.store = g.funcs[fi].compute;
+    } else {
+      b.store = resolve(g, at, what);
+    }
     if (!contains(fn.compute_chain, b.store)) {
       builder_error(what + ": loop " + g.name(g.user_var(b.store)) + " of func " + g.name(g.funcs[b.store.func]) +
                     " does not contain func " + g.name(fn) + ", which produces it");
     }
-    return;
-  }
-  if (fn.f->outputs_stored_innermost()) {
-    b.store = fn.compute;
     return;
   }
   b.store = loop_level();
@@ -249,7 +257,7 @@ void name_loops(graph& g) {
     for (const func_node& other : g.funcs) {
       if (&other == &fn) continue;
       for (const func::loop_info& l : other.f->loops()) {
-        if (l.sym == v) return true;
+        if (l.var == v) return true;
       }
       for (const func::output& o : other.f->outputs()) {
         if (std::find(o.dims.begin(), o.dims.end(), v) != o.dims.end()) return true;
@@ -259,8 +267,8 @@ void name_loops(graph& g) {
   };
   for (func_node& fn : g.funcs) {
     for (const func::loop_info& l : fn.f->loops()) {
-      const bool shared = used_elsewhere(fn, l.sym);
-      fn.loop_syms.push_back(shared ? var(g.ctx->insert_unique(g.name(l.sym) + "." + g.name(fn))) : l.sym);
+      const bool shared = used_elsewhere(fn, l.var);
+      fn.loop_syms.push_back(shared ? var(g.ctx->insert_unique(g.name(l.var) + "." + g.name(fn))) : l.var);
     }
   }
 }

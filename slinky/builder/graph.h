@@ -71,7 +71,7 @@ struct graph {
   std::string name(const func_node& f) const { return f.f->name(ctx); }
   // The client's variable a level loops over (an output variable of its func), and the symbol the
   // emitted loop binds.
-  var user_var(loop_level l) const { return funcs[l.func].f->loops()[l.loop].sym; }
+  var user_var(loop_level l) const { return funcs[l.func].f->loops()[l.loop].var; }
   var loop_var(loop_level l) const { return funcs[l.func].loop_syms[l.loop]; }
   // The chain of loops (outermost first) around the body of loop l, l included.
   std::vector<loop_level> chain(loop_level l) const;

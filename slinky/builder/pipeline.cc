@@ -17,29 +17,37 @@ void builder_error(const std::string& message) {
 
 }  // namespace internal
 
-buffer_expr::buffer_expr(var sym, std::size_t rank, index_t elem_size) : sym_(sym), elem_size_(elem_size) {
+buffer_expr::buffer_expr(var sym, std::size_t rank, expr elem_size) : sym_(sym), elem_size_(std::move(elem_size)) {
   dims_.reserve(rank);
   for (std::size_t d = 0; d < rank; ++d) {
     dims_.push_back(buffer_dim(sym, static_cast<int>(d)));
   }
 }
 
-buffer_expr_ptr buffer_expr::make(var sym, std::size_t rank, index_t elem_size) {
-  return buffer_expr_ptr(new buffer_expr(sym, rank, elem_size));
+buffer_expr_ptr buffer_expr::make(var sym, std::size_t rank, expr elem_size) {
+  return buffer_expr_ptr(new buffer_expr(sym, rank, std::move(elem_size)));
 }
 
-buffer_expr_ptr buffer_expr::make(node_context& ctx, const std::string& name, std::size_t rank, index_t elem_size) {
-  return make(var(ctx, name), rank, elem_size);
+buffer_expr_ptr buffer_expr::make(node_context& ctx, const std::string& name, std::size_t rank, expr elem_size) {
+  return make(var(ctx, name), rank, std::move(elem_size));
 }
 
 buffer_expr_ptr buffer_expr::make_constant(var sym, const_raw_buffer_ptr constant) {
-  buffer_expr_ptr b = make(sym, constant->rank, constant->elem_size);
+  if (!constant) internal::builder_error("make_constant: the constant buffer of symbol " + std::to_string(sym.id) + " is null");
+  buffer_expr_ptr b = make(sym, constant->rank, static_cast<index_t>(constant->elem_size));
+  // The dims are the constant's own metadata, as constants.
+  for (std::size_t d = 0; d < constant->rank; ++d) b->dims_[d] = dim_expr(constant->dim(d));
   b->constant_ = std::move(constant);
   return b;
 }
 
 buffer_expr_ptr buffer_expr::make_constant(node_context& ctx, const std::string& name, const_raw_buffer_ptr constant) {
   return make_constant(var(ctx, name), std::move(constant));
+}
+
+index_t buffer_expr::constant_elem_size() const {
+  std::optional<index_t> c = as_constant(elem_size_);
+  return c ? *c : 0;
 }
 
 box_expr buffer_expr::bounds() const {
@@ -49,31 +57,69 @@ box_expr buffer_expr::bounds() const {
   return result;
 }
 
-func::func(callable impl, std::vector<input> inputs, std::vector<output> outputs, call_stmt::attributes attrs)
-    : impl_(std::move(impl)), inputs_(std::move(inputs)), outputs_(std::move(outputs)), attrs_(std::move(attrs)) {
+func::func(call_stmt::callable impl, std::vector<input> inputs, std::vector<output> outputs,
+           std::vector<expr> scalars, call_stmt::attributes attrs)
+    : impl_(std::move(impl)), inputs_(std::move(inputs)), outputs_(std::move(outputs)), scalars_(std::move(scalars)),
+      attrs_(std::move(attrs)) {
   add_this_to_buffers();
 }
 
-func::func(std::vector<input> inputs, output out, copy_stmt::callable impl)
+func::func(copy_stmt::callable impl, std::vector<input> inputs, output out)
     : copy_impl_(impl ? std::move(impl)
                       : copy_stmt::callable([](const raw_buffer& src, const raw_buffer& dst, const raw_buffer& pad) {
                           copy(src, dst, pad);
                         })),
       is_copy_(true), inputs_(std::move(inputs)), outputs_({std::move(out)}) {
   attrs_.name = "copy";
+  // Copies move elements of one size: buffers without an element size take the other side's.
+  const buffer_expr_ptr& dst = outputs_[0].buffer;
   for (input& i : inputs_) {
-    if (i.buffer && outputs_[0].buffer && i.buffer->elem_size() == 0) {
-      i.buffer->set_elem_size(outputs_[0].buffer->elem_size());
-    }
+    if (i.buffer && dst && !i.buffer->has_elem_size()) i.buffer->set_elem_size(dst->elem_size());
   }
-  if (outputs_[0].buffer && outputs_[0].buffer->elem_size() == 0 && !inputs_.empty() && inputs_[0].buffer) {
-    outputs_[0].buffer->set_elem_size(inputs_[0].buffer->elem_size());
+  if (dst && !dst->has_elem_size() && !inputs_.empty() && inputs_[0].buffer) {
+    dst->set_elem_size(inputs_[0].buffer->elem_size());
   }
   add_this_to_buffers();
 }
 
+func::func(copy_stmt::callable impl, input src, output dst, input pad)
+    : func(std::move(impl), std::vector<input>{std::move(src), std::move(pad)}, std::move(dst)) {
+  padded_ = true;
+}
+
+func::func(std::vector<input> inputs, output out, copy_stmt::callable impl)
+    : func(std::move(impl), std::move(inputs), std::move(out)) {}
+
 func::func(input in, output out, copy_stmt::callable impl)
-    : func(std::vector<input>{std::move(in)}, std::move(out), std::move(impl)) {}
+    : func(std::move(impl), std::vector<input>{std::move(in)}, std::move(out)) {}
+
+stmt func::make_call() const {
+  if (!is_copy_) {
+    call_stmt::symbol_list ins;
+    for (const input& i : inputs_) ins.push_back(i.sym());
+    call_stmt::symbol_list outs;
+    for (const output& o : outputs_) outs.push_back(o.sym());
+    return call_stmt::make(impl_, std::move(ins), std::move(outs), scalars_, attrs_);
+  }
+  // A copy of each source (the padding of a padded copy aside) over the whole output, each
+  // output point reading the point its input bounds give.
+  std::vector<stmt> copies;
+  const std::size_t sources = padded_ ? 1 : inputs_.size();
+  for (std::size_t k = 0; k < sources; ++k) {
+    std::vector<expr> src_x;
+    for (const interval_expr& b : inputs_[k].bounds) src_x.push_back(b.min);
+    copies.push_back(copy_stmt::make(copy_impl_, inputs_[k].sym(), std::move(src_x), outputs_[0].sym(),
+                                     outputs_[0].dims, padded_ ? inputs_[1].sym() : var()));
+  }
+  return block::make(std::move(copies));
+}
+
+func& func::store_outputs_innermost() {
+  for (output& o : outputs_) {
+    if (o.buffer) o.buffer->store_at(loop_id{this, var()});
+  }
+  return *this;
+}
 
 func::func(func&& other) noexcept { *this = std::move(other); }
 
@@ -88,15 +134,19 @@ func& func::operator=(func&& other) noexcept {
   padding_ = std::move(other.padding_);
   inputs_ = std::move(other.inputs_);
   outputs_ = std::move(other.outputs_);
+  scalars_ = std::move(other.scalars_);
   attrs_ = std::move(other.attrs_);
   loops_ = std::move(other.loops_);
   compute_at_ = std::move(other.compute_at_);
-  store_outputs_innermost_ = other.store_outputs_innermost_;
   user_data_ = other.user_data_;
   other.impl_ = nullptr;
   other.is_copy_ = false;
   other.outputs_.clear();
   other.inputs_.clear();
+  // Outputs stored at the moved func's own location (store_outputs_innermost) follow it.
+  for (output& o : outputs_) {
+    if (o.buffer && o.buffer->store_at_ && o.buffer->store_at_->func == &other) o.buffer->store_at_->func = this;
+  }
   add_this_to_buffers();
   return *this;
 }
@@ -125,7 +175,7 @@ std::string func::name(const node_context* ctx) const {
   std::string prefix = is_copy_ ? "copy to " : "";
   if (!outputs_.empty() && outputs_[0].buffer) {
     var sym = outputs_[0].buffer->sym();
-    return prefix + (ctx ? ctx->name(sym.sym()) : "_" + std::to_string(sym.sym()));
+    return prefix + (ctx ? ctx->name(sym) : "_" + std::to_string(sym.id));
   }
   return "<unnamed func>";
 }
@@ -135,9 +185,7 @@ func func::make_copy(input src, output dst, copy_stmt::callable impl) {
 }
 
 func func::make_copy(input src, output dst, input pad, copy_stmt::callable impl) {
-  func result(std::vector<input>{std::move(src), std::move(pad)}, std::move(dst), std::move(impl));
-  result.padded_ = true;
-  return result;
+  return func(std::move(impl), std::move(src), std::move(dst), std::move(pad));
 }
 
 func func::make_copy(std::vector<input> srcs, output dst, copy_stmt::callable impl) {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "slinky/base/assert.h"
 #include "slinky/base/ref_count.h"
 #include "slinky/runtime/buffer.h"
 #include "slinky/runtime/evaluate.h"
@@ -26,15 +27,24 @@ class buffer_expr;
 using buffer_expr_ptr = ref_count<buffer_expr>;
 
 // Names a loop: loop `var` of func `func`. The default loop_id is the root (outside every loop).
+// A loop_id with a func and an undefined var names that func's own location: storing a buffer
+// there (store_at({&f, var()})) allocates it right around f's call, inside all of f's loops.
 struct loop_id {
   const slinky::func* func = nullptr;
   slinky::var var;
 
   bool root() const { return func == nullptr; }
-  symbol_id sym() const { return var.sym(); }
-  bool operator==(const loop_id& other) const { return func == other.func && var == other.var; }
-  bool operator!=(const loop_id& other) const { return !(*this == other); }
+  // True if this names f's innermost location ({f, undefined var}).
+  bool innermost(const slinky::func* f) const { return func == f && !var.defined(); }
+  slinky::var sym() const { return var; }
 };
+
+// Roots are equal to each other; other loop_ids are equal if they name the same func and var.
+inline bool operator==(const loop_id& a, const loop_id& b) {
+  if (a.root() || b.root()) return a.root() == b.root();
+  return a.func == b.func && a.var == b.var;
+}
+inline bool operator!=(const loop_id& a, const loop_id& b) { return !(a == b); }
 
 // A symbolic buffer. Its dims default to the buffer's own runtime metadata (bounds, stride and
 // fold factor of the buffer bound to sym() when the pipeline runs). Editing a dim of a pipeline
@@ -42,34 +52,49 @@ struct loop_id {
 // intermediate decides its allocation (bounds, stride, fold factor).
 class buffer_expr : public ref_counted<buffer_expr> {
   var sym_;
-  index_t elem_size_;
+  expr elem_size_;
   std::vector<dim_expr> dims_;
   func* producer_ = nullptr;
   const_raw_buffer_ptr constant_;
   std::optional<loop_id> store_at_;
   memory_type storage_ = memory_type::automatic;
 
-  buffer_expr(var sym, std::size_t rank, index_t elem_size);
+  buffer_expr(var sym, std::size_t rank, expr elem_size);
   friend class func;
 
 public:
   buffer_expr(const buffer_expr&) = delete;
   buffer_expr& operator=(const buffer_expr&) = delete;
 
-  // elem_size 0 means: take it from the element type of the callbacks that use the buffer.
-  static buffer_expr_ptr make(var sym, std::size_t rank, index_t elem_size = 0);
-  static buffer_expr_ptr make(node_context& ctx, const std::string& name, std::size_t rank, index_t elem_size = 0);
-  // A buffer with known contents (a copy of the descriptor is kept; the data is shared).
+  // The element size may be any expression of the pipeline's scalar arguments (checked against
+  // the buffers given at run time, and used to allocate intermediates); undefined or 0 means:
+  // take it from the element type of the callbacks that use the buffer.
+  static buffer_expr_ptr make(var sym, std::size_t rank, expr elem_size = expr());
+  // `name` names a new symbol (name#0, name#1, ... if the name is taken).
+  static buffer_expr_ptr make(node_context& ctx, const std::string& name, std::size_t rank, expr elem_size = expr());
+  // A buffer with known contents (a copy of the descriptor is kept; the data is shared). Its dims
+  // are the constant bounds, strides and fold factors of the buffer.
   static buffer_expr_ptr make_constant(var sym, const_raw_buffer_ptr constant);
   static buffer_expr_ptr make_constant(node_context& ctx, const std::string& name, const_raw_buffer_ptr constant);
+  // A rank-0 constant holding value.
+  template <typename T>
+  static buffer_expr_ptr make_scalar(var sym, const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>, "make_scalar needs a trivially copyable value");
+    return make_constant(sym, raw_buffer::make_scalar<T>(value));
+  }
   template <typename T>
   static buffer_expr_ptr make_scalar(node_context& ctx, const std::string& name, const T& value) {
-    return make_constant(ctx, name, raw_buffer::make_scalar<T>(value));
+    return make_scalar(var(ctx, name), value);
   }
 
   var sym() const { return sym_; }
-  index_t elem_size() const { return elem_size_; }
-  void set_elem_size(index_t elem_size) { elem_size_ = elem_size; }
+  const expr& elem_size() const { return elem_size_; }
+  expr& elem_size() { return elem_size_; }
+  // The element size if it is a known constant, else 0.
+  index_t constant_elem_size() const;
+  // True if the element size is given (defined and not 0).
+  bool has_elem_size() const { return elem_size_.defined() && !is_zero(elem_size_); }
+  void set_elem_size(expr elem_size) { elem_size_ = std::move(elem_size); }
   std::size_t rank() const { return dims_.size(); }
   const std::vector<dim_expr>& dims() const { return dims_; }
   dim_expr& dim(std::size_t i) { return dims_[i]; }
@@ -103,7 +128,9 @@ public:
 // input it needs for each point of its outputs.
 class func {
 public:
-  using callable = call_stmt::callable;
+  // The type of a callback on buffers of the given element types (inputs first, then outputs).
+  template <typename... T>
+  using callable = std::function<index_t(const buffer<T>&...)>;
 
   // An input: the buffer and, for each of its dimensions, the interval needed for one point of
   // the outputs, in terms of the output variables. The last three fields are used by copies:
@@ -127,22 +154,23 @@ public:
     var sym() const { return buffer->sym(); }
   };
 
-  // A loop over output variable `sym` in chunks of `step`, run by up to max_workers threads.
+  // A loop over output variable `var` in chunks of `step`, run by up to max_workers threads.
   struct loop_info {
-    var sym;
-    expr step = 1;
-    expr max_workers = loop::serial;
+    slinky::var var;
+    expr step;
+    expr max_workers;
 
     loop_info() = default;
-    loop_info(var sym) : sym(sym) {}
-    loop_info(var sym, expr step, expr max_workers = loop::serial)
-        : sym(sym), step(std::move(step)), max_workers(std::move(max_workers)) {}
+    loop_info(slinky::var var, expr step = 1, expr max_workers = loop::serial)
+        : var(var), step(std::move(step)), max_workers(std::move(max_workers)) {}
 
+    slinky::var sym() const { return var; }
+    bool defined() const { return var.defined() && step.defined(); }
     bool is_parallel() const { return !is_constant(max_workers, loop::serial); }
   };
 
 private:
-  callable impl_;
+  call_stmt::callable impl_;
   copy_stmt::callable copy_impl_;
   bool is_copy_ = false;
   // A padded copy: inputs are {src, pad}.
@@ -150,10 +178,10 @@ private:
   std::optional<std::vector<char>> padding_;
   std::vector<input> inputs_;
   std::vector<output> outputs_;
+  std::vector<expr> scalars_;
   call_stmt::attributes attrs_;
   std::vector<loop_info> loops_;
   std::optional<loop_id> compute_at_;
-  bool store_outputs_innermost_ = false;
   void* user_data_ = nullptr;
 
   void add_this_to_buffers();
@@ -161,8 +189,15 @@ private:
 
 public:
   func() = default;
-  func(callable impl, std::vector<input> inputs, std::vector<output> outputs, call_stmt::attributes attrs = {});
-  // A copy: each input's bounds are point functions of the output variables.
+  // A call of impl. scalars are expressions (e.g. of the pipeline's scalar arguments, or of this
+  // func's loop variables) the callback may evaluate: evaluate(op->scalars[i], ctx).
+  func(call_stmt::callable impl, std::vector<input> inputs, std::vector<output> outputs, std::vector<expr> scalars,
+       call_stmt::attributes attrs = {});
+  // A copy: each input's bounds are point functions of the output variables. A null impl means
+  // slinky::copy.
+  func(copy_stmt::callable impl, std::vector<input> inputs, output out);
+  // A padded copy: outside src.input_crop, values come from the buffer of pad (inputs = {src, pad}).
+  func(copy_stmt::callable impl, input src, output dst, input pad);
   func(std::vector<input> inputs, output out, copy_stmt::callable impl = nullptr);
   func(input in, output out, copy_stmt::callable impl = nullptr);
   func(func&& other) noexcept;
@@ -171,11 +206,14 @@ public:
   func& operator=(const func&) = delete;
   ~func();
 
-  bool defined() const { return static_cast<bool>(impl_) || is_copy_; }
+  // True if this func calls a callback (false for copies and default-constructed funcs).
+  bool defined() const { return static_cast<bool>(impl_); }
 
   // Makes a func from a callable taking (const buffer<const T>&..., const buffer<U>&...) (or
-  // raw_buffer forms), inputs first, then outputs, and returning index_t (0 on success). The
-  // element types are deduced from the callable, or given explicitly: make<const float, float>.
+  // buffer<void>/buffer<const void>, raw_buffer, const raw_buffer& or const raw_buffer* forms),
+  // inputs first, then outputs, and returning index_t (0 on success): a function pointer, a
+  // lambda (named or temporary), a std::function or a func::callable<T...>. The element types are
+  // deduced from the callable, or given explicitly: make<const float, float>.
   template <typename... T, typename Fn>
   static func make(Fn&& fn, std::vector<input> inputs, std::vector<output> outputs, call_stmt::attributes attrs = {});
 
@@ -208,27 +246,29 @@ public:
   }
   func& compute_root() { return compute_at(loop_id()); }
   const std::optional<loop_id>& compute_at() const { return compute_at_; }
-  // Store this func's outputs inside its innermost loop (when they are intermediates).
-  func& store_outputs_innermost() {
-    store_outputs_innermost_ = true;
-    return *this;
-  }
-  bool outputs_stored_innermost() const { return store_outputs_innermost_; }
+  // Store this func's outputs at its own location (store_at({this, var()}) on each output), so
+  // they are allocated around each call, inside all of its loops.
+  func& store_outputs_innermost();
 
-  const callable& impl() const { return impl_; }
+  const call_stmt::callable& impl() const { return impl_; }
   bool is_copy() const { return is_copy_; }
   bool is_padded_copy() const { return padded_; }
   const copy_stmt::callable& copy_impl() const { return copy_impl_; }
   const std::optional<std::vector<char>>& padding() const { return padding_; }
   const std::vector<input>& inputs() const { return inputs_; }
   const std::vector<output>& outputs() const { return outputs_; }
+  const std::vector<expr>& scalars() const { return scalars_; }
   const call_stmt::attributes& attrs() const { return attrs_; }
   call_stmt::attributes& attrs() { return attrs_; }
   // A name for messages: attrs().name, or the name of the first output's symbol.
   std::string name(const node_context* ctx = nullptr) const;
 
-  void* user_data() const { return user_data_; }
+  const void* user_data() const { return user_data_; }
   void*& user_data() { return user_data_; }
+
+  // The statement that calls this func's callback (or runs its copy) on its input and output
+  // buffers, uncropped.
+  stmt make_call() const;
 };
 
 struct build_options {
@@ -236,8 +276,9 @@ struct build_options {
   bool no_checks = false;
   // Do not remove copies by letting buffers share memory.
   bool no_alias_buffers = false;
-  // Tracing. The evaluator traces every call whenever eval_config::trace_begin is set, with or
-  // without this option; tracing loops is not implemented yet, so it currently changes nothing.
+  // Bracket the pipeline's work with eval_config::trace_begin(name) / trace_end(token): "pipeline"
+  // around the whole evaluation, "loop <var>" around each loop, "loop <var> iteration" around each
+  // iteration, and the func's attrs.name (else its name) around each call.
   bool trace = false;
 };
 
@@ -253,6 +294,16 @@ pipeline build_pipeline(node_context& ctx, std::vector<buffer_expr_ptr> inputs, 
                         const build_options& options = build_options());
 
 namespace internal {
+
+// sizeof(T), or 0 for void.
+template <typename T>
+constexpr index_t sizeof_elem() {
+  if constexpr (std::is_void_v<T>) {
+    return 0;
+  } else {
+    return static_cast<index_t>(sizeof(T));
+  }
+}
 
 // Deducing element types from a callable's parameters.
 template <typename Fn>
@@ -274,25 +325,58 @@ struct callable_traits<R (C::*)(Args...)> {
   using args = std::tuple<Args...>;
 };
 
-// How a callback parameter of type Arg is made from a raw_buffer: buffer<T> parameters get a
-// typed view, raw_buffer parameters the buffer itself.
+// How a callback parameter of type Arg is made from a raw_buffer: buffer<T, N> parameters (by
+// reference or by value; T may be void) get a typed view of the buffer, raw_buffer parameters the
+// buffer itself, raw_buffer pointers its address. elem_size is what the parameter says about the
+// buffer's element size (0: nothing).
 template <typename Arg>
-struct buffer_arg {
-  using type = std::decay_t<Arg>;
-  static const type& get(const raw_buffer* b) { return *static_cast<const type*>(b); }
-  static constexpr index_t elem_size = 0;
-};
+struct buffer_arg;
 template <typename T, std::size_t N>
 struct buffer_arg<const buffer<T, N>&> {
-  static const buffer<T, 0>& get(const raw_buffer* b) { return b->cast<T>(); }
-  static constexpr index_t elem_size = sizeof(T);
+  static const buffer<T, N>& get(const raw_buffer* b) {
+    SLINKY_ASSERT(std::is_void_v<T> || b->elem_size == sizeof_elem<T>(),
+                  "a callback's buffer parameter has an element type of another size than the buffer");
+    return *reinterpret_cast<const buffer<T, N>*>(b);
+  }
+  static constexpr index_t elem_size = sizeof_elem<T>();
 };
 template <typename T, std::size_t N>
-struct buffer_arg<buffer<T, N>&> : buffer_arg<const buffer<T, N>&> {};
+struct buffer_arg<buffer<T, N>&> {
+  static buffer<T, N>& get(const raw_buffer* b) {
+    return const_cast<buffer<T, N>&>(buffer_arg<const buffer<T, N>&>::get(b));
+  }
+  static constexpr index_t elem_size = sizeof_elem<T>();
+};
 template <typename T, std::size_t N>
 struct buffer_arg<const buffer<T, N>> : buffer_arg<const buffer<T, N>&> {};
 template <typename T, std::size_t N>
 struct buffer_arg<buffer<T, N>> : buffer_arg<const buffer<T, N>&> {};
+template <>
+struct buffer_arg<const raw_buffer&> {
+  static const raw_buffer& get(const raw_buffer* b) { return *b; }
+  static constexpr index_t elem_size = 0;
+};
+template <>
+struct buffer_arg<raw_buffer&> {
+  static raw_buffer& get(const raw_buffer* b) { return *const_cast<raw_buffer*>(b); }
+  static constexpr index_t elem_size = 0;
+};
+template <>
+struct buffer_arg<raw_buffer> : buffer_arg<const raw_buffer&> {};
+template <>
+struct buffer_arg<const raw_buffer> : buffer_arg<const raw_buffer&> {};
+template <>
+struct buffer_arg<const raw_buffer*> {
+  static const raw_buffer* get(const raw_buffer* b) { return b; }
+  static constexpr index_t elem_size = 0;
+};
+template <>
+struct buffer_arg<raw_buffer*> {
+  static raw_buffer* get(const raw_buffer* b) { return const_cast<raw_buffer*>(b); }
+  static constexpr index_t elem_size = 0;
+};
+template <>
+struct buffer_arg<const raw_buffer* const> : buffer_arg<const raw_buffer*> {};
 
 template <typename Fn, typename ArgsTuple, std::size_t... Is>
 index_t call_with_buffers(const Fn& fn, const call_stmt* op, const eval_context& ctx, std::size_t num_inputs,
@@ -328,15 +412,15 @@ func func::make(Fn&& fn, std::vector<input> inputs, std::vector<output> outputs,
   internal::elem_sizes_of<args>(elem_sizes, std::make_index_sequence<arity>());
   for (std::size_t i = 0; i < arity; ++i) {
     const buffer_expr_ptr& b = i < inputs.size() ? inputs[i].buffer : outputs[i - inputs.size()].buffer;
-    if (b && b->elem_size() == 0) b->set_elem_size(elem_sizes[i]);
+    if (b && elem_sizes[i] > 0 && !b->has_elem_size()) b->set_elem_size(elem_sizes[i]);
   }
   const std::size_t num_inputs = inputs.size();
-  callable impl = [fn = std::decay_t<Fn>(std::forward<Fn>(fn)), num_inputs](const call_stmt* op,
+  call_stmt::callable impl = [fn = std::decay_t<Fn>(std::forward<Fn>(fn)), num_inputs](const call_stmt* op,
                                                                             eval_context& ctx) -> index_t {
     return internal::call_with_buffers<std::decay_t<Fn>, args>(fn, op, ctx, num_inputs,
                                                                std::make_index_sequence<arity>());
   };
-  return func(std::move(impl), std::move(inputs), std::move(outputs), std::move(attrs));
+  return func(std::move(impl), std::move(inputs), std::move(outputs), {}, std::move(attrs));
 }
 
 }  // namespace slinky

@@ -183,6 +183,7 @@ public:
   void visit(const call_stmt* op) override {
     for (var i : op->inputs) use(i);
     for (var i : op->outputs) use(i);
+    if (!found) stmt_visitor::visit(op);
   }
   void visit(const copy_stmt* op) override {
     use(op->src);
@@ -203,6 +204,8 @@ public:
   SLINKY_DECLARATION(loop)
   SLINKY_DECLARATION(allocate)
   SLINKY_DECLARATION(make_buffer)
+  SLINKY_DECLARATION(constant_buffer)
+  SLINKY_DECLARATION(async)
 #undef SLINKY_DECLARATION
 #define SLINKY_BUFFER_DECLARATION(node)                                                                                \
   void visit(const node* op) override {                                                                                \

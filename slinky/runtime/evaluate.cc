@@ -476,11 +476,7 @@ index_t evaluator::exec(const base_stmt_node* s) {
 }
 
 index_t evaluator::exec_call(const call_stmt* op) {
-  index_t token = 0;
-  const bool tracing = static_cast<bool>(config.trace_begin);
-  if (tracing) token = config.trace_begin(op->attrs.name.empty() ? "call" : op->attrs.name.c_str());
   index_t result = op->target ? op->target(op, ctx) : 0;
-  if (tracing && config.trace_end) config.trace_end(token);
   if (result == 0) return 0;
   if (fail(result)) {
     if (config.call_failed) {
@@ -1281,6 +1277,7 @@ public:
   void visit(const call_stmt* op) override {
     add(op->inputs);
     add(op->outputs);
+    stmt_visitor::visit(op);
   }
   void visit(const copy_stmt* op) override {
     add(op->src);
@@ -1296,6 +1293,8 @@ public:
   void visit(const loop* op) override { add(op->sym), stmt_visitor::visit(op); }
   void visit(const allocate* op) override { add(op->sym), stmt_visitor::visit(op); }
   void visit(const make_buffer* op) override { add(op->sym), stmt_visitor::visit(op); }
+  void visit(const constant_buffer* op) override { add(op->sym), stmt_visitor::visit(op); }
+  void visit(const async* op) override { add(op->sym), stmt_visitor::visit(op); }
   void visit(const clone_buffer* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
   void visit(const crop_buffer* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
   void visit(const crop_dim* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }

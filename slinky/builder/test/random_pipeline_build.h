@@ -503,7 +503,7 @@ inline std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const s
     } else {
       call_stmt::attributes attrs;
       attrs.name = "f" + std::to_string(i);
-      r->funcs.push_back(std::make_unique<func>(kernel(pl.kernels[i], m), inputs, outputs, attrs));
+      r->funcs.push_back(std::make_unique<func>(kernel(pl.kernels[i], m), inputs, outputs, std::vector<expr>(), attrs));
     }
   }
   build_options options;
