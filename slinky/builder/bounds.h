@@ -77,6 +77,8 @@ public:
   }
   // The region of an intermediate buffer as its producer computes it (view produce).
   box_expr output_region(int buffer) const;
+  // The region of a buffer that func fi needs at its call (input crops applied).
+  box_expr need_at_call(int fi, int buffer, view which) const;
 
   // A parallel loop is pipelined when a func slides with it (its outputs are stored outside the
   // loop): each stage of an iteration waits for the previous iteration's (docs/threads.md).
@@ -101,7 +103,6 @@ private:
 
   const std::vector<interval_expr>& crop_view(int fi, view v) const;
   interval_expr crop_at_call(int fi, var v, view which) const;
-  box_expr need_at_call(int fi, int buffer, view which) const;
   // The need of consumer c of a buffer read by funcs that reach `all`: where c reaches fewer
   // outputs, its need is empty when they are all empty.
   box_expr guard_need(box_expr need, int c, const std::vector<int>& all) const;

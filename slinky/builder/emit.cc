@@ -51,7 +51,18 @@ class emitter {
     const func& f = *g_.funcs[fi].f;
     if (f.is_copy()) return make_copy(fi, outputs[0]);
     symbol_list inputs;
-    for (const func::input& i : f.inputs()) inputs.push_back(i.buffer->sym());
+    // Inputs with an input_crop are cropped to it (within the region the call needs), possibly
+    // to nothing: the callback is called with the empty buffer.
+    std::vector<std::pair<var, const buffer_expr*>> cropped_inputs;
+    for (const func::input& i : f.inputs()) {
+      if (i.input_crop.empty()) {
+        inputs.push_back(i.buffer->sym());
+        continue;
+      }
+      const var cropped = fresh(ctx_.name(i.buffer->sym()) + ".crop");
+      cropped_inputs.emplace_back(cropped, i.buffer.get());
+      inputs.push_back(cropped);
+    }
     call_stmt::attributes attrs = f.attrs();
     if (attrs.name.empty()) attrs.name = f.name(&ctx_);
     // The scalars may read this func's loop variables, which the emitted loops may bind under
@@ -63,7 +74,12 @@ class emitter {
       if (fn.loop_syms[k] == user) continue;
       for (expr& s : scalars) s = substitute(s, user, fn.loop_syms[k]);
     }
-    return call_stmt::make(f.impl(), std::move(inputs), outputs, std::move(scalars), std::move(attrs));
+    stmt call = call_stmt::make(f.impl(), std::move(inputs), outputs, std::move(scalars), std::move(attrs));
+    for (const auto& c : cropped_inputs) {
+      const box_expr need = bounds_.need_at_call(fi, g_.buffer_index(c.second), bounds_inference::view::actual);
+      call = crop_buffer::make(c.first, c.second->sym(), need, call);
+    }
+    return call;
   }
 
   // Writes the padding of padded copy fi whose source is a view of dst: dst outside the part

@@ -397,6 +397,7 @@ static std::string to_string_with(const T& x, const node_context* ctx) {
   return ss.str();
 }
 
+void print(std::ostream& os, var v, const node_context* ctx) { printer(os, ctx) << v; }
 void print(std::ostream& os, const expr& e, const node_context* ctx) {
   printer p(os, ctx);
   p.print(e, prec_let);
@@ -409,6 +410,7 @@ void print(std::ostream& os, const interval_expr& i, const node_context* ctx) { 
 void print(std::ostream& os, const box_expr& b, const node_context* ctx) { printer(os, ctx) << b; }
 void print(std::ostream& os, const dim_expr& d, const node_context* ctx) { printer(os, ctx) << d; }
 
+std::string to_string(var v, const node_context* ctx) { return to_string_with(v, ctx); }
 std::string to_string(const expr& e, const node_context* ctx) { return to_string_with(e, ctx); }
 std::string to_string(const stmt& s, const node_context* ctx) { return to_string_with(s, ctx); }
 std::string to_string(const interval_expr& i, const node_context* ctx) { return to_string_with(i, ctx); }
@@ -439,6 +441,7 @@ std::ostream& operator<<(std::ostream& os, var v) {
 }
 std::ostream& operator<<(std::ostream& os, memory_type m) { return os << to_string(m); }
 std::ostream& operator<<(std::ostream& os, intrinsic i) { return os << to_string(i); }
+std::ostream& operator<<(std::ostream& os, buffer_field f) { return os << to_string(f); }
 std::ostream& operator<<(std::ostream& os, expr_node_type t) { return os << to_string(t); }
 std::ostream& operator<<(std::ostream& os, stmt_node_type t) { return os << to_string(t); }
 

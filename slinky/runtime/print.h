@@ -15,6 +15,7 @@
 namespace slinky {
 
 // Print with names from ctx (which may be null).
+void print(std::ostream& os, var v, const node_context* ctx = nullptr);
 void print(std::ostream& os, const expr& e, const node_context* ctx = nullptr);
 void print(std::ostream& os, const stmt& s, const node_context* ctx = nullptr);
 void print(std::ostream& os, const interval_expr& i, const node_context* ctx = nullptr);
@@ -22,6 +23,7 @@ void print(std::ostream& os, const box_expr& b, const node_context* ctx = nullpt
 void print(std::ostream& os, const dim_expr& d, const node_context* ctx = nullptr);
 
 // The same as strings.
+std::string to_string(var v, const node_context* ctx = nullptr);
 std::string to_string(const expr& e, const node_context* ctx = nullptr);
 std::string to_string(const stmt& s, const node_context* ctx = nullptr);
 std::string to_string(const interval_expr& i, const node_context* ctx = nullptr);
@@ -34,6 +36,7 @@ std::ostream& operator<<(std::ostream& os, const dim_expr& d);
 std::ostream& operator<<(std::ostream& os, var v);
 std::ostream& operator<<(std::ostream& os, memory_type m);
 std::ostream& operator<<(std::ostream& os, intrinsic i);
+std::ostream& operator<<(std::ostream& os, buffer_field f);
 std::ostream& operator<<(std::ostream& os, expr_node_type t);
 std::ostream& operator<<(std::ostream& os, stmt_node_type t);
 // dim prints as {min, max, stride, fold_factor}; a raw_buffer as

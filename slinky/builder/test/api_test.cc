@@ -387,6 +387,38 @@ TEST(api, setup_with_a_built_pipeline) {
   EXPECT_EQ(evaluate(buffer_max(in->sym(), 0), c), 2);
 }
 
+// input_crop on a call func: the callback gets its input cropped to it, empty for the chunks
+// outside, and is still called for them.
+TEST(api, input_crop_of_a_call) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  var x(ctx, "x");
+  int calls = 0;
+  int empty_inputs = 0;
+  func::input input{in, {point(x)}};
+  input.input_crop = {bounds(0, 3)};
+  func f = func::make(
+      [&](const buffer<const int>& i, const buffer<int>& o) -> index_t {
+        ++calls;
+        if (i.dim(0).empty()) ++empty_inputs;
+        for (index_t k = o.dim(0).min(); k <= o.dim(0).max(); ++k) o(k) = i.dim(0).contains(k) ? i(k) : -1;
+        return 0;
+      },
+      {input}, {{out, {x}}});
+  f.loops({{x, 2}});
+  pipeline p = build_pipeline(ctx, {in}, {out});
+  buffer<int, 1> in_buf({4});
+  in_buf.allocate();
+  fill_iota(in_buf);
+  buffer<int, 1> out_buf({8});
+  out_buf.allocate();
+  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}), 0);
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(empty_inputs, 2);
+  for (index_t i = 0; i < 8; ++i) EXPECT_EQ(out_buf(i), i < 4 ? i : -1);
+}
+
 TEST(api, make_call_runs_the_callback_on_whole_buffers) {
   node_context ctx;
   auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
