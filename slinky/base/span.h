@@ -55,8 +55,7 @@ struct is_compatible_container_impl : std::false_type {};
 template <typename C, typename Element>
 struct is_compatible_container_impl<
     C, Element, std::void_t<decltype(std::declval<C&>().data()), decltype(std::declval<C&>().size())>>
-    : std::bool_constant<
-          is_element_compatible<std::remove_pointer_t<decltype(std::declval<C&>().data())>, Element>> {};
+    : std::bool_constant<is_element_compatible<std::remove_pointer_t<decltype(std::declval<C&>().data())>, Element>> {};
 
 template <typename C, typename Element>
 constexpr bool is_compatible_container = is_compatible_container_impl<C, Element>::value;

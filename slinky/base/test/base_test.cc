@@ -451,7 +451,7 @@ TEST(span, read_only_views) {
   static_assert(sizeof(span<int, 3>) == sizeof(int*));
   static_assert(std::is_same_v<decltype(f.subspan(1)), span<int>>);
   EXPECT_EQ(f.subspan(1).size(), 2u);
-  static_assert(!std::is_constructible_v<span<int, 2>, const int (&)[3]>);
+  static_assert(!std::is_constructible_v<span<int, 2>, const int(&)[3]>);
   static_assert(std::is_constructible_v<span<int>, const std::vector<int>&>);
   static_assert(std::is_constructible_v<span<const int>, std::vector<int>&>);
   static_assert(span<int>::extent == dynamic_extent);

@@ -251,9 +251,8 @@ TEST(chrome_trace, nested_events_on_one_thread) {
   ASSERT_TRUE(parse_json(os.str(), v)) << os.str();
   std::map<int, std::vector<std::string>> events = check_trace(v);
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events.begin()->second,
-            (std::vector<std::string>{"B pipeline", "B loop y", "B a \"quoted\" \\ name\n", "E a \"quoted\" \\ name\n",
-                                      "E loop y", "E pipeline"}));
+  EXPECT_EQ(events.begin()->second, (std::vector<std::string>{"B pipeline", "B loop y", "B a \"quoted\" \\ name\n",
+                                                              "E a \"quoted\" \\ name\n", "E loop y", "E pipeline"}));
 }
 
 TEST(chrome_trace, threads_get_their_own_ids) {

@@ -43,8 +43,8 @@ public:
     int jobs;
     {
       std::lock_guard<std::mutex> l(mutex_);
-      jobs = static_cast<int>(std::min<std::size_t>({static_cast<std::size_t>(std::max(max_workers, 0)), n,
-                                                      static_cast<std::size_t>(idle_)}));
+      jobs = static_cast<int>(std::min<std::size_t>(
+          {static_cast<std::size_t>(std::max(max_workers, 0)), n, static_cast<std::size_t>(idle_)}));
       idle_ -= jobs;
       pending_ += jobs;
     }

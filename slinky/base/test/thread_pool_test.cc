@@ -751,7 +751,12 @@ TEST(host_pool, nested_loops) {
   }
   std::atomic<int> leaves{0};
   pool.parallel_for(
-      6, [&](std::size_t) { pool.parallel_for(6, [&](std::size_t) { leaves++; }, 2); }, 2);
+      6,
+      [&](std::size_t) {
+        pool.parallel_for(
+            6, [&](std::size_t) { leaves++; }, 2);
+      },
+      2);
   EXPECT_EQ(leaves.load(), 36);
 }
 
