@@ -118,9 +118,7 @@ private:
   const int max_workers_;
   const std::size_t chunk_divisor_;
 
-  // Written by every thread that claims or finishes items: apart from the fields above, which
-  // they only read.
-  alignas(cache_line_size) std::atomic<std::size_t> next_{0};
+  std::atomic<std::size_t> next_{0};
   std::atomic<std::size_t> done_{0};
   std::atomic<int> active_{0};
 };
