@@ -39,7 +39,9 @@ constexpr std::size_t cache_line_size = 64;
 //   copies the body once, when it claims its first item, and calls its copy. A task made by
 //   enqueue_ref calls the caller's body directly: no copy and no std::function.
 // - Idle threads poll for work (spinning, then yielding their core) for up to 200 us, then sleep
-//   on a condition variable.
+//   on a condition variable. enqueue wakes sleeping threads for min(n, max_workers) - 1 of them
+//   (the thread that waits for the task is expected to be one), and one for a task of one item
+//   (enqueue(Fn), usually not waited for at once).
 // - The destructor runs every item still queued (on the workers, or on the destroying thread if
 //   there are none), then joins the workers. Bodies must still be valid then; normally every
 //   task was waited for and nothing is left. No thread may be inside run_worker then.
