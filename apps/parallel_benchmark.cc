@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
                 std::thread::hardware_concurrency());
   }
   std::printf("thread_pool_impl(1): %d threads (one worker plus the calling thread). Times are wall-clock\n",
-              pool.thread_count());
+              pool.thread_count() + 1);
   std::printf("medians of %d repetitions, the serial and parallel variants of each workload interleaved in\n", reps);
   std::printf("rounds after one warm-up run each. Every variant's output is checked against plain C++.\n");
   std::printf("Peak intermediates: the most bytes live at once through the allocate/free hooks\n");

@@ -1,5 +1,5 @@
-// The overhead of thread_pool_impl: ns per parallel_for of N items whose body does nothing, on a
-// pool of 1 worker (2 threads), beside the same loop run serially.
+// The overhead of thread_pool_impl: ns per parallel_for (or enqueue + wait_for) of N items whose
+// body does nothing, on a pool of 1 worker (2 threads), beside the same loop run serially.
 //
 // Usage: thread_pool_benchmark [--reps R] [--csv FILE]
 #include <cstddef>
@@ -10,6 +10,7 @@
 
 #include "benchmark_util.h"
 #include "slinky/base/thread_pool_impl.h"
+#include "slinky/base/util.h"
 
 using namespace slinky;
 using namespace slinky_bench;
@@ -19,8 +20,10 @@ namespace {
 // An empty body the compiler cannot remove.
 void empty_body(std::size_t i) { asm volatile("" : : "r"(i) : "memory"); }
 
-// Calls body(i) for i in [0, n), through a function_ref as the pool does.
-void serial_indirect(thread_pool::task_body body, std::size_t n) {
+// Calls body(i) for i in [0, n) through Body (a function_ref, as the pool calls an enqueue_ref
+// body, or a std::function, as it calls a thread's copy of an enqueue body).
+template <typename Body>
+SLINKY_NO_INLINE void serial_indirect(const Body& body, std::size_t n) {
   // Hide the target from the optimizer, as it is hidden from the pool.
   asm volatile("" : : "r"(&body) : "memory");
   for (std::size_t i = 0; i < n; ++i) body(i);
@@ -48,8 +51,10 @@ int main(int argc, char** argv) {
   thread_pool_impl lone(0);
   auto body = [](std::size_t i) { empty_body(i); };
 
-  table t({"N", "parallel_for, 1 worker (ns)", "enqueue + wait_for, 1 worker (ns)", "parallel_for, 0 workers (ns)",
-           "serial loop (ns)", "serial loop through task_body (ns)", "parallel_for, 1 worker, per item (ns)"});
+  table t({"N", "parallel_for, 1 worker (ns)", "enqueue + wait_for, 1 worker (ns)",
+           "enqueue_ref + wait_for, 1 worker (ns)", "parallel_for, 0 workers (ns)", "serial loop (ns)",
+           "serial loop through function_ref (ns)", "serial loop through task_body (ns)",
+           "parallel_for, 1 worker, per item (ns)"});
   for (std::size_t n : {1, 2, 16, 1024, 65536}) {
     std::vector<std::size_t> counts(n, 0);
     // A real (not empty) body first, to check every item runs once.
@@ -64,11 +69,16 @@ int main(int argc, char** argv) {
           ref_count<thread_pool::task> task = pool.enqueue(n, body);
           pool.wait_for(task.get());
         },
+        [&]() {
+          ref_count<thread_pool::task> task = pool.enqueue_ref(n, body);
+          pool.wait_for(task.get());
+        },
         [&]() { lone.parallel_for(n, body); },
         [&]() {
           for (std::size_t i = 0; i < n; ++i) body(i);
         },
-        [&]() { serial_indirect(body, n); },
+        [&]() { serial_indirect(function_ref<void(std::size_t)>(body), n); },
+        [&]() { serial_indirect(thread_pool::task_body(body), n); },
     };
     std::vector<std::function<void()>> batches;
     std::vector<int> calls(alternatives.size());
@@ -81,8 +91,9 @@ int main(int argc, char** argv) {
   }
   t.print();
   std::printf("Medians of %d batches (each >= 20 us) after warm-up, alternatives interleaved. parallel_for runs\n"
-              "N = 1 inline; enqueue + wait_for always goes through the pool. The loop through task_body makes\n"
-              "the indirect call per item that the pool makes.\n",
+              "N = 1 inline and a 0-worker pool's loops serially; enqueue (+ wait_for) always goes through the\n"
+              "pool. The loops through function_ref and task_body make the indirect call per item that the pool\n"
+              "makes for enqueue_ref and for enqueue (each thread calls its copy of the std::function).\n",
               reps);
   t.write_csv(arg(argc, argv, "--csv"));
   return 0;

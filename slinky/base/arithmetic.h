@@ -1,21 +1,22 @@
 // Integer arithmetic with the semantics slinky programs use: Euclidean division and modulo
-// (x / 0 == 0, x % 0 == 0), overflow-checked and saturating operations, gcd/lcm, alignment.
+// (x / 0 == 0, x % 0 == 0), overflow-checked and saturating operations, gcd/lcm, alignment,
+// and the bounds of sums of staircase functions.
 #ifndef SLINKY_BASE_ARITHMETIC_H
 #define SLINKY_BASE_ARITHMETIC_H
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 namespace slinky {
 
 // Euclidean division: the remainder is always in [0, |b|), and a == (a / b) * b + a % b.
-// Division by zero gives 0. The one overflowing case, min / -1, wraps like two's complement
-// negation does not: it saturates to max.
+// Division by zero gives define_b_zero. The one overflowing case, min / -1, saturates to max.
 template <typename T>
-constexpr T euclidean_div(T a, T b) {
-  if (b == 0) return 0;
+constexpr T euclidean_div(T a, T b, T define_b_zero = 0) {
+  if (b == 0) return define_b_zero;
   if constexpr (std::is_signed_v<T>) {
     if (b == -1) return a == std::numeric_limits<T>::min() ? std::numeric_limits<T>::max() : -a;
     T q = a / b;
@@ -27,10 +28,10 @@ constexpr T euclidean_div(T a, T b) {
   }
 }
 
-// Euclidean modulo: always in [0, |b|); x % 0 == 0.
+// Euclidean modulo: always in [0, |b|); x % 0 == define_b_zero.
 template <typename T>
-constexpr T euclidean_mod(T a, T b) {
-  if (b == 0) return 0;
+constexpr T euclidean_mod(T a, T b, T define_b_zero = 0) {
+  if (b == 0) return define_b_zero;
   if constexpr (std::is_signed_v<T>) {
     if (b == -1) return 0;
     T r = a % b;
@@ -39,6 +40,24 @@ constexpr T euclidean_mod(T a, T b) {
   } else {
     return a % b;
   }
+}
+
+// Euclidean division (rounding toward negative infinity) by a divisor known to be positive;
+// cheaper than euclidean_div.
+template <typename T>
+constexpr T euclidean_div_positive_divisor(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    T q = a / b;
+    return a % b < 0 ? q - 1 : q;
+  } else {
+    return a / b;
+  }
+}
+
+// a / b rounded to the nearest integer, halves rounded up (toward positive infinity), for b > 0.
+template <typename T>
+constexpr T round_div(T a, T b) {
+  return euclidean_div(a + b / 2, b);
 }
 
 // Euclidean modulo for a known positive modulus, the common case on hot paths (fold factors).
@@ -78,6 +97,44 @@ inline bool mul_overflows(T a, T b, T* result) {
   return __builtin_mul_overflow(a, b, result);
 }
 
+// Whether a + b, a - b or a * b overflows T.
+template <typename T>
+inline bool add_overflows(T a, T b) {
+  T r;
+  return __builtin_add_overflow(a, b, &r);
+}
+template <typename T>
+inline bool sub_overflows(T a, T b) {
+  T r;
+  return __builtin_sub_overflow(a, b, &r);
+}
+template <typename T>
+inline bool mul_overflows(T a, T b) {
+  T r;
+  return __builtin_mul_overflow(a, b, &r);
+}
+
+// Sets result to a + b, a - b or a * b and returns false; on overflow, sets result to 0 and
+// returns true.
+template <typename T>
+inline bool add_with_overflow(T a, T b, T& result) {
+  if (!__builtin_add_overflow(a, b, &result)) return false;
+  result = 0;
+  return true;
+}
+template <typename T>
+inline bool sub_with_overflow(T a, T b, T& result) {
+  if (!__builtin_sub_overflow(a, b, &result)) return false;
+  result = 0;
+  return true;
+}
+template <typename T>
+inline bool mul_with_overflow(T a, T b, T& result) {
+  if (!__builtin_mul_overflow(a, b, &result)) return false;
+  result = 0;
+  return true;
+}
+
 // Saturating arithmetic: results that overflow are clamped to the range of T.
 template <typename T>
 inline T saturate_add(T a, T b) {
@@ -100,6 +157,31 @@ inline T saturate_mul(T a, T b) {
 template <typename T>
 inline T saturate_negate(T a) {
   return a == std::numeric_limits<T>::min() ? std::numeric_limits<T>::max() : -a;
+}
+
+// The same saturating operations under the original's names; div_sat is euclidean_div, whose
+// only overflow (min / -1) saturates to max, and which gives 0 for b == 0.
+template <typename T>
+inline T add_sat(T a, T b) {
+  return saturate_add(a, b);
+}
+template <typename T>
+inline T sub_sat(T a, T b) {
+  return saturate_sub(a, b);
+}
+template <typename T>
+inline T mul_sat(T a, T b) {
+  return saturate_mul(a, b);
+}
+template <typename T>
+inline T div_sat(T a, T b) {
+  return euclidean_div(a, b);
+}
+
+// -1, 0 or 1.
+template <typename T>
+constexpr T sign(T x) {
+  return x > 0 ? 1 : (x < 0 ? -1 : 0);
 }
 
 template <typename T>
@@ -139,6 +221,83 @@ constexpr T align_up(T x, T a) {
 template <typename T>
 constexpr bool is_power_of_two(T x) {
   return x > 0 && (x & (x - 1)) == 0;
+}
+
+// floor((x + a) / b) * c, with Euclidean division (so 0 where b == 0).
+template <typename T>
+constexpr T staircase(T x, T a, T b, T c) {
+  return euclidean_div(x + a, b) * c;
+}
+
+// A range of values [min, max]; a missing end is unbounded.
+template <typename T>
+struct interval {
+  std::optional<T> min, max;
+
+  bool operator==(const interval& other) const { return min == other.min && max == other.max; }
+  bool operator!=(const interval& other) const { return !(*this == other); }
+};
+
+// The bounds, over all integers x, of staircase(x, a1, b1, c1) + staircase(x, a2, b2, c2),
+// computed exactly (without overflow) as integers: an end is missing where the sum is
+// unbounded (the two slopes c1 / b1 and c2 / b2 do not cancel) or where the bound does not fit
+// in T. For example, x / 4 * 4 - x / 2 * 2 (a1 = a2 = 0) is bounded by [-2, 0].
+template <typename T>
+interval<T> staircase_sum_bounds(T a1, T b1, T c1, T a2, T b2, T c2) {
+  static_assert(std::is_signed_v<T> && sizeof(T) <= 8, "staircase_sum_bounds computes in 128 bits");
+  using wide = __int128;
+  // A staircase with b == 0 (Euclidean division gives 0) or c == 0 is the constant 0.
+  const bool zero1 = b1 == 0 || c1 == 0;
+  const bool zero2 = b2 == 0 || c2 == 0;
+  if (zero1 && zero2) return {T(0), T(0)};
+  if (zero1 || zero2) return {};
+  // Each staircase is c * (x + a - r) / b, where r = (x + a) mod |b|: a line of slope c / b
+  // minus a bounded periodic term. The sum is bounded only when the slopes cancel.
+  const wide slope = wide(c1) * wide(b2) + wide(c2) * wide(b1);  // Fits: |each product| <= 2^126.
+  if (slope != 0) return {};
+  // Then the sum is c1 / b1 * (a1 - a2 - (r1 - r2)), and d = r1 - r2 takes (by the Chinese
+  // remainder theorem) exactly the values in [-(|b2| - 1), |b1| - 1] congruent to a1 - a2
+  // modulo g = gcd(|b1|, |b2|). The sum is linear in d: its bounds are at the extreme d.
+  const wide m1 = b1 < 0 ? -wide(b1) : wide(b1);
+  const wide m2 = b2 < 0 ? -wide(b2) : wide(b2);
+  wide g = m1, h = m2;
+  while (h != 0) {
+    wide t = g % h;
+    g = h;
+    h = t;
+  }
+  const wide delta = wide(a1) - wide(a2);
+  auto mod = [](wide a, wide b) {
+    wide r = a % b;
+    return r < 0 ? r + b : r;
+  };
+  const wide d_max = (m1 - 1) - mod((m1 - 1) - delta, g);
+  const wide d_min = -(m2 - 1) + mod(delta + (m2 - 1), g);
+  // c1 * e / b1 is an integer for the e = delta - d that occur; reduce c1 / b1 first so the
+  // product overflows only when the value itself is out of range.
+  wide num = c1, den = b1;
+  {
+    wide p = num < 0 ? -num : num, q = den < 0 ? -den : den;
+    while (q != 0) {
+      wide t = p % q;
+      p = q;
+      q = t;
+    }
+    num /= p;
+    den /= p;
+  }
+  auto value = [&](wide d) -> std::optional<T> {
+    const wide e = delta - d;  // |e| < 2^65: |delta| <= 2^64, |d| < 2^64.
+    wide product;
+    if (__builtin_mul_overflow(num, e, &product)) return std::nullopt;
+    const wide v = product / den;
+    if (v < wide(std::numeric_limits<T>::min()) || v > wide(std::numeric_limits<T>::max())) return std::nullopt;
+    return T(v);
+  };
+  const wide lo = d_min, hi = d_max;
+  // The slope of the value in d is -c1 / b1: the smaller value is at hi when that is negative.
+  const bool decreasing = (num > 0) == (den > 0);
+  return {value(decreasing ? hi : lo), value(decreasing ? lo : hi)};
 }
 
 }  // namespace slinky

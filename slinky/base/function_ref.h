@@ -3,6 +3,7 @@
 #ifndef SLINKY_BASE_FUNCTION_REF_H
 #define SLINKY_BASE_FUNCTION_REF_H
 
+#include <cstddef>
 #include <type_traits>
 #include <utility>
 
@@ -11,6 +12,9 @@ namespace slinky {
 template <typename Fn>
 class function_ref;
 
+// Null when default constructed or made from nullptr (calling it then is undefined); converts
+// to bool (true when it refers to a callable). The callable is called as the lvalue it was
+// given as, so mutable lambdas work.
 template <typename R, typename... Args>
 class function_ref<R(Args...)> {
   void* obj_ = nullptr;
@@ -18,6 +22,7 @@ class function_ref<R(Args...)> {
 
 public:
   function_ref() = default;
+  function_ref(std::nullptr_t) {}
   template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, function_ref> &&
                                                     std::is_invocable_r_v<R, F&, Args...>>>
   function_ref(F&& f)
@@ -26,7 +31,7 @@ public:
         }) {}
 
   R operator()(Args... args) const { return call_(obj_, std::forward<Args>(args)...); }
-  explicit operator bool() const { return call_ != nullptr; }
+  operator bool() const { return call_ != nullptr; }
 };
 
 }  // namespace slinky

@@ -5,12 +5,16 @@
 #define SLINKY_BASE_REF_COUNT_H
 
 #include <atomic>
+#include <type_traits>
 #include <utility>
 
 namespace slinky {
 
-// Base for reference counted objects. T must provide `static void destroy(T*)` or be
-// deletable through a T* (the default destroy deletes).
+// Base for reference counted objects. When the count drops to 0, release() calls
+// `T::destroy(T*)`; the default destroy deletes (through the virtual destructor, so a handle
+// to a base class may hold a derived object). Copying or moving an object does not copy its
+// count: the new object starts with no references, and assignment leaves the target's count
+// alone.
 template <typename T>
 class ref_counted {
   mutable std::atomic<int> ref_count_{0};
@@ -18,7 +22,10 @@ class ref_counted {
 public:
   ref_counted() = default;
   ref_counted(const ref_counted&) : ref_count_(0) {}
+  ref_counted(ref_counted&&) noexcept : ref_count_(0) {}
   ref_counted& operator=(const ref_counted&) { return *this; }
+  ref_counted& operator=(ref_counted&&) noexcept { return *this; }
+  virtual ~ref_counted() = default;
 
   int ref_count() const { return ref_count_.load(std::memory_order_relaxed); }
   void add_ref() const { ref_count_.fetch_add(1, std::memory_order_relaxed); }
@@ -31,21 +38,31 @@ public:
 };
 
 // An owning handle to a ref_counted object; null by default.
+//
+// It converts implicitly to T*, so handles compare with each other and with nullptr, order as
+// pointers (std::map keys), and pass where a T* or const T* is expected. Constness is shallow:
+// a const handle still hands out T*.
 template <typename T>
 class ref_count {
   T* value_ = nullptr;
 
 public:
-  ref_count() = default;
-  ref_count(T* v) : value_(v) {
+  // Adds a reference to v (if not null).
+  ref_count(T* v = nullptr) : value_(v) {
     if (value_) value_->add_ref();
   }
   ref_count(const ref_count& other) : ref_count(other.value_) {}
   ref_count(ref_count&& other) noexcept : value_(other.value_) { other.value_ = nullptr; }
-  template <typename U>
-  ref_count(const ref_count<U>& other) : ref_count(other.get()) {}
   ~ref_count() {
     if (value_) value_->release();
+  }
+
+  // Adopts value without adding a reference: the handle takes over one the caller owned (e.g.
+  // one obtained from take()).
+  static ref_count assume(T* value) {
+    ref_count result;
+    result.value_ = value;
+    return result;
   }
 
   ref_count& operator=(T* v) {
@@ -66,10 +83,18 @@ public:
   T* get() const { return value_; }
   T& operator*() const { return *value_; }
   T* operator->() const { return value_; }
+  operator T*() const { return value_; }
   explicit operator bool() const { return value_ != nullptr; }
   bool defined() const { return value_ != nullptr; }
 
-  // Takes the pointer without changing its count (for handing an object between handles).
+  // A handle to the same object as a base class (or const) type.
+  template <typename U, typename = std::enable_if_t<std::is_convertible_v<T*, U*>>>
+  operator ref_count<U>() const {
+    return ref_count<U>(value_);
+  }
+
+  // Gives up the pointer without releasing its reference, which the caller now owns (hand it
+  // to assume() or call release() on it).
   T* take() {
     T* r = value_;
     value_ = nullptr;

@@ -51,11 +51,20 @@ bool spin_until(Fn&& news) {
 
 }  // namespace
 
-class thread_pool_impl::task_impl : public thread_pool::task {
+class thread_pool_impl::task_impl final : public thread_pool::task {
 public:
-  task_impl(std::size_t n, task_body body, int max_workers, int thread_count)
+  using body_ref = function_ref<void(std::size_t)>;
+
+  // A task owning its body: each thread calls its own copy.
+  task_impl(std::size_t n, task_body body, int max_workers, int threads)
+      : owned_body_(std::move(body)), n_(n), max_workers_(std::max(max_workers, 1)),
+        chunk_divisor_(2 * static_cast<std::size_t>(std::min(max_workers_, threads))) {}
+  // A task calling the caller's body, which outlives it (enqueue_ref).
+  task_impl(std::size_t n, body_ref body, int max_workers, int threads)
       : body_(body), n_(n), max_workers_(std::max(max_workers, 1)),
-        chunk_divisor_(2 * static_cast<std::size_t>(std::min(max_workers_, thread_count))) {}
+        chunk_divisor_(2 * static_cast<std::size_t>(std::min(max_workers_, threads))) {}
+
+  bool done() const override { return finished(); }
 
   int max_workers() const { return max_workers_; }
   // Whether every item has returned. Sequentially consistent, like the update in finish(): a
@@ -64,6 +73,10 @@ public:
   // Whether every item has been claimed.
   bool exhausted() const { return next_.load(std::memory_order_relaxed) >= n_; }
   bool has_room() const { return active_.load(std::memory_order_relaxed) < max_workers_; }
+  std::size_t size() const { return n_; }
+  bool owns_body() const { return !body_; }
+  const task_body& owned_body() const { return owned_body_; }
+  body_ref body() const { return body_; }
 
   // Counts the calling thread among those running items, unless max_workers already are.
   bool try_join() {
@@ -92,19 +105,15 @@ public:
     }
   }
 
-  void run(std::size_t begin, std::size_t end) const {
-    // A local copy can stay in registers across the calls.
-    const task_body body = body_;
-    for (std::size_t i = begin; i < end; ++i) body(i);
-  }
-
   // Records that `count` claimed items returned; returns true if they were the last ones.
   bool finish(std::size_t count) { return done_.fetch_add(count) + count == n_; }
 
 private:
-  // function_ref is not meant to be stored, but the interface keeps the body valid until
-  // wait_for(task) returns, and no item is claimed after the last one returned.
-  const task_body body_;
+  // Exactly one of the two is set. A function_ref is not meant to be stored, but enqueue_ref's
+  // caller keeps the body valid until wait_for(task) returns, and no item is claimed after the
+  // last one returned.
+  const task_body owned_body_;
+  const body_ref body_;
   const std::size_t n_;
   const int max_workers_;
   const std::size_t chunk_divisor_;
@@ -133,11 +142,31 @@ bool running_on_this_thread(const thread_pool::task* t) {
 
 }  // namespace
 
-thread_pool_impl::thread_pool_impl(int workers) : workers_(std::max(workers, 0)) {
+thread_pool_impl::thread_pool_impl(int workers, function_ref<void()> init) : workers_(std::max(workers, 0)) {
+  expect_workers(workers_);
+  running_workers_.store(workers_, std::memory_order_relaxed);
+  // init refers to the caller's callable: wait until every thread is done with it.
+  std::mutex init_mutex;
+  std::condition_variable init_done;
+  int initializing = init ? workers_ : 0;
   threads_.reserve(workers_);
   for (int i = 0; i < workers_; ++i) {
-    threads_.emplace_back([this]() { worker_main(); });
+    if (!init) {
+      threads_.emplace_back([this]() { worker_main(); });
+      continue;
+    }
+    threads_.emplace_back([this, init, &init_mutex, &init_done, &initializing]() {
+      init();
+      {
+        std::lock_guard<std::mutex> l(init_mutex);
+        if (--initializing == 0) init_done.notify_one();
+      }
+      // The constructor may have returned: the captured references are dangling from here.
+      worker_main();
+    });
   }
+  std::unique_lock<std::mutex> l(init_mutex);
+  init_done.wait(l, [&]() { return initializing == 0; });
 }
 
 thread_pool_impl::~thread_pool_impl() {
@@ -158,12 +187,32 @@ thread_pool_impl::~thread_pool_impl() {
   }
 }
 
-ref_count<thread_pool::task> thread_pool_impl::enqueue(std::size_t n, task_body body, int max_workers) {
-  ref_count<task_impl> t = new task_impl(n, body, max_workers, thread_count());
-  if (n == 0) return t;
+int thread_pool_impl::thread_count() const {
+  return std::max(expected_workers_.load(std::memory_order_relaxed), running_workers_.load(std::memory_order_relaxed));
+}
 
-  // The thread that waits for t runs items too; wake threads for the rest.
-  const std::size_t helpers = std::min<std::size_t>(n, t->max_workers()) - 1;
+void thread_pool_impl::expect_workers(int n) { expected_workers_.store(std::max(n, 0), std::memory_order_relaxed); }
+
+ref_count<thread_pool::task> thread_pool_impl::enqueue(std::size_t n, task_body body, int max_workers) {
+  // The chunk size divides the work among the workers and the thread that waits.
+  ref_count<task_impl> t = new task_impl(n, std::move(body), max_workers, thread_count() + 1);
+  enqueue_task(t);
+  return t;
+}
+
+ref_count<thread_pool::task> thread_pool_impl::enqueue_ref(std::size_t n, function_ref<void(std::size_t)> body,
+                                                           int max_workers) {
+  ref_count<task_impl> t = new task_impl(n, body, max_workers, thread_count() + 1);
+  enqueue_task(t);
+  return t;
+}
+
+void thread_pool_impl::enqueue_task(const ref_count<task_impl>& t) {
+  if (t->size() == 0) return;
+
+  // The thread that waits for t runs items too; wake threads for the rest. A task of one item
+  // (enqueue(Fn)) is usually not waited for at once: wake a thread for it.
+  const std::size_t helpers = t->size() == 1 ? 1 : std::min<std::size_t>(t->size(), t->max_workers()) - 1;
   std::size_t wake_workers;
   bool wake_waiters;
   {
@@ -176,25 +225,49 @@ ref_count<thread_pool::task> thread_pool_impl::enqueue(std::size_t n, task_body 
     wake_workers = std::min<std::size_t>(helpers, idle_sleepers_);
     idle_sleepers_ -= static_cast<int>(wake_workers);
     wake_tokens_ += static_cast<int>(wake_workers);
+    // Threads in wait_for, run_worker or wait_for(condition) may help with the rest.
     wake_waiters = helpers > wake_workers && wake_waiters_locked();
   }
   for (std::size_t i = 0; i < wake_workers; ++i) cv_work_.notify_one();
   if (wake_waiters) cv_wait_.notify_all();
-  return t;
 }
+
+namespace {
+
+// Runs the items [begin, end) and the chunks claimed after them.
+template <typename Body, typename Finish>
+void run_claimed(thread_pool_impl::task_impl* t, const Body& body, std::size_t begin, std::size_t end,
+                 const Finish& finish) {
+  do {
+    for (std::size_t i = begin; i < end; ++i) body(i);
+    finish(end - begin);
+  } while (t->claim(begin, end));
+}
+
+}  // namespace
 
 bool thread_pool_impl::run_items(task_impl* t) {
   if (!t->try_join()) return false;
   running_frame frame{t, innermost_frame};
   innermost_frame = &frame;
-  std::size_t begin, end;
-  while (t->claim(begin, end)) {
-    t->run(begin, end);
-    if (t->finish(end - begin) && waiting_sleepers_.load() > 0) {
+  auto finish = [this, t](std::size_t count) {
+    if (t->finish(count) && waiting_sleepers_.load() > 0) {
       // Taking the lock means the waiter is either before its last check or asleep, so this
       // notification is not lost.
       std::lock_guard<std::mutex> l(mutex_);
       if (wake_waiters_locked()) cv_wait_.notify_all();
+    }
+  };
+  std::size_t begin, end;
+  if (t->claim(begin, end)) {
+    if (t->owns_body()) {
+      // This thread's own copy of the body, made only once it has items to run.
+      const task_body body = t->owned_body();
+      run_claimed(t, body, begin, end, finish);
+    } else {
+      // A local copy can stay in registers across the calls.
+      const task_impl::body_ref body = t->body();
+      run_claimed(t, body, begin, end, finish);
     }
   }
   innermost_frame = frame.parent;
@@ -302,7 +375,7 @@ void thread_pool_impl::wait_for(task* base) {
   wait_until(l, finished, t);
 }
 
-void thread_pool_impl::wait_for(predicate condition) {
+void thread_pool_impl::wait_for(predicate_ref condition) {
   std::unique_lock<std::mutex> l(mutex_);
   wait_until(l, condition, nullptr);
 }
@@ -316,6 +389,25 @@ void thread_pool_impl::atomic_call(function_ref<void()> fn) {
     wake = wake_waiters_locked();
   }
   if (wake) cv_wait_.notify_all();
+}
+
+void thread_pool_impl::run_worker(predicate_ref condition) {
+  std::unique_lock<std::mutex> l(mutex_);
+  running_workers_.fetch_add(1, std::memory_order_relaxed);
+  // A worker is a thread waiting for a condition, running queued work meanwhile; enqueue wakes
+  // such threads when the pool's own workers are too few for a task.
+  wait_until(l, condition, nullptr);
+  running_workers_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void thread_pool_impl::work_until_idle() {
+  std::unique_lock<std::mutex> l(mutex_);
+  while (ref_count<task_impl> t = find_work_locked()) {
+    l.unlock();
+    run_items(t.get());
+    t = nullptr;
+    l.lock();
+  }
 }
 
 }  // namespace slinky

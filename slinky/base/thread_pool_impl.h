@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <mutex>
@@ -15,8 +16,13 @@
 
 namespace slinky {
 
-// A thread_pool of `workers` threads plus the thread that calls wait_for, which runs work while
-// it waits; thread_count() is workers + 1. Beyond what thread_pool requires, it guarantees:
+// The size of a cache line (bytes), to keep data written by different threads apart.
+constexpr std::size_t cache_line_size = 64;
+
+// A thread_pool of `workers` threads of its own, plus the threads that call wait_for, which run
+// work while they wait, plus any threads a host lends through run_worker or work_until_idle.
+// thread_count() is the number of worker threads (not counting callers of wait_for). Beyond
+// what thread_pool requires, it guarantees:
 // - Items of a task are claimed in increasing order of i, so body(i) may wait for (the progress
 //   of) body(j) with j < i, never for j > i. Items are claimed in chunks that shrink as the task
 //   runs out of items (guided self-scheduling, Polychronopoulos and Kuck, 1987).
@@ -28,36 +34,66 @@ namespace slinky {
 // - wait_for(condition) calls condition() with the pool's lock held, the lock atomic_call holds
 //   while it calls fn, and calls it again after each atomic_call. When condition() returns true
 //   it is not called again, so it may take a resource (e.g. decrement a semaphore) as it succeeds.
-//   Neither condition nor fn may call the pool.
+//   Neither condition nor fn may call the pool. run_worker treats its condition the same way.
+// - A task made by enqueue owns its body (a std::function); each thread that runs items of it
+//   copies the body once, when it claims its first item, and calls its copy. A task made by
+//   enqueue_ref calls the caller's body directly: no copy and no std::function.
 // - Idle threads poll for work (spinning, then yielding their core) for up to 200 us, then sleep
-//   on a condition variable.
+//   on a condition variable. enqueue wakes sleeping threads for min(n, max_workers) - 1 of them
+//   (the thread that waits for the task is expected to be one), and one for a task of one item
+//   (enqueue(Fn), usually not waited for at once).
 // - The destructor runs every item still queued (on the workers, or on the destroying thread if
 //   there are none), then joins the workers. Bodies must still be valid then; normally every
-//   task was waited for and nothing is left.
+//   task was waited for and nothing is left. No thread may be inside run_worker then.
 //
 // Example:
 //   thread_pool_impl pool(3);
 //   pool.parallel_for(100, [&](std::size_t i) { out[i] = f(in[i]); });
-class thread_pool_impl : public thread_pool {
+//
+// A host that runs slinky's work on its own threads makes a pool without workers, announces
+// its threads with expect_workers(n), and has them call work_until_idle() after each enqueue
+// (or run_worker(condition) to stay until condition() holds).
+class thread_pool_impl final : public thread_pool {
 public:
-  // Starts `workers` threads (negative counts as 0). The default uses all hardware threads,
-  // counting the caller of wait_for as one.
-  explicit thread_pool_impl(int workers = static_cast<int>(std::thread::hardware_concurrency()) - 1);
+  // The task type of this pool; defined in thread_pool_impl.cc.
+  class task_impl;
+
+  // Starts `workers` threads (negative counts as 0) and calls expect_workers(workers). Each
+  // thread first calls init() (if not null), then works until the pool is destroyed; the
+  // constructor returns after every thread has returned from init().
+  thread_pool_impl(int workers = 3, function_ref<void()> init = nullptr);
   ~thread_pool_impl() override;
 
   thread_pool_impl(const thread_pool_impl&) = delete;
   thread_pool_impl& operator=(const thread_pool_impl&) = delete;
 
-  int thread_count() const override { return workers_ + 1; }
+  // The calling thread works as one of the pool's workers (running queued items, sleeping when
+  // there are none) until condition() is true. condition is called as wait_for's is (under the
+  // pool's lock, again after each atomic_call, not again once true). While inside, the thread
+  // counts towards thread_count().
+  void run_worker(predicate_ref condition);
+  // Runs queued items on the calling thread until no queued task has items that this thread
+  // may run (none left to claim, or the task already has max_workers threads, or this thread
+  // is running it further down its stack), then returns.
+  void work_until_idle();
+  // Announces that n threads will take part in the work (e.g. host threads that will call
+  // work_until_idle); thread_count() is at least n from now on.
+  void expect_workers(int n);
+
+  // max(the last expect_workers, the threads of the pool plus the threads inside run_worker).
+  int thread_count() const override;
+  using thread_pool::enqueue;
   ref_count<task> enqueue(std::size_t n, task_body body, int max_workers = std::numeric_limits<int>::max()) override;
+  ref_count<task> enqueue_ref(std::size_t n, function_ref<void(std::size_t)> body,
+                              int max_workers = std::numeric_limits<int>::max()) override;
   void wait_for(task* t) override;
-  void wait_for(predicate condition) override;
+  void wait_for(predicate_ref condition) override;
   void atomic_call(function_ref<void()> fn) override;
 
 private:
-  class task_impl;
-
   void worker_main();
+  // Queues t (not yet queued) and wakes threads to help with it.
+  void enqueue_task(const ref_count<task_impl>& t);
   // Runs items of t until none is left to claim; returns false without running any if t already
   // has max_workers threads.
   bool run_items(task_impl* t);
@@ -76,6 +112,9 @@ private:
 
   const int workers_;
   std::vector<std::thread> threads_;
+  // The last expect_workers, and the pool's own threads plus the threads inside run_worker.
+  std::atomic<int> expected_workers_{0};
+  std::atomic<int> running_workers_{0};
 
   // Guards queue_ and the conditions of wait_for(predicate).
   std::mutex mutex_;

@@ -536,8 +536,9 @@ index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, 
   std::atomic<index_t> next{0};
   std::atomic<index_t> first_error{0};
   const int max_workers = static_cast<int>(std::min<index_t>(workers, std::numeric_limits<int>::max()));
-  const std::size_t worker_count =
-      static_cast<std::size_t>(std::min<index_t>({iterations, workers, config.thread_pool->thread_count()}));
+  // The pool's workers plus this thread, which runs items while it waits.
+  const std::size_t worker_count = static_cast<std::size_t>(
+      std::min<index_t>({iterations, workers, static_cast<index_t>(config.thread_pool->thread_count()) + 1}));
   // Each worker gets its own copy of the symbol values and takes iterations in order, so an
   // iteration never waits on one that is not started yet (pipelined loops rely on this).
   auto worker = [&](std::size_t) {
@@ -563,7 +564,14 @@ index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, 
     }
     e.free_kept();
   };
-  config.thread_pool->parallel_for(worker_count, worker, max_workers);
+  if (worker_count <= 1) {
+    worker(0);
+  } else {
+    // Not parallel_for: its std::function body would be copied (and maybe allocated) per loop
+    // and per thread; each worker makes its own copies of what it needs above.
+    ref_count<thread_pool::task> t = config.thread_pool->enqueue_ref(worker_count, worker, max_workers);
+    config.thread_pool->wait_for(t.get());
+  }
   if (first_error.load() == 0) return 0;
   const index_t reported = shared->result.load();
   return reported != 0 ? reported : first_error.load();
