@@ -278,38 +278,63 @@ public:
     if (sem) *sem = count;
     return 1;
   }
+  // semaphore_signal(s0, c0, s1, c1, ...): adds each count (1 if undefined) to its semaphore.
   index_t eval_semaphore_signal(const call* op) {
-    index_t* sem = reinterpret_cast<index_t*>(eval(op->args[0]));
-    index_t count = op->args.size() > 1 ? eval(op->args[1], 1) : 1;
-    if (!sem) return 1;
+    const std::size_t n = (op->args.size() + 1) / 2;
+    index_t** sems = static_cast<index_t**>(alloca(sizeof(index_t*) * n));
+    index_t* counts = static_cast<index_t*>(alloca(sizeof(index_t) * n));
+    for (std::size_t i = 0; i < n; ++i) {
+      sems[i] = reinterpret_cast<index_t*>(eval(op->args[2 * i]));
+      counts[i] = 2 * i + 1 < op->args.size() ? eval(op->args[2 * i + 1], 1) : 1;
+    }
+    auto signal = [&]() {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (sems[i]) *sems[i] += counts[i];
+      }
+    };
     if (config.thread_pool) {
-      config.thread_pool->atomic_call([=]() { *sem += count; });
+      config.thread_pool->atomic_call(signal);
     } else {
-      *sem += count;
+      signal();
     }
     return 1;
   }
+  // semaphore_wait(s0, c0, s1, c1, ...): waits until every semaphore has at least its count (1
+  // if undefined), and takes all the counts at once.
   index_t eval_semaphore_wait(const call* op) {
-    index_t* sem = reinterpret_cast<index_t*>(eval(op->args[0]));
-    index_t count = op->args.size() > 1 ? eval(op->args[1], 1) : 1;
-    if (!sem) return 1;
+    const std::size_t n = (op->args.size() + 1) / 2;
+    index_t** sems = static_cast<index_t**>(alloca(sizeof(index_t*) * n));
+    index_t* counts = static_cast<index_t*>(alloca(sizeof(index_t) * n));
+    for (std::size_t i = 0; i < n; ++i) {
+      sems[i] = reinterpret_cast<index_t*>(eval(op->args[2 * i]));
+      counts[i] = 2 * i + 1 < op->args.size() ? eval(op->args[2 * i + 1], 1) : 1;
+    }
+    auto try_take = [&]() {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (sems[i] && *sems[i] < counts[i]) return false;
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        if (sems[i]) *sems[i] -= counts[i];
+      }
+      return true;
+    };
     if (config.thread_pool) {
       failure_state* failures = this->failures;
       bool acquired = false;
       config.thread_pool->wait_for([&]() {
         if (failures && failures->failed.load(std::memory_order_acquire)) return true;
-        if (*sem >= count) {
-          // wait_for evaluates the predicate under the pool's lock, so taking the count here
-          // is atomic with respect to signals.
-          *sem -= count;
-          acquired = true;
-          return true;
-        }
-        return false;
+        // wait_for evaluates the predicate under the pool's lock, so taking the counts here is
+        // atomic with respect to signals.
+        acquired = try_take();
+        return acquired;
       });
       return acquired ? 1 : 0;
     }
-    *sem -= count;
+    // Without a pool nothing else runs: the counts are taken (and may go negative, as a check
+    // of the program's order would show).
+    for (std::size_t i = 0; i < n; ++i) {
+      if (sems[i]) *sems[i] -= counts[i];
+    }
     return 1;
   }
 
@@ -713,7 +738,8 @@ index_t evaluator::exec_async(const async* op) {
     evaluator e(task_ctx, shared);
     task_result = e.exec(op->task);
   };
-  ref_count<thread_pool::task> task = config.thread_pool->enqueue(1, run_task, 1);
+  // The task is waited for below, so a reference to run_task (no std::function) is enough.
+  ref_count<thread_pool::task> task = config.thread_pool->enqueue_ref(1, run_task, 1);
   index_t result;
   {
     scoped_value bind(*this, op->sym, reinterpret_cast<index_t>(task.get()));

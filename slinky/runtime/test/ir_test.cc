@@ -397,6 +397,41 @@ void test_async(thread_pool* pool) {
   EXPECT_EQ(failures, 1);
 }
 
+TEST(expr, semaphores_in_pairs) {
+  index_t s0 = 0;
+  index_t s1 = 5;
+  const expr sems[] = {constant::make(static_cast<const void*>(&s0)), constant::make(static_cast<const void*>(&s1))};
+  const expr counts[] = {2, expr()};
+  eval_context c;
+  EXPECT_EQ(evaluate(semaphore_signal(sems, counts), c), 1);
+  EXPECT_EQ(s0, 2);
+  EXPECT_EQ(s1, 6);
+  EXPECT_EQ(evaluate(semaphore_wait(sems, counts), c), 1);
+  EXPECT_EQ(s0, 0);
+  EXPECT_EQ(s1, 5);
+  EXPECT_EQ(evaluate(semaphore_init(sems[1]), c), 1);
+  EXPECT_EQ(s1, 0);
+  EXPECT_EQ(evaluate(semaphore_init(sems[1], 3), c), 1);
+  EXPECT_EQ(s1, 3);
+
+  // With a pool, a wait on two semaphores returns only when both have their counts: the task
+  // signals them one at a time.
+  thread_pool_impl pool(1);
+  eval_config cfg;
+  cfg.thread_pool = &pool;
+  c.config = &cfg;
+  s0 = 0;
+  s1 = 0;
+  node_context ctx;
+  var t(ctx, "t");
+  stmt task = block::make({check::make(semaphore_signal(sems[0], 1)), check::make(semaphore_signal(sems[1], 1))});
+  const expr ones[] = {1, expr()};
+  stmt body = check::make(semaphore_wait(sems, ones));
+  EXPECT_EQ(evaluate(async::make(t, task, body), c), 0);
+  EXPECT_EQ(s0, 0);
+  EXPECT_EQ(s1, 0);
+}
+
 TEST(stmt, async_without_pool) { test_async(nullptr); }
 
 TEST(stmt, async_on_pool) {
