@@ -45,7 +45,8 @@ index_t base_offset(const raw_buffer& b) {
 // The footprint of a placed dim for init_strides: alloc_extent * |stride| (nullopt on overflow).
 std::optional<index_t> footprint(const dim& d) {
   index_t result;
-  if (d.stride() == std::numeric_limits<index_t>::min() || __builtin_mul_overflow(alloc_extent(d), abs_value(d.stride()), &result)) {
+  if (d.stride() == std::numeric_limits<index_t>::min() ||
+      __builtin_mul_overflow(alloc_extent(d), abs_value(d.stride()), &result)) {
     return std::nullopt;
   }
   return result;

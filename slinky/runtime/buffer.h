@@ -475,8 +475,8 @@ namespace internal {
 // Calls fn(extent, ptrs...) for each maximal contiguous run of elements of bufs[0]; the
 // pointers of the other buffers are at the same coordinates (null where those buffers don't
 // contain the run). Implemented in buffer.cc for the type-erased case.
-void for_each_contiguous_slice(span<const raw_buffer* const> bufs,
-                               void (*fn)(void* user, index_t extent, void** ptrs), void* user);
+void for_each_contiguous_slice(span<const raw_buffer* const> bufs, void (*fn)(void* user, index_t extent, void** ptrs),
+                               void* user);
 // Calls fn(ptrs...) for each element of bufs[0].
 void for_each_element(span<const raw_buffer* const> bufs, void (*fn)(void* user, void** ptrs), void* user);
 
@@ -528,9 +528,7 @@ public:
   T value;
 
   scalar(const T& value = T()) : raw_buffer{nullptr, sizeof(T), 0, nullptr}, value(value) { base = &this->value; }
-  scalar(const scalar& other) : raw_buffer{nullptr, sizeof(T), 0, nullptr}, value(other.value) {
-    base = &this->value;
-  }
+  scalar(const scalar& other) : raw_buffer{nullptr, sizeof(T), 0, nullptr}, value(other.value) { base = &this->value; }
   scalar& operator=(const scalar& other) {
     value = other.value;
     return *this;
@@ -622,12 +620,13 @@ public:
   buffer(std::initializer_list<index_t> extents, std::size_t elem_size = default_elem_size)
       : buffer(span<const index_t>(extents.begin(), extents.size()), elem_size) {}
   // Buffers over existing memory: rank 1 of `size` elements, or dense with the given extents.
+  // Note that buffer<T>(p, {}) is the first (rank 1, size 0); a rank-0 view of p is
+  // buffer<T>(p, span<const index_t>()) (or scalar<T>, raw_buffer::make_scalar_ref).
   buffer(T* base, index_t size, std::size_t elem_size = default_elem_size)
       : buffer(span<const index_t>(&size, 1), elem_size) {
     raw_buffer::base = const_cast<std::remove_const_t<T>*>(base);
   }
-  buffer(T* base, span<const index_t> extents, std::size_t elem_size = default_elem_size)
-      : buffer(extents, elem_size) {
+  buffer(T* base, span<const index_t> extents, std::size_t elem_size = default_elem_size) : buffer(extents, elem_size) {
     raw_buffer::base = const_cast<std::remove_const_t<T>*>(base);
   }
 

@@ -40,7 +40,9 @@ void for_each_coord(const std::vector<dim>& dims, const Fn& fn) {
 
 std::vector<dim> dims_of(const raw_buffer& b) { return std::vector<dim>(b.dims, b.dims + b.rank); }
 
-bool is_aligned(const void* p, std::uintptr_t alignment) { return reinterpret_cast<std::uintptr_t>(p) % alignment == 0; }
+bool is_aligned(const void* p, std::uintptr_t alignment) {
+  return reinterpret_cast<std::uintptr_t>(p) % alignment == 0;
+}
 
 }  // namespace
 
@@ -763,6 +765,9 @@ TEST(buffer, void_elements) {
   EXPECT_EQ(static_cast<short*>(b.base())[7], 9);
   buffer<const void> cb = b;
   EXPECT_EQ(cb.address_at(3, 1), b.address_at(3, 1));
+  const std::vector<index_t> extents = {3, 2};
+  buffer<void> from_span(extents, 8);
+  EXPECT_EQ(from_span.dim(1), dim(0, 1, 24));
   buffer<void> r(3, 4);
   EXPECT_EQ(r.rank, 3u);
   EXPECT_EQ(r.elem_size, 4u);
@@ -1103,6 +1108,15 @@ TEST(optimize_dims, transposed_strided_and_broadcast) {
   EXPECT_EQ(qb.rank, 1u);
   EXPECT_EQ(pb.address_at(3), p_at);
   EXPECT_EQ(qb.address_at(3), &ring[3]);
+
+  // With dim_sets, points are not removed and only dims of one set fuse or move.
+  dim ds_a[] = {dim(0, 3, 40), dim(0, 9, 4), dim(0, 0, 160), dim(0, 1, 160)};
+  raw_buffer dsb{nullptr, 4, 4, ds_a};
+  const int sets[] = {0, 0, 1, 1};
+  EXPECT_EQ(optimize_dims(sets, dsb), 2);
+  ASSERT_EQ(dsb.rank, 2u);
+  EXPECT_EQ(dsb.dim(0), dim(0, 39, 4));
+  EXPECT_EQ(dsb.dim(1), dim(0, 1, 160));
 
   // Lower rank buffers: their missing dims are broadcasts.
   dim full[] = {dim(0, 9, 4), dim(0, 4, 40)};
