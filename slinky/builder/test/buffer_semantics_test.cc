@@ -78,10 +78,8 @@ TEST(buffer_semantics, intermediate_with_broadcast_dim) {
     auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
     auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
     var x(ctx, "x"), y(ctx, "y");
-    // intm is a row broadcast along y: dim::broadcast() as a dim_expr.
-    intm->dim(1).bounds = bounds(0, 0);
-    intm->dim(1).stride = 0;
-    intm->dim(1).fold_factor = 0;
+    // intm is a row broadcast along y.
+    intm->dim(1) = dim::broadcast();
 
     int f_calls = 0;
     bool f_saw_broadcast = true;
@@ -136,9 +134,7 @@ TEST(buffer_semantics, fold_factor_as_data) {
     auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
     var x(ctx, "x");
     // An intermediate carrying data in a fold factor too.
-    intm->dim(0).bounds = bounds(0, 0);
-    intm->dim(0).stride = 0;
-    intm->dim(0).fold_factor = 5;
+    intm->dim(0) = dim(0, 0, 0, 5);
 
     std::vector<index_t> seen_meta, seen_intm;
     func f = func::make(
