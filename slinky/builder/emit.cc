@@ -375,26 +375,28 @@ public:
 };
 
 // The largest coordinate (in absolute value) a buffer passed in may have: it leaves room to
-// compute coordinates a little outside the buffer (end(), stencil halos) without overflow. It is
-// the bound of dim::broadcast(), so broadcast dimensions pass.
+// compute coordinates a little outside the buffer (end(), stencil halos) without overflow.
 constexpr index_t max_coordinate = std::numeric_limits<index_t>::max() / 2;
 
 // Checks that addressing any element of dimension d of buffer `sym` (of rank `rank`) cannot
-// overflow an index_t: the coordinates are within +/-max_coordinate, the fold factor is positive,
-// and the dimension spans at most max_coordinate / rank bytes (so the offsets of all dimensions
+// overflow an index_t: the coordinates are within +/-max_coordinate, the fold factor is
+// dim::unfolded or positive (other values address every coordinate through euclidean_mod by
+// them, see dim::flat_offset_bytes; on a stride-0 dim any value goes, it addresses nothing), and
+// the dimension spans at most max_coordinate / rank bytes (so the offsets of all dimensions
 // together stay below 2^62). The evaluator's saturating arithmetic makes each condition exact.
 void check_addressable(var sym, std::size_t d, std::size_t rank, std::vector<stmt>& checks) {
   const int dd = static_cast<int>(d);
   const index_t max_span = max_coordinate / static_cast<index_t>(rank);
   checks.push_back(check::make(abs(buffer_min(sym, dd)) <= max_coordinate));
   checks.push_back(check::make(abs(buffer_max(sym, dd)) <= max_coordinate));
-  checks.push_back(check::make(0 < buffer_fold_factor(sym, dd)));
+  checks.push_back(check::make(buffer_fold_factor(sym, dd) == dim::unfolded || 0 < buffer_fold_factor(sym, dd) ||
+                               buffer_stride(sym, dd) == 0));
   // The offsets of an unfolded dimension are (i - min) * stride, of a folded one
   // (i mod fold) * stride. An empty dimension has a negative span.
   const expr span = (buffer_max(sym, dd) - buffer_min(sym, dd)) * abs(buffer_stride(sym, dd));
   checks.push_back(check::make(span <= max_span));
-  const expr fold_span = select(buffer_fold_factor(sym, dd) == dim::unfolded, 0, buffer_fold_factor(sym, dd) - 1) *
-                         abs(buffer_stride(sym, dd));
+  const expr fold_span =
+      select(0 < buffer_fold_factor(sym, dd), buffer_fold_factor(sym, dd) - 1, 0) * abs(buffer_stride(sym, dd));
   checks.push_back(check::make(fold_span <= max_span));
 }
 
@@ -474,7 +476,8 @@ stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_pla
     const buffer_node& t = g.buffers[a.target];
     if (t.buffer->constant() || !(t.is_input || t.is_output)) continue;
     for (int d : a.unfolded_target_dims) {
-      checks[3].push_back(check::make(buffer_fold_factor(t.buffer->sym(), d) == dim::unfolded));
+      const var tsym = t.buffer->sym();
+      checks[3].push_back(check::make(buffer_fold_factor(tsym, d) <= 0 || buffer_stride(tsym, d) == 0));
     }
   }
   std::vector<stmt> result;

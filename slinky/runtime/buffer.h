@@ -1,9 +1,10 @@
 // Buffers: type-erased descriptors of strided, possibly folded (ring buffer) memory, the typed
-// buffer<T, N>, and the operations on them (copy, pad, for_each_element, ...). Coordinates are
-// absolute: a dimension [min, max] is indexed by min..max, not 0..extent-1.
+// buffer<T, N> and scalar<T>, and the operations on them (copy, pad, for_each_element, the dim
+// optimizers, ...). Coordinates are absolute: a dimension [min, max] is indexed by min..max.
 #ifndef SLINKY_RUNTIME_BUFFER_H
 #define SLINKY_RUNTIME_BUFFER_H
 
+#include <array>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -11,28 +12,56 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
 #include "slinky/base/arithmetic.h"
-#include "slinky/base/ref_count.h"
 #include "slinky/base/span.h"
 
 namespace slinky {
 
-// A signed integer as wide as a pointer.
-using index_t = std::ptrdiff_t;
+// The integer type of coordinates, strides and extents: int64_t on 64-bit targets (int32_t on
+// 32-bit ones), always wide enough to hold a pointer.
+using index_t = std::conditional_t<sizeof(void*) == 8, std::int64_t, std::int32_t>;
 
-// A tag usable in place of an index: that dimension is skipped (contributes no offset and
-// is always contained).
+// A tag usable in place of an index: that dimension is skipped (contributes no offset and is
+// always contained). Also spelled decltype(slinky::slice).
 struct slice_tag {};
 inline constexpr slice_tag slice{};
 
-// One dimension of a buffer: the inclusive range of coordinates [min, max], the distance in
-// bytes between neighbouring elements, and an optional fold factor. With fold factor f,
-// coordinate i lives at euclidean_mod(i, f) * stride (a ring buffer, independent of min);
-// unfolded, at (i - min) * stride.
-class dim {
+// A slice coordinate known to be inside the bounds of the dimension sliced (see
+// raw_buffer::slice(d, in_bounds)).
+struct in_bounds {
+  index_t x;
+};
+
+// `p` moved by `offset` bytes; a null `p` stays null.
+template <typename T>
+T* offset_bytes_non_null(T* p, std::ptrdiff_t offset) {
+  using byte = std::conditional_t<std::is_const<T>::value, const char, char>;
+  using cv_void = std::conditional_t<std::is_const<T>::value, const void, void>;
+  return static_cast<T*>(static_cast<cv_void*>(static_cast<byte*>(static_cast<cv_void*>(p)) + offset));
+}
+template <typename T>
+T* offset_bytes(T* p, std::ptrdiff_t offset) {
+  return p ? offset_bytes_non_null(p, offset) : nullptr;
+}
+// `p` rounded up to a multiple of `alignment` (a power of two).
+template <typename T>
+T* align_up(T* p, std::size_t alignment) {
+  const std::uintptr_t i = reinterpret_cast<std::uintptr_t>(p);
+  return reinterpret_cast<T*>((i + alignment - 1) & ~(static_cast<std::uintptr_t>(alignment) - 1));
+}
+
+// One dimension of a buffer: the inclusive range of coordinates [min, max], the distance in bytes
+// between neighbouring elements, and a fold factor. A dim is folded when its fold factor is
+// positive: coordinate i then lives at euclidean_mod(i, fold) * stride (a ring buffer, independent
+// of min); unfolded (fold factor `unfolded`), at (i - min) * stride. A dim with a non-zero stride
+// must have a fold factor that is `unfolded` or positive; on a stride-0 dim the fold factor is
+// not used for addressing (clients may carry data in it).
+class alignas(16) dim {
   index_t min_;
   index_t max_;
   index_t stride_;
@@ -40,50 +69,60 @@ class dim {
 
 public:
   // A stride to be filled in by init_strides or an allocation.
-  static constexpr index_t auto_stride = std::numeric_limits<index_t>::min();
+  static constexpr index_t auto_stride = std::numeric_limits<index_t>::max();
   // The fold factor of a dimension that is not folded.
-  static constexpr index_t unfolded = std::numeric_limits<index_t>::max();
+  static constexpr index_t unfolded = -1;
 
-  dim() : min_(0), max_(-1), stride_(auto_stride), fold_factor_(unfolded) {}
-  dim(index_t min, index_t max, index_t stride = auto_stride, index_t fold_factor = unfolded)
+  constexpr dim() : min_(0), max_(-1), stride_(auto_stride), fold_factor_(unfolded) {}
+  constexpr dim(index_t min, index_t max, index_t stride = auto_stride, index_t fold_factor = unfolded)
       : min_(min), max_(max), stride_(stride), fold_factor_(fold_factor) {}
 
-  // A dimension of unbounded extent and stride 0: every coordinate is the same element. The
-  // bounds are symmetric so that extent() (max - min + 1) does not overflow.
+  // The dim of every coordinate beyond a buffer's rank: the point 0 with stride 0 (which contains
+  // every coordinate) and fold factor 0.
   static const dim& broadcast() {
-    static const dim b(-(std::numeric_limits<index_t>::max() / 2), std::numeric_limits<index_t>::max() / 2, 0);
+    static constexpr dim b(0, 0, 0, 0);
     return b;
   }
 
-  index_t min() const { return min_; }
-  index_t max() const { return max_; }
-  index_t begin() const { return min_; }
-  index_t end() const { return max_ + 1; }
+  constexpr index_t min() const { return min_; }
+  constexpr index_t max() const { return max_; }
+  constexpr index_t begin() const { return min_; }
+  constexpr index_t end() const { return max_ + 1; }
   // The number of coordinates, 0 if empty; saturates at the largest index_t rather than wrap
   // (e.g. [min, max] = [-2^63, 2^63 - 1]).
-  index_t extent() const {
+  constexpr index_t extent() const {
     if (max_ < min_) return 0;
-    index_t e;
-    if (sub_overflows(max_, min_, &e) || e == std::numeric_limits<index_t>::max()) {
+    index_t e = 0;
+    if (__builtin_sub_overflow(max_, min_, &e) || e == std::numeric_limits<index_t>::max()) {
       return std::numeric_limits<index_t>::max();
     }
     return e + 1;
   }
-  index_t stride() const { return stride_; }
-  index_t fold_factor() const { return fold_factor_; }
-  bool empty() const { return max_ < min_; }
-  bool is_folded() const { return fold_factor_ != unfolded; }
-  // True if the range [min, max] of this dimension wraps around its fold.
-  bool is_folded(index_t min, index_t max) const {
-    return fold_factor_ != unfolded &&
-           (max - min >= fold_factor_ || euclidean_div(min, fold_factor_) != euclidean_div(max, fold_factor_));
-  }
-  bool is_broadcast() const { return stride_ == 0; }
+  constexpr index_t stride() const { return stride_; }
+  constexpr index_t fold_factor() const { return fold_factor_; }
+  constexpr bool empty() const { return max_ < min_; }
+  // min == max, and min == max == x.
+  constexpr bool is_point() const { return min_ == max_; }
+  constexpr bool is_point(index_t x) const { return min_ == x && max_ == x; }
+  // The bounds and stride of dim::broadcast() (the fold factor is not compared).
+  constexpr bool is_broadcast() const { return min_ == 0 && max_ == 0 && stride_ == 0; }
 
-  bool contains(index_t i) const { return min_ <= i && i <= max_; }
-  bool contains(slice_tag) const { return true; }
-  // True if every coordinate of `other` is in this dimension (an empty `other` is contained).
-  bool contains(const dim& other) const { return other.empty() || (min_ <= other.min_ && other.max_ <= max_); }
+  // True if the coordinates [min, max] (not empty) fall in different folds of this dim, i.e. they
+  // cannot be addressed as one linear range. Always false for a stride-0 or unfolded dim.
+  constexpr bool is_folded(index_t min, index_t max) const {
+    if (stride_ == 0 || fold_factor_ <= 0 || max < min) return false;
+    return euclidean_div(min, fold_factor_) != euclidean_div(max, fold_factor_);
+  }
+  constexpr bool is_folded(const dim& other) const { return is_folded(other.min_, other.max_); }
+  // True if this dim's own range crosses a fold boundary.
+  constexpr bool is_folded() const { return is_folded(min_, max_); }
+
+  // True if a stride-0 dim (which contains every coordinate), or min <= a and b <= max.
+  constexpr bool contains(index_t a, index_t b) const { return stride_ == 0 || (min_ <= a && b <= max_); }
+  constexpr bool contains(index_t x) const { return contains(x, x); }
+  constexpr bool contains(slice_tag) const { return true; }
+  // contains(other.min(), other.max()): an empty `other` is contained only if its bounds are.
+  constexpr bool contains(const dim& other) const { return contains(other.min_, other.max_); }
 
   dim& set_bounds(index_t min, index_t max) {
     min_ = min;
@@ -106,67 +145,61 @@ public:
   }
   dim& translate(index_t offset) { return set_bounds(min_ + offset, max_ + offset); }
 
-  // The byte offset of coordinate i from the buffer's base.
-  index_t flat_offset_bytes(index_t i) const {
-    if (fold_factor_ == unfolded) return (i - min_) * stride_;
-    return euclidean_mod_positive_modulus(i, fold_factor_) * stride_;
+  // The byte offset of coordinate i from the buffer's base: (i - min) * stride if the fold factor
+  // is exactly `unfolded` or the stride is 0, otherwise euclidean_mod(i, fold_factor) * stride.
+  std::ptrdiff_t flat_offset_bytes(index_t i) const {
+    if (fold_factor_ == unfolded || stride_ == 0) return (i - min_) * stride_;
+    return euclidean_mod(i, fold_factor_) * stride_;
   }
-  index_t flat_offset_bytes(slice_tag) const { return 0; }
+  constexpr std::ptrdiff_t flat_offset_bytes(slice_tag) const { return 0; }
 
-  bool operator==(const dim& other) const {
-    return min_ == other.min_ && max_ == other.max_ && stride_ == other.stride_ && fold_factor_ == other.fold_factor_;
+  friend constexpr bool operator==(const dim& a, const dim& b) {
+    return a.min_ == b.min_ && a.max_ == b.max_ && a.stride_ == b.stride_ && a.fold_factor_ == b.fold_factor_;
   }
-  bool operator!=(const dim& other) const { return !(*this == other); }
+  friend constexpr bool operator!=(const dim& a, const dim& b) { return !(a == b); }
 };
 
 template <typename T, std::size_t DimsSize>
 class buffer;
 
 class raw_buffer;
-using raw_buffer_ptr = ref_count<raw_buffer>;
-using const_raw_buffer_ptr = ref_count<const raw_buffer>;
+// Buffers made by the raw_buffer factories: the descriptor, its dims and its data in one malloc
+// block, freed with std::free when the last reference goes.
+using raw_buffer_ptr = std::shared_ptr<raw_buffer>;
+using const_raw_buffer_ptr = std::shared_ptr<const raw_buffer>;
 
-// A type-erased buffer descriptor: a base pointer, the size of one element, and `rank`
-// dimensions. It does not own its memory or its dims array unless made by one of the
-// factories below (raw_buffer::make...), which put the descriptor, dims and data in one
-// reference counted block.
+namespace internal {
+
+// The size of an element of type T: 0 for void (type-erased elements).
+template <typename T>
+struct type_size : std::integral_constant<std::size_t, sizeof(T)> {};
+template <>
+struct type_size<void> : std::integral_constant<std::size_t, 0> {};
+template <>
+struct type_size<const void> : std::integral_constant<std::size_t, 0> {};
+
+inline std::ptrdiff_t flat_offset_dim(const dim& d, index_t i) { return d.flat_offset_bytes(i); }
+inline std::ptrdiff_t flat_offset_dim(const dim&, slice_tag) { return 0; }
+inline bool contains_dim(const dim& d, index_t i) { return d.contains(i); }
+inline bool contains_dim(const dim&, slice_tag) { return true; }
+
+}  // namespace internal
+
+// A type-erased buffer descriptor: a plain aggregate of a base pointer, the size of one element,
+// the rank, and a pointer to `rank` dims. It owns neither its memory nor its dims array (unless
+// made by one of the raw_buffer::make... factories).
 //
-// A buffer has infinitely many implicit trailing broadcast dimensions: dim(i) for i >= rank
-// is dim::broadcast(), and indexing, cropping or slicing them is a no-op.
-class raw_buffer : public ref_counted<raw_buffer> {
-protected:
-  static index_t flat_offset_bytes_impl(const slinky::dim* dims, std::size_t rank, std::size_t d) {
-    (void)dims;
-    (void)rank;
-    (void)d;
-    return 0;
-  }
-  template <typename Index, typename... Indices>
-  static index_t flat_offset_bytes_impl(const slinky::dim* dims, std::size_t rank, std::size_t d, Index i0,
-                                        Indices... is) {
-    index_t offset = d < rank ? dims[d].flat_offset_bytes(i0) : 0;
-    return offset + flat_offset_bytes_impl(dims, rank, d + 1, is...);
-  }
-  static bool contains_impl(const slinky::dim* dims, std::size_t rank, std::size_t d) {
-    (void)dims;
-    (void)rank;
-    (void)d;
-    return true;
-  }
-  template <typename Index, typename... Indices>
-  static bool contains_impl(const slinky::dim* dims, std::size_t rank, std::size_t d, Index i0, Indices... is) {
-    return (d >= rank || dims[d].contains(i0)) && contains_impl(dims, rank, d + 1, is...);
-  }
-
+// A buffer has infinitely many implicit trailing dims: dim(i) for i >= rank is dim::broadcast(),
+// and indexing, cropping, slicing or translating them is a no-op.
+class raw_buffer {
 public:
-  void* base = nullptr;
+  using element = void;
+  using pointer = void*;
+
+  alignas(16) void* base = nullptr;
   std::size_t elem_size = 0;
   std::size_t rank = 0;
   slinky::dim* dims = nullptr;
-
-  raw_buffer() = default;
-  raw_buffer(void* base, std::size_t elem_size, std::size_t rank, slinky::dim* dims)
-      : base(base), elem_size(elem_size), rank(rank), dims(dims) {}
 
   const slinky::dim& dim(std::size_t i) const { return i < rank ? dims[i] : slinky::dim::broadcast(); }
   slinky::dim& mutable_dim(std::size_t i) {
@@ -174,26 +207,43 @@ public:
     return dims[i];
   }
 
-  // Byte offset and address of an element; indices past the rank are ignored (broadcast).
+  // Byte offsets and addresses of elements. Indices past the rank are ignored (broadcast); a
+  // slice tag skips its dimension. The first index is an index_t (or the tag) so that arrays,
+  // vectors and spans of indices go to the span overloads.
+  std::ptrdiff_t flat_offset_bytes() const { return 0; }
   template <typename... Indices>
-  index_t flat_offset_bytes(Indices... indices) const {
-    return flat_offset_bytes_impl(dims, rank, 0, indices...);
+  std::ptrdiff_t flat_offset_bytes(index_t i0, Indices... indices) const {
+    return offset_impl(0, i0, indices...);
   }
-  index_t flat_offset_bytes(span<const index_t> indices) const {
-    index_t offset = 0;
+  template <typename... Indices>
+  std::ptrdiff_t flat_offset_bytes(slice_tag i0, Indices... indices) const {
+    return offset_impl(0, i0, indices...);
+  }
+  std::ptrdiff_t flat_offset_bytes(span<const index_t> indices) const {
+    std::ptrdiff_t offset = 0;
     for (std::size_t i = 0; i < indices.size() && i < rank; ++i) offset += dims[i].flat_offset_bytes(indices[i]);
     return offset;
   }
-  // The address of an element (the buffer must have a base: address_at is for elements that
-  // exist).
+  // The address of an element; null if the base is null.
+  void* address_at() const { return base; }
   template <typename... Indices>
-  void* address_at(Indices... indices) const {
-    return static_cast<char*>(base) + flat_offset_bytes(indices...);
+  void* address_at(index_t i0, Indices... indices) const {
+    return offset_bytes(base, flat_offset_bytes(i0, indices...));
   }
-  void* address_at(span<const index_t> indices) const { return static_cast<char*>(base) + flat_offset_bytes(indices); }
   template <typename... Indices>
-  bool contains(Indices... indices) const {
-    return contains_impl(dims, rank, 0, indices...);
+  void* address_at(slice_tag i0, Indices... indices) const {
+    return offset_bytes(base, flat_offset_bytes(i0, indices...));
+  }
+  void* address_at(span<const index_t> indices) const { return offset_bytes(base, flat_offset_bytes(indices)); }
+  // True if every index is in its dim (dim::contains: a stride-0 dim contains everything).
+  bool contains() const { return true; }
+  template <typename... Indices>
+  bool contains(index_t i0, Indices... indices) const {
+    return contains_impl(0, i0, indices...);
+  }
+  template <typename... Indices>
+  bool contains(slice_tag i0, Indices... indices) const {
+    return contains_impl(0, i0, indices...);
   }
   bool contains(span<const index_t> indices) const {
     for (std::size_t i = 0; i < indices.size() && i < rank; ++i) {
@@ -202,126 +252,252 @@ public:
     return true;
   }
 
-  static void* offset_bytes(void* p, index_t offset) {
-    return p ? static_cast<void*>(static_cast<char*>(p) + offset) : nullptr;
-  }
-
-  // Moves the coordinates of every dimension (or of the first indices.size() ones) by offset.
-  raw_buffer& translate(std::size_t d, index_t offset) {
-    if (d < rank) dims[d].translate(offset);
-    return *this;
+  // Moves dims 0, 1, ... by the given offsets (translate(1, 2): dim 0 by 1, dim 1 by 2).
+  // Offsets past the rank are ignored.
+  template <typename... Offsets>
+  raw_buffer& translate(index_t o0, Offsets... offsets) {
+    const index_t all[] = {o0, static_cast<index_t>(offsets)...};
+    return translate(span<const index_t>(all, 1 + sizeof...(Offsets)));
   }
   raw_buffer& translate(span<const index_t> offsets) {
     for (std::size_t d = 0; d < offsets.size() && d < rank; ++d) dims[d].translate(offsets[d]);
     return *this;
   }
 
-  // Restricts dimension d to [min, max] intersected with its current bounds, moving the base so
-  // the remaining elements keep their addresses. If the result is empty, the base becomes null.
+  // Restricts dimension d to [min, max] intersected with its current bounds. An unfolded dim
+  // moves the base to the new min (addresses of the remaining elements are unchanged); a folded
+  // one keeps it. If the result is empty, the base becomes null. A stride-0 dim (which contains
+  // every coordinate) and d >= rank are left as they are.
   raw_buffer& crop(std::size_t d, index_t min, index_t max);
-  // Removes dimension d; the buffer then refers to the elements at coordinate `at` of d. If
-  // `at` is outside d's bounds, the base becomes null. slice(d) is slice(d, dim(d).min()).
-  // Slicing dim 0 only advances `dims`; slicing another dim shifts the later dims down in place,
-  // which other descriptors sharing the dims array see.
-  raw_buffer& slice(std::size_t d, index_t at);
+  // Removes dimension d without moving the base (so the buffer then refers to the elements at
+  // coordinate min of an unfolded d, or at the coordinate of d that is a multiple of the fold of
+  // a folded one). d >= rank is a no-op. Removing dim 0 only advances `dims`; removing another
+  // shifts the later dims down in place, which other descriptors sharing the array see.
   raw_buffer& slice(std::size_t d);
-  // Removes the dimensions ds (distinct, any order), each at its min.
-  raw_buffer& slice(std::initializer_list<std::size_t> ds);
+  // Moves the base to coordinate `at` of d (to null if d does not contain `at`; a null base stays
+  // null), then removes d.
+  raw_buffer& slice(std::size_t d, index_t at);
+  // The same for an `at` known to be in d; the base must not be null.
+  raw_buffer& slice(std::size_t d, in_bounds at);
+  // Removes the dims ds (distinct; the reference requires ascending order, any order works here),
+  // without moving the base.
+  raw_buffer& slice(span<const std::size_t> ds);
+  raw_buffer& slice(std::initializer_list<std::size_t> ds) {
+    return slice(span<const std::size_t>(ds.begin(), ds.size()));
+  }
 
-  // The value size_bytes() and elem_count() return when the true value does not fit.
-  static constexpr std::size_t size_overflow = std::numeric_limits<std::size_t>::max();
-  // The number of bytes spanned by the elements of the buffer (with folded dimensions
-  // spanning their whole fold); 0 if any dimension is empty. If the span does not fit in an
-  // index_t (the byte offsets of the elements would overflow), or a folded dimension has a fold
-  // factor that is not positive, returns size_overflow.
+  // The bytes spanned by the elements: elem_size plus, for each dim, (extent - 1) * |stride|
+  // (a folded dim spans its whole fold, a stride-0 dim nothing). 0 if any dim is empty, and 0 if
+  // the size does not fit in an index_t (e.g. a stride still auto_stride on a dim of extent > 1).
   std::size_t size_bytes() const;
-  // The number of elements (the product of the extents), or size_overflow if it does not fit.
+  // The number of elements (the product of the extents; the largest size_t if it overflows).
   std::size_t elem_count() const;
-  // Fills in every dimension whose stride is dim::auto_stride: dense, innermost first, placed
-  // after the dimensions whose strides are already known so that no two elements overlap. A
-  // folded dimension spans its fold factor. Each auto stride except that of the first dimension
-  // laid out (which is elem_size) is rounded up to a multiple of `alignment` bytes. Strides that
-  // would overflow saturate at the largest index_t: such a layout then has size_bytes() ==
-  // size_overflow (unless the saturated dims have extent 1, whose stride is never used).
-  void init_strides(index_t alignment = 1);
-  // Allocates size_bytes() (at least one byte) for this buffer, after init_strides, and sets
-  // base. Returns the pointer to release with std::free. Aborts (like running out of memory) if
-  // the size overflows (size_bytes() == size_overflow).
-  void* allocate();
+  // Fills in every stride that is dim::auto_stride. Stride-0 dims are ignored; an auto dim of
+  // allocation extent (the fold factor if folded, else the extent) <= 1 gets elem_size. Every
+  // other auto dim, in dim order, gets the smallest stride that does not overlap the dims placed
+  // so far (the known ones, then the earlier auto ones): elem_size, or the footprint
+  // (allocation extent * |stride|) of a placed dim rounded up to `alignment` (a power of 2). Two
+  // dims do not overlap if the footprint of one fits in one step of the other. Returns the
+  // allocation size, the span of the elements plus elem_size rounded up to `alignment` (0 if a
+  // dim is empty), or nullopt if it overflows (the strides are still filled in then).
+  std::optional<std::size_t> init_strides(index_t alignment = 1);
+  // init_strides(stride_alignment), then mallocs the allocation size (plus room to align), and
+  // sets base to the element of min coordinates in it, aligned to base_alignment (a power of 2).
+  // Returns what to give std::free, or null (allocating nothing, base unchanged) if the size
+  // overflows or malloc fails.
+  void* allocate(index_t base_alignment = 1, index_t stride_alignment = 1);
 
-  template <typename T>
-  const buffer<T, 0>& cast() const;
-  template <typename T>
-  buffer<T, 0>& cast();
+  // This buffer as a buffer<NewT> (asserting that elem_size is sizeof(NewT), unless NewT is void).
+  template <typename NewT>
+  const buffer<NewT, 0>& cast() const;
+  template <typename NewT>
+  buffer<NewT, 0>& cast();
 
-  // A buffer of the given rank and element size with dims (copied when given, otherwise
-  // empty) in one block, without data.
-  static raw_buffer_ptr make(std::size_t rank, std::size_t elem_size, const slinky::dim* dims = nullptr);
-  // A buffer with the same rank, element size and bounds as `src`, dense strides, and its own
-  // copy of src's elements.
-  static raw_buffer_ptr make_copy(const raw_buffer& src);
-  // A rank-0 buffer holding one value.
+  // A buffer of the given rank and element size with dims copied from `dims` (default dims
+  // [0, -1] without it), in one malloc block. When rank == 0 or dims are given, the block also
+  // holds size_bytes() of data and base points at it (aligned to `alignment`); base is null if
+  // that size is 0 (an empty dim, an auto stride on a dim of extent > 1, or elem_size 0 at rank
+  // 0). Strides are not filled in.
+  static raw_buffer_ptr make(std::size_t rank, std::size_t elem_size = 0, const slinky::dim* dims = nullptr,
+                             index_t alignment = 1);
+  // make(src.rank, src.elem_size, src.dims, alignment) (src's strides and fold factors are kept),
+  // then copy(src, result).
+  static raw_buffer_ptr make_copy(const raw_buffer& src, index_t alignment = 1);
+  // A rank-0 buffer holding a copy of the elem_size bytes at value.
+  static raw_buffer_ptr make_scalar(std::size_t elem_size, const void* value, index_t alignment = 1);
   template <typename T>
-  static raw_buffer_ptr make_scalar(const T& value);
-  // Frees a block made by make/make_copy/make_scalar (called when its last reference goes).
-  static void destroy(raw_buffer* buf);
+  static raw_buffer_ptr make_scalar(const T& value, index_t alignment = 1) {
+    static_assert(std::is_trivially_copyable<T>::value, "make_scalar needs a trivially copyable type");
+    return make_scalar(sizeof(T), &value, alignment);
+  }
+  // A rank-0 descriptor of the caller's value (not a copy).
+  static raw_buffer make_scalar_ref(std::size_t elem_size, void* value) { return {value, elem_size, 0, nullptr}; }
+  template <typename T>
+  static raw_buffer make_scalar_ref(T& value) {
+    return make_scalar_ref(sizeof(T), const_cast<std::remove_const_t<T>*>(&value));
+  }
+
+private:
+  template <typename I0, typename... Indices>
+  std::ptrdiff_t offset_impl(std::size_t d, I0 i0, Indices... indices) const {
+    const std::ptrdiff_t offset = d < rank ? internal::flat_offset_dim(dims[d], i0) : 0;
+    if constexpr (sizeof...(Indices) == 0) {
+      return offset;
+    } else {
+      return offset + offset_impl(d + 1, indices...);
+    }
+  }
+  template <typename I0, typename... Indices>
+  bool contains_impl(std::size_t d, I0 i0, Indices... indices) const {
+    if (d < rank && !internal::contains_dim(dims[d], i0)) return false;
+    if constexpr (sizeof...(Indices) == 0) {
+      return true;
+    } else {
+      return contains_impl(d + 1, indices...);
+    }
+  }
 };
 
 // A pad buffer meaning "no padding".
 inline const raw_buffer no_padding{};
 
+namespace internal {
+
+// b.size_bytes(), or nullopt if it does not fit in an index_t (size_bytes() is then 0).
+std::optional<std::size_t> checked_size_bytes(const raw_buffer& b);
+
+}  // namespace internal
+
 // Copies dst's elements from src over dst's own bounds. Where dst is outside src, the value
 // comes from pad, indexed at the same coordinates (a rank-0 pad is a single value broadcast
 // everywhere, and a pad dimension of extent 1, e.g. the point [0, 0], is used at every
 // coordinate). With no pad (null base or empty), elements of dst outside src are left unchanged.
-// src, dst and pad must have the same elem_size. Broadcast and folded dimensions of any
-// operand are handled; src and dst may share memory if each element of dst is read only from
-// the same address in src (an in-place copy) or the regions do not overlap.
+// src, dst and pad must have the same elem_size. A stride-0 dim of src or pad (and any dim past
+// their rank) has a value at every coordinate; folded dims of any operand are handled; src and
+// dst may share memory if each element of dst is read only from the same address in src (an
+// in-place copy) or the regions do not overlap.
 void copy(const raw_buffer& src, const raw_buffer& dst, const raw_buffer& pad = no_padding);
 // Writes pad to the elements of dst that are outside src_bounds (src_bounds has dst.rank dims;
-// only their min and max are used).
+// only their min and max are used, whatever their strides).
 void pad(const dim* src_bounds, const raw_buffer& dst, const raw_buffer& pad_value);
 // Sets every element of dst to the elem_size bytes at value.
 void fill(const raw_buffer& dst, const void* value);
+
+// True if the byte offsets of all elements (relative to base) fit in an index_t and, with a
+// non-null base, the addresses base + offset (and their elem_size bytes) do not wrap around the
+// address space. An empty buffer is valid.
+bool validate_buffer(const raw_buffer& buf);
+
+// Dimension optimizers, for callbacks and copies that want fewer, larger dims.
+
+// True if the dims `inner` and `outer` of a buffer can be addressed as one dim (fuse()): inner is
+// not empty, and either outer is a single unfolded point with a non-zero stride, or
+// outer.stride == inner.stride * inner.extent and (that stride is 0 or inner is unfolded).
+bool can_fuse(const dim& inner, const dim& outer);
+// The dim addressing what inner and outer (can_fuse) address together: coordinate
+// outer_x * e + (inner_x - inner.min) with e = inner.extent(), so [outer.begin * e, outer.end * e)
+// with inner's stride, folded by outer.fold * e if outer is folded. A broadcast outer gives outer.
+dim fuse(dim inner, const dim& outer);
+
+// What fuse<>(inner, outer, buf) does with the outer dim.
+enum class fuse_type {
+  undef,   // Leaves it as it was (the caller overwrites or ignores it).
+  keep,    // Sets it to the point 0.
+  remove,  // Removes it (slice).
+};
+
+// Fuses dims inner and outer of buf in place (can_fuse must hold); dims past the rank are
+// broadcasts.
+template <fuse_type type>
+void fuse(index_t inner, index_t outer, raw_buffer& buf) {
+  const std::size_t in = static_cast<std::size_t>(inner), out = static_cast<std::size_t>(outer);
+  if (in < buf.rank) buf.dims[in] = fuse(buf.dims[in], buf.dim(out));
+  if (out >= buf.rank) return;
+  if constexpr (type == fuse_type::keep) {
+    buf.dims[out].set_point(0);
+  } else if constexpr (type == fuse_type::remove) {
+    buf.slice(out);
+  }
+}
+
+namespace internal {
+
+bool sort_dims(span<const int> dim_sets, span<raw_buffer* const> bufs);
+int fuse_contiguous_dims(span<const int> dim_sets, span<raw_buffer* const> bufs);
+int optimize_dims(span<const int> dim_sets, bool slice_points, span<raw_buffer* const> bufs);
+
+}  // namespace internal
+
+// Permutes the dims of all the buffers together (within the smallest of their ranks) so that the
+// first buffer's |strides| ascend (a stable sort). With dim_sets (indexed by dim), only dims with
+// equal set ids are swapped. Returns true if any dim moved.
+template <typename... Bufs>
+bool sort_dims(span<const int> dim_sets, raw_buffer& buf, Bufs&... bufs) {
+  raw_buffer* const all[] = {&buf, static_cast<raw_buffer*>(&bufs)...};
+  return internal::sort_dims(dim_sets, all);
+}
+template <typename... Bufs>
+bool sort_dims(raw_buffer& buf, Bufs&... bufs) {
+  raw_buffer* const all[] = {&buf, static_cast<raw_buffer*>(&bufs)...};
+  return internal::sort_dims(span<const int>(), all);
+}
+
+// From the outermost pair of dims down, fuses dims d - 1 and d of all the buffers (removing d)
+// when every buffer has the same bounds in d - 1 and can_fuse(d - 1, d) (and, with dim_sets, the
+// two dims have the same set id). Returns the number of dims removed.
+template <typename... Bufs>
+int fuse_contiguous_dims(span<const int> dim_sets, raw_buffer& buf, Bufs&... bufs) {
+  raw_buffer* const all[] = {&buf, static_cast<raw_buffer*>(&bufs)...};
+  return internal::fuse_contiguous_dims(dim_sets, all);
+}
+template <typename... Bufs>
+int fuse_contiguous_dims(raw_buffer& buf, Bufs&... bufs) {
+  raw_buffer* const all[] = {&buf, static_cast<raw_buffer*>(&bufs)...};
+  return internal::fuse_contiguous_dims(span<const int>(), all);
+}
+
+// Without dim_sets, first removes every dim in which all the buffers are the same single point
+// (moving their bases to it); then fuse_contiguous_dims, sort_dims, and fuse_contiguous_dims again
+// if the sort moved anything. Returns the number of dims removed.
+template <typename... Bufs>
+int optimize_dims(span<const int> dim_sets, raw_buffer& buf, Bufs&... bufs) {
+  raw_buffer* const all[] = {&buf, static_cast<raw_buffer*>(&bufs)...};
+  return internal::optimize_dims(dim_sets, false, all);
+}
+template <typename... Bufs>
+int optimize_dims(raw_buffer& buf, Bufs&... bufs) {
+  raw_buffer* const all[] = {&buf, static_cast<raw_buffer*>(&bufs)...};
+  return internal::optimize_dims(span<const int>(), true, all);
+}
 
 namespace internal {
 
 // Calls fn(extent, ptrs...) for each maximal contiguous run of elements of bufs[0]; the
 // pointers of the other buffers are at the same coordinates (null where those buffers don't
 // contain the run). Implemented in buffer.cc for the type-erased case.
-void for_each_contiguous_slice(span<const raw_buffer*> bufs, void (*fn)(void* user, index_t extent, void** ptrs),
+void for_each_contiguous_slice(span<const raw_buffer* const> bufs, void (*fn)(void* user, index_t extent, void** ptrs),
                                void* user);
 // Calls fn(ptrs...) for each element of bufs[0].
-void for_each_element(span<const raw_buffer*> bufs, void (*fn)(void* user, void** ptrs), void* user);
-
-// The pointer type a buffer's elements are passed to callbacks as: T* for buffer<T, N>, void*
-// for raw_buffer.
-template <typename B>
-struct elem_pointer {
-  using type = void*;
-};
-template <typename T, std::size_t N>
-struct elem_pointer<buffer<T, N>> {
-  using type = T*;
-};
+void for_each_element(span<const raw_buffer* const> bufs, void (*fn)(void* user, void** ptrs), void* user);
 
 template <typename... Bufs, typename Fn, std::size_t... Is>
 void call_with_pointers(const Fn& fn, void** ptrs, std::index_sequence<Is...>) {
-  fn(static_cast<typename elem_pointer<Bufs>::type>(ptrs[Is])...);
+  fn(static_cast<typename Bufs::pointer>(ptrs[Is])...);
 }
 template <typename... Bufs, typename Fn, std::size_t... Is>
 void call_with_extent_and_pointers(const Fn& fn, index_t extent, void** ptrs, std::index_sequence<Is...>) {
-  fn(extent, static_cast<typename elem_pointer<Bufs>::type>(ptrs[Is])...);
+  fn(extent, static_cast<typename Bufs::pointer>(ptrs[Is])...);
 }
 
 }  // namespace internal
 
-// Calls fn(T*, U*...) for every element of buf (pointers to the element at the same coordinates
-// in each of bufs; null where a buffer does not contain the element). Other buffers may have
-// lower rank: their missing dimensions broadcast.
+// Calls fn(Buf::pointer, Bufs::pointer...) for every element of buf (pointers to the element at
+// the same coordinates in each of bufs; null where a buffer does not contain the element). The
+// pointer types are T* for buffer<T, N> and void* for raw_buffer and other classes derived from
+// it (scalar<T>). Other buffers may have lower rank: their missing dimensions broadcast.
 template <typename Fn, typename Buf, typename... Bufs>
 void for_each_element(const Fn& fn, const Buf& buf, const Bufs&... bufs) {
-  const raw_buffer* all[] = {&buf, static_cast<const raw_buffer*>(&bufs)...};
+  const raw_buffer* const all[] = {&buf, static_cast<const raw_buffer*>(&bufs)...};
   auto call = [](void* user, void** ptrs) {
     const Fn& f = *static_cast<const Fn*>(user);
     internal::call_with_pointers<Buf, Bufs...>(f, ptrs, std::index_sequence_for<Buf, Bufs...>());
@@ -329,13 +505,14 @@ void for_each_element(const Fn& fn, const Buf& buf, const Bufs&... bufs) {
   internal::for_each_element(all, call, const_cast<void*>(static_cast<const void*>(&fn)));
 }
 
-// Calls fn(extent, T*, U*...) for every maximal run of elements of buf that is contiguous in
-// buf (dimensions fused where the strides allow). The other buffers' pointers are at the same
-// coordinates; a run is split where it would leave another buffer's bounds or stop being
-// contiguous there, and their pointer is null where they do not contain the run.
+// Calls fn(extent, Buf::pointer, Bufs::pointer...) for every maximal run of elements of buf that
+// is contiguous (stride == elem_size) in buf and in every other buffer that contains it
+// (dimensions fused where the strides allow); extent counts elements. A run is split where it
+// would leave another buffer's bounds or stop being contiguous there, and a buffer's pointer is
+// null where it does not contain the run.
 template <typename Buf, typename Fn, typename... Bufs>
 void for_each_contiguous_slice(const Buf& buf, const Fn& fn, const Bufs&... bufs) {
-  const raw_buffer* all[] = {&buf, static_cast<const raw_buffer*>(&bufs)...};
+  const raw_buffer* const all[] = {&buf, static_cast<const raw_buffer*>(&bufs)...};
   auto call = [](void* user, index_t extent, void** ptrs) {
     const Fn& f = *static_cast<const Fn*>(user);
     internal::call_with_extent_and_pointers<Buf, Bufs...>(f, extent, ptrs, std::index_sequence_for<Buf, Bufs...>());
@@ -343,20 +520,48 @@ void for_each_contiguous_slice(const Buf& buf, const Fn& fn, const Bufs&... bufs
   internal::for_each_contiguous_slice(all, call, const_cast<void*>(static_cast<const void*>(&fn)));
 }
 
-// A typed buffer with room for DimsSize dims inline (more are allocated on the heap). Made from
-// extents it has min 0 and dense strides with dim 0 innermost; allocate() owns its memory.
+// A rank-0 buffer holding its own value: e.g. copy(src, dst, scalar<int>(0)) pads with 0. A copy
+// refers to its own value.
+template <typename T>
+class scalar : public raw_buffer {
+public:
+  T value;
+
+  scalar(const T& value = T()) : raw_buffer{nullptr, sizeof(T), 0, nullptr}, value(value) { base = &this->value; }
+  scalar(const scalar& other) : raw_buffer{nullptr, sizeof(T), 0, nullptr}, value(other.value) { base = &this->value; }
+  scalar& operator=(const scalar& other) {
+    value = other.value;
+    return *this;
+  }
+
+  T& operator()() { return value; }
+  const T& operator()() const { return value; }
+};
+
+// A typed buffer with room for DimsSize dims inline (more are allocated on the heap). A default
+// constructed buffer has rank DimsSize with default dims [0, -1]. Made from extents it has min 0
+// and dense strides with dim 0 innermost; allocate() owns its memory. Copies and conversions are
+// shallow: they describe the same memory, and only the object that allocated it frees it.
 template <typename T, std::size_t DimsSize = 0>
 class buffer : public raw_buffer {
-  slinky::dim dims_storage_[DimsSize == 0 ? 1 : DimsSize];
+  std::array<slinky::dim, DimsSize> dims_storage_;
   slinky::dim* heap_dims_ = nullptr;
+  std::size_t heap_capacity_ = 0;
   void* to_free_ = nullptr;
 
+  static constexpr std::size_t default_elem_size = internal::type_size<T>::value;
+
+  slinky::dim* storage() { return heap_dims_ ? heap_dims_ : dims_storage_.data(); }
+  std::size_t capacity() const { return heap_dims_ ? heap_capacity_ : DimsSize; }
+
+  // Sets the rank to r with dims in this object's storage (contents unspecified).
   void init_dims(std::size_t r) {
     rank = r;
     if (r <= DimsSize) {
-      dims = dims_storage_;
+      dims = dims_storage_.data();
     } else {
       heap_dims_ = new slinky::dim[r];
+      heap_capacity_ = r;
       dims = heap_dims_;
     }
   }
@@ -371,37 +576,60 @@ class buffer : public raw_buffer {
     to_free_ = nullptr;
     delete[] heap_dims_;
     heap_dims_ = nullptr;
+    heap_capacity_ = 0;
   }
-
-public:
-  using value_type = T;
-
-  buffer() {
-    elem_size = sizeof(T);
-    init_dims(0);
+  // Makes room for n dims at `dims` (moving them to the heap if this object's storage after
+  // `dims` is too small).
+  void reserve_dims(std::size_t n) {
+    const std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(storage());
+    const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(dims);
+    const std::uintptr_t end = begin + capacity() * sizeof(slinky::dim);
+    if (dims && at >= begin && at + n * sizeof(slinky::dim) <= end) return;
+    slinky::dim* grown = new slinky::dim[n];
+    for (std::size_t d = 0; d < rank; ++d) grown[d] = dims[d];
+    delete[] heap_dims_;
+    heap_dims_ = grown;
+    heap_capacity_ = n;
+    dims = grown;
   }
-  explicit buffer(std::size_t rank) {
-    elem_size = sizeof(T);
-    init_dims(rank);
-  }
-  buffer(span<const index_t> extents) {
-    elem_size = sizeof(T);
-    init_dims(extents.size());
-    index_t stride = sizeof(T);
+  void set_dense(span<const index_t> extents) {
+    index_t stride = static_cast<index_t>(elem_size);
     for (std::size_t d = 0; d < rank; ++d) {
       dims[d] = slinky::dim(0, extents[d] - 1, stride);
-      // Saturates rather than wrap for extents whose product overflows (size_bytes() then
-      // reports the overflow).
+      // Saturates rather than wrap for extents whose product overflows (the layout then does not
+      // validate and cannot be allocated).
       stride = saturate_mul(stride, extents[d]);
     }
   }
-  buffer(std::initializer_list<index_t> extents) : buffer(span<const index_t>(extents.begin(), extents.size())) {}
-  // A buffer over existing memory.
-  buffer(T* base, span<const index_t> extents) : buffer(extents) {
+
+public:
+  using element = T;
+  using pointer = T*;
+  using value_type = T;
+
+  buffer() : raw_buffer{nullptr, default_elem_size, 0, nullptr} { init_dims(DimsSize); }
+  explicit buffer(std::size_t rank, std::size_t elem_size = default_elem_size)
+      : raw_buffer{nullptr, elem_size, 0, nullptr} {
+    init_dims(rank);
+  }
+  buffer(span<const index_t> extents, std::size_t elem_size = default_elem_size)
+      : raw_buffer{nullptr, elem_size, 0, nullptr} {
+    init_dims(extents.size());
+    set_dense(extents);
+  }
+  buffer(std::initializer_list<index_t> extents, std::size_t elem_size = default_elem_size)
+      : buffer(span<const index_t>(extents.begin(), extents.size()), elem_size) {}
+  // Buffers over existing memory: rank 1 of `size` elements, or dense with the given extents.
+  // Note that buffer<T>(p, {}) is the first (rank 1, size 0); a rank-0 view of p is
+  // buffer<T>(p, span<const index_t>()) (or scalar<T>, raw_buffer::make_scalar_ref).
+  buffer(T* base, index_t size, std::size_t elem_size = default_elem_size)
+      : buffer(span<const index_t>(&size, 1), elem_size) {
+    raw_buffer::base = const_cast<std::remove_const_t<T>*>(base);
+  }
+  buffer(T* base, span<const index_t> extents, std::size_t elem_size = default_elem_size) : buffer(extents, elem_size) {
     raw_buffer::base = const_cast<std::remove_const_t<T>*>(base);
   }
 
-  // Copies describe the same memory; only the original owns it.
   buffer(const buffer& other) : raw_buffer() { assign_from(other); }
   buffer(const raw_buffer& other) : raw_buffer() { assign_from(other); }
   buffer(buffer&& other) noexcept : raw_buffer() {
@@ -427,10 +655,11 @@ public:
 
   T* base() const { return static_cast<T*>(raw_buffer::base); }
 
-  // Allocates memory for the buffer (filling in automatic strides) and owns it.
-  void allocate() {
-    std::free(to_free_);
-    to_free_ = raw_buffer::allocate();
+  // Allocates memory for the buffer (filling in automatic strides) with its base aligned to
+  // `alignment`, and owns it. If the size overflows (or malloc fails), the base becomes null.
+  void allocate(index_t alignment = 1) {
+    free();
+    to_free_ = raw_buffer::allocate(alignment);
   }
   void free() {
     std::free(to_free_);
@@ -438,35 +667,86 @@ public:
     raw_buffer::base = nullptr;
   }
 
-  template <typename... Indices>
-  T& operator()(Indices... indices) const {
-    return *static_cast<T*>(address_at(indices...));
+  // Dim d, first raising the rank to d + 1 with broadcast dims if d >= rank. A broadcast's fold
+  // factor is 0: to give such a dim a non-zero stride, assign it a whole dim (or also set its fold
+  // factor to dim::unfolded).
+  slinky::dim& mutable_dim(std::size_t d) {
+    if (d >= rank) {
+      reserve_dims(d + 1);
+      for (std::size_t i = rank; i <= d; ++i) dims[i] = slinky::dim::broadcast();
+      rank = d + 1;
+    }
+    return dims[d];
   }
-  T& operator()(span<const index_t> indices) const { return *static_cast<T*>(address_at(indices)); }
-  template <typename... Indices>
-  T& at(Indices... indices) const {
-    return *static_cast<T*>(address_at(indices...));
+
+  // The inverse of slice(d): inserts `dim` as dim d, raising the rank (after a slice(0), just
+  // steps `dims` back). Meant for dims sliced from this buffer's own dims.
+  buffer& unslice(std::size_t d, const slinky::dim& dim) {
+    if (d == 0 && reinterpret_cast<std::uintptr_t>(dims) > reinterpret_cast<std::uintptr_t>(storage()) &&
+        reinterpret_cast<std::uintptr_t>(dims) <=
+            reinterpret_cast<std::uintptr_t>(storage()) + capacity() * sizeof(slinky::dim)) {
+      --dims;
+      dims[0] = dim;
+      ++rank;
+      return *this;
+    }
+    if (d > rank) mutable_dim(d - 1);
+    reserve_dims(rank + 1);
+    for (std::size_t i = rank; i > d; --i) dims[i] = dims[i - 1];
+    dims[d] = dim;
+    ++rank;
+    return *this;
   }
-  T& at(span<const index_t> indices) const { return *static_cast<T*>(address_at(indices)); }
+
+  // Element access with the index forms of address_at.
+  auto& operator()() const { return *base(); }
+  template <typename... Indices>
+  auto& operator()(index_t i0, Indices... indices) const {
+    return *static_cast<T*>(address_at(i0, indices...));
+  }
+  template <typename... Indices>
+  auto& operator()(slice_tag i0, Indices... indices) const {
+    return *static_cast<T*>(address_at(i0, indices...));
+  }
+  auto& operator()(span<const index_t> indices) const { return *static_cast<T*>(address_at(indices)); }
+  auto& at() const { return *base(); }
+  template <typename... Indices>
+  auto& at(index_t i0, Indices... indices) const {
+    return *static_cast<T*>(address_at(i0, indices...));
+  }
+  template <typename... Indices>
+  auto& at(slice_tag i0, Indices... indices) const {
+    return *static_cast<T*>(address_at(i0, indices...));
+  }
+  auto& at(span<const index_t> indices) const { return *static_cast<T*>(address_at(indices)); }
 
   buffer& crop(std::size_t d, index_t min, index_t max) {
     raw_buffer::crop(d, min, max);
-    return *this;
-  }
-  buffer& slice(std::size_t d, index_t at) {
-    raw_buffer::slice(d, at);
     return *this;
   }
   buffer& slice(std::size_t d) {
     raw_buffer::slice(d);
     return *this;
   }
+  buffer& slice(std::size_t d, index_t at) {
+    raw_buffer::slice(d, at);
+    return *this;
+  }
+  buffer& slice(std::size_t d, in_bounds at) {
+    raw_buffer::slice(d, at);
+    return *this;
+  }
+  buffer& slice(span<const std::size_t> ds) {
+    raw_buffer::slice(ds);
+    return *this;
+  }
   buffer& slice(std::initializer_list<std::size_t> ds) {
     raw_buffer::slice(ds);
     return *this;
   }
-  buffer& translate(std::size_t d, index_t offset) {
-    raw_buffer::translate(d, offset);
+  template <typename... Offsets>
+  buffer& translate(index_t o0, Offsets... offsets) {
+    raw_buffer::translate(o0, offsets...);
     return *this;
   }
   buffer& translate(span<const index_t> offsets) {
@@ -475,21 +755,15 @@ public:
   }
 };
 
-template <typename T>
-const buffer<T, 0>& raw_buffer::cast() const {
-  assert(elem_size == sizeof(T));
-  return *reinterpret_cast<const buffer<T, 0>*>(this);
+template <typename NewT>
+const buffer<NewT, 0>& raw_buffer::cast() const {
+  assert(internal::type_size<NewT>::value == 0 || elem_size == sizeof(NewT));
+  return *reinterpret_cast<const buffer<NewT, 0>*>(this);
 }
-template <typename T>
-buffer<T, 0>& raw_buffer::cast() {
-  assert(elem_size == sizeof(T));
-  return *reinterpret_cast<buffer<T, 0>*>(this);
-}
-
-template <typename T>
-raw_buffer_ptr raw_buffer::make_scalar(const T& value) {
-  raw_buffer scalar(const_cast<T*>(&value), sizeof(T), 0, nullptr);
-  return make_copy(scalar);
+template <typename NewT>
+buffer<NewT, 0>& raw_buffer::cast() {
+  assert(internal::type_size<NewT>::value == 0 || elem_size == sizeof(NewT));
+  return *reinterpret_cast<buffer<NewT, 0>*>(this);
 }
 
 }  // namespace slinky

@@ -36,29 +36,6 @@ struct failure_state {
 
 }  // namespace
 
-// validate_buffer: the byte offsets of all elements fit in index_t and base + offsets does not
-// wrap around the address space.
-// TODO: use slinky::validate_buffer(const raw_buffer&) once buffer.h has it (being added).
-static bool memory_is_valid(const raw_buffer& buf) {
-  index_t lo = 0;
-  index_t hi = 0;
-  for (std::size_t d = 0; d < buf.rank; ++d) {
-    const dim& dd = buf.dims[d];
-    if (dd.empty()) return true;
-    const bool folded = dd.fold_factor() > 0 && dd.fold_factor() != dim::unfolded;
-    index_t span;
-    if (sub_overflows(folded ? dd.fold_factor() - 1 : dd.max(), folded ? index_t{0} : dd.min(), &span)) return false;
-    index_t offset;
-    if (mul_overflows(span, dd.stride(), &offset)) return false;
-    if (offset < 0 ? add_overflows(lo, offset, &lo) : add_overflows(hi, offset, &hi)) return false;
-  }
-  index_t top;
-  if (add_overflows(hi, static_cast<index_t>(buf.elem_size), &top)) return false;
-  if (!buf.base) return true;
-  const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(buf.base);
-  return base >= static_cast<std::uintptr_t>(-lo) && base + static_cast<std::uintptr_t>(top) >= base;
-}
-
 // Copies a buffer descriptor's dims into storage the caller allocated (on its stack).
 #define SLINKY_STACK_DIMS(n) static_cast<dim*>(alloca(sizeof(dim) * ((n) > 0 ? (n) : 1)))
 
@@ -201,7 +178,7 @@ public:
       if (i - 1 >= buf->rank) break;
       if (op->args[i].defined()) offset += buf->dims[i - 1].flat_offset_bytes(eval(op->args[i]));
     }
-    return reinterpret_cast<index_t>(raw_buffer::offset_bytes(buf->base, offset));
+    return reinterpret_cast<index_t>(offset_bytes(buf->base, offset));
   }
 
   // A variable node: the symbol's value, or a piece of metadata of the buffer bound to it (0 for
@@ -216,10 +193,10 @@ public:
     case buffer_field::rank: return static_cast<index_t>(buf->rank);
     case buffer_field::elem_size: return static_cast<index_t>(buf->elem_size);
     case buffer_field::size_bytes: {
-      // An overflowing size (raw_buffer::size_overflow) reads as the largest index_t.
-      const std::size_t size = buf->size_bytes();
-      return size > static_cast<std::size_t>(std::numeric_limits<index_t>::max()) ? std::numeric_limits<index_t>::max()
-                                                                                  : static_cast<index_t>(size);
+      // An overflowing size (raw_buffer::size_bytes() is 0 then) reads as the largest index_t, so
+      // that checks of sizes fail.
+      const std::optional<std::size_t> size = internal::checked_size_bytes(*buf);
+      return size ? static_cast<index_t>(*size) : std::numeric_limits<index_t>::max();
     }
     case buffer_field::min: return d.min();
     case buffer_field::max: return d.max();
@@ -245,7 +222,7 @@ public:
     case intrinsic::wait_for: return eval_wait_for(op);
     case intrinsic::validate_buffer: {
       const raw_buffer* buf = lookup_buffer(op->args[0]);
-      return buf && memory_is_valid(*buf) ? 1 : 0;
+      return buf && validate_buffer(*buf) ? 1 : 0;
     }
     case intrinsic::positive_infinity: return std::numeric_limits<index_t>::max();
     case intrinsic::negative_infinity: return std::numeric_limits<index_t>::min();
@@ -378,7 +355,7 @@ public:
   }
   void free_kept() {
     for (kept_block& k : *kept) {
-      raw_buffer buf(k.base, k.elem_size, k.dims.size(), k.dims.data());
+      raw_buffer buf{k.base, k.elem_size, k.dims.size(), k.dims.data()};
       free_allocation(k.sym, &buf, k.allocation);
     }
     kept->clear();
@@ -612,8 +589,9 @@ void init_dims(evaluator& e, const std::vector<dim_expr>& src, dim* dims) {
     index_t max = i.bounds.is_point() ? min : e.eval(i.bounds.max);
     index_t stride = e.eval(i.stride, dim::auto_stride);
     index_t fold = e.eval(i.fold_factor, dim::unfolded);
-    // A fold factor that is not positive means the dimension is not folded.
-    if (fold <= 0) fold = dim::unfolded;
+    // A fold factor that is not positive means the dimension is not folded. On a stride-0 dim it
+    // addresses nothing, and clients may pass data in it: it is kept as it is.
+    if (fold <= 0 && stride != 0) fold = dim::unfolded;
     new (&dims[d]) dim(min, max, stride, fold);
   }
 }
@@ -628,18 +606,21 @@ void copy_dims(const raw_buffer& src, dim* dims) {
 // rewrites it as an unfolded one with the same addresses, so callbacks see plain strided memory.
 void crop_and_unfold(raw_buffer& buf, std::size_t d, index_t min, index_t max) {
   dim& cd = buf.dims[d];
+  // A stride-0 dim contains every coordinate: cropping it is a no-op (its fold factor is data).
+  if (cd.stride() == 0) return;
   min = std::max(min, cd.min());
   max = std::min(max, cd.max());
+  const bool folded = cd.fold_factor() > 0;
   if (max < min) {
     buf.base = nullptr;
-  } else if (buf.base && !cd.is_folded()) {
+  } else if (buf.base && !folded) {
     buf.base = static_cast<char*>(buf.base) + (min - cd.min()) * cd.stride();
   }
   cd.set_bounds(min, max);
-  if (!cd.is_folded() || !buf.base) return;
+  if (!folded || !buf.base) return;
   const index_t slot = euclidean_mod_positive_modulus(cd.min(), cd.fold_factor());
   if (slot + (cd.max() - cd.min()) >= cd.fold_factor()) return;
-  buf.base = raw_buffer::offset_bytes(buf.base, slot * cd.stride());
+  buf.base = offset_bytes(buf.base, slot * cd.stride());
   cd.set_fold_factor(dim::unfolded);
 }
 
@@ -652,9 +633,11 @@ index_t evaluator::exec_allocate(const allocate* op) {
   buf.rank = rank;
   buf.dims = SLINKY_STACK_DIMS(rank);
   init_dims(*this, op->dims, buf.dims);
-  buf.init_strides(std::max<index_t>(1, static_cast<index_t>(config.stride_alignment)));
-  const std::size_t size_bytes = buf.size_bytes();
-  if (size_bytes > static_cast<std::size_t>(std::numeric_limits<index_t>::max())) {
+  const std::optional<std::size_t> layout_size =
+      buf.init_strides(std::max<index_t>(1, static_cast<index_t>(config.stride_alignment)));
+  const std::optional<std::size_t> checked_size = internal::checked_size_bytes(buf);
+  const std::size_t size_bytes = checked_size.value_or(0);
+  if (!layout_size || !checked_size) {
     // The size in bytes overflows (e.g. an extent computed from a huge scalar argument): fail
     // instead of allocating a wrapped-around size. The buffer is bound so that the message can
     // show its size.
@@ -675,7 +658,7 @@ index_t evaluator::exec_allocate(const allocate* op) {
     index_t offset = 0;
     for (std::size_t d = 0; d < rank; ++d) {
       const dim& dd = buf.dims[d];
-      index_t span = dd.is_folded() ? dd.fold_factor() : dd.extent();
+      index_t span = dd.fold_factor() > 0 ? dd.fold_factor() : dd.extent();
       if (dd.stride() < 0 && span > 0) offset -= (span - 1) * dd.stride();
     }
     buf.base = size > 0 ? p + offset : nullptr;
@@ -760,7 +743,7 @@ index_t evaluator::exec_async(const async* op) {
 index_t evaluator::exec_clone_buffer(const clone_buffer* op) {
   const raw_buffer* src = lookup_buffer(op->src);
   if (!src) return fail_check(expr(variable::make(op->src)) != 0);
-  raw_buffer buf(src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank));
+  raw_buffer buf{src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank)};
   copy_dims(*src, buf.dims);
   return exec_with_buffer(op->sym, buf, op->body);
 }
@@ -768,7 +751,7 @@ index_t evaluator::exec_clone_buffer(const clone_buffer* op) {
 index_t evaluator::exec_crop_buffer(const crop_buffer* op) {
   const raw_buffer* src = lookup_buffer(op->src);
   if (!src) return fail_check(expr(variable::make(op->src)) != 0);
-  raw_buffer buf(src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank));
+  raw_buffer buf{src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank)};
   copy_dims(*src, buf.dims);
   for (std::size_t d = 0; d < op->bounds.size() && d < buf.rank; ++d) {
     const interval_expr& b = op->bounds[d];
@@ -783,7 +766,7 @@ index_t evaluator::exec_crop_buffer(const crop_buffer* op) {
 index_t evaluator::exec_crop_dim(const crop_dim* op) {
   const raw_buffer* src = lookup_buffer(op->src);
   if (!src) return fail_check(expr(variable::make(op->src)) != 0);
-  raw_buffer buf(src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank));
+  raw_buffer buf{src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank)};
   copy_dims(*src, buf.dims);
   if (static_cast<std::size_t>(op->dim) < buf.rank) {
     const dim& old = buf.dims[op->dim];
@@ -797,7 +780,7 @@ index_t evaluator::exec_crop_dim(const crop_dim* op) {
 index_t evaluator::exec_slice_buffer(const slice_buffer* op) {
   const raw_buffer* src = lookup_buffer(op->src);
   if (!src) return fail_check(expr(variable::make(op->src)) != 0);
-  raw_buffer buf(src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank));
+  raw_buffer buf{src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank)};
   copy_dims(*src, buf.dims);
   // Slice from the last dimension down so earlier indices stay valid.
   for (std::size_t d = std::min(op->at.size(), src->rank); d-- > 0;) {
@@ -809,7 +792,7 @@ index_t evaluator::exec_slice_buffer(const slice_buffer* op) {
 index_t evaluator::exec_slice_dim(const slice_dim* op) {
   const raw_buffer* src = lookup_buffer(op->src);
   if (!src) return fail_check(expr(variable::make(op->src)) != 0);
-  raw_buffer buf(src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank));
+  raw_buffer buf{src->base, src->elem_size, src->rank, SLINKY_STACK_DIMS(src->rank)};
   copy_dims(*src, buf.dims);
   if (static_cast<std::size_t>(op->dim) < buf.rank) buf.slice(op->dim, eval(op->at));
   return exec_with_buffer(op->sym, buf, op->body);
@@ -819,7 +802,7 @@ index_t evaluator::exec_transpose(const transpose* op) {
   const raw_buffer* src = lookup_buffer(op->src);
   if (!src) return fail_check(expr(variable::make(op->src)) != 0);
   const std::size_t rank = op->dims.size();
-  raw_buffer buf(src->base, src->elem_size, rank, SLINKY_STACK_DIMS(rank));
+  raw_buffer buf{src->base, src->elem_size, rank, SLINKY_STACK_DIMS(rank)};
   for (std::size_t d = 0; d < rank; ++d) buf.dims[d] = src->dim(op->dims[d]);
   return exec_with_buffer(op->sym, buf, op->body);
 }
@@ -1042,7 +1025,7 @@ private:
     index_t* dst_steps = static_cast<index_t*>(alloca(sizeof(index_t) * (V + 1)));
     for (std::size_t j = 0; j < rank_; ++j) {
       const dim& dd = dst_.dim(j);
-      if (!dd.is_folded()) continue;
+      if (dd.fold_factor() <= 0) continue;
       index_t cmin = dst_at(j, lo), cmax = cmin;
       for (std::size_t v = 0; v < V; ++v) {
         dst_steps[v] = vdims_[v].j == j ? vdims_[v].step : 0;
@@ -1056,6 +1039,9 @@ private:
     std::copy(lo, lo + V, vlo);
     std::copy(hi, hi + V, vhi);
     bool src_empty = !src_.base;
+    // An empty dim leaves src without elements, even one of stride 0 (which contains every
+    // coordinate, so the bounds below would not tell).
+    for (std::size_t k = 0; k < src_.rank && !src_empty; ++k) src_empty = src_.dims[k].empty();
     for (std::size_t k = 0; k < src_rank_ && !src_empty; ++k) {
       const dim& sd = src_.dim(k);
       index_t cmin = src_at(k, lo), cmax = cmin;
@@ -1068,7 +1054,8 @@ private:
         moving = v;
         ++count;
       }
-      if (cmin < sd.min() || cmax > sd.max()) {
+      // A stride-0 dim contains every coordinate.
+      if (sd.stride() != 0 && (cmin < sd.min() || cmax > sd.max())) {
         if (count == 0) {
           src_empty = true;
         } else if (count == 1) {
@@ -1096,7 +1083,7 @@ private:
     // Folded dimensions must not wrap within the box.
     for (std::size_t k = 0; k < src_rank_ && !src_empty; ++k) {
       const dim& sd = src_.dim(k);
-      if (!sd.is_folded()) continue;
+      if (sd.fold_factor() <= 0) continue;
       index_t cmin = src_at(k, vlo), cmax = cmin;
       for (std::size_t v = 0; v < V; ++v) (step(k, v) > 0 ? cmax : cmin) += step(k, v) * (vhi[v] - vlo[v]);
       if (split_folded(vlo, vhi, sd, src_at(k, vlo), cmin, cmax, &d_[k * V], 1)) {
@@ -1136,9 +1123,9 @@ private:
     }
     index_t* x = static_cast<index_t*>(alloca(sizeof(index_t) * (rank_ + 1)));
     for (std::size_t j = 0; j < rank_; ++j) x[j] = dst_at(j, lo);
-    raw_buffer dst_view(dst_.address_at(span<const index_t>(x, rank_)), elem_size, V, dst_dims);
+    raw_buffer dst_view{dst_.address_at(span<const index_t>(x, rank_)), elem_size, V, dst_dims};
 
-    raw_buffer pad_view(nullptr, elem_size, V, pad_dims);
+    raw_buffer pad_view{nullptr, elem_size, V, pad_dims};
     if (pad_ && pad_->base) {
       if (!per_element_) {
         pad_view.base = pad_->base;
@@ -1157,7 +1144,7 @@ private:
       }
     }
 
-    raw_buffer src_view(nullptr, elem_size, V, src_dims);
+    raw_buffer src_view{nullptr, elem_size, V, src_dims};
     if (skip_lo) {
       // A src that covers the skipped box and has no memory: copy writes only the padding.
       for (std::size_t v = 0; v < V; ++v) src_dims[v] = dim(skip_lo[v], skip_hi[v], 0);
@@ -1219,11 +1206,12 @@ index_t evaluator::exec_copy(const copy_stmt* op) {
 eval_context::eval_context() : config(&default_config()) {}
 
 void* default_allocate(var, raw_buffer* buf, index_t base_alignment) {
-  buf->init_strides();
-  const std::size_t size = buf->size_bytes();
+  const std::optional<std::size_t> checked_size =
+      buf->init_strides() ? internal::checked_size_bytes(*buf) : std::optional<std::size_t>();
   const std::size_t alignment = std::max<index_t>(alignof(std::max_align_t), base_alignment);
   // Rounding an overflowing size up to the alignment would wrap around to a small one.
-  if (size > static_cast<std::size_t>(std::numeric_limits<index_t>::max()) - alignment) {
+  const std::size_t size = checked_size.value_or(0);
+  if (!checked_size || size > static_cast<std::size_t>(std::numeric_limits<index_t>::max()) - alignment) {
     buf->base = nullptr;
     return nullptr;
   }
@@ -1235,7 +1223,7 @@ void* default_allocate(var, raw_buffer* buf, index_t base_alignment) {
   index_t offset = 0;
   for (std::size_t d = 0; d < buf->rank; ++d) {
     const dim& dd = buf->dims[d];
-    index_t span = dd.is_folded() ? dd.fold_factor() : dd.extent();
+    index_t span = dd.fold_factor() > 0 ? dd.fold_factor() : dd.extent();
     if (dd.stride() < 0 && span > 0) offset -= (span - 1) * dd.stride();
   }
   buf->base = size > 0 ? static_cast<char*>(allocation) + offset : nullptr;

@@ -47,7 +47,7 @@ int input_value(index_t x, index_t y) { return static_cast<int>(x * 7 + y * 1000
 
 buffer<int, 2> make_input(index_t x0, index_t x1, index_t y0, index_t y1) {
   buffer<int, 2> b({x1 - x0 + 1, y1 - y0 + 1});
-  b.translate(0, x0).translate(1, y0);
+  b.translate(x0, y0);
   b.allocate();
   for (index_t y = y0; y <= y1; ++y) {
     for (index_t x = x0; x <= x1; ++x) b(x, y) = input_value(x, y);

@@ -186,7 +186,7 @@ TEST(bad_input, each_check_names_the_buffer) {
 
   // Good input works.
   buffer<int, 2> good({10, 8});
-  good.translate(0, -1).translate(1, -1);
+  good.translate(-1, -1);
   good.allocate();
   for_each_element([](int* p) { *p = 1; }, good);
   EXPECT_EQ(s.run(&good, &out).first, 0);
@@ -209,7 +209,7 @@ TEST(bad_input, each_check_names_the_buffer) {
 
   // Wrong element size.
   buffer<short, 2> shorts({10, 8});
-  shorts.translate(0, -1).translate(1, -1);
+  shorts.translate(-1, -1);
   shorts.allocate();
   r = s.run(&shorts, &out);
   EXPECT_NE(r.first, 0);
@@ -218,7 +218,7 @@ TEST(bad_input, each_check_names_the_buffer) {
 
   // Unallocated.
   buffer<int, 2> unallocated({10, 8});
-  unallocated.translate(0, -1).translate(1, -1);
+  unallocated.translate(-1, -1);
   r = s.run(&unallocated, &out);
   EXPECT_NE(r.first, 0);
   EXPECT_NE(r.second.find("buffer_at(in) != 0"), std::string::npos) << r.second;
@@ -228,7 +228,7 @@ TEST(bad_input, each_check_names_the_buffer) {
   for (int d = 0; d < 2; ++d) {
     for (int side = 0; side < 2; ++side) {
       buffer<int, 2> small({10, 8});
-      small.translate(0, -1).translate(1, -1);
+      small.translate(-1, -1);
       small.mutable_dim(d).set_bounds(small.dim(d).min() + (side == 0), small.dim(d).max() - (side == 1));
       small.allocate();
       r = s.run(&small, &out);
@@ -243,7 +243,7 @@ TEST(bad_input, each_check_names_the_buffer) {
   buffer<int, 2> transposed({8, 10});
   transposed.allocate();
   std::swap(transposed.mutable_dim(0), transposed.mutable_dim(1));
-  transposed.translate(0, -1).translate(1, -1);
+  transposed.translate(-1, -1);
   r = s.run(&transposed, &out);
   EXPECT_NE(r.first, 0);
   EXPECT_EQ(r.second, "buffer_stride(in, 0) == 4");
@@ -262,7 +262,7 @@ TEST(bad_input, default_message_names_buffer_and_dimension) {
   buffer<int, 2> out({8, 6});
   out.allocate();
   buffer<int, 2> small({9, 8});
-  small.translate(0, -1).translate(1, -1);
+  small.translate(-1, -1);
   small.allocate();
   testing::internal::CaptureStderr();
   EXPECT_NE(s.p.evaluate({&small}, {&out}), 0);

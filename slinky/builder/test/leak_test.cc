@@ -71,7 +71,7 @@ TEST(leak, a_million_evaluations) {
   pipeline p = build_pipeline(ctx, {in}, {out});
 
   buffer<int, 1> in_buf({6}), small_in({3}), out_buf({4});
-  in_buf.translate(0, -1);
+  in_buf.translate(-1);
   in_buf.allocate();
   small_in.allocate();
   out_buf.allocate();

@@ -49,7 +49,7 @@ buffer<int, 2> run_stencil(index_t step, expr workers, thread_pool* pool, memory
   const int w = 37, h = 29;
   stencil_pipeline s(step, workers, pipelined);
   buffer<int, 2> in_buf({w + 2, h + 2});
-  in_buf.translate(0, -1).translate(1, -1);
+  in_buf.translate(-1, -1);
   buffer<int, 2> out_buf({w, h});
   in_buf.allocate();
   out_buf.allocate();
@@ -169,7 +169,7 @@ TEST(parallel, nested_loops) {
   g.loops({{x, 4, loop::parallel}, {y, 3, loop::parallel}});
   pipeline p = build_pipeline(ctx, {in}, {out});
   buffer<int, 2> in_buf({39, 31});
-  in_buf.translate(0, -1).translate(1, -1);
+  in_buf.translate(-1, -1);
   buffer<int, 2> out_buf({37, 29});
   in_buf.allocate();
   out_buf.allocate();
@@ -338,7 +338,7 @@ struct case_inputs {
     } else {
       // Enough for two 3x3 stencils after a 2x down-sampling.
       in = buffer<int, 2>({2 * w + 8, 2 * h + 8});
-      in.translate(0, -4).translate(1, -4);
+      in.translate(-4, -4);
     }
     in.allocate();
     test::fill_random(in, 1);
@@ -489,7 +489,7 @@ TEST(parallel, failure_in_pipelined_loop) {
       a->store_root();
       pipeline p = build_pipeline(ctx, {in}, {out});
       buffer<int, 2> in_buf({30, 402}), out_buf({28, 400});
-      in_buf.translate(0, -1).translate(1, -1);
+      in_buf.translate(-1, -1);
       in_buf.allocate();
       out_buf.allocate();
       test::fill_random(in_buf, 5);

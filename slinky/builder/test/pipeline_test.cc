@@ -60,9 +60,9 @@ TEST_P(elementwise_1d, chain) {
 
   const int n = 20;
   buffer<int, 1> in_buf({n});
-  in_buf.translate(0, -5);
+  in_buf.translate(-5);
   buffer<int, 1> out_buf({n});
-  out_buf.translate(0, -5);
+  out_buf.translate(-5);
   in_buf.allocate();
   out_buf.allocate();
   test::fill_random(in_buf, 1);
@@ -165,7 +165,7 @@ TEST_P(stencil, correct_under_schedule) {
 
   const int w = 12, h = 10;
   buffer<int, 2> in_buf({w + 2, h + 2});
-  in_buf.translate(0, -1).translate(1, -1);
+  in_buf.translate(-1, -1);
   buffer<int, 2> out_buf({w, h});
   in_buf.allocate();
   out_buf.allocate();
@@ -287,7 +287,7 @@ TEST(pipeline, diamond) {
     pipeline p = build_pipeline(ctx, {in}, {out});
     const int w = 8, h = 9;
     buffer<int, 2> in_buf({w + 2, h + 4});
-    in_buf.translate(0, -1).translate(1, -2);
+    in_buf.translate(-1, -2);
     buffer<int, 2> out_buf({w, h});
     in_buf.allocate();
     out_buf.allocate();

@@ -58,9 +58,9 @@ TEST_P(stencil_sliding, computes_once_and_folds) {
   pipeline p = build_pipeline(ctx, {in}, {out});
 
   buffer<int, 2> in_buf({c.w + 2, c.h + 2});
-  in_buf.translate(0, c.x0 - 1).translate(1, c.y0 - 1);
+  in_buf.translate(c.x0 - 1, c.y0 - 1);
   buffer<int, 2> out_buf({c.w, c.h});
-  out_buf.translate(0, c.x0).translate(1, c.y0);
+  out_buf.translate(c.x0, c.y0);
   in_buf.allocate();
   out_buf.allocate();
   test::fill_random(in_buf, 1);
@@ -104,7 +104,7 @@ TEST(sliding_window, loops_over_x_and_y) {
   pipeline p = build_pipeline(ctx, {in}, {out});
 
   buffer<int, 2> in_buf({w + 2, h + 2});
-  in_buf.translate(0, -1).translate(1, -1);
+  in_buf.translate(-1, -1);
   buffer<int, 2> out_buf({w, h});
   in_buf.allocate();
   out_buf.allocate();
@@ -148,7 +148,7 @@ TEST(sliding_window, three_stage_chain) {
     pipeline p = build_pipeline(ctx, {in}, {out});
 
     buffer<int, 2> in_buf({w + 4, h + 4});
-    in_buf.translate(0, -2).translate(1, -2);
+    in_buf.translate(-2, -2);
     buffer<int, 2> out_buf({w, h});
     in_buf.allocate();
     out_buf.allocate();
@@ -318,7 +318,7 @@ TEST(sliding_window, store_in_row_loop_on_stack) {
   intm->store_at({&sum, y}).store_in(memory_type::stack);
   pipeline p = build_pipeline(ctx, {in}, {out});
   buffer<int, 2> in_buf({w + 2, h + 2});
-  in_buf.translate(0, -1).translate(1, -1);
+  in_buf.translate(-1, -1);
   buffer<int, 2> out_buf({w, h});
   in_buf.allocate();
   out_buf.allocate();
@@ -345,7 +345,7 @@ TEST(sliding_window, user_fold_factor) {
   intm->dim(1).fold_factor = 4;
   pipeline p = build_pipeline(ctx, {in}, {out});
   buffer<int, 2> in_buf({w + 2, h + 2});
-  in_buf.translate(0, -1).translate(1, -1);
+  in_buf.translate(-1, -1);
   buffer<int, 2> out_buf({w, h});
   in_buf.allocate();
   out_buf.allocate();
@@ -387,7 +387,7 @@ TEST(sliding_window, decreasing_window) {
   flip.loops({y});
   pipeline p = build_pipeline(ctx, {in}, {out});
   buffer<int, 2> in_buf({w, h + 1});
-  in_buf.translate(1, -1);
+  in_buf.translate(0, -1);
   buffer<int, 2> out_buf({w, h});
   in_buf.allocate();
   out_buf.allocate();
