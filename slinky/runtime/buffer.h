@@ -19,6 +19,7 @@
 
 #include "slinky/base/arithmetic.h"
 #include "slinky/base/span.h"
+#include "slinky/base/util.h"
 
 namespace slinky {
 

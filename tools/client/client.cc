@@ -19,7 +19,7 @@ int main() {
         copy(*ctx.lookup_buffer(op->inputs[0]), *ctx.lookup_buffer(op->outputs[0]));
         return 0;
       },
-      {in}, {out});
+      {in}, {out}, {}, {});
   eval_context values;
   values[in] = reinterpret_cast<index_t>(static_cast<const raw_buffer*>(&a));
   values[out] = reinterpret_cast<index_t>(static_cast<const raw_buffer*>(&b));

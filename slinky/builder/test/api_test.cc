@@ -42,7 +42,7 @@ TEST(api, callback_forms) {
   func f2 = func::make(std::move(add_one), {{a, {point(x)}}}, {{b, {x}}});
   // Type-erased parameters: const raw_buffer* and buffer<const void>/buffer<void>.
   func f3 = func::make(
-      [](const raw_buffer* i, const raw_buffer& o) -> index_t {
+      [](const raw_buffer* i, const buffer<void>& o) -> index_t {
         for (index_t k = o.dim(0).min(); k <= o.dim(0).max(); ++k) {
           *static_cast<int*>(o.address_at(k)) = *static_cast<const int*>(i->address_at(k)) + 10;
         }
@@ -50,7 +50,7 @@ TEST(api, callback_forms) {
       },
       {{b, {point(x)}}}, {{c, {x}}});
   func f4 = func::make(
-      [](const raw_buffer& i, raw_buffer o) -> index_t {
+      [](const buffer<const void>& i, raw_buffer o) -> index_t {
         for (index_t k = o.dim(0).min(); k <= o.dim(0).max(); ++k) {
           *static_cast<int*>(o.address_at(k)) = *static_cast<const int*>(i.address_at(k)) * 3;
         }

@@ -104,7 +104,8 @@ TEST(expr, inspection_helpers) {
   EXPECT_TRUE(match(boolean(x), expr(x) != 0));
   EXPECT_EQ(boolean(5), 1);
   // Buffer metadata is a variable node with a field.
-  const variable* v = buffer_stride(b, 2).as<variable>();
+  const expr stride = buffer_stride(b, 2);
+  const variable* v = stride.as<variable>();
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->sym, b);
   EXPECT_EQ(v->field, buffer_field::stride);
