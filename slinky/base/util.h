@@ -20,9 +20,10 @@
 #define SLINKY_INLINE inline __attribute__((always_inline))
 #define SLINKY_NO_INLINE __attribute__((noinline))
 
-// Qualifies a pointer that is the only way the function reaches the memory it points to
-// (C's restrict): e.g. `void copy(const char* SLINKY_UNIQUE src, char* SLINKY_UNIQUE dst)`.
-#define SLINKY_UNIQUE __restrict__
+// Marks a function (usually a template with a single specialization) as unique to its
+// translation unit: internal linkage lets the compiler inline a function it sees used once.
+// `template <class F> SLINKY_UNIQUE void walk(F f) { ... }`.
+#define SLINKY_UNIQUE static
 
 // A function whose result depends only on its arguments and the memory they point to, and
 // which has no side effects.

@@ -631,7 +631,8 @@ struct SLINKY_TRIVIAL_ABI trivial_abi_type {
   int x;
 };
 
-int copy_first(const int* SLINKY_UNIQUE src, int* SLINKY_UNIQUE dst) {
+template <typename T>
+SLINKY_UNIQUE T copy_first(const T* src, T* dst) {
   *dst = *src;
   return *dst;
 }
