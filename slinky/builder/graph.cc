@@ -45,6 +45,10 @@ class graph_builder {
   int add_buffer(const buffer_expr_ptr& b) {
     int i = g_.buffer_index(b.get());
     if (i >= 0) return i;
+    if (b->second_producer()) {
+      builder_error("buffer " + name(b) + " is produced twice: by func " + b->producer()->name(g_.ctx) +
+                    " and by func " + b->second_producer()->name(g_.ctx));
+    }
     buffer_node n;
     n.buffer = b;
     n.is_input = is_input(b.get());

@@ -157,8 +157,9 @@ void func::add_this_to_buffers() {
   for (output& o : outputs_) {
     if (!o.buffer) internal::builder_error("func " + name() + ": an output has no buffer");
     if (o.buffer->producer_ && o.buffer->producer_ != this) {
-      internal::builder_error("buffer produced twice: a second func (" + name() + ") writes the buffer that func " +
-                              o.buffer->producer_->name() + " produces");
+      // Reported by build_pipeline, which knows the names.
+      o.buffer->second_producer_ = this;
+      continue;
     }
     o.buffer->producer_ = this;
   }
@@ -166,7 +167,12 @@ void func::add_this_to_buffers() {
 
 void func::remove_this_from_buffers() {
   for (output& o : outputs_) {
-    if (o.buffer && o.buffer->producer_ == this) o.buffer->producer_ = nullptr;
+    if (!o.buffer) continue;
+    if (o.buffer->second_producer_ == this) o.buffer->second_producer_ = nullptr;
+    if (o.buffer->producer_ == this) {
+      o.buffer->producer_ = const_cast<func*>(o.buffer->second_producer_);
+      o.buffer->second_producer_ = nullptr;
+    }
   }
 }
 

@@ -55,6 +55,9 @@ class buffer_expr : public ref_counted<buffer_expr> {
   expr elem_size_;
   std::vector<dim_expr> dims_;
   func* producer_ = nullptr;
+  // A second func that writes this buffer: an error, reported by build_pipeline (where the
+  // buffer and funcs have names).
+  const func* second_producer_ = nullptr;
   const_raw_buffer_ptr constant_;
   std::optional<loop_id> store_at_;
   memory_type storage_ = memory_type::automatic;
@@ -119,6 +122,8 @@ public:
 
   // The func that produces this buffer, if any.
   const func* producer() const { return producer_; }
+  // Another func that also writes this buffer (misuse, which build_pipeline reports), or null.
+  const func* second_producer() const { return second_producer_; }
   const const_raw_buffer_ptr& constant() const { return constant_; }
 
   static void destroy(buffer_expr* p) { delete p; }

@@ -40,8 +40,28 @@ TEST(builder_misuse, buffer_produced_twice) {
     var x(ctx, "x");
     func f = func::make(copy_1d, {{in, {point(x)}}}, {{out, {x}}}, {.name = "first"});
     func g = func::make(copy_1d, {{in, {point(x)}}}, {{out, {x}}}, {.name = "second"});
+    // Reported by build_pipeline, where the buffer has its name.
+    build_pipeline(ctx, {in}, {out});
   };
-  EXPECT_DEATH(build(), "buffer produced twice.*second.*first");
+  EXPECT_DEATH(build(), "buffer out is produced twice: by func first and by func second");
+}
+
+// A second producer that is gone (destroyed, or the first one destroyed) is no error.
+TEST(builder_misuse, a_destroyed_second_producer_is_forgotten) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  var x(ctx, "x");
+  func f = func::make(copy_1d, {{in, {point(x)}}}, {{out, {x}}}, {.name = "first"});
+  { func g = func::make(copy_1d, {{in, {point(x)}}}, {{out, {x}}}, {.name = "second"}); }
+  EXPECT_EQ(out->producer(), &f);
+  EXPECT_EQ(out->second_producer(), nullptr);
+  {
+    func g = func::make(copy_1d, {{in, {point(x)}}}, {{out, {x}}}, {.name = "second"});
+    f = func();
+    EXPECT_EQ(out->producer(), &g);
+  }
+  EXPECT_EQ(out->producer(), nullptr);
 }
 
 TEST(builder_misuse, bounds_of_wrong_rank) {
