@@ -258,7 +258,7 @@ simplifier::scope::~scope() {
     undo_entry& u = s_.undo_.back();
     s_.bounds_.set(u.sym, std::move(u.bounds));
     s_.values_.set(u.sym, std::move(u.value));
-    s_.alignment_.set(u.sym, std::move(u.alignment));
+    if (u.alignment || s_.alignment_.lookup(u.sym)) s_.alignment_.set(u.sym, std::move(u.alignment));
     s_.undo_.pop_back();
   }
   s_.bounded_.resize(bounded_size_);

@@ -30,7 +30,7 @@ public:
     return std::move(s_);
   }
 
-  interval_expr mutate(const interval_expr& x);
+  virtual interval_expr mutate(const interval_expr& x);
   box_expr mutate(const box_expr& x);
   dim_expr mutate(const dim_expr& x);
 
