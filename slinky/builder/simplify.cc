@@ -88,15 +88,19 @@ const char* family_name() {
   return std::is_same_v<T, call> ? "abs" : to_string(T::static_type);
 }
 
-// Applies the rules of T to e (of kind T, with simplified operands).
+// Applies the rules of T to e (of kind T, with simplified operands). *applied (if given) tells
+// whether a rule applied.
 template <typename T>
-expr apply_rules_to(simplifier& s, int& depth, expr e) {
+expr apply_rules_to(simplifier& s, int& depth, expr e, bool* applied = nullptr) {
+  if (applied) *applied = false;
   if (depth >= max_rule_depth) return e;
   ++depth;
   rule_applicator r(e, s, family_name<T>());
-  const bool applied = apply_rules<T>(r);
+  const bool rule_applied = apply_rules<T>(r);
   --depth;
-  return applied ? std::move(r.result) : e;
+  if (!rule_applied) return e;
+  if (applied) *applied = true;
+  return std::move(r.result);
 }
 
 class infinity_finder : public expr_visitor {
@@ -296,12 +300,14 @@ expr simplifier::simplify_binary(const T* op, expr a, expr b) {
     if (should_swap_operands(a, b)) std::swap(a, b);
   }
   expr e = op && a.same_as(op->a) && b.same_as(op->b) ? expr(op) : T::make(std::move(a), std::move(b));
-  expr result = apply_rules_to<T>(*this, depth_, e);
   if constexpr (std::is_same_v<T, mod> || std::is_same_v<T, mul> || std::is_same_v<T, equal> ||
                 std::is_same_v<T, not_equal>) {
-    if (result.same_as(e)) return apply_alignment<T>(std::move(result));
+    bool applied;
+    expr result = apply_rules_to<T>(*this, depth_, std::move(e), &applied);
+    return applied ? result : apply_alignment<T>(std::move(result));
+  } else {
+    return apply_rules_to<T>(*this, depth_, std::move(e));
   }
-  return result;
 }
 
 template <typename T>

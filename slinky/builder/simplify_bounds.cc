@@ -67,11 +67,11 @@ public:
   }
 
   interval_expr of(const add* op, const interval_expr& a, const interval_expr& b) {
-    if (auto p = points(op, a, b)) return *p;
+    if (auto p = points(op, a, b)) return std::move(*p);
     return {m_.make<add>(a.min, b.min), m_.make<add>(a.max, b.max)};
   }
   interval_expr of(const sub* op, const interval_expr& a, const interval_expr& b) {
-    if (auto p = points(op, a, b)) return *p;
+    if (auto p = points(op, a, b)) return std::move(*p);
     return {m_.make<sub>(a.min, b.max), m_.make<sub>(a.max, b.min)};
   }
 
@@ -83,7 +83,7 @@ public:
   }
 
   interval_expr of(const mul* op, const interval_expr& a, const interval_expr& b) {
-    if (auto p = points(op, a, b)) return *p;
+    if (auto p = points(op, a, b)) return std::move(*p);
     if (std::optional<index_t> c = as_constant_point(b)) return scale(a, *c);
     if (std::optional<index_t> c = as_constant_point(a)) return scale(b, *c);
     // The extremes are at the corners. A product of an infinity and a non-constant cannot be
@@ -109,7 +109,7 @@ public:
   }
 
   interval_expr of(const div* op, const interval_expr& a, const interval_expr& b) {
-    if (auto p = points(op, a, b)) return *p;
+    if (auto p = points(op, a, b)) return std::move(*p);
     std::optional<index_t> b_min = as_constant(b.min);
     std::optional<index_t> b_max = as_constant(b.max);
     if (std::optional<index_t> b_value = as_constant_point(b)) {
@@ -159,7 +159,7 @@ public:
 
   template <typename T>
   interval_expr min_max(const T* op, const interval_expr& a, const interval_expr& b) {
-    if (auto p = points(op, a, b)) return *p;
+    if (auto p = points(op, a, b)) return std::move(*p);
     return {m_.make<T>(a.min, b.min), m_.make<T>(a.max, b.max)};
   }
   interval_expr of(const minimum* op, const interval_expr& a, const interval_expr& b) { return min_max(op, a, b); }
@@ -202,22 +202,25 @@ public:
     return {m_.make<minimum>(t.min, f.min), m_.make<maximum>(t.max, f.max)};
   }
 
+  // abs(a); op, if given, is that call.
+  interval_expr abs(const call* op, const interval_expr& a) {
+    if (a.is_point()) {
+      // Keep the value as the upper bound, and that it is not negative as the lower bound.
+      const bool same = op && op->args.size() == 1 && a.min.same_as(op->args[0]);
+      return {0, same ? expr(op) : m_.make_abs(a.min)};
+    }
+    // abs(a) >= max(a, -a, 0), and abs(a) <= max(a.max, -a.min).
+    return {m_.make<maximum>(m_.make<maximum>(a.min, m_.make<sub>(0, a.max)), 0),
+            m_.make<maximum>(a.max, m_.make<sub>(0, a.min))};
+  }
+
   interval_expr of(const call* op, intrinsic fn, const std::vector<interval_expr>& args) {
     switch (fn) {
     case intrinsic::positive_infinity: return point(positive_infinity());
     case intrinsic::negative_infinity: return point(negative_infinity());
-    case intrinsic::abs: {
+    case intrinsic::abs:
       if (args.size() != 1) break;
-      const interval_expr& a = args[0];
-      if (a.is_point()) {
-        // Keep the value as the upper bound, and that it is not negative as the lower bound.
-        const bool same = op && op->args.size() == 1 && a.min.same_as(op->args[0]);
-        return {0, same ? expr(op) : m_.make_abs(a.min)};
-      }
-      // abs(a) >= max(a, -a, 0), and abs(a) <= max(a.max, -a.min).
-      return {m_.make<maximum>(m_.make<maximum>(a.min, m_.make<sub>(0, a.max)), 0),
-              m_.make<maximum>(a.max, m_.make<sub>(0, a.min))};
-    }
+      return abs(op, args[0]);
     case intrinsic::and_then:
     case intrinsic::or_else:
     case intrinsic::validate_buffer: return {0, 1};
@@ -363,11 +366,7 @@ public:
     case intrinsic::positive_infinity:
     case intrinsic::negative_infinity: return set_point(expr(op));
     case intrinsic::abs:
-      if (op->args.size() == 1) {
-        std::vector<interval_expr> args = {find(op->args[0])};
-        result_ = nodes_.of(op, op->intrinsic, args);
-        return;
-      }
+      if (op->args.size() == 1) return void(result_ = nodes_.abs(op, find(op->args[0])));
       break;
     case intrinsic::and_then:
     case intrinsic::or_else:
