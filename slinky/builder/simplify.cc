@@ -4,7 +4,6 @@
 
 #include <utility>
 
-#include "slinky/base/assert.h"
 #include "slinky/builder/simplify_internal.h"
 
 namespace slinky {
@@ -518,80 +517,6 @@ stmt simplify(const stmt& st, const bounds_map& bounds, const alignment_map& ali
 interval_expr simplify(const interval_expr& i, const bounds_map& bounds, const alignment_map& alignment) {
   internal::simplifier s(bounds, true, alignment);
   return s.mutate(i);
-}
-
-bool can_evaluate(intrinsic fn) {
-  switch (fn) {
-  case intrinsic::abs:
-  case intrinsic::and_then:
-  case intrinsic::or_else: return true;
-  case intrinsic::none:
-  case intrinsic::negative_infinity:
-  case intrinsic::positive_infinity:
-  case intrinsic::indeterminate:
-  case intrinsic::buffer_at:
-  case intrinsic::semaphore_init:
-  case intrinsic::semaphore_signal:
-  case intrinsic::semaphore_wait:
-  case intrinsic::wait_for:
-  case intrinsic::trace_begin:
-  case intrinsic::trace_end:
-  case intrinsic::free:
-  case intrinsic::validate_buffer: return false;
-  }
-  return false;
-}
-
-std::optional<index_t> evaluate_constant(const expr& e) { return as_constant(simplify(e)); }
-
-// The per-node helpers use a simplifier without bounds or alignment of symbols.
-#define SLINKY_SIMPLIFY_BINARY(node)                                                                                   \
-  expr simplify(const node* op, expr a, expr b) {                                                                      \
-    internal::simplifier s(bounds_map(), true);                                                                        \
-    return s.simplify_binary(op, std::move(a), std::move(b));                                                          \
-  }
-SLINKY_SIMPLIFY_BINARY(add)
-SLINKY_SIMPLIFY_BINARY(sub)
-SLINKY_SIMPLIFY_BINARY(mul)
-SLINKY_SIMPLIFY_BINARY(div)
-SLINKY_SIMPLIFY_BINARY(mod)
-SLINKY_SIMPLIFY_BINARY(minimum)
-SLINKY_SIMPLIFY_BINARY(maximum)
-SLINKY_SIMPLIFY_BINARY(equal)
-SLINKY_SIMPLIFY_BINARY(not_equal)
-SLINKY_SIMPLIFY_BINARY(less)
-SLINKY_SIMPLIFY_BINARY(less_equal)
-SLINKY_SIMPLIFY_BINARY(logical_and)
-SLINKY_SIMPLIFY_BINARY(logical_or)
-#undef SLINKY_SIMPLIFY_BINARY
-
-expr simplify(const logical_not* op, expr a) {
-  internal::simplifier s(bounds_map(), true);
-  return s.simplify_not(op, std::move(a));
-}
-
-expr simplify(const conditional* op, expr c, expr t, expr f) {
-  internal::simplifier s(bounds_map(), true);
-  return s.simplify_select(op, std::move(c), std::move(t), std::move(f));
-}
-
-expr simplify(const call* op, intrinsic fn, std::vector<expr> args) {
-  internal::simplifier s(bounds_map(), true);
-  return s.simplify_call(op, fn, std::move(args));
-}
-
-expr simplify(const call* op, std::vector<expr> args) {
-  SLINKY_CHECK(op, "simplify(const call*, args) needs the call (or use the form with an intrinsic)");
-  return simplify(op, op->intrinsic, std::move(args));
-}
-
-expr simplify(const let* op, std::vector<std::pair<var, expr>> lets, expr body) {
-  bool same = op && body.same_as(op->body) && lets.size() == op->lets.size();
-  for (std::size_t i = 0; same && i < lets.size(); ++i) {
-    same = lets[i].first == op->lets[i].first && lets[i].second.same_as(op->lets[i].second);
-  }
-  internal::simplifier s(bounds_map(), true);
-  return s.mutate(same ? expr(op) : let::make(std::move(lets), std::move(body)));
 }
 
 }  // namespace slinky

@@ -133,8 +133,9 @@ expr simplify(const call* op, std::vector<expr> args);
 expr simplify(const let* op, std::vector<std::pair<var, expr>> lets, expr body);
 
 // Per-node bounds: an interval containing the value of the node of kind T for every value of its
-// operands within the intervals given (undefined ends are unbounded; see bounds_of for the
-// symbols the ends may use). op may be null.
+// operands within the intervals given (undefined ends are unbounded), computed like bounds_of:
+// the ends are expressions of the symbols the intervals use. op may be null; only the call forms
+// use it (for the intrinsic and a user target).
 interval_expr bounds_of(const add* op, interval_expr a, interval_expr b);
 interval_expr bounds_of(const sub* op, interval_expr a, interval_expr b);
 interval_expr bounds_of(const mul* op, interval_expr a, interval_expr b);

@@ -4,7 +4,6 @@
 #include <utility>
 #include <vector>
 
-#include "slinky/base/assert.h"
 #include "slinky/builder/simplify_internal.h"
 
 namespace slinky {
@@ -33,22 +32,53 @@ public:
   void visit(const let*) override { found = true; }
 };
 
-// The bounds of each kind of node from the bounds of its operands. Endpoints are built with a
-// simplifier that proves facts only from the form of expressions, so finding bounds does not
-// start other proofs. op may be null (then the node is built from the operands where they are
-// points); where op is given and an operand's bounds are the operand itself (it uses only free
-// symbols), the node is its own bound and is not rebuilt.
-class node_bounds {
+// Tightens the constant bounds b of a symbol aligned to a to its nearest members. Returns false
+// (leaving result alone) if the bounds are not constants, no member is in them, or that overflows.
+bool align_constant_bounds(const interval_expr& b, const alignment_type& a, interval_expr& result) {
+  std::optional<index_t> lo = as_constant(b.min);
+  std::optional<index_t> hi = as_constant(b.max);
+  if (!lo || !hi) return false;
+  if (a.is_constant()) {
+    if (a.remainder < *lo || *hi < a.remainder) return false;
+    result = point(a.remainder);
+    return true;
+  }
+  index_t new_lo, new_hi, d;
+  if (sub_overflows(a.remainder, *lo, &d) || add_overflows(*lo, euclidean_mod(d, a.modulus), &new_lo)) return false;
+  if (sub_overflows(*hi, a.remainder, &d) || sub_overflows(*hi, euclidean_mod(d, a.modulus), &new_hi)) return false;
+  if (new_hi < new_lo) return false;
+  result = new_lo == new_hi ? point(new_lo) : interval_expr(new_lo, new_hi);
+  return true;
+}
+
+// Computes bounds bottom up. Endpoints are built with a simplifier that proves facts only from
+// the form of expressions, so finding bounds does not start other proofs: the cost is linear in
+// the size of the expression. Where an operand's bounds are the operand itself (it uses only
+// free symbols), the node is its own bound and is not rebuilt.
+class bounds_finder : public expr_visitor {
+  bounds_map& bounds_;
   simplifier& m_;
+  const bool free_unbounded_;
+  const alignment_map* alignment_;
+  interval_expr result_;
 
 public:
-  explicit node_bounds(simplifier& maker) : m_(maker) {}
+  bounds_finder(bounds_map& bounds, simplifier& maker, bool free_unbounded, const alignment_map* alignment)
+      : bounds_(bounds), m_(maker), free_unbounded_(free_unbounded), alignment_(alignment) {}
+
+  interval_expr find(const expr& e) {
+    e.accept(this);
+    return std::move(result_);
+  }
+
+  void set_point(expr e) { result_ = point(std::move(e)); }
 
   // The bounds of a binary node whose operands are points: the node of those points.
   template <typename T>
-  std::optional<interval_expr> points(const T* op, const interval_expr& a, const interval_expr& b) {
-    if (!a.is_point() || !b.is_point()) return std::nullopt;
-    return point(op && a.min.same_as(op->a) && b.min.same_as(op->b) ? expr(op) : m_.make<T>(a.min, b.min));
+  bool visit_points(const T* op, const interval_expr& a, const interval_expr& b) {
+    if (!a.is_point() || !b.is_point()) return false;
+    set_point(a.min.same_as(op->a) && b.min.same_as(op->b) ? expr(op) : m_.make<T>(a.min, b.min));
+    return true;
   }
 
   // Bounds of boolean values are constants: lower is 1 if it is provably true, upper is 0 if it
@@ -59,224 +89,12 @@ public:
     return {l && *l != 0 ? 1 : 0, u && *u == 0 ? 0 : 1};
   }
 
-  // The bounds of the truth value (0 or 1) of a value in b (e, if defined, is that value).
+  // The bounds of the truth value (0 or 1) of a value in b.
   interval_expr truth(const interval_expr& b, const expr& e) {
-    if (e.defined() && is_boolean_form(e)) return b;
+    if (is_boolean_form(e)) return b;
     return boolean_bounds(m_.make<logical_or>(m_.make<less>(0, b.min), m_.make<less>(b.max, 0)),
                           m_.make<logical_or>(m_.make<less>(b.min, 0), m_.make<less>(0, b.max)));
   }
-
-  interval_expr of(const add* op, const interval_expr& a, const interval_expr& b) {
-    if (auto p = points(op, a, b)) return std::move(*p);
-    return {m_.make<add>(a.min, b.min), m_.make<add>(a.max, b.max)};
-  }
-  interval_expr of(const sub* op, const interval_expr& a, const interval_expr& b) {
-    if (auto p = points(op, a, b)) return std::move(*p);
-    return {m_.make<sub>(a.min, b.max), m_.make<sub>(a.max, b.min)};
-  }
-
-  interval_expr scale(const interval_expr& a, index_t c) {
-    if (c == 0) return point(0);
-    if (a.is_point()) return point(m_.make<mul>(a.min, c));
-    if (c > 0) return {m_.make<mul>(a.min, c), m_.make<mul>(a.max, c)};
-    return {m_.make<mul>(a.max, c), m_.make<mul>(a.min, c)};
-  }
-
-  interval_expr of(const mul* op, const interval_expr& a, const interval_expr& b) {
-    if (auto p = points(op, a, b)) return std::move(*p);
-    if (std::optional<index_t> c = as_constant_point(b)) return scale(a, *c);
-    if (std::optional<index_t> c = as_constant_point(a)) return scale(b, *c);
-    // The extremes are at the corners. A product of an infinity and a non-constant cannot be
-    // simplified, and its sign is unknown: give up on such bounds.
-    expr corners[] = {m_.make<mul>(a.min, b.min), m_.make<mul>(a.min, b.max), m_.make<mul>(a.max, b.min),
-                      m_.make<mul>(a.max, b.max)};
-    for (const expr& i : corners) {
-      if (!is_infinity(i) && contains_infinity(i)) return interval_expr::all();
-    }
-    return {m_.make<minimum>(m_.make<minimum>(corners[0], corners[1]), m_.make<minimum>(corners[2], corners[3])),
-            m_.make<maximum>(m_.make<maximum>(corners[0], corners[1]), m_.make<maximum>(corners[2], corners[3]))};
-  }
-
-  // a / b for b in [b.min, b.max] with b.min > 0: a / b is monotonic in b (decreasing for a >= 0,
-  // increasing for a < 0), so the extremes are at the corners. If b.max is infinite, a / b.max is
-  // 0 for a >= 0 and -1 for a < 0.
-  interval_expr divide_by_positive(const interval_expr& a, const interval_expr& b) {
-    if (is_positive_infinity(b.max)) {
-      return {m_.make<minimum>(m_.make<div>(a.min, b.min), 0), m_.make<maximum>(m_.make<div>(a.max, b.min), -1)};
-    }
-    return {m_.make<minimum>(m_.make<div>(a.min, b.min), m_.make<div>(a.min, b.max)),
-            m_.make<maximum>(m_.make<div>(a.max, b.min), m_.make<div>(a.max, b.max))};
-  }
-
-  interval_expr of(const div* op, const interval_expr& a, const interval_expr& b) {
-    if (auto p = points(op, a, b)) return std::move(*p);
-    std::optional<index_t> b_min = as_constant(b.min);
-    std::optional<index_t> b_max = as_constant(b.max);
-    if (std::optional<index_t> b_value = as_constant_point(b)) {
-      const index_t c = *b_value;
-      if (c == 0) return point(0);
-      if (a.is_point()) return point(m_.make<div>(a.min, c));
-      if (c > 0) return {m_.make<div>(a.min, c), m_.make<div>(a.max, c)};
-      return {m_.make<div>(a.max, c), m_.make<div>(a.min, c)};
-    }
-    if (b.is_point() && !contains_infinity(a.min) && !contains_infinity(a.max)) {
-      // For one value of b (of any sign), a / b is monotonic in a: the extremes are at a's.
-      expr lo = m_.make<div>(a.min, b.min), hi = m_.make<div>(a.max, b.min);
-      return {m_.make<minimum>(lo, hi), m_.make<maximum>(lo, hi)};
-    }
-    if (b_min && *b_min > 0) return divide_by_positive(a, b);
-    if (b_max && *b_max < 0) {
-      // a / b == -(a / -b).
-      interval_expr r = divide_by_positive(a, {m_.make<sub>(0, b.max), m_.make<sub>(0, b.min)});
-      return {m_.make<sub>(0, r.max), m_.make<sub>(0, r.min)};
-    }
-    // |a / b| <= |a|.
-    expr m = m_.make<maximum>(a.max, m_.make<sub>(0, a.min));
-    return {m_.make<sub>(0, m), m};
-  }
-
-  interval_expr of(const mod*, const interval_expr& a, const interval_expr& b) {
-    // 0 <= a % b < |b|, and a % b <= a if a >= 0. This range is usually more useful than the
-    // value of a % b, even where the operands are points.
-    expr max;
-    std::optional<index_t> b_value = as_constant_point(b);
-    if (b_value) {
-      if (*b_value == 0) return point(0);
-      if (*b_value == std::numeric_limits<index_t>::min()) return {0, positive_infinity()};
-      max = (*b_value < 0 ? -*b_value : *b_value) - 1;
-    } else {
-      max = m_.make<maximum>(m_.make<sub>(m_.make<maximum>(b.max, m_.make<sub>(0, b.min)), 1), 0);
-    }
-    std::optional<index_t> a_min = as_constant(a.min);
-    if (a_min && *a_min >= 0) {
-      // If a is in [0, |b|) for a constant b, a % b is a.
-      std::optional<index_t> a_max = as_constant(a.max);
-      if (b_value && a_max && *a_max <= *as_constant(max)) return a;
-      max = m_.make<minimum>(a.max, max);
-    }
-    return {0, max};
-  }
-
-  template <typename T>
-  interval_expr min_max(const T* op, const interval_expr& a, const interval_expr& b) {
-    if (auto p = points(op, a, b)) return std::move(*p);
-    return {m_.make<T>(a.min, b.min), m_.make<T>(a.max, b.max)};
-  }
-  interval_expr of(const minimum* op, const interval_expr& a, const interval_expr& b) { return min_max(op, a, b); }
-  interval_expr of(const maximum* op, const interval_expr& a, const interval_expr& b) { return min_max(op, a, b); }
-
-  // Comparisons: the lower bound is 1 where the comparison holds for all values in the operand
-  // bounds, the upper bound 0 where it holds for none.
-  interval_expr of(const less*, const interval_expr& a, const interval_expr& b) {
-    return boolean_bounds(m_.make<less>(a.max, b.min), m_.make<less>(a.min, b.max));
-  }
-  interval_expr of(const less_equal*, const interval_expr& a, const interval_expr& b) {
-    return boolean_bounds(m_.make<less_equal>(a.max, b.min), m_.make<less_equal>(a.min, b.max));
-  }
-  interval_expr of(const equal*, const interval_expr& a, const interval_expr& b) {
-    return boolean_bounds(m_.make<logical_and>(m_.make<less_equal>(a.max, b.min), m_.make<less_equal>(b.max, a.min)),
-                          m_.make<logical_and>(m_.make<less_equal>(a.min, b.max), m_.make<less_equal>(b.min, a.max)));
-  }
-  interval_expr of(const not_equal*, const interval_expr& a, const interval_expr& b) {
-    return boolean_bounds(m_.make<logical_or>(m_.make<less>(a.max, b.min), m_.make<less>(b.max, a.min)),
-                          m_.make<logical_or>(m_.make<less>(a.min, b.max), m_.make<less>(b.min, a.max)));
-  }
-  template <typename T>
-  interval_expr logical(const T* op, const interval_expr& a, const interval_expr& b) {
-    const interval_expr ta = truth(a, op ? op->a : expr());
-    const interval_expr tb = truth(b, op ? op->b : expr());
-    return boolean_bounds(m_.make<T>(ta.min, tb.min), m_.make<T>(ta.max, tb.max));
-  }
-  interval_expr of(const logical_and* op, const interval_expr& a, const interval_expr& b) { return logical(op, a, b); }
-  interval_expr of(const logical_or* op, const interval_expr& a, const interval_expr& b) { return logical(op, a, b); }
-  interval_expr of(const logical_not* op, const interval_expr& a) {
-    const interval_expr t = truth(a, op ? op->a : expr());
-    return boolean_bounds(m_.make_not(t.max), m_.make_not(t.min));
-  }
-
-  // select(c, t, f) where c may be true or false: the hull of both.
-  interval_expr select(const interval_expr& c, const interval_expr& t, const interval_expr& f) {
-    if (is_constant(c.max, 0)) return f;
-    std::optional<index_t> c_min = as_constant(c.min);
-    if (c_min && *c_min != 0) return t;
-    return {m_.make<minimum>(t.min, f.min), m_.make<maximum>(t.max, f.max)};
-  }
-
-  // abs(a); op, if given, is that call.
-  interval_expr abs(const call* op, const interval_expr& a) {
-    if (a.is_point()) {
-      // Keep the value as the upper bound, and that it is not negative as the lower bound.
-      const bool same = op && op->args.size() == 1 && a.min.same_as(op->args[0]);
-      return {0, same ? expr(op) : m_.make_abs(a.min)};
-    }
-    // abs(a) >= max(a, -a, 0), and abs(a) <= max(a.max, -a.min).
-    return {m_.make<maximum>(m_.make<maximum>(a.min, m_.make<sub>(0, a.max)), 0),
-            m_.make<maximum>(a.max, m_.make<sub>(0, a.min))};
-  }
-
-  interval_expr of(const call* op, intrinsic fn, const std::vector<interval_expr>& args) {
-    switch (fn) {
-    case intrinsic::positive_infinity: return point(positive_infinity());
-    case intrinsic::negative_infinity: return point(negative_infinity());
-    case intrinsic::abs:
-      if (args.size() != 1) break;
-      return abs(op, args[0]);
-    case intrinsic::and_then:
-    case intrinsic::or_else:
-    case intrinsic::validate_buffer: return {0, 1};
-    case intrinsic::none:
-    case intrinsic::wait_for:
-    case intrinsic::indeterminate:
-    case intrinsic::buffer_at:
-    case intrinsic::semaphore_init:
-    case intrinsic::semaphore_signal:
-    case intrinsic::semaphore_wait:
-    case intrinsic::trace_begin:
-    case intrinsic::trace_end:
-    case intrinsic::free: break;
-    }
-    return interval_expr::all();
-  }
-};
-
-// The nearest values in [lo, hi] of a symbol aligned to a, or nothing if that is not in range
-// or overflows.
-std::optional<interval_expr> align_constant_bounds(index_t lo, index_t hi, const alignment_type& a) {
-  if (a.is_constant()) {
-    if (a.remainder < lo || hi < a.remainder) return std::nullopt;
-    return point(a.remainder);
-  }
-  index_t new_lo, new_hi, d;
-  if (sub_overflows(a.remainder, lo, &d) || add_overflows(lo, euclidean_mod(d, a.modulus), &new_lo)) {
-    return std::nullopt;
-  }
-  if (sub_overflows(hi, a.remainder, &d) || sub_overflows(hi, euclidean_mod(d, a.modulus), &new_hi)) {
-    return std::nullopt;
-  }
-  if (new_hi < new_lo) return std::nullopt;
-  if (new_lo == new_hi) return point(new_lo);
-  return interval_expr(new_lo, new_hi);
-}
-
-// Computes bounds bottom up (see node_bounds): the cost is linear in the size of the expression.
-class bounds_finder : public expr_visitor {
-  bounds_map& bounds_;
-  simplifier& m_;
-  node_bounds nodes_;
-  const bool free_unbounded_;
-  const alignment_map* alignment_;
-  interval_expr result_;
-
-public:
-  bounds_finder(bounds_map& bounds, simplifier& maker, bool free_unbounded, const alignment_map* alignment)
-      : bounds_(bounds), m_(maker), nodes_(maker), free_unbounded_(free_unbounded), alignment_(alignment) {}
-
-  interval_expr find(const expr& e) {
-    e.accept(this);
-    return std::move(result_);
-  }
-
-  void set_point(expr e) { result_ = point(std::move(e)); }
 
   void visit(const variable* op) override {
     const std::optional<interval_expr>& b = bounds_.lookup(op->sym);
@@ -289,13 +107,8 @@ public:
     if (!b) return void(result_ = free_unbounded_ ? interval_expr::all() : point(expr(op)));
     if (b->is_point() && b->min.defined()) return set_point(b->min);
     if (alignment_) {
-      const std::optional<alignment_type>& a = alignment_->lookup(op->sym);
-      std::optional<index_t> lo = as_constant(b->min);
-      std::optional<index_t> hi = as_constant(b->max);
-      if (a && lo && hi) {
-        if (std::optional<interval_expr> aligned = align_constant_bounds(*lo, *hi, *a)) {
-          return void(result_ = std::move(*aligned));
-        }
+      if (const alignment_type* a = alignment_->find(op->sym)) {
+        if (align_constant_bounds(*b, *a, result_)) return;
       }
     }
     const expr unknown_min = free_unbounded_ ? negative_infinity() : expr(op);
@@ -312,27 +125,144 @@ public:
     while (!scoped.empty()) scoped.pop_back();
   }
 
-#define SLINKY_BINARY_BOUNDS(node)                                                                                     \
-  void visit(const node* op) override {                                                                                \
-    interval_expr a = find(op->a);                                                                                     \
-    interval_expr b = find(op->b);                                                                                     \
-    result_ = nodes_.of(op, a, b);                                                                                     \
+  void visit(const add* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    if (visit_points(op, a, b)) return;
+    result_ = {m_.make<add>(a.min, b.min), m_.make<add>(a.max, b.max)};
   }
-  SLINKY_BINARY_BOUNDS(add)
-  SLINKY_BINARY_BOUNDS(sub)
-  SLINKY_BINARY_BOUNDS(mul)
-  SLINKY_BINARY_BOUNDS(div)
-  SLINKY_BINARY_BOUNDS(mod)
-  SLINKY_BINARY_BOUNDS(minimum)
-  SLINKY_BINARY_BOUNDS(maximum)
-  SLINKY_BINARY_BOUNDS(less)
-  SLINKY_BINARY_BOUNDS(less_equal)
-  SLINKY_BINARY_BOUNDS(equal)
-  SLINKY_BINARY_BOUNDS(not_equal)
-  SLINKY_BINARY_BOUNDS(logical_and)
-  SLINKY_BINARY_BOUNDS(logical_or)
-#undef SLINKY_BINARY_BOUNDS
-  void visit(const logical_not* op) override { result_ = nodes_.of(op, find(op->a)); }
+  void visit(const sub* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    if (visit_points(op, a, b)) return;
+    result_ = {m_.make<sub>(a.min, b.max), m_.make<sub>(a.max, b.min)};
+  }
+
+  interval_expr scale(const interval_expr& a, index_t c) {
+    if (c == 0) return point(0);
+    if (a.is_point()) return point(m_.make<mul>(a.min, c));
+    if (c > 0) return {m_.make<mul>(a.min, c), m_.make<mul>(a.max, c)};
+    return {m_.make<mul>(a.max, c), m_.make<mul>(a.min, c)};
+  }
+
+  void visit(const mul* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    if (visit_points(op, a, b)) return;
+    if (std::optional<index_t> c = as_constant_point(b)) return void(result_ = scale(a, *c));
+    if (std::optional<index_t> c = as_constant_point(a)) return void(result_ = scale(b, *c));
+    // The extremes are at the corners. A product of an infinity and a non-constant cannot be
+    // simplified, and its sign is unknown: give up on such bounds.
+    expr corners[] = {m_.make<mul>(a.min, b.min), m_.make<mul>(a.min, b.max), m_.make<mul>(a.max, b.min),
+                      m_.make<mul>(a.max, b.max)};
+    for (const expr& i : corners) {
+      if (!is_infinity(i) && contains_infinity(i)) return void(result_ = interval_expr::all());
+    }
+    result_ = {m_.make<minimum>(m_.make<minimum>(corners[0], corners[1]), m_.make<minimum>(corners[2], corners[3])),
+               m_.make<maximum>(m_.make<maximum>(corners[0], corners[1]), m_.make<maximum>(corners[2], corners[3]))};
+  }
+
+  // a / b for b in [b.min, b.max] with b.min > 0: a / b is monotonic in b (decreasing for a >= 0,
+  // increasing for a < 0), so the extremes are at the corners. If b.max is infinite, a / b.max is
+  // 0 for a >= 0 and -1 for a < 0.
+  interval_expr divide_by_positive(const interval_expr& a, const interval_expr& b) {
+    if (is_positive_infinity(b.max)) {
+      return {m_.make<minimum>(m_.make<div>(a.min, b.min), 0), m_.make<maximum>(m_.make<div>(a.max, b.min), -1)};
+    }
+    return {m_.make<minimum>(m_.make<div>(a.min, b.min), m_.make<div>(a.min, b.max)),
+            m_.make<maximum>(m_.make<div>(a.max, b.min), m_.make<div>(a.max, b.max))};
+  }
+
+  void visit(const div* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    if (visit_points(op, a, b)) return;
+    std::optional<index_t> b_min = as_constant(b.min);
+    std::optional<index_t> b_max = as_constant(b.max);
+    if (std::optional<index_t> b_value = as_constant_point(b)) {
+      const index_t c = *b_value;
+      if (c == 0) return set_point(0);
+      if (a.is_point()) return set_point(m_.make<div>(a.min, c));
+      if (c > 0) return void(result_ = {m_.make<div>(a.min, c), m_.make<div>(a.max, c)});
+      return void(result_ = {m_.make<div>(a.max, c), m_.make<div>(a.min, c)});
+    }
+    if (b.is_point() && !contains_infinity(a.min) && !contains_infinity(a.max)) {
+      // For one value of b (of any sign), a / b is monotonic in a: the extremes are at a's.
+      expr lo = m_.make<div>(a.min, b.min), hi = m_.make<div>(a.max, b.min);
+      return void(result_ = {m_.make<minimum>(lo, hi), m_.make<maximum>(lo, hi)});
+    }
+    if (b_min && *b_min > 0) return void(result_ = divide_by_positive(a, b));
+    if (b_max && *b_max < 0) {
+      // a / b == -(a / -b).
+      interval_expr r = divide_by_positive(a, {m_.make<sub>(0, b.max), m_.make<sub>(0, b.min)});
+      return void(result_ = {m_.make<sub>(0, r.max), m_.make<sub>(0, r.min)});
+    }
+    // |a / b| <= |a|.
+    expr m = m_.make<maximum>(a.max, m_.make<sub>(0, a.min));
+    result_ = {m_.make<sub>(0, m), m};
+  }
+
+  void visit(const mod* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    // 0 <= a % b < |b|, and a % b <= a if a >= 0. This range is usually more useful than the
+    // value of a % b, even where the operands are points.
+    expr max;
+    std::optional<index_t> b_value = as_constant_point(b);
+    if (b_value) {
+      if (*b_value == 0) return set_point(0);
+      if (*b_value == std::numeric_limits<index_t>::min()) return void(result_ = {0, positive_infinity()});
+      max = (*b_value < 0 ? -*b_value : *b_value) - 1;
+    } else {
+      max = m_.make<maximum>(m_.make<sub>(m_.make<maximum>(b.max, m_.make<sub>(0, b.min)), 1), 0);
+    }
+    std::optional<index_t> a_min = as_constant(a.min);
+    if (a_min && *a_min >= 0) {
+      // If a is in [0, |b|) for a constant b, a % b is a.
+      std::optional<index_t> a_max = as_constant(a.max);
+      if (b_value && a_max && *a_max <= *as_constant(max)) return void(result_ = a);
+      max = m_.make<minimum>(a.max, max);
+    }
+    result_ = {0, max};
+  }
+
+  template <typename T>
+  void visit_min_max(const T* op) {
+    interval_expr a = find(op->a), b = find(op->b);
+    if (visit_points(op, a, b)) return;
+    result_ = {m_.make<T>(a.min, b.min), m_.make<T>(a.max, b.max)};
+  }
+  void visit(const minimum* op) override { visit_min_max(op); }
+  void visit(const maximum* op) override { visit_min_max(op); }
+
+  // Comparisons: the lower bound is 1 where the comparison holds for all values in the operand
+  // bounds, the upper bound 0 where it holds for none.
+  void visit(const less* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    result_ = boolean_bounds(m_.make<less>(a.max, b.min), m_.make<less>(a.min, b.max));
+  }
+  void visit(const less_equal* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    result_ = boolean_bounds(m_.make<less_equal>(a.max, b.min), m_.make<less_equal>(a.min, b.max));
+  }
+  void visit(const equal* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    result_ =
+        boolean_bounds(m_.make<logical_and>(m_.make<less_equal>(a.max, b.min), m_.make<less_equal>(b.max, a.min)),
+                       m_.make<logical_and>(m_.make<less_equal>(a.min, b.max), m_.make<less_equal>(b.min, a.max)));
+  }
+  void visit(const not_equal* op) override {
+    interval_expr a = find(op->a), b = find(op->b);
+    result_ = boolean_bounds(m_.make<logical_or>(m_.make<less>(a.max, b.min), m_.make<less>(b.max, a.min)),
+                             m_.make<logical_or>(m_.make<less>(a.min, b.max), m_.make<less>(b.min, a.max)));
+  }
+  template <typename T>
+  void visit_logical(const T* op) {
+    interval_expr a = truth(find(op->a), op->a);
+    interval_expr b = truth(find(op->b), op->b);
+    result_ = boolean_bounds(m_.make<T>(a.min, b.min), m_.make<T>(a.max, b.max));
+  }
+  void visit(const logical_and* op) override { visit_logical(op); }
+  void visit(const logical_or* op) override { visit_logical(op); }
+  void visit(const logical_not* op) override {
+    interval_expr a = truth(find(op->a), op->a);
+    result_ = boolean_bounds(m_.make_not(a.max), m_.make_not(a.min));
+  }
 
   void visit(const conditional* op) override {
     if (!free_unbounded_) {
@@ -352,7 +282,7 @@ public:
         return;
       }
     }
-    interval_expr c = nodes_.truth(find(op->condition), op->condition);
+    interval_expr c = truth(find(op->condition), op->condition);
     if (is_constant(c.max, 0)) return void(result_ = find(op->false_value));
     std::optional<index_t> c_min = as_constant(c.min);
     if (c_min && *c_min != 0) return void(result_ = find(op->true_value));
@@ -365,9 +295,17 @@ public:
     switch (op->intrinsic) {
     case intrinsic::positive_infinity:
     case intrinsic::negative_infinity: return set_point(expr(op));
-    case intrinsic::abs:
-      if (op->args.size() == 1) return void(result_ = nodes_.abs(op, find(op->args[0])));
-      break;
+    case intrinsic::abs: {
+      interval_expr a = find(op->args[0]);
+      if (a.is_point()) {
+        // Keep the value as the upper bound, and that it is not negative as the lower bound.
+        return void(result_ = {0, a.min.same_as(op->args[0]) ? expr(op) : m_.make_abs(a.min)});
+      }
+      // abs(a) >= max(a, -a, 0), and abs(a) <= max(a.max, -a.min).
+      result_ = {m_.make<maximum>(m_.make<maximum>(a.min, m_.make<sub>(0, a.max)), 0),
+                 m_.make<maximum>(a.max, m_.make<sub>(0, a.min))};
+      return;
+    }
     case intrinsic::and_then:
     case intrinsic::or_else:
     case intrinsic::validate_buffer: return void(result_ = {0, 1});
@@ -568,77 +506,6 @@ std::optional<bool> attempt_to_prove(const expr& e, const bounds_map& bounds, co
 
 bool prove_true(const expr& e, const bounds_map& bounds, const alignment_map& alignment) {
   return attempt_to_prove(e, bounds, alignment) == true;
-}
-
-bool prove_false(const expr& e, const bounds_map& bounds, const alignment_map& alignment) {
-  return attempt_to_prove(e, bounds, alignment) == false;
-}
-
-namespace {
-
-// The constant bound of e on one side: the bounds of e with every symbol unbounded, widened
-// like a proof's until the end is a constant or infinite.
-expr constant_bound(const expr& e, bool upper) {
-  internal::simplifier s(bounds_map(), true);
-  bounds_map unbounded;
-  expr bound = s.mutate(e);
-  for (int i = 0; i < 3; ++i) {
-    if (as_constant(bound) || is_infinity(bound)) return bound;
-    interval_expr b = internal::find_bounds(bound, unbounded, s, /*free_unbounded=*/true);
-    bound = upper ? b.max : b.min;
-  }
-  if (as_constant(bound) || is_infinity(bound)) return bound;
-  return upper ? positive_infinity() : negative_infinity();
-}
-
-}  // namespace
-
-expr constant_lower_bound(const expr& e) { return constant_bound(e, false); }
-expr constant_upper_bound(const expr& e) { return constant_bound(e, true); }
-std::optional<index_t> evaluate_constant_lower_bound(const expr& e) { return as_constant(constant_lower_bound(e)); }
-std::optional<index_t> evaluate_constant_upper_bound(const expr& e) { return as_constant(constant_upper_bound(e)); }
-
-interval_expr simplify_intersection(const interval_expr& a, const interval_expr& b) { return simplify(a & b); }
-
-#define SLINKY_BINARY_BOUNDS(node)                                                                                     \
-  interval_expr bounds_of(const node* op, interval_expr a, interval_expr b) {                                          \
-    internal::simplifier s(bounds_map(), false);                                                                       \
-    return internal::node_bounds(s).of(op, a, b);                                                                      \
-  }
-SLINKY_BINARY_BOUNDS(add)
-SLINKY_BINARY_BOUNDS(sub)
-SLINKY_BINARY_BOUNDS(mul)
-SLINKY_BINARY_BOUNDS(div)
-SLINKY_BINARY_BOUNDS(mod)
-SLINKY_BINARY_BOUNDS(minimum)
-SLINKY_BINARY_BOUNDS(maximum)
-SLINKY_BINARY_BOUNDS(equal)
-SLINKY_BINARY_BOUNDS(not_equal)
-SLINKY_BINARY_BOUNDS(less)
-SLINKY_BINARY_BOUNDS(less_equal)
-SLINKY_BINARY_BOUNDS(logical_and)
-SLINKY_BINARY_BOUNDS(logical_or)
-#undef SLINKY_BINARY_BOUNDS
-
-interval_expr bounds_of(const logical_not* op, interval_expr a) {
-  internal::simplifier s(bounds_map(), false);
-  return internal::node_bounds(s).of(op, a);
-}
-
-interval_expr bounds_of(const conditional*, interval_expr c, interval_expr t, interval_expr f) {
-  internal::simplifier s(bounds_map(), false);
-  internal::node_bounds nodes(s);
-  return nodes.select(nodes.truth(c, expr()), t, f);
-}
-
-interval_expr bounds_of(const call* op, intrinsic fn, std::vector<interval_expr> args) {
-  internal::simplifier s(bounds_map(), false);
-  return internal::node_bounds(s).of(op, fn, args);
-}
-
-interval_expr bounds_of(const call* op, std::vector<interval_expr> args) {
-  SLINKY_CHECK(op, "bounds_of(const call*, args) needs the call (or use the form with an intrinsic)");
-  return bounds_of(op, op->intrinsic, std::move(args));
 }
 
 }  // namespace slinky

@@ -39,10 +39,8 @@ public:
   expr make_select(expr c, expr t, expr f);
   expr make_abs(expr a);
 
-  // The simplified node of kind T with the given (simplified) operands; op (which may be null) is
-  // reused if the operands are its own and no rule applies.
-  template <typename T>
-  expr simplify_binary(const T* op, expr a, expr b);
+  // The simplified logical_not, select or call with the given (simplified) operands; op (which
+  // may be null) is reused if the operands are its own and no rule applies.
   expr simplify_not(const logical_not* op, expr a);
   expr simplify_select(const conditional* op, expr c, expr t, expr f);
   expr simplify_call(const call* op, intrinsic fn, std::vector<expr> args);
@@ -117,6 +115,9 @@ public:
   };
 
 private:
+  // The simplified node of kind T with the given (simplified) operands, op reused as above.
+  template <typename T>
+  expr simplify_binary(const T* op, expr a, expr b);
   // The rewrites that use alignment (see alignment_map), for a node e of kind T to which no
   // rule applied. They are code rather than rules because they compute a value (a remainder)
   // from a fact, which the rule language's predicates cannot express.
