@@ -108,9 +108,10 @@ std::optional<index_t> evaluate_constant_upper_bound(const expr& e);
 interval_expr simplify_intersection(const interval_expr& a, const interval_expr& b);
 
 // Per-node simplification: the simplified node of kind T made of the operands given, which are
-// taken as already simplified (they are not simplified again; no bounds or alignment of symbols
-// are known). op may be null; if it is not and the operands are op's own, op itself is returned
-// when no rule applies. For example, simplify(static_cast<const add*>(nullptr), x, 0) is x.
+// taken as already simplified (only the rules of the new node apply; no bounds or alignment of
+// symbols are known). op may be null; if it is not, the operands are op's own and no rule
+// applies, op itself is returned. For example, simplify(static_cast<const add*>(nullptr), x, 0)
+// is x.
 expr simplify(const add* op, expr a, expr b);
 expr simplify(const sub* op, expr a, expr b);
 expr simplify(const mul* op, expr a, expr b);
@@ -129,7 +130,8 @@ expr simplify(const class select* op, expr c, expr t, expr f);
 // A call of fn (op's intrinsic, which op must then have, in the form without fn).
 expr simplify(const call* op, intrinsic fn, std::vector<expr> args);
 expr simplify(const call* op, std::vector<expr> args);
-// let lets in body: unused lets are removed, lets of constants and variables substituted.
+// let lets in body, simplified as a whole (simplifying the simplified lets and body again
+// changes nothing): unused lets are removed, lets of constants and variables substituted.
 expr simplify(const let* op, std::vector<std::pair<var, expr>> lets, expr body);
 
 // Per-node bounds: an interval containing the value of the node of kind T for every value of its

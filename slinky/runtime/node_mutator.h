@@ -98,7 +98,8 @@ public:
 };
 
 // A copy of op with its body replaced by new_body (and, for the second form, its declared symbol
-// by sym); op itself if nothing changes.
+// by sym); op itself if nothing changes. A let_stmt declares several symbols: it has only the
+// first form.
 stmt clone_with(const let_stmt* op, stmt new_body);
 stmt clone_with(const loop* op, stmt new_body);
 stmt clone_with(const loop* op, var sym, stmt new_body);
