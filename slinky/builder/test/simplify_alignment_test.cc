@@ -72,6 +72,9 @@ TEST(simplify_alignment, symbols) {
   // Without facts, the structure still gives some.
   test_simplify((y * 4 + 1) % 2, 1, alignment_map());
   test_simplify(y * 6 + 3 == 8, 0, alignment_map());
+  // Facts as braced lists, as clients write them.
+  EXPECT_TRUE(match(simplify(x % 4, {{vx, bounds(0, 100)}}, {{vx, alignment_type(8, 3)}}), 3));
+  EXPECT_TRUE(prove_true(x != 0, {}, {{vx, alignment_type(8, 3)}}));
   // No facts: nothing changes.
   test_simplify(x % 4, x % 4, alignment_map());
   test_simplify(x % 4, x % 4, aligned_x(1, 0));
