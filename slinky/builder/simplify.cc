@@ -87,15 +87,19 @@ const char* family_name() {
   return std::is_same_v<T, call> ? "abs" : to_string(T::static_type);
 }
 
-// Applies the rules of T to e (of kind T, with simplified operands).
+// Applies the rules of T to e (of kind T, with simplified operands). *applied (if given) tells
+// whether a rule applied.
 template <typename T>
-expr apply_rules_to(simplifier& s, int& depth, expr e) {
+expr apply_rules_to(simplifier& s, int& depth, expr e, bool* applied = nullptr) {
+  if (applied) *applied = false;
   if (depth >= max_rule_depth) return e;
   ++depth;
   rule_applicator r(e, s, family_name<T>());
-  const bool applied = apply_rules<T>(r);
+  const bool rule_applied = apply_rules<T>(r);
   --depth;
-  return applied ? std::move(r.result) : e;
+  if (!rule_applied) return e;
+  if (applied) *applied = true;
+  return std::move(r.result);
 }
 
 class infinity_finder : public expr_visitor {
@@ -104,36 +108,6 @@ public:
   void visit(const call* op) override {
     found = found || op->intrinsic == intrinsic::positive_infinity || op->intrinsic == intrinsic::negative_infinity;
     if (!found) expr_visitor::visit(op);
-  }
-};
-
-class side_effect_finder : public expr_visitor {
-public:
-  bool found = false;
-  void visit(const call* op) override {
-    switch (op->intrinsic) {
-    case intrinsic::semaphore_init:
-    case intrinsic::semaphore_signal:
-    case intrinsic::semaphore_wait:
-    case intrinsic::trace_begin:
-    case intrinsic::trace_end:
-    case intrinsic::wait_for:
-    case intrinsic::free: found = true; return;
-    case intrinsic::none:
-      // A user function must be pure, but the simplifier cannot see into it: treat it as having
-      // effects so that it is never duplicated or dropped.
-      found = true;
-      return;
-    case intrinsic::positive_infinity:
-    case intrinsic::negative_infinity:
-    case intrinsic::indeterminate:
-    case intrinsic::abs:
-    case intrinsic::and_then:
-    case intrinsic::or_else:
-    case intrinsic::validate_buffer:
-    case intrinsic::buffer_at: break;
-    }
-    expr_visitor::visit(op);
   }
 };
 
@@ -268,12 +242,7 @@ bool is_boolean_form(const expr& e) {
   return false;
 }
 
-bool has_side_effects(const expr& e) {
-  if (!e.defined()) return false;
-  side_effect_finder f;
-  e.accept(&f);
-  return f.found;
-}
+bool has_side_effects(const expr& e) { return !is_pure(e); }
 
 bool declares(const stmt& s, var v) { return find_symbol(s, v, true); }
 bool declares(const expr& e, var v) { return find_symbol(e, v, true); }
@@ -281,7 +250,8 @@ bool uses(const stmt& s, var v) { return find_symbol(s, v, false); }
 bool uses(const expr& e, var v) { return find_symbol(e, v, false); }
 bool uses(const interval_expr& i, var v) { return uses(i.min, v) || uses(i.max, v); }
 
-simplifier::simplifier(const bounds_map& bounds, bool use_bounds) : bounds_(bounds), use_bounds_(use_bounds) {
+simplifier::simplifier(const bounds_map& bounds, bool use_bounds, const alignment_map& alignment)
+    : bounds_(bounds), alignment_(alignment), use_bounds_(use_bounds) {
   for (std::size_t i = 0; i < bounds_.size(); ++i) {
     if (bounds_.lookup(i)) bounded_.push_back(var(i));
   }
@@ -294,27 +264,31 @@ simplifier::scope::~scope() {
     undo_entry& u = s_.undo_.back();
     s_.bounds_.set(u.sym, std::move(u.bounds));
     s_.values_.set(u.sym, std::move(u.value));
+    if (u.alignment || s_.alignment_.lookup(u.sym)) s_.alignment_.set(u.sym, std::move(u.alignment));
     s_.undo_.pop_back();
   }
   s_.bounded_.resize(bounded_size_);
   ++s_.generation_;
 }
 
-void simplifier::declare(var sym, std::optional<interval_expr> bounds, expr value) {
+void simplifier::declare(var sym, std::optional<interval_expr> bounds, expr value,
+                         std::optional<alignment_type> alignment) {
   ++generation_;
   // Bounds in terms of sym itself refer to the outer sym, which the declaration hides.
   if (bounds && uses(*bounds, sym)) bounds = std::nullopt;
-  undo_.push_back({sym, bounds_.lookup(sym), values_.lookup(sym)});
+  undo_.push_back({sym, bounds_.lookup(sym), values_.lookup(sym), alignment_.lookup(sym)});
   // Bounds that refer to sym meant an outer symbol of the same id; they do not apply here.
   for (var i : bounded_) {
     const std::optional<interval_expr>& b = bounds_.lookup(i);
     if (i == sym || !b || !uses(*b, sym)) continue;
-    undo_.push_back({i, b, values_.lookup(i)});
+    undo_.push_back({i, b, values_.lookup(i), alignment_.lookup(i)});
     bounds_.set(i, std::nullopt);
   }
   if (bounds) bounded_.push_back(sym);
   bounds_.set(sym, std::move(bounds));
   values_.set(sym, value.defined() ? std::optional<expr>(std::move(value)) : std::nullopt);
+  if (alignment && *alignment == alignment_type()) alignment = std::nullopt;
+  if (alignment || alignment_.lookup(sym)) alignment_.set(sym, std::move(alignment));
 }
 
 simplifier& simplifier::endpoint_maker() {
@@ -328,7 +302,100 @@ expr simplifier::simplify_binary(const T* op, expr a, expr b) {
     if (should_swap_operands(a, b)) std::swap(a, b);
   }
   expr e = op && a.same_as(op->a) && b.same_as(op->b) ? expr(op) : T::make(std::move(a), std::move(b));
-  return apply_rules_to<T>(*this, depth_, std::move(e));
+  if constexpr (std::is_same_v<T, mod> || std::is_same_v<T, mul> || std::is_same_v<T, equal> ||
+                std::is_same_v<T, not_equal>) {
+    bool applied;
+    expr result = apply_rules_to<T>(*this, depth_, std::move(e), &applied);
+    return applied ? result : apply_alignment<T>(std::move(result));
+  } else {
+    return apply_rules_to<T>(*this, depth_, std::move(e));
+  }
+}
+
+template <typename T>
+expr simplifier::apply_alignment(expr e) {
+  const T* op = e.as<T>();
+  if (!op) return e;
+  if constexpr (std::is_same_v<T, mod>) {
+    // x % c is a constant if the alignment of x fixes its remainder modulo c.
+    std::optional<index_t> c = as_constant(op->b);
+    if (!c || *c == 0) return e;
+    const alignment_type r = alignment_of(op->a) % *c;
+    if (r.is_constant()) return r.remainder;
+  } else if constexpr (std::is_same_v<T, mul>) {
+    // (x / c) * c == x - x % c.
+    const div* d = op->a.template as<div>();
+    std::optional<index_t> c = as_constant(op->b);
+    if (!d || !c || *c == 0 || !is_constant(d->b, *c)) return e;
+    const alignment_type r = alignment_of(d->a) % *c;
+    if (r.is_constant()) return make<sub>(d->a, r.remainder);
+  } else {
+    // x == y is false where x - y is never 0.
+    const alignment_type a = alignment_of(op->a);
+    if (a == alignment_type()) return e;
+    if (!(a - alignment_of(op->b)).contains(0)) return std::is_same_v<T, equal> ? 0 : 1;
+  }
+  return e;
+}
+
+alignment_type simplifier::alignment_of(const expr& e) const {
+  // An unknown operand makes the result unknown for every operator but *, so it returns early.
+  const alignment_type unknown;
+  switch (e.type()) {
+  case expr_node_type::constant: return alignment_type::constant(e.as<constant>()->value);
+  case expr_node_type::variable: {
+    const variable* v = e.as<variable>();
+    if (v->field != buffer_field::none) return unknown;
+    const std::optional<alignment_type>& a = alignment_.lookup(v->sym);
+    return a ? *a : unknown;
+  }
+  case expr_node_type::add: {
+    const add* op = e.as<add>();
+    const alignment_type a = alignment_of(op->a);
+    return a == unknown ? a : a + alignment_of(op->b);
+  }
+  case expr_node_type::sub: {
+    const sub* op = e.as<sub>();
+    const alignment_type a = alignment_of(op->a);
+    return a == unknown ? a : a - alignment_of(op->b);
+  }
+  case expr_node_type::mul: {
+    const mul* op = e.as<mul>();
+    return alignment_of(op->a) * alignment_of(op->b);
+  }
+  case expr_node_type::div: {
+    const div* op = e.as<div>();
+    if (!as_constant(op->b)) return unknown;
+    return alignment_of(op->a) / alignment_of(op->b);
+  }
+  case expr_node_type::mod: {
+    const mod* op = e.as<mod>();
+    if (!as_constant(op->b)) return unknown;
+    return alignment_of(op->a) % alignment_of(op->b);
+  }
+  case expr_node_type::min:
+  case expr_node_type::max: {
+    const binary_op* op = static_cast<const binary_op*>(e.get());
+    const alignment_type a = alignment_of(op->a);
+    return a == unknown ? a : a | alignment_of(op->b);
+  }
+  case expr_node_type::select: {
+    const conditional* op = e.as<conditional>();
+    const alignment_type t = alignment_of(op->true_value);
+    return t == unknown ? t : t | alignment_of(op->false_value);
+  }
+  case expr_node_type::none:
+  case expr_node_type::let:
+  case expr_node_type::equal:
+  case expr_node_type::not_equal:
+  case expr_node_type::less:
+  case expr_node_type::less_equal:
+  case expr_node_type::logical_and:
+  case expr_node_type::logical_or:
+  case expr_node_type::logical_not:
+  case expr_node_type::call: return unknown;
+  }
+  return unknown;
 }
 
 template <typename T>
@@ -351,12 +418,45 @@ template expr simplifier::make<less_equal>(expr, expr);
 template expr simplifier::make<logical_and>(expr, expr);
 template expr simplifier::make<logical_or>(expr, expr);
 
-expr simplifier::make_not(expr a) {
-  return apply_rules_to<logical_not>(*this, depth_, logical_not::make(std::move(a)));
-}
+expr simplifier::make_not(expr a) { return simplify_not(nullptr, std::move(a)); }
 
 expr simplifier::make_select(expr c, expr t, expr f) {
-  return apply_rules_to<conditional>(*this, depth_, conditional::make(std::move(c), std::move(t), std::move(f)));
+  return simplify_select(nullptr, std::move(c), std::move(t), std::move(f));
+}
+
+expr simplifier::simplify_not(const logical_not* op, expr a) {
+  expr e = op && a.same_as(op->a) ? expr(op) : logical_not::make(std::move(a));
+  return apply_rules_to<logical_not>(*this, depth_, std::move(e));
+}
+
+expr simplifier::simplify_select(const conditional* op, expr c, expr t, expr f) {
+  expr e = op && c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value)
+               ? expr(op)
+               : conditional::make(std::move(c), std::move(t), std::move(f));
+  return apply_rules_to<conditional>(*this, depth_, std::move(e));
+}
+
+expr simplifier::simplify_call(const call* op, intrinsic fn, std::vector<expr> args) {
+  bool same = op && op->intrinsic == fn && args.size() == op->args.size();
+  for (std::size_t i = 0; same && i < args.size(); ++i) same = args[i].same_as(op->args[i]);
+  if ((fn == intrinsic::and_then || fn == intrinsic::or_else) && !args.empty()) {
+    // Constant operands fold (with the short circuit: a constant that decides the result is
+    // enough, whatever follows).
+    const bool stop_value = fn == intrinsic::or_else;
+    bool all_constant = true;
+    for (const expr& i : args) {
+      std::optional<index_t> c = as_constant(i);
+      if (!c) {
+        all_constant = false;
+        break;
+      }
+      if ((*c != 0) == stop_value) return stop_value ? 1 : 0;
+    }
+    if (all_constant) return stop_value ? 0 : 1;
+  }
+  expr e = same ? expr(op) : call::make(fn, op ? op->target : call::callable(), std::move(args));
+  if (fn == intrinsic::abs && e.as<call>()->args.size() == 1) e = apply_rules_to<call>(*this, depth_, std::move(e));
+  return e;
 }
 
 expr simplifier::make_abs(expr a) {
@@ -394,49 +494,31 @@ SLINKY_VISIT_BINARY(logical_and)
 SLINKY_VISIT_BINARY(logical_or)
 #undef SLINKY_VISIT_BINARY
 
-void simplifier::visit(const logical_not* op) {
-  expr a = mutate(op->a);
-  expr e = a.same_as(op->a) ? expr(op) : logical_not::make(std::move(a));
-  set_result(apply_rules_to<logical_not>(*this, depth_, std::move(e)));
-}
+void simplifier::visit(const logical_not* op) { set_result(simplify_not(op, mutate(op->a))); }
 
 void simplifier::visit(const conditional* op) {
   expr c = mutate(op->condition);
   expr t = mutate(op->true_value);
   expr f = mutate(op->false_value);
-  expr e = c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value)
-               ? expr(op)
-               : conditional::make(std::move(c), std::move(t), std::move(f));
-  set_result(apply_rules_to<conditional>(*this, depth_, std::move(e)));
+  set_result(simplify_select(op, std::move(c), std::move(t), std::move(f)));
 }
 
-void simplifier::visit(const call* op) {
-  std::vector<expr> args;
-  args.reserve(op->args.size());
-  bool changed = false;
-  for (const expr& i : op->args) {
-    args.push_back(mutate(i));
-    changed = changed || !args.back().same_as(i);
-  }
-  expr e = changed ? call::make(op->intrinsic, std::move(args)) : expr(op);
-  if (op->intrinsic == intrinsic::abs && op->args.size() == 1) e = apply_rules_to<call>(*this, depth_, std::move(e));
-  set_result(std::move(e));
-}
+void simplifier::visit(const call* op) { set_result(simplify_call(op, op->intrinsic, mutate(op->args))); }
 
 }  // namespace internal
 
-expr simplify(const expr& e, const bounds_map& bounds) {
-  internal::simplifier s(bounds, true);
+expr simplify(const expr& e, const bounds_map& bounds, const alignment_map& alignment) {
+  internal::simplifier s(bounds, true, alignment);
   return s.mutate(e);
 }
 
-stmt simplify(const stmt& st, const bounds_map& bounds) {
-  internal::simplifier s(bounds, true);
+stmt simplify(const stmt& st, const bounds_map& bounds, const alignment_map& alignment) {
+  internal::simplifier s(bounds, true, alignment);
   return s.mutate(st);
 }
 
-interval_expr simplify(const interval_expr& i, const bounds_map& bounds) {
-  internal::simplifier s(bounds, true);
+interval_expr simplify(const interval_expr& i, const bounds_map& bounds, const alignment_map& alignment) {
+  internal::simplifier s(bounds, true, alignment);
   return s.mutate(i);
 }
 

@@ -5,7 +5,10 @@
 #define SLINKY_BUILDER_SIMPLIFY_H
 
 #include <optional>
+#include <utility>
+#include <vector>
 
+#include "slinky/base/modulus_remainder.h"
 #include "slinky/builder/symbol_map.h"
 #include "slinky/runtime/expr.h"
 #include "slinky/runtime/stmt.h"
@@ -17,14 +20,31 @@ namespace slinky {
 // are free: they are unbounded, and results may refer to them.
 using bounds_map = symbol_map<interval_expr>;
 
-// Returns an expression equal to e for every value of the symbols within `bounds` (ignoring
+// Known alignment of symbols: each value of the symbol is in the set {modulus * k + remainder}.
+// The simplifier derives the alignment of compound expressions with modulus_remainder
+// arithmetic (constants are exact; x * 4 is in (4, 0) whatever x is), and of let symbols and loop
+// variables from their values and bounds (a loop variable is in alignment(min) + (step, 0) for a
+// constant step). It uses alignment to:
+// - fold x % c where the alignment of x fixes its remainder (x in (8, 3): x % 4 is 3);
+// - rewrite (x / c) * c as x - k where x % c is known to be k;
+// - decide x == y and x != y where x - y is never (or always) 0 by alignment, and prove x != 0;
+// - tighten constant bounds of an aligned symbol to its nearest members (x in [0, 10] and
+//   (8, 3): [3, 3]).
+// Symbols without an entry have no known alignment (modulus 1). Every function below that takes
+// an alignment_map takes its facts as given, like those of bounds: "for every assignment of the
+// symbols within bounds and alignment".
+using alignment_type = modulus_remainder<index_t>;
+using alignment_map = symbol_map<alignment_type>;
+
+// Returns an expression equal to e for every value of the symbols within `bounds` and
+// `alignment` (ignoring
 // index_t overflow, as the rewrite rules assume unbounded integers), in canonical form:
 // constants folded, constants on the right of commutative operators (and other operands in a
 // fixed order, so x + y and y + x give the same result), and simplified by the rules of
 // simplify_rules_*.h. Infinities are handled symbolically (x + oo is oo for finite x).
 // Simplifying a simplified expression gives a structurally equal one; if nothing changes, the
 // very same node is returned.
-expr simplify(const expr& e, const bounds_map& bounds = bounds_map());
+expr simplify(const expr& e, const bounds_map& bounds = bounds_map(), const alignment_map& alignment = alignment_map());
 
 // Simplifies every expression in s (loop variables have the loop's bounds within its body, let
 // symbols the bounds of their values) and simplifies the program's structure: checks proven
@@ -35,29 +55,106 @@ expr simplify(const expr& e, const bounds_map& bounds = bounds_map());
 // variables that are not redeclared) are substituted, unused lets are removed, and let_stmts at
 // the top of a loop body that do not depend on the loop are hoisted out of the loop. An
 // untouched program comes back as the same node. The result may be undefined (nothing to do).
-stmt simplify(const stmt& s, const bounds_map& bounds = bounds_map());
+stmt simplify(const stmt& s, const bounds_map& bounds = bounds_map(), const alignment_map& alignment = alignment_map());
 
 // Simplifies both endpoints (keeping a point a point).
-interval_expr simplify(const interval_expr& i, const bounds_map& bounds = bounds_map());
+interval_expr simplify(const interval_expr& i, const bounds_map& bounds = bounds_map(),
+                       const alignment_map& alignment = alignment_map());
 
 // An interval containing the value of e for every assignment of the symbols within `bounds`;
 // the endpoints are simplified expressions of the free symbols (those without bounds) and the
 // symbols used by the bounds, evaluated with the same assignment. Endpoints may be infinite.
 // Tight for monotonic expressions: bounds_of(x - 1) with x in [a, b] is [a - 1, b - 1], and
 // bounds_of(min(x + s - 1, m)) is [min(a + s - 1, m), min(b + s - 1, m)] for free s and m.
-interval_expr bounds_of(const expr& e, const bounds_map& bounds = bounds_map());
+interval_expr bounds_of(const expr& e, const bounds_map& bounds = bounds_map(),
+                        const alignment_map& alignment = alignment_map());
 
 // The union of bounds_of(i.min) and bounds_of(i.max): for every assignment within bounds where
 // i is not empty, it contains every point of i.
-interval_expr bounds_of(const interval_expr& i, const bounds_map& bounds = bounds_map());
+interval_expr bounds_of(const interval_expr& i, const bounds_map& bounds = bounds_map(),
+                        const alignment_map& alignment = alignment_map());
 
 // True only if e is non-zero for every assignment of the symbols within bounds; false when that
 // is not so or cannot be shown.
-bool prove_true(const expr& e, const bounds_map& bounds = bounds_map());
+bool prove_true(const expr& e, const bounds_map& bounds = bounds_map(),
+                const alignment_map& alignment = alignment_map());
 
 // True if e is provably non-zero (as prove_true), false if it is provably zero for every
 // assignment within bounds, and empty if neither can be shown.
-std::optional<bool> attempt_to_prove(const expr& e, const bounds_map& bounds = bounds_map());
+std::optional<bool> attempt_to_prove(const expr& e, const bounds_map& bounds = bounds_map(),
+                                     const alignment_map& alignment = alignment_map());
+
+// True if e is provably zero for every assignment within bounds (attempt_to_prove gives false).
+bool prove_false(const expr& e, const bounds_map& bounds = bounds_map(),
+                 const alignment_map& alignment = alignment_map());
+
+// True if a call of fn with constant arguments has a value the simplifier can compute at build
+// time (abs, and_then, or_else): fn is pure and needs no run time state.
+bool can_evaluate(intrinsic fn);
+
+// The best constant bound of e over every value of its symbols (taken as unbounded): a constant,
+// or the infinity on that side if there is no finite constant bound. For example,
+// constant_upper_bound(min(x, 4) * 2) is 8 and constant_lower_bound(min(x, 4)) is -oo.
+expr constant_lower_bound(const expr& e);
+expr constant_upper_bound(const expr& e);
+// The value of e if it simplifies to a constant (it uses no symbols, or they cancel out).
+std::optional<index_t> evaluate_constant(const expr& e);
+// The constant bounds above, or nothing where they are infinite.
+std::optional<index_t> evaluate_constant_lower_bound(const expr& e);
+std::optional<index_t> evaluate_constant_upper_bound(const expr& e);
+
+// The intersection of a and b (the larger min and the smaller max; an undefined end of one takes
+// the other's), simplified.
+interval_expr simplify_intersection(const interval_expr& a, const interval_expr& b);
+
+// Per-node simplification: the simplified node of kind T made of the operands given, which are
+// taken as already simplified (only the rules of the new node apply; no bounds or alignment of
+// symbols are known). op may be null; if it is not, the operands are op's own and no rule
+// applies, op itself is returned. For example, simplify(static_cast<const add*>(nullptr), x, 0)
+// is x.
+expr simplify(const add* op, expr a, expr b);
+expr simplify(const sub* op, expr a, expr b);
+expr simplify(const mul* op, expr a, expr b);
+expr simplify(const div* op, expr a, expr b);
+expr simplify(const mod* op, expr a, expr b);
+expr simplify(const class min* op, expr a, expr b);
+expr simplify(const class max* op, expr a, expr b);
+expr simplify(const equal* op, expr a, expr b);
+expr simplify(const not_equal* op, expr a, expr b);
+expr simplify(const less* op, expr a, expr b);
+expr simplify(const less_equal* op, expr a, expr b);
+expr simplify(const logical_and* op, expr a, expr b);
+expr simplify(const logical_or* op, expr a, expr b);
+expr simplify(const logical_not* op, expr a);
+expr simplify(const class select* op, expr c, expr t, expr f);
+// A call of fn (op's intrinsic, which op must then have, in the form without fn).
+expr simplify(const call* op, intrinsic fn, std::vector<expr> args);
+expr simplify(const call* op, std::vector<expr> args);
+// let lets in body, simplified as a whole (simplifying the simplified lets and body again
+// changes nothing): unused lets are removed, lets of constants and variables substituted.
+expr simplify(const let* op, std::vector<std::pair<var, expr>> lets, expr body);
+
+// Per-node bounds: an interval containing the value of the node of kind T for every value of its
+// operands within the intervals given (undefined ends are unbounded), computed like bounds_of:
+// the ends are expressions of the symbols the intervals use. op may be null; only the call forms
+// use it (for the intrinsic and a user target).
+interval_expr bounds_of(const add* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const sub* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const mul* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const div* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const mod* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const class min* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const class max* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const equal* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const not_equal* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const less* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const less_equal* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const logical_and* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const logical_or* op, interval_expr a, interval_expr b);
+interval_expr bounds_of(const logical_not* op, interval_expr a);
+interval_expr bounds_of(const class select* op, interval_expr c, interval_expr t, interval_expr f);
+interval_expr bounds_of(const call* op, intrinsic fn, std::vector<interval_expr> args);
+interval_expr bounds_of(const call* op, std::vector<interval_expr> args);
 
 }  // namespace slinky
 

@@ -32,6 +32,25 @@ public:
   void visit(const let*) override { found = true; }
 };
 
+// Tightens the constant bounds b of a symbol aligned to a to its nearest members. Returns false
+// (leaving result alone) if the bounds are not constants, no member is in them, or that overflows.
+bool align_constant_bounds(const interval_expr& b, const alignment_type& a, interval_expr& result) {
+  std::optional<index_t> lo = as_constant(b.min);
+  std::optional<index_t> hi = as_constant(b.max);
+  if (!lo || !hi) return false;
+  if (a.is_constant()) {
+    if (a.remainder < *lo || *hi < a.remainder) return false;
+    result = point(a.remainder);
+    return true;
+  }
+  index_t new_lo, new_hi, d;
+  if (sub_overflows(a.remainder, *lo, &d) || add_overflows(*lo, euclidean_mod(d, a.modulus), &new_lo)) return false;
+  if (sub_overflows(*hi, a.remainder, &d) || sub_overflows(*hi, euclidean_mod(d, a.modulus), &new_hi)) return false;
+  if (new_hi < new_lo) return false;
+  result = new_lo == new_hi ? point(new_lo) : interval_expr(new_lo, new_hi);
+  return true;
+}
+
 // Computes bounds bottom up. Endpoints are built with a simplifier that proves facts only from
 // the form of expressions, so finding bounds does not start other proofs: the cost is linear in
 // the size of the expression. Where an operand's bounds are the operand itself (it uses only
@@ -40,11 +59,12 @@ class bounds_finder : public expr_visitor {
   bounds_map& bounds_;
   simplifier& m_;
   const bool free_unbounded_;
+  const alignment_map* alignment_;
   interval_expr result_;
 
 public:
-  bounds_finder(bounds_map& bounds, simplifier& maker, bool free_unbounded)
-      : bounds_(bounds), m_(maker), free_unbounded_(free_unbounded) {}
+  bounds_finder(bounds_map& bounds, simplifier& maker, bool free_unbounded, const alignment_map* alignment)
+      : bounds_(bounds), m_(maker), free_unbounded_(free_unbounded), alignment_(alignment) {}
 
   interval_expr find(const expr& e) {
     e.accept(this);
@@ -86,6 +106,11 @@ public:
     }
     if (!b) return void(result_ = free_unbounded_ ? interval_expr::all() : point(expr(op)));
     if (b->is_point() && b->min.defined()) return set_point(b->min);
+    if (alignment_) {
+      if (const alignment_type* a = alignment_->find(op->sym)) {
+        if (align_constant_bounds(*b, *a, result_)) return;
+      }
+    }
     const expr unknown_min = free_unbounded_ ? negative_infinity() : expr(op);
     const expr unknown_max = free_unbounded_ ? positive_infinity() : expr(op);
     result_ = {b->min.defined() ? b->min : unknown_min, b->max.defined() ? b->max : unknown_max};
@@ -365,12 +390,15 @@ bool decides(fact f, const interval_expr& b) {
 
 }  // namespace
 
-interval_expr find_bounds(const expr& e, bounds_map& bounds, simplifier& maker, bool free_unbounded) {
-  bounds_finder f(bounds, maker, free_unbounded);
+interval_expr find_bounds(const expr& e, bounds_map& bounds, simplifier& maker, bool free_unbounded,
+                          const alignment_map* alignment) {
+  bounds_finder f(bounds, maker, free_unbounded, alignment);
   return f.find(e);
 }
 
-interval_expr simplifier::bounds_of(const expr& e) { return find_bounds(e, bounds_, endpoint_maker(), false); }
+interval_expr simplifier::bounds_of(const expr& e) {
+  return find_bounds(e, bounds_, endpoint_maker(), false, &alignment_);
+}
 
 bool simplifier::has_range(const expr& e) const {
   range_finder ranges(bounds_);
@@ -383,6 +411,8 @@ bool simplifier::prove(fact f, const expr& e) {
   if (f == fact::constant) return as_constant(e).has_value();
   if (f == fact::boolean && is_boolean_form(e)) return true;
   if (as_constant(e)) return decides(f, point(e));
+  // Alignment proves a value is never 0 (x in (8, 3)).
+  if (f == fact::nonzero && !alignment_of(e).contains(0)) return true;
   // Without symbols with bounds or operators of limited range, e is only bounded by itself.
   if (!use_bounds_ || !has_range(e)) return false;
   return prove_bounds(f, bounds_of(e));
@@ -415,6 +445,10 @@ bool simplifier::prove_difference(fact f, const expr& a, const expr& b) {
     if (last.a.same_as(a) && last.b.same_as(b)) return last.bounds && prove_bounds(f, *last.bounds);
     if (last.a.same_as(b) && last.b.same_as(a)) return last.bounds && prove_bounds(negated(f), *last.bounds);
   }
+  if (f == fact::nonzero) {
+    const alignment_type alignment_a = alignment_of(a);
+    if (alignment_a != alignment_type() && !(alignment_a - alignment_of(b)).contains(0)) return true;
+  }
   const expr d = make<sub>(a, b);
   if (!use_bounds_ || !sign_fact || as_constant(d)) return prove(f, d);
   last.a = a;
@@ -435,8 +469,12 @@ bool simplifier::prove_bounds(fact f, interval_expr b) {
     if (i == 2) return false;
     // An endpoint without a range only widens to infinity (or stays a constant).
     interval_expr wider = b;
-    if (need_min && has_range(b.min)) wider.min = find_bounds(b.min, bounds_, endpoint_maker(), true).min;
-    if (need_max && has_range(b.max)) wider.max = find_bounds(b.max, bounds_, endpoint_maker(), true).max;
+    if (need_min && has_range(b.min)) {
+      wider.min = find_bounds(b.min, bounds_, endpoint_maker(), true, &alignment_).min;
+    }
+    if (need_max && has_range(b.max)) {
+      wider.max = find_bounds(b.max, bounds_, endpoint_maker(), true, &alignment_).max;
+    }
     if (wider.min.same_as(b.min) && wider.max.same_as(b.max)) return false;
     b = std::move(wider);
   }
@@ -444,21 +482,21 @@ bool simplifier::prove_bounds(fact f, interval_expr b) {
 
 }  // namespace internal
 
-interval_expr bounds_of(const expr& e, const bounds_map& bounds) {
-  internal::simplifier s(bounds, true);
+interval_expr bounds_of(const expr& e, const bounds_map& bounds, const alignment_map& alignment) {
+  internal::simplifier s(bounds, true, alignment);
   return s.bounds_of(s.mutate(e));
 }
 
-interval_expr bounds_of(const interval_expr& i, const bounds_map& bounds) {
-  internal::simplifier s(bounds, true);
+interval_expr bounds_of(const interval_expr& i, const bounds_map& bounds, const alignment_map& alignment) {
+  internal::simplifier s(bounds, true, alignment);
   interval_expr a = s.bounds_of(s.mutate(i.min));
   if (i.is_point()) return a;
   interval_expr b = s.bounds_of(s.mutate(i.max));
   return {s.make<minimum>(a.min, b.min), s.make<maximum>(a.max, b.max)};
 }
 
-std::optional<bool> attempt_to_prove(const expr& e, const bounds_map& bounds) {
-  internal::simplifier s(bounds, true);
+std::optional<bool> attempt_to_prove(const expr& e, const bounds_map& bounds, const alignment_map& alignment) {
+  internal::simplifier s(bounds, true, alignment);
   expr simplified = s.mutate(e);
   if (std::optional<index_t> c = as_constant(simplified)) return *c != 0;
   if (s.prove(rewrite_rules::fact::nonzero, simplified)) return true;
@@ -466,6 +504,8 @@ std::optional<bool> attempt_to_prove(const expr& e, const bounds_map& bounds) {
   return std::nullopt;
 }
 
-bool prove_true(const expr& e, const bounds_map& bounds) { return attempt_to_prove(e, bounds) == true; }
+bool prove_true(const expr& e, const bounds_map& bounds, const alignment_map& alignment) {
+  return attempt_to_prove(e, bounds, alignment) == true;
+}
 
 }  // namespace slinky

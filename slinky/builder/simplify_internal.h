@@ -26,7 +26,7 @@ namespace internal {
 // not recurse.
 class simplifier : public node_mutator {
 public:
-  simplifier(const bounds_map& bounds, bool use_bounds);
+  simplifier(const bounds_map& bounds, bool use_bounds, const alignment_map& alignment = alignment_map());
   ~simplifier() override;
 
   using node_mutator::mutate;
@@ -38,6 +38,17 @@ public:
   expr make_not(expr a);
   expr make_select(expr c, expr t, expr f);
   expr make_abs(expr a);
+
+  // The simplified logical_not, select or call with the given (simplified) operands; op (which
+  // may be null) is reused if the operands are its own and no rule applies.
+  expr simplify_not(const logical_not* op, expr a);
+  expr simplify_select(const conditional* op, expr c, expr t, expr f);
+  expr simplify_call(const call* op, intrinsic fn, std::vector<expr> args);
+
+  // The alignment of e (see alignment_map): exact for constants, from the alignment of symbols
+  // and modulus_remainder arithmetic for the arithmetic operators, min, max and select; unknown
+  // (modulus 1) otherwise.
+  alignment_type alignment_of(const expr& e) const;
 
   // True if the fact provably holds for e (simplified) within the current bounds.
   bool prove(rewrite_rules::fact f, const expr& e);
@@ -86,7 +97,9 @@ public:
   // A declaration of sym within the current scope: sym gets the given bounds (or none) and
   // substitution value (or none), and bounds of other symbols that refer to sym (an outer
   // symbol of the same id) are forgotten. Undone by the destructor of the enclosing `scope`.
-  void declare(var sym, std::optional<interval_expr> bounds, expr value = expr());
+  // The alignment of sym becomes `alignment` (unknown if empty).
+  void declare(var sym, std::optional<interval_expr> bounds, expr value = expr(),
+               std::optional<alignment_type> alignment = std::nullopt);
 
   // Restores the declarations made since its construction when destroyed.
   class scope {
@@ -102,8 +115,14 @@ public:
   };
 
 private:
+  // The simplified node of kind T with the given (simplified) operands, op reused as above.
   template <typename T>
   expr simplify_binary(const T* op, expr a, expr b);
+  // The rewrites that use alignment (see alignment_map), for a node e of kind T to which no
+  // rule applied. They are code rather than rules because they compute a value (a remainder)
+  // from a fact, which the rule language's predicates cannot express.
+  template <typename T>
+  expr apply_alignment(expr e);
   template <typename T>
   void visit_lets(const T* op);
   std::vector<expr> mutate(const std::vector<expr>& x);
@@ -125,9 +144,11 @@ private:
     var sym;
     std::optional<interval_expr> bounds;
     std::optional<expr> value;
+    std::optional<alignment_type> alignment;
   };
 
   bounds_map bounds_;
+  alignment_map alignment_;
   // Substitutions for symbols (lets of constants and variables).
   symbol_map<expr> values_;
   // Symbols that were given bounds (for forgetting those that refer to a redeclared symbol).
@@ -173,13 +194,17 @@ bool apply_abs_rules(rule_applicator& r);
 // The bounds of e (see slinky::bounds_of), with endpoints built by `maker`. `bounds` is modified
 // while let values are bound, and restored. With free_unbounded, symbols without bounds are
 // unbounded instead of their own bounds (so that the result does not use them).
-interval_expr find_bounds(const expr& e, bounds_map& bounds, simplifier& maker, bool free_unbounded = false);
+// Constant bounds of symbols are tightened to the nearest values their alignment allows, if
+// `alignment` is given.
+interval_expr find_bounds(const expr& e, bounds_map& bounds, simplifier& maker, bool free_unbounded = false,
+                          const alignment_map* alignment = nullptr);
 
 // True if e refers to an infinity.
 bool contains_infinity(const expr& e);
 // True if e is 0 or 1 by its form (a comparison, a logical operator, ...).
 bool is_boolean_form(const expr& e);
-// True if evaluating e may have effects beyond its value (semaphores, tracing, free).
+// True if e may not be removed, duplicated or moved: it has side effects or calls a user function
+// (!is_pure, see runtime/depends_on.h).
 bool has_side_effects(const expr& e);
 // True if s (or e) declares the symbol v anywhere.
 bool declares(const stmt& s, var v);

@@ -14,7 +14,6 @@ using rewrite_rules::fact;
 
 namespace {
 
-
 // Crops clamp to the bounds of the buffer they crop: a side of a crop at or beyond those bounds
 // (or undefined) does not crop.
 bool crop_min_is_no_op(const expr& min, var src, int d) {
@@ -78,7 +77,8 @@ void simplifier::visit_lets(const T* op) {
       continue;
     }
     changed = changed || !value.same_as(l.second);
-    declare(l.first, use_bounds_ ? std::optional<interval_expr>(bounds_of(value)) : std::nullopt);
+    declare(l.first, use_bounds_ ? std::optional<interval_expr>(bounds_of(value)) : std::nullopt, expr(),
+            alignment_of(value));
     lets.emplace_back(l.first, std::move(value));
   }
   handle body = mutate(op->body);
@@ -123,7 +123,10 @@ void simplifier::visit(const loop* op) {
   stmt body;
   {
     scope s(*this);
-    declare(op->sym, bounds);
+    // The loop variable takes the values min + k * step, k >= 0.
+    alignment_type alignment = alignment_of(bounds.min);
+    if (alignment != alignment_type()) alignment += alignment_of(step) * alignment_type();
+    declare(op->sym, bounds, expr(), alignment);
     body = mutate(op->body);
   }
   if (!body.defined()) {

@@ -1,5 +1,4 @@
-// Default rewrites of node_mutator (rebuild a node only when a child changed), substitution and
-// dependency queries.
+// Default rewrites of node_mutator (rebuild a node only when a child changed), and clone_with.
 #include "slinky/runtime/node_mutator.h"
 
 namespace slinky {
@@ -265,237 +264,35 @@ void node_mutator::visit(const if_then_else* op) {
 
 namespace {
 
-// Replaces free uses of one symbol. Declarations of the same symbol shadow it: their bodies are
-// left alone (their own values, bounds etc. are still substituted, as they are evaluated outside
-// the new scope).
-class substitutor : public node_mutator {
-  var target_;
-  const expr& replacement_;
-
-public:
-  substitutor(var target, const expr& replacement) : target_(target), replacement_(replacement) {}
-  using node_mutator::visit;
-
-  void visit(const variable* op) override {
-    if (op->sym != target_) {
-      set_result(expr(op));
-    } else if (op->field == buffer_field::none) {
-      set_result(replacement_);
-    } else if (std::optional<var> v = as_variable(replacement_)) {
-      // Buffer metadata follows the buffer to its new symbol.
-      set_result(variable::make(*v, op->field, op->dim));
-    } else {
-      // The metadata of a buffer replaced by a value that is not a buffer symbol: left alone.
-      set_result(expr(op));
-    }
-  }
-  void visit(const let* op) override {
-    for (const auto& l : op->lets) {
-      if (l.first == target_) {
-        // Values after the shadowing declaration and the body see the new binding.
-        std::vector<std::pair<var, expr>> lets = op->lets;
-        bool shadowed = false;
-        bool changed = false;
-        for (auto& j : lets) {
-          if (!shadowed) {
-            expr v = mutate(j.second);
-            changed = changed || !v.same_as(j.second);
-            j.second = std::move(v);
-          }
-          shadowed = shadowed || j.first == target_;
-        }
-        set_result(changed ? let::make(std::move(lets), op->body) : expr(op));
-        return;
-      }
-    }
-    node_mutator::visit(op);
-  }
-  void visit(const let_stmt* op) override {
-    for (const auto& l : op->lets) {
-      if (l.first == target_) {
-        std::vector<std::pair<var, expr>> lets = op->lets;
-        bool shadowed = false;
-        bool changed = false;
-        for (auto& j : lets) {
-          if (!shadowed) {
-            expr v = mutate(j.second);
-            changed = changed || !v.same_as(j.second);
-            j.second = std::move(v);
-          }
-          shadowed = shadowed || j.first == target_;
-        }
-        set_result(changed ? let_stmt::make(std::move(lets), op->body) : stmt(op));
-        return;
-      }
-    }
-    node_mutator::visit(op);
-  }
-  // A declaration of the target shadows it in the body: only the declaration's own values are
-  // substituted, and the node is rebuilt only if they changed.
-  void visit(const loop* op) override {
-    if (op->sym != target_) return node_mutator::visit(op);
-    expr max_workers = mutate(op->max_workers);
-    interval_expr bounds = mutate(op->bounds);
-    expr step = mutate(op->step);
-    if (max_workers.same_as(op->max_workers) && bounds.same_as(op->bounds) && step.same_as(op->step)) {
-      return set_result(stmt(op));
-    }
-    set_result(loop::make(op->sym, std::move(max_workers), std::move(bounds), std::move(step), op->body));
-  }
-  void visit(const allocate* op) override {
-    if (op->sym != target_) return node_mutator::visit(op);
-    std::vector<dim_expr> dims = mutate_dims(op->dims);
-    expr elem_size = mutate(op->elem_size);
-    if (elem_size.same_as(op->elem_size) && same_dims(dims, op->dims)) return set_result(stmt(op));
-    set_result(allocate::make(op->sym, op->storage, std::move(elem_size), std::move(dims), op->body));
-  }
-  void visit(const make_buffer* op) override {
-    if (op->sym != target_) return node_mutator::visit(op);
-    std::vector<dim_expr> dims = mutate_dims(op->dims);
-    expr base = mutate(op->base);
-    expr elem_size = mutate(op->elem_size);
-    if (base.same_as(op->base) && elem_size.same_as(op->elem_size) && same_dims(dims, op->dims)) {
-      return set_result(stmt(op));
-    }
-    set_result(make_buffer::make(op->sym, std::move(base), std::move(elem_size), std::move(dims), op->body));
-  }
-  void visit(const clone_buffer* op) override {
-    if (op->sym != target_) return node_mutator::visit(op);
-    set_result(stmt(op));
-  }
-  void visit(const constant_buffer* op) override {
-    if (op->sym != target_) return node_mutator::visit(op);
-    set_result(stmt(op));
-  }
-  void visit(const async* op) override {
-    // The task does not see sym; the body does.
-    if (op->sym != target_) return node_mutator::visit(op);
-    stmt task = mutate(op->task);
-    set_result(task.same_as(op->task) ? stmt(op) : async::make(op->sym, std::move(task), op->body));
-  }
-  void visit(const crop_buffer* op) override {
-    if (op->sym != target_) return node_mutator::visit(op);
-    box_expr bounds = mutate(op->bounds);
-    for (std::size_t i = 0; i < bounds.size(); ++i) {
-      if (!bounds[i].same_as(op->bounds[i])) {
-        return set_result(crop_buffer::make(op->sym, op->src, std::move(bounds), op->body));
-      }
-    }
-    set_result(stmt(op));
-  }
-  void visit(const crop_dim* op) override {
-    if (op->sym != target_) return node_mutator::visit(op);
-    interval_expr bounds = mutate(op->bounds);
-    if (bounds.same_as(op->bounds)) return set_result(stmt(op));
-    set_result(crop_dim::make(op->sym, op->src, op->dim, std::move(bounds), op->body));
-  }
-  void visit(const slice_buffer* op) override {
-    if (op->sym != target_) return node_mutator::visit(op);
-    std::vector<expr> at;
-    bool changed = false;
-    for (const expr& i : op->at) {
-      at.push_back(mutate(i));
-      changed = changed || !at.back().same_as(i);
-    }
-    set_result(changed ? slice_buffer::make(op->sym, op->src, std::move(at), op->body) : stmt(op));
-  }
-  void visit(const slice_dim* op) override {
-    if (op->sym != target_) return node_mutator::visit(op);
-    expr at = mutate(op->at);
-    set_result(at.same_as(op->at) ? stmt(op) : slice_dim::make(op->sym, op->src, op->dim, std::move(at), op->body));
-  }
-  void visit(const transpose* op) override {
-    if (op->sym != target_) return node_mutator::visit(op);
-    set_result(stmt(op));
-  }
-
-private:
-  std::vector<dim_expr> mutate_dims(const std::vector<dim_expr>& dims) {
-    std::vector<dim_expr> result;
-    result.reserve(dims.size());
-    for (const dim_expr& d : dims) result.push_back(mutate(d));
-    return result;
-  }
-  static bool same_dims(const std::vector<dim_expr>& a, const std::vector<dim_expr>& b) {
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (!a[i].same_as(b[i])) return false;
-    }
-    return true;
-  }
-};
-
-// Finds a free use of a symbol.
-class dependency_finder : public stmt_visitor {
-  var target_;
-
-public:
-  bool found = false;
-  explicit dependency_finder(var target) : target_(target) {}
-  using stmt_visitor::visit;
-
-  void visit(const variable* op) override { found = found || op->sym == target_; }
-  void visit(const call_stmt* op) override {
-    for (var i : op->inputs) found = found || i == target_;
-    for (var i : op->outputs) found = found || i == target_;
-    stmt_visitor::visit(op);
-  }
-  void visit(const copy_stmt* op) override {
-    found = found || op->src == target_ || op->dst == target_ || op->pad == target_;
-    stmt_visitor::visit(op);
-  }
-  void visit(const clone_buffer* op) override {
-    found = found || op->src == target_;
-    stmt_visitor::visit(op);
-  }
-  void visit(const crop_buffer* op) override {
-    found = found || op->src == target_;
-    stmt_visitor::visit(op);
-  }
-  void visit(const crop_dim* op) override {
-    found = found || op->src == target_;
-    stmt_visitor::visit(op);
-  }
-  void visit(const slice_buffer* op) override {
-    found = found || op->src == target_;
-    stmt_visitor::visit(op);
-  }
-  void visit(const slice_dim* op) override {
-    found = found || op->src == target_;
-    stmt_visitor::visit(op);
-  }
-  void visit(const transpose* op) override {
-    found = found || op->src == target_;
-    stmt_visitor::visit(op);
-  }
-};
+template <typename T>
+stmt clone_decl(const T* op, var sym, stmt body) {
+  if (sym == op->sym && body.same_as(op->body)) return stmt(op);
+  T* result = new T(*op);
+  result->sym = sym;
+  result->body = std::move(body);
+  return stmt(result);
+}
 
 }  // namespace
 
-expr substitute(const expr& e, var target, const expr& replacement) {
-  substitutor s(target, replacement);
-  return s.mutate(e);
+stmt clone_with(const let_stmt* op, stmt new_body) {
+  if (new_body.same_as(op->body)) return stmt(op);
+  return let_stmt::make(op->lets, std::move(new_body), op->is_closure);
 }
-stmt substitute(const stmt& s, var target, const expr& replacement) {
-  substitutor m(target, replacement);
-  return m.mutate(s);
-}
-interval_expr substitute(const interval_expr& x, var target, const expr& replacement) {
-  substitutor s(target, replacement);
-  return s.mutate(x);
-}
-
-bool depends_on(const expr& e, var v) {
-  if (!e.defined()) return false;
-  dependency_finder f(v);
-  e.accept(&f);
-  return f.found;
-}
-bool depends_on(const stmt& s, var v) {
-  if (!s.defined()) return false;
-  dependency_finder f(v);
-  s.accept(&f);
-  return f.found;
-}
-bool depends_on(const interval_expr& x, var v) { return depends_on(x.min, v) || depends_on(x.max, v); }
+#define SLINKY_CLONE_WITH(node)                                                                                        \
+  stmt clone_with(const node* op, stmt new_body) { return clone_decl(op, op->sym, std::move(new_body)); }              \
+  stmt clone_with(const node* op, var sym, stmt new_body) { return clone_decl(op, sym, std::move(new_body)); }
+SLINKY_CLONE_WITH(loop)
+SLINKY_CLONE_WITH(allocate)
+SLINKY_CLONE_WITH(make_buffer)
+SLINKY_CLONE_WITH(constant_buffer)
+SLINKY_CLONE_WITH(clone_buffer)
+SLINKY_CLONE_WITH(crop_buffer)
+SLINKY_CLONE_WITH(crop_dim)
+SLINKY_CLONE_WITH(slice_buffer)
+SLINKY_CLONE_WITH(slice_dim)
+SLINKY_CLONE_WITH(transpose)
+SLINKY_CLONE_WITH(async)
+#undef SLINKY_CLONE_WITH
 
 }  // namespace slinky

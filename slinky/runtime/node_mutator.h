@@ -6,6 +6,7 @@
 
 #include <functional>
 
+#include "slinky/runtime/depends_on.h"
 #include "slinky/runtime/expr.h"
 #include "slinky/runtime/stmt.h"
 
@@ -29,12 +30,18 @@ public:
     return std::move(s_);
   }
 
-  interval_expr mutate(const interval_expr& x);
+  virtual interval_expr mutate(const interval_expr& x);
   box_expr mutate(const box_expr& x);
   dim_expr mutate(const dim_expr& x);
 
   void set_result(expr e) { e_ = std::move(e); }
   void set_result(stmt s) { s_ = std::move(s); }
+  void set_result(const base_expr_node* e) { e_ = expr(e); }
+  void set_result(const base_stmt_node* s) { s_ = stmt(s); }
+  // The result set by the last visit (until mutate returns it): for visitors that call accept
+  // on children themselves.
+  const expr& mutated_expr() const { return e_; }
+  const stmt& mutated_stmt() const { return s_; }
 
 #define SLINKY_X(name) void visit(const class name* op) override;
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
@@ -69,16 +76,53 @@ stmt rewrite(const stmt& s, Fn&& fn) {
 
 // Replaces every use of the symbol `target` by `replacement` (respecting shadowing: uses inside
 // a scope that redeclares target are left alone). The replacement is not protected from capture:
-// its symbols must not be redeclared inside e (the builder makes every symbol unique).
+// its symbols must not be redeclared inside e (the builder makes every symbol unique). If the
+// replacement is a variable, target's buffer metadata reads (buffer_min(target, d), ...) and its
+// uses as a buffer in statements (call inputs and outputs, copy operands, crop sources, ...) move
+// to that symbol; otherwise they are left alone. Implemented with the substitutor of
+// runtime/substitutor.h.
 expr substitute(const expr& e, var target, const expr& replacement);
 stmt substitute(const stmt& s, var target, const expr& replacement);
 interval_expr substitute(const interval_expr& x, var target, const expr& replacement);
 
-// True if e (or s) refers to the symbol v. Conservative: uses under a declaration that
-// shadows v count too.
-bool depends_on(const expr& e, var v);
-bool depends_on(const stmt& s, var v);
-bool depends_on(const interval_expr& x, var v);
+// depends_on (whose declarations used to be here) is in runtime/depends_on.h, included above.
+
+// A node_mutator that rewrites only statements (the original slinky's stmt_mutator): expressions
+// are returned unchanged, without being visited. Ours derives from node_mutator (the original's
+// node_mutator derives from it instead), so a stmt_mutator can be used wherever a node_mutator
+// is expected, but not the other way around.
+class stmt_mutator : public node_mutator {
+public:
+  using node_mutator::mutate;
+  expr mutate(const expr& e) override { return e; }
+};
+
+// A copy of op with its body replaced by new_body (and, for the second form, its declared symbol
+// by sym); op itself if nothing changes. A let_stmt declares several symbols: it has only the
+// first form.
+stmt clone_with(const let_stmt* op, stmt new_body);
+stmt clone_with(const loop* op, stmt new_body);
+stmt clone_with(const loop* op, var sym, stmt new_body);
+stmt clone_with(const allocate* op, stmt new_body);
+stmt clone_with(const allocate* op, var sym, stmt new_body);
+stmt clone_with(const make_buffer* op, stmt new_body);
+stmt clone_with(const make_buffer* op, var sym, stmt new_body);
+stmt clone_with(const constant_buffer* op, stmt new_body);
+stmt clone_with(const constant_buffer* op, var sym, stmt new_body);
+stmt clone_with(const clone_buffer* op, stmt new_body);
+stmt clone_with(const clone_buffer* op, var sym, stmt new_body);
+stmt clone_with(const crop_buffer* op, stmt new_body);
+stmt clone_with(const crop_buffer* op, var sym, stmt new_body);
+stmt clone_with(const crop_dim* op, stmt new_body);
+stmt clone_with(const crop_dim* op, var sym, stmt new_body);
+stmt clone_with(const slice_buffer* op, stmt new_body);
+stmt clone_with(const slice_buffer* op, var sym, stmt new_body);
+stmt clone_with(const slice_dim* op, stmt new_body);
+stmt clone_with(const slice_dim* op, var sym, stmt new_body);
+stmt clone_with(const transpose* op, stmt new_body);
+stmt clone_with(const transpose* op, var sym, stmt new_body);
+stmt clone_with(const async* op, stmt new_body);
+stmt clone_with(const async* op, var sym, stmt new_body);
 
 }  // namespace slinky
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "slinky/base/modulus_remainder.h"
 #include "slinky/runtime/buffer.h"
 #include "slinky/runtime/expr.h"
 #include "slinky/runtime/stmt.h"
@@ -49,6 +50,10 @@ std::ostream& operator<<(std::ostream& os, const std::tuple<const expr&, const n
 std::ostream& operator<<(std::ostream& os, const std::tuple<const stmt&, const node_context&>& s);
 std::ostream& operator<<(std::ostream& os, const std::tuple<const interval_expr&, const node_context&>& i);
 std::ostream& operator<<(std::ostream& os, const std::tuple<const box_expr&, const node_context&>& b);
+
+// Alignment facts print as (modulus, remainder).
+std::ostream& operator<<(std::ostream& os, const modulus_remainder<int>& a);
+std::ostream& operator<<(std::ostream& os, const modulus_remainder<index_t>& a);
 
 }  // namespace slinky
 
