@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "slinky/base/ref_count.h"
 #include "slinky/runtime/buffer.h"
 
 namespace {

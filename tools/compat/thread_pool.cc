@@ -64,6 +64,11 @@ class host_pool : public thread_pool {
 public:
   std::atomic<int> jobs_run{0};
 
+  int idle() {
+    std::lock_guard<std::mutex> l(m_);
+    return idle_;
+  }
+
   explicit host_pool(int n) {
     inner_.expect_workers(n);
     for (int i = 0; i < n; ++i) {
@@ -310,6 +315,7 @@ TEST(compat_thread_pool_impl, external_workers) {
 TEST(compat_host_pool, nested_parallel_for_and_pipelines) {
   host_pool pool(3);
   EXPECT_EQ(pool.thread_count(), 3);
+  ASSERT_TRUE(eventually([&]() { return pool.idle() == 3; }));  // the host's threads are waiting for jobs
   std::atomic<int> total{0};
   pool.parallel_for(6, [&](std::size_t) { pool.parallel_for(5, [&](std::size_t) { ++total; }); });
   EXPECT_EQ(total, 30);
