@@ -2,15 +2,22 @@
 // document describes: the program is printed, run, checked against a plain C++ reference, and
 // its time and peak intermediate memory (through the allocate/free hooks) are reported.
 //
-// Usage: demo [--quiet] (--quiet skips printing the programs)
+// Usage: demo [--quiet] [--trace file.json]
+//   --quiet skips printing the programs;
+//   --trace builds the pipelines with build_options::trace and writes every evaluation's
+//   "pipeline", "loop <var>", "loop <var> iteration" and call events to file.json through
+//   eval_config's trace_begin/trace_end hooks and a chrome_trace (open it in ui.perfetto.dev).
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "benchmark_util.h"
+#include "slinky/base/chrome_trace.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/print.h"
 
@@ -20,6 +27,14 @@ using namespace slinky_bench;
 namespace {
 
 bool quiet = false;
+chrome_trace* trace = nullptr;  // set by --trace
+
+// The build options of every example: tracing brackets when --trace is given.
+build_options options() {
+  build_options o;
+  o.trace = trace != nullptr;
+  return o;
+}
 
 // Tracks the peak bytes of intermediates allocated while a pipeline runs.
 struct memory_tracker {
@@ -39,6 +54,14 @@ struct memory_tracker {
       live -= b->size_bytes();
       std::free(p);
     };
+    if (trace) {
+      // The token returned by trace_begin is given back to trace_end: here, the name itself.
+      config.trace_begin = [](const char* name) {
+        trace->begin(name);
+        return reinterpret_cast<index_t>(name);
+      };
+      config.trace_end = [](index_t token) { trace->end(reinterpret_cast<const char*>(token)); };
+    }
     context.config = &config;
   }
 };
@@ -84,7 +107,7 @@ void elementwise(bool scheduled) {
   func add = func::make(add_1, {{intm, {point(x)}}}, {{out, {x}}}, {.name = "add_1"});
   // The document's second strategy, with chunks large enough to amortize the calls.
   if (scheduled) add.loops({{x, 1024}});
-  pipeline p = build_pipeline(ctx, {in}, {out});
+  pipeline p = build_pipeline(ctx, {in}, {out}, options());
 
   const index_t n = 1 << 20;
   buffer<int, 1> in_buf({n}), out_buf({n});
@@ -128,7 +151,7 @@ void matrix_product(bool scheduled) {
   func matmul_abc = func::make(matmul, {{ab, {point(i), k_d}}, {c, {k_d, point(j)}}}, {{d, {i, j}}}, {.name = "abc"});
   // The document's schedule: one row of ab at a time, computed in the loop over rows of d.
   if (scheduled) matmul_abc.loops({{i, 1}});
-  pipeline p = build_pipeline(ctx, {a, b, c}, {d});
+  pipeline p = build_pipeline(ctx, {a, b, c}, {d}, options());
 
   const index_t n = 128;
   buffer<float, 2> a_buf({n, n}), b_buf({n, n}), c_buf({n, n}), d_buf({n, n}), ref({n, n}), ab_ref({n, n});
@@ -187,7 +210,7 @@ void stencil(bool scheduled) {
   func sum =
       func::make(sum_3x3, {{intm, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{out, {x, y}}}, {.name = "sum_3x3"});
   if (scheduled) sum.loops({{y, 1}});
-  pipeline p = build_pipeline(ctx, {in}, {out});
+  pipeline p = build_pipeline(ctx, {in}, {out}, options());
 
   const index_t w = 1024, h = 1024;
   buffer<int, 2> in_buf({w + 2, h + 2}), out_buf({w, h});
@@ -217,7 +240,24 @@ void stencil(bool scheduled) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) quiet = quiet || std::strcmp(argv[i], "--quiet") == 0;
+  std::ofstream trace_file;
+  std::unique_ptr<chrome_trace> trace_writer;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quiet") == 0) {
+      quiet = true;
+    } else if (std::strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
+      trace_file.open(argv[++i]);
+      if (!trace_file) {
+        std::fprintf(stderr, "demo: cannot write %s\n", argv[i]);
+        return 1;
+      }
+      trace_writer = std::make_unique<chrome_trace>(trace_file);
+      trace = trace_writer.get();
+    } else {
+      std::fprintf(stderr, "usage: demo [--quiet] [--trace file.json]\n");
+      return 1;
+    }
+  }
   print_machine("slinky demo: the founding document's examples");
   for (bool scheduled : {false, true}) elementwise(scheduled);
   for (bool scheduled : {false, true}) matrix_product(scheduled);

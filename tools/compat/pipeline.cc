@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <string>
@@ -313,6 +314,89 @@ TEST(compat_builder, copies_take_the_callable_first) {
       EXPECT_EQ(stacked_buf(i, 1), 100 + i);
     }
   }
+}
+
+// func::input's output_crop and output_slice written by the client (what make_concat and
+// make_stack build): each source of a multi-input copy writes only its crop of the output, and a
+// sliced source writes one plane of a higher-rank output.
+TEST(compat_builder, copy_inputs_with_output_crop_and_slice) {
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto a = buffer_expr::make(ctx, "a", 1, sizeof(int));
+  auto b = buffer_expr::make(ctx, "b", 1, sizeof(int));
+  auto joined = buffer_expr::make(ctx, "joined", 1, sizeof(int));
+  auto planes = buffer_expr::make(ctx, "planes", 2, sizeof(int));
+  // joined = a on [0, 3), b shifted by 3 on [3, 8).
+  func::input from_a{a, {point(x)}, {}, {bounds(0, 2)}, {}};
+  func::input from_b{b, {point(expr(x) - 3)}, {}, {bounds(3, 7)}, {}};
+  func join(copy_stmt::callable(), {from_a, from_b}, func::output{joined, {x}});
+  // planes(x, 0) = a(x), planes(x, 1) = b(x): each source is sliced into its plane.
+  func::input plane0{a, {point(x)}, {}, {interval_expr::all(), point(0)}, {expr(), 0}};
+  func::input plane1{b, {point(x)}, {}, {interval_expr::all(), point(1)}, {expr(), 1}};
+  func stack(copy_stmt::callable(), {plane0, plane1}, func::output{planes, {x, y}});
+  pipeline p = build_pipeline(ctx, {a, b}, {joined, planes});
+
+  buffer<int, 1> a_buf({8}), b_buf({8}), joined_buf({8});
+  buffer<int, 2> planes_buf({8, 2});
+  for (auto* buf : {&a_buf, &b_buf, &joined_buf}) buf->allocate();
+  planes_buf.allocate();
+  for (int i = 0; i < 8; ++i) {
+    a_buf(i) = 10 + i;
+    b_buf(i) = 20 + i;
+  }
+  const raw_buffer* inputs[] = {&a_buf, &b_buf};
+  const raw_buffer* outputs[] = {&joined_buf, &planes_buf};
+  ASSERT_EQ(p.evaluate(inputs, outputs), 0);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(joined_buf(i), i < 3 ? 10 + i : 20 + i - 3) << i;
+    EXPECT_EQ(planes_buf(i, 0), 10 + i) << i;
+    EXPECT_EQ(planes_buf(i, 1), 20 + i) << i;
+  }
+}
+
+// A buffer_expr's element size may be any expression: here the intermediate takes the input's
+// element size, read at run time, so one pipeline moves 2- and 4-byte elements.
+TEST(compat_builder, symbolic_element_size) {
+  node_context ctx;
+  var x(ctx, "x");
+  auto in = buffer_expr::make(ctx, "in", 1, expr());
+  auto intm = buffer_expr::make(ctx, "intm", 1, buffer_elem_size(in->sym()));
+  auto out = buffer_expr::make(ctx, "out", 1, buffer_elem_size(in->sym()));
+  EXPECT_FALSE(as_constant(intm->elem_size()));
+  auto copy_bytes = [](const buffer<const void>& src, const buffer<void>& dst) -> index_t {
+    for (index_t i = dst.dim(0).begin(); i < dst.dim(0).end(); ++i) {
+      std::memcpy(dst.address_at(i), src.address_at(i), dst.elem_size);
+    }
+    return 0;
+  };
+  func first = func::make(copy_bytes, {{in, {point(x)}}}, {{intm, {x}}});
+  func second = func::make(copy_bytes, {{intm, {point(x)}}}, {{out, {x}}});
+  pipeline p = build_pipeline(ctx, {in}, {out});
+
+  index_t allocated = 0;
+  eval_config cfg;
+  cfg.auto_stack_threshold = 0;
+  cfg.allocate = [&](var, raw_buffer* b) {
+    allocated += static_cast<index_t>(b->size_bytes());
+    return b->allocate();
+  };
+  eval_context ectx;
+  ectx.config = &cfg;
+  auto check = [&](auto value) {
+    using T = decltype(value);
+    buffer<T, 1> in_buf({16}), out_buf({16});
+    in_buf.allocate();
+    out_buf.allocate();
+    for (int i = 0; i < 16; ++i) in_buf(i) = static_cast<T>(value * i + 1);
+    allocated = 0;
+    const raw_buffer* inputs[] = {&in_buf};
+    const raw_buffer* outputs[] = {&out_buf};
+    ASSERT_EQ(p.evaluate(inputs, outputs, ectx), 0);
+    EXPECT_EQ(allocated, 16 * static_cast<index_t>(sizeof(T)));
+    for (int i = 0; i < 16; ++i) EXPECT_EQ(out_buf(i), static_cast<T>(value * i + 1));
+  };
+  check(static_cast<short>(300));
+  check(70000);
 }
 
 TEST(compat_builder, loop_info_and_loop_id) {

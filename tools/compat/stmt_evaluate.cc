@@ -266,6 +266,41 @@ TEST(compat_stmt, parallel_loop_and_async) {
   EXPECT_EQ(body_runs, 1);
 }
 
+// The semaphore and wait_for builders of expr.h make the intrinsic calls the evaluator runs:
+// a semaphore initialized to 0 is signaled by an async task and waited on by the body.
+TEST(compat_stmt, semaphore_builders) {
+  // A semaphore is an index_t in memory: here the one element of a rank-0 stack buffer.
+  var sem_buf(0), task(1);
+  expr sem = buffer_at(sem_buf);
+  expr init = semaphore_init(sem, 0);
+  const call* c = init.as<call>();
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->intrinsic, intrinsic::semaphore_init);
+  EXPECT_EQ(semaphore_signal(sem).as<call>()->intrinsic, intrinsic::semaphore_signal);
+  EXPECT_EQ(semaphore_wait(sem).as<call>()->intrinsic, intrinsic::semaphore_wait);
+
+  thread_pool_impl pool(1);
+  eval_config cfg;
+  cfg.thread_pool = &pool;
+  eval_context ctx;
+  ctx.config = &cfg;
+  std::atomic<int> step{0};
+  int seen_by_body = -1;
+  stmt producer = block::make({
+      call_stmt::make([&](const call_stmt*, eval_context&) -> index_t { return step = 1, 0; }, {}, {}, {}, {}),
+      check::make(semaphore_signal(sem)),
+  });
+  stmt consumer = block::make({
+      check::make(semaphore_wait(sem)),
+      call_stmt::make([&](const call_stmt*, eval_context&) -> index_t { return seen_by_body = step, 0; }, {}, {},
+                      {}, {}),
+  });
+  stmt program = allocate::make(sem_buf, memory_type::stack, static_cast<index_t>(sizeof(index_t)), {},
+                                block::make({check::make(semaphore_init(sem, 0)), async::make(task, producer, consumer)}));
+  ASSERT_EQ(evaluate(program, ctx), 0);
+  EXPECT_EQ(seen_by_body, 1);
+}
+
 TEST(compat_stmt, constant_buffer_and_transpose) {
   var c(0), out(1);
   buffer<int, 1> src({3});
