@@ -52,7 +52,8 @@ TEST(compat_ir, buffer_metadata_is_a_variable_with_a_field) {
   EXPECT_FALSE(is_variable(e, b, buffer_field::max, 1));
   EXPECT_EQ(as_variable(e, buffer_field::min), b);
   EXPECT_FALSE(as_variable(e));  // not a plain variable
-  const variable* r = buffer_rank(b).as<variable>();
+  expr rank = buffer_rank(b);
+  const variable* r = rank.as<variable>();
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->field, buffer_field::rank);
 
