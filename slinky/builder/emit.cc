@@ -379,24 +379,24 @@ public:
 constexpr index_t max_coordinate = std::numeric_limits<index_t>::max() / 2;
 
 // Checks that addressing any element of dimension d of buffer `sym` (of rank `rank`) cannot
-// overflow an index_t: the coordinates are within +/-max_coordinate, the fold factor is
-// dim::unfolded or positive (other values address every coordinate through euclidean_mod by
-// them, see dim::flat_offset_bytes; on a stride-0 dim any value goes, it addresses nothing), and
-// the dimension spans at most max_coordinate / rank bytes (so the offsets of all dimensions
-// together stay below 2^62). The evaluator's saturating arithmetic makes each condition exact.
+// overflow an index_t: the coordinates are within +/-max_coordinate, and the dimension spans at
+// most max_coordinate / rank bytes (so the offsets of all dimensions together stay below 2^62).
+// The span of a dimension is (max - min) * |stride| when it is unfolded, and (|fold| - 1) *
+// |stride| when it is folded: dim::flat_offset_bytes addresses coordinate i at
+// euclidean_mod(i, fold) * stride for every fold factor other than dim::unfolded, which is in
+// [0, |fold| - 1] for any fold (0 and negative ones included, which the runtime's folding never
+// makes but a client may pass as data), so no fold factor needs to be rejected. The
+// evaluator's saturating arithmetic makes each condition exact.
 void check_addressable(var sym, std::size_t d, std::size_t rank, std::vector<stmt>& checks) {
   const int dd = static_cast<int>(d);
   const index_t max_span = max_coordinate / static_cast<index_t>(rank);
   checks.push_back(check::make(abs(buffer_min(sym, dd)) <= max_coordinate));
   checks.push_back(check::make(abs(buffer_max(sym, dd)) <= max_coordinate));
-  checks.push_back(check::make(buffer_fold_factor(sym, dd) == dim::unfolded || 0 < buffer_fold_factor(sym, dd) ||
-                               buffer_stride(sym, dd) == 0));
-  // The offsets of an unfolded dimension are (i - min) * stride, of a folded one
-  // (i mod fold) * stride. An empty dimension has a negative span.
+  // An empty dimension has a negative span.
   const expr span = (buffer_max(sym, dd) - buffer_min(sym, dd)) * abs(buffer_stride(sym, dd));
   checks.push_back(check::make(span <= max_span));
-  const expr fold_span =
-      select(0 < buffer_fold_factor(sym, dd), buffer_fold_factor(sym, dd) - 1, 0) * abs(buffer_stride(sym, dd));
+  const expr fold = buffer_fold_factor(sym, dd);
+  const expr fold_span = select(fold == dim::unfolded, 0, abs(fold) - 1) * abs(buffer_stride(sym, dd));
   checks.push_back(check::make(fold_span <= max_span));
 }
 
