@@ -296,7 +296,8 @@ class alias_planner {
     const int ob = buffer_of(out.buffer);
     if (!is_intermediate(ib) || !is_intermediate(ob) || plan_.is_alias(ib) || plan_.is_alias(ob)) return false;
     if (declares_layout(*in.buffer) || declares_layout(*out.buffer) || folded(ib) || folded(ob)) return false;
-    if (in.buffer->rank() != out.buffer->rank() || !match(in.buffer->elem_size(), out.buffer->elem_size())) return false;
+    if (in.buffer->rank() != out.buffer->rank() || !match(in.buffer->elem_size(), out.buffer->elem_size()))
+      return false;
     if (g_.buffers[ib].consumers.size() != 1 || uses_in(f, ib) != 1) return false;
     if (g_.buffers[ib].store != g_.buffers[ob].store) return false;
     // Read pointwise: each element of the input is read only for the same element of the output.

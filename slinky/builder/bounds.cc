@@ -458,7 +458,8 @@ void bounds_inference::find_pipelined_loops() {
       index_t stages = 1;
       for (const func_node& other : g_.funcs) stages += other.compute == l ? 1 : 0;
       index_t workers = stages;
-      if (std::optional<index_t> c = as_constant(info.max_workers)) workers = std::max<index_t>(1, std::min(workers, *c));
+      if (std::optional<index_t> c = as_constant(info.max_workers))
+        workers = std::max<index_t>(1, std::min(workers, *c));
       // Inside another parallel loop, which gives the parallelism, a pipelined loop runs serially:
       // a worker waiting on a stage may run another pipeline's items (thread_pool.h), which could
       // wait in turn for the first one.

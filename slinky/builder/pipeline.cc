@@ -33,7 +33,8 @@ buffer_expr_ptr buffer_expr::make(node_context& ctx, const std::string& name, st
 }
 
 buffer_expr_ptr buffer_expr::make_constant(var sym, const_raw_buffer_ptr constant) {
-  if (!constant) internal::builder_error("make_constant: the constant buffer of symbol " + std::to_string(sym.id) + " is null");
+  if (!constant)
+    internal::builder_error("make_constant: the constant buffer of symbol " + std::to_string(sym.id) + " is null");
   buffer_expr_ptr b = make(sym, constant->rank, static_cast<index_t>(constant->elem_size));
   // The dims are the constant's own metadata, as constants.
   for (std::size_t d = 0; d < constant->rank; ++d) b->dims_[d] = dim_expr(constant->dim(d));
@@ -57,8 +58,8 @@ box_expr buffer_expr::bounds() const {
   return result;
 }
 
-func::func(call_stmt::callable impl, std::vector<input> inputs, std::vector<output> outputs,
-           std::vector<expr> scalars, call_stmt::attributes attrs)
+func::func(call_stmt::callable impl, std::vector<input> inputs, std::vector<output> outputs, std::vector<expr> scalars,
+           call_stmt::attributes attrs)
     : impl_(std::move(impl)), inputs_(std::move(inputs)), outputs_(std::move(outputs)), scalars_(std::move(scalars)),
       attrs_(std::move(attrs)) {
   add_this_to_buffers();

@@ -421,7 +421,7 @@ func func::make(Fn&& fn, std::vector<input> inputs, std::vector<output> outputs,
   }
   const std::size_t num_inputs = inputs.size();
   call_stmt::callable impl = [fn = std::decay_t<Fn>(std::forward<Fn>(fn)), num_inputs](const call_stmt* op,
-                                                                            eval_context& ctx) -> index_t {
+                                                                                       eval_context& ctx) -> index_t {
     return internal::call_with_buffers<std::decay_t<Fn>, args>(fn, op, ctx, num_inputs,
                                                                std::make_index_sequence<arity>());
   };

@@ -36,7 +36,9 @@ public:
   }
 
   using node_mutator::visit;
-  void visit(const call_stmt* op) override { set_result(bracket(op->attrs.name.empty() ? "call" : op->attrs.name, stmt(op))); }
+  void visit(const call_stmt* op) override {
+    set_result(bracket(op->attrs.name.empty() ? "call" : op->attrs.name, stmt(op)));
+  }
   void visit(const loop* op) override {
     auto i = loop_names_.find(op->sym);
     const std::string name = "loop " + (i != loop_names_.end() ? i->second : ctx_.name(op->sym));

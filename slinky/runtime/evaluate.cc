@@ -645,13 +645,13 @@ index_t evaluator::exec_allocate(const allocate* op) {
     return fail_check(buffer_size_bytes(op->sym) < std::numeric_limits<index_t>::max());
   }
   const index_t size = static_cast<index_t>(size_bytes);
-  const bool on_stack = op->storage == memory_type::stack ||
-                        (op->storage == memory_type::automatic && static_cast<std::size_t>(size) <= config.auto_stack_threshold);
+  const bool on_stack =
+      op->storage == memory_type::stack ||
+      (op->storage == memory_type::automatic && static_cast<std::size_t>(size) <= config.auto_stack_threshold);
   void* allocation = nullptr;
   std::size_t kept_index = none;
   if (on_stack) {
-    const index_t alignment =
-        std::max<index_t>(alignof(std::max_align_t), static_cast<index_t>(config.base_alignment));
+    const index_t alignment = std::max<index_t>(alignof(std::max_align_t), static_cast<index_t>(config.base_alignment));
     char* p = static_cast<char*>(alloca(std::max<index_t>(size, 1) + alignment));
     p = reinterpret_cast<char*>(align_up(reinterpret_cast<index_t>(p), alignment));
     // base points at the element of min coordinates; undo negative strides' offsets.

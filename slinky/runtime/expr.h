@@ -723,8 +723,10 @@ public:
     old_ = std::move(slot);
     slot = std::move(value);
   }
-  scoped_value_in_symbol_map(symbol_map<T>& map, var v, T value) : scoped_value_in_symbol_map(map, v, std::optional<T>(std::move(value))) {}
-  scoped_value_in_symbol_map(scoped_value_in_symbol_map&& other) noexcept : map_(other.map_), sym_(other.sym_), old_(std::move(other.old_)) {
+  scoped_value_in_symbol_map(symbol_map<T>& map, var v, T value)
+      : scoped_value_in_symbol_map(map, v, std::optional<T>(std::move(value))) {}
+  scoped_value_in_symbol_map(scoped_value_in_symbol_map&& other) noexcept
+      : map_(other.map_), sym_(other.sym_), old_(std::move(other.old_)) {
     other.map_ = nullptr;
   }
   scoped_value_in_symbol_map& operator=(scoped_value_in_symbol_map&& other) noexcept {

@@ -102,10 +102,10 @@ TEST(compat_dim, folds) {
   EXPECT_TRUE(dim(5, 14, 4, 10).is_folded());
   EXPECT_FALSE(dim(8, 11, 4, 4).is_folded());
   EXPECT_TRUE(dim(7, 8, 4, 4).is_folded());
-  EXPECT_FALSE(dim(0, 100, 4).is_folded());           // unfolded
+  EXPECT_FALSE(dim(0, 100, 4).is_folded());  // unfolded
   EXPECT_FALSE(dim(0, 100, 4, dim::unfolded).is_folded());
-  EXPECT_FALSE(dim(0, 100, 0, 4).is_folded());        // stride 0
-  EXPECT_FALSE(dim(0, 100, 4, 0).is_folded());        // fold factor <= 0 is unfolded
+  EXPECT_FALSE(dim(0, 100, 0, 4).is_folded());  // stride 0
+  EXPECT_FALSE(dim(0, 100, 4, 0).is_folded());  // fold factor <= 0 is unfolded
   const dim f(0, 3, 4, 4);
   EXPECT_FALSE(f.is_folded(0, 3));
   EXPECT_TRUE(f.is_folded(2, 5));

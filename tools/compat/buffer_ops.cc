@@ -141,9 +141,9 @@ TEST(compat_for_each, contiguous_slices) {
 TEST(compat_dim_optimizers, can_fuse_and_fuse) {
   EXPECT_TRUE(slinky::can_fuse(dim(0, 9, 4), dim(0, 4, 40)));
   EXPECT_FALSE(slinky::can_fuse(dim(0, 9, 4), dim(0, 4, 44)));
-  EXPECT_FALSE(slinky::can_fuse(dim(0, -1, 4), dim(0, 4, 0)));   // empty inner
-  EXPECT_TRUE(slinky::can_fuse(dim(0, 9, 4), dim(3, 3, 100)));   // outer is a point with non-zero stride
-  EXPECT_TRUE(slinky::can_fuse(dim(0, 9, 0), dim(0, 4, 0)));     // broadcasts
+  EXPECT_FALSE(slinky::can_fuse(dim(0, -1, 4), dim(0, 4, 0)));      // empty inner
+  EXPECT_TRUE(slinky::can_fuse(dim(0, 9, 4), dim(3, 3, 100)));      // outer is a point with non-zero stride
+  EXPECT_TRUE(slinky::can_fuse(dim(0, 9, 0), dim(0, 4, 0)));        // broadcasts
   EXPECT_FALSE(slinky::can_fuse(dim(0, 9, 4, 10), dim(0, 4, 40)));  // folded inner
 
   EXPECT_EQ(slinky::fuse(dim(0, 9, 4), dim(2, 4, 40)), dim(20, 49, 4));

@@ -109,9 +109,7 @@ TEST(compat_chrome_trace, writes_duration_events) {
     trace.begin("outer");
     trace.begin("inner");
     trace.end("inner");
-    std::thread other([&]() {
-      scoped_trace s(&trace, "on_other_thread");
-    });
+    std::thread other([&]() { scoped_trace s(&trace, "on_other_thread"); });
     other.join();
     trace.end("outer");
   }

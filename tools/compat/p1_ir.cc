@@ -37,8 +37,8 @@ public:
 TEST(compat_ir, buffer_metadata_is_a_variable_with_a_field) {
   static_assert(static_cast<unsigned>(buffer_field::none) == 0, "buffer_field::none is 0");
   static_assert(std::is_same_v<std::underlying_type_t<buffer_field>, unsigned>, "unsigned");
-  const buffer_field fields[] = {buffer_field::rank,   buffer_field::elem_size, buffer_field::size_bytes,
-                                 buffer_field::min,    buffer_field::max,       buffer_field::stride,
+  const buffer_field fields[] = {buffer_field::rank,       buffer_field::elem_size, buffer_field::size_bytes,
+                                 buffer_field::min,        buffer_field::max,       buffer_field::stride,
                                  buffer_field::fold_factor};
   EXPECT_EQ(sizeof(fields) / sizeof(fields[0]), 7u);
   var b(4);

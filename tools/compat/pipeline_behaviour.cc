@@ -237,7 +237,8 @@ TEST(compat_behaviour, fold_factor_as_data) {
         seen_folds.push_back(sb.dim(0).fold_factor());
         EXPECT_EQ(sb.dim(0).stride(), 0);
         EXPECT_EQ(sb.elem_size, 0u);
-        for (index_t i = b.dim(0).begin(); i < b.dim(0).end(); ++i) b(i) = a(i) + static_cast<int>(sb.dim(0).fold_factor());
+        for (index_t i = b.dim(0).begin(); i < b.dim(0).end(); ++i)
+          b(i) = a(i) + static_cast<int>(sb.dim(0).fold_factor());
         return 0;
       },
       {{s, {point(0)}}, {in, {point(x)}}}, {{out, {x}}});
@@ -417,7 +418,7 @@ TEST(compat_behaviour, allocations_go_through_the_hook_or_the_stack) {
     bool expect_heap;
   };
   const allocation_case cases[] = {
-      {100, 4096, memory_type::automatic, false},        // 400 bytes: stack
+      {100, 4096, memory_type::automatic, false},         // 400 bytes: stack
       {10000, 64 * 1024, memory_type::automatic, false},  // 40 KB under a 64 KiB threshold: stack
       {20000, 64 * 1024, memory_type::automatic, true},   // 80 KB: heap, through the hook
       {100, 4096, memory_type::heap, true},               // explicitly on the heap

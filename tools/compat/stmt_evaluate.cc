@@ -176,8 +176,8 @@ TEST(compat_evaluate, failures_return_non_zero) {
   EXPECT_EQ(evaluate(failing_check, ctx), 0);
 
   int calls = 0;
-  stmt failing_call = call_stmt::make([&](const call_stmt*, eval_context&) -> index_t { return ++calls, 7; }, {}, {},
-                                      {}, {});
+  stmt failing_call =
+      call_stmt::make([&](const call_stmt*, eval_context&) -> index_t { return ++calls, 7; }, {}, {}, {}, {});
   EXPECT_NE(evaluate(failing_call), 0);
   EXPECT_EQ(calls, 1);
 
@@ -257,10 +257,10 @@ TEST(compat_stmt, parallel_loop_and_async) {
   EXPECT_EQ(sum, 99 * 100 / 2);
 
   std::atomic<int> task_runs{0}, body_runs{0};
-  stmt task_stmt = call_stmt::make([&](const call_stmt*, eval_context&) -> index_t { return ++task_runs, 0; }, {}, {},
-                                   {}, {});
-  stmt body_stmt = call_stmt::make([&](const call_stmt*, eval_context&) -> index_t { return ++body_runs, 0; }, {}, {},
-                                   {}, {});
+  stmt task_stmt =
+      call_stmt::make([&](const call_stmt*, eval_context&) -> index_t { return ++task_runs, 0; }, {}, {}, {}, {});
+  stmt body_stmt =
+      call_stmt::make([&](const call_stmt*, eval_context&) -> index_t { return ++body_runs, 0; }, {}, {}, {}, {});
   ASSERT_EQ(evaluate(async::make(task, task_stmt, body_stmt), ctx), 0);
   EXPECT_EQ(task_runs, 1);  // waited for before evaluate returns
   EXPECT_EQ(body_runs, 1);
@@ -292,11 +292,12 @@ TEST(compat_stmt, semaphore_builders) {
   });
   stmt consumer = block::make({
       check::make(semaphore_wait(sem)),
-      call_stmt::make([&](const call_stmt*, eval_context&) -> index_t { return seen_by_body = step, 0; }, {}, {},
-                      {}, {}),
+      call_stmt::make([&](const call_stmt*, eval_context&) -> index_t { return seen_by_body = step, 0; }, {}, {}, {},
+                      {}),
   });
-  stmt program = allocate::make(sem_buf, memory_type::stack, static_cast<index_t>(sizeof(index_t)), {},
-                                block::make({check::make(semaphore_init(sem, 0)), async::make(task, producer, consumer)}));
+  stmt program =
+      allocate::make(sem_buf, memory_type::stack, static_cast<index_t>(sizeof(index_t)), {},
+                     block::make({check::make(semaphore_init(sem, 0)), async::make(task, producer, consumer)}));
   ASSERT_EQ(evaluate(program, ctx), 0);
   EXPECT_EQ(seen_by_body, 1);
 }

@@ -205,7 +205,8 @@ TEST(compat_thread_pool_impl, init_runs_on_every_worker) {
 TEST(compat_thread_pool_impl, tasks_and_parallel_for) {
   thread_pool_impl pool(3);
   std::vector<std::atomic<int>> hits(1000);
-  ref_count<thread_pool::task> t = pool.enqueue(1000, [&](std::size_t i) { ++hits[i]; }, 2);
+  ref_count<thread_pool::task> t = pool.enqueue(
+      1000, [&](std::size_t i) { ++hits[i]; }, 2);
   pool.wait_for(t);
   EXPECT_TRUE(t->done());
   for (const auto& h : hits) ASSERT_EQ(h, 1);

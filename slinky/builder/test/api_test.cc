@@ -20,7 +20,7 @@ void fill_iota(buffer<int, 1>& b) {
 }
 
 index_t twice(const buffer<const int>& in, const buffer<int>& out) {
-  for (index_t i = out.dim(0).min(); i <= out.dim(0).max(); ++i) out(i) = in(i) * 2;
+  for (index_t i = out.dim(0).min(); i <= out.dim(0).max(); ++i) out(i) = in(i)*2;
   return 0;
 }
 

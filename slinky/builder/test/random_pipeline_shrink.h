@@ -514,8 +514,8 @@ inline std::string to_cpp(const case_spec& c, const std::string& name, const out
     }
     k += "}, " + cpp_list(st.outputs) +
          (p.kernels[s].fail_on_call ? ", " + std::to_string(p.kernels[s].fail_on_call) : "") + "}";
-    os << "  func f" << s << "(random_test::kernel(" << k << ", &m), " << ins << ", " << outs << ", {}, {.name = \"f" << s
-       << "\"});\n";
+    os << "  func f" << s << "(random_test::kernel(" << k << ", &m), " << ins << ", " << outs << ", {}, {.name = \"f"
+       << s << "\"});\n";
   }
   std::string ins = "{", outs = "{";
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {

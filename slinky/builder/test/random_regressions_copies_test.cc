@@ -36,7 +36,8 @@ TEST(random_regressions, fold_of_hull_window_moving_by_a_reshape_stride) {
   auto out4 = buffer_expr::make(ctx, "out4", 3, 4);
   func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x), point(0)}}},
           {{t1, {x}}}, {}, {.name = "f0"});
-  func f1(random_test::kernel({1, {{{1, 1, 1, 0, 0}}}, {2}}, &m), {{t1, {point(y)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f1(random_test::kernel({1, {{{1, 1, 1, 0, 0}}}, {2}}, &m), {{t1, {point(y)}}}, {{t2, {x, y}}}, {},
+          {.name = "f1"});
   func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 1}}, {{0, 1, 1, 0, 0}}}, {3}}, &m),
           {{t2, {point(x), bounds(y, y + 1)}}, {t1, {point(x)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
   func f3(random_test::kernel({3, {{{0, 1, 1, 0, 0, false, 0, 1, 5}, {2, 1, 1, 0, 0}}}, {4}}, &m),

@@ -530,7 +530,8 @@ TEST(random_regressions, alias_into_ring_buffer_of_widened_multi_output_source) 
   auto t4 = buffer_expr::make(ctx, "t4", 1, 4);
   auto t5 = buffer_expr::make(ctx, "t5", 1, 4);
   auto out6 = buffer_expr::make(ctx, "out6", 1, 4);
-  func f0(k(0, {{{0, 1, 1, -3, 3}}}, {1, 2}), {{in0, {bounds(x - 3, x + 3)}}}, {{t1, {x}}, {t2, {x}}}, {}, {.name = "f0"});
+  func f0(k(0, {{{0, 1, 1, -3, 3}}}, {1, 2}), {{in0, {bounds(x - 3, x + 3)}}}, {{t1, {x}}, {t2, {x}}}, {},
+          {.name = "f0"});
   func f1 = func::make_copy({t2, {point(x)}}, {t3, {x}});
   func f2(k(2, {{{0, 1, 1, 1, 1}}, {{0, 1, 1, -2, 3}}}, {4}), {{t3, {point(x + 1)}}, {t1, {bounds(x - 2, x + 3)}}},
           {{t4, {x}}}, {}, {.name = "f2"});
@@ -597,7 +598,8 @@ TEST(random_regressions, upsampling_producer_sliding_over_loop_of_constant_range
           {.name = "f1"});
   func f2(k(2, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {3}), {{t2, {point(x), point(y)}}}, {{t3, {x, y}}}, {},
           {.name = "f2"});
-  func f3(k(3, {{{-1, 1, 1, 0, 0}, {0, 1, 1, 0, 0}}}, {4}), {{t3, {point(0), point(x)}}}, {{t4, {x}}}, {}, {.name = "f3"});
+  func f3(k(3, {{{-1, 1, 1, 0, 0}, {0, 1, 1, 0, 0}}}, {4}), {{t3, {point(0), point(x)}}}, {{t4, {x}}}, {},
+          {.name = "f3"});
   func f4(k(4, {{{1, 1, 1, 0, 0}}}, {5}), {{t4, {point(y)}}}, {{out5, {x, y}}}, {}, {.name = "f4"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out5});
   f2.loops({{x, 2}});
@@ -657,7 +659,8 @@ TEST(random_regressions, fork_into_empty_and_non_empty_outputs) {
   func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x)}}}, {{t1, {x}}}, {}, {.name = "f0"});
   func f1(random_test::kernel({1, {{{0, 1, 1, 3, 3}}}, {2}}, &m), {{t1, {point(x + 3)}}}, {{out2, {x}}}, {},
           {.name = "f1"});
-  func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}}}, {3}}, &m), {{t1, {point(x)}}}, {{out3, {x}}}, {}, {.name = "f2"});
+  func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}}}, {3}}, &m), {{t1, {point(x)}}}, {{out3, {x}}}, {},
+          {.name = "f2"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2, out3});
   f0.loops({{x, 3}});
   build_options options;
@@ -743,7 +746,8 @@ TEST(random_regressions, allocation_guard_skipped_a_non_idle_func) {
   func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {3}}, &m), {{t1, {point(x), point(y)}}},
           {{t3, {x, y}}}, {}, {.name = "f2"});
   func f3 = func::make_copy({t3, {point(x), point(0)}}, {t4, {x}});
-  func f4(random_test::kernel({4, {{{0, 1, 1, 0, 0}}}, {5}}, &m), {{t4, {point(x)}}}, {{out5, {x, y}}}, {}, {.name = "f4"});
+  func f4(random_test::kernel({4, {{{0, 1, 1, 0, 0}}}, {5}}, &m), {{t4, {point(x)}}}, {{out5, {x, y}}}, {},
+          {.name = "f4"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2, out5});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out2, out5}, options);
@@ -784,7 +788,8 @@ TEST(random_regressions, allocation_guard_skipped_a_non_idle_func_2) {
           {.name = "f0"});
   func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}}}, {3}}, &m), {{t2, {point(x)}}}, {{t3, {x}}}, {}, {.name = "f1"});
   func f2 = func::make_copy({t3, {point(x)}}, {t4, {x}});
-  func f3(random_test::kernel({3, {{{1, 1, 1, 0, 0}}}, {5}}, &m), {{t4, {point(y)}}}, {{out5, {x, y}}}, {}, {.name = "f3"});
+  func f3(random_test::kernel({3, {{{1, 1, 1, 0, 0}}}, {5}}, &m), {{t4, {point(y)}}}, {{out5, {x, y}}}, {},
+          {.name = "f3"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out1, out5});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out1, out5}, options);
@@ -1014,7 +1019,8 @@ TEST(random_regressions, sliding_func_computes_beyond_its_window) {
   auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
   auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
   auto out4 = buffer_expr::make(ctx, "out4", 1, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
+  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x)}}}, {{t1, {x, y}}}, {},
+          {.name = "f0"});
   func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {2}}, &m), {{t1, {point(x), point(y)}}},
           {{t2, {x, y}}}, {}, {.name = "f1"});
   func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}, {1, 1, 3, 0, 1}}}, {3}}, &m),

@@ -5,17 +5,17 @@
 
 #include <atomic>
 #include <cstddef>
-#include <type_traits>
 #include <map>
 #include <set>
+#include <type_traits>
 #include <vector>
 
 #include "slinky/base/thread_pool_impl.h"
 #include "slinky/runtime/buffer.h"
 #include "slinky/runtime/evaluate.h"
+#include "slinky/runtime/expr.h"
 #include "slinky/runtime/node_mutator.h"
 #include "slinky/runtime/pipeline.h"
-#include "slinky/runtime/expr.h"
 #include "slinky/runtime/print.h"
 #include "slinky/runtime/stmt.h"
 
