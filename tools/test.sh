@@ -30,7 +30,7 @@ tools/check_install.sh build-asan \
   "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 
 echo "== ThreadSanitizer (the threaded tests)"
-threaded="slinky_base_thread_pool_test slinky_builder_parallel_test"
+threaded="slinky_base_thread_pool_test slinky_builder_parallel_test slinky_builder_parallel_sliding_test"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLINKY_SANITIZE=thread -DSLINKY_BUILD_APPS=OFF >/dev/null
 # shellcheck disable=SC2086
 cmake --build build-tsan --target $threaded

@@ -472,6 +472,47 @@ void bounds_inference::find_pipelined_loops() {
   }
 }
 
+bool bounds_inference::windows_overlap(int buffer, loop_level l) const {
+  const buffer_node& b = g_.buffers[buffer];
+  if (b.producer < 0) return false;
+  const int fi = b.producer;
+  const func_node& fn = g_.funcs[fi];
+  if (std::find(fn.compute_chain.begin(), fn.compute_chain.end(), l) == fn.compute_chain.end()) return false;
+  box_expr window;
+  for (const func::output& o : fn.f->outputs()) {
+    if (o.buffer.get() != b.buffer.get()) continue;
+    for (var v : o.dims) window.push_back(full[fi][index_of_var(fi, v)]);
+  }
+  // Over the loops inside l: what one iteration of l needs.
+  window = lift(window, fn.compute_chain, l, view::full, /*warm_up=*/false);
+  const var v = g_.loop_var(l);
+  const expr& step = g_.funcs[l.func].f->loops()[l.loop].step;
+  // Within the loop (after its first iteration, which has no previous one).
+  bounds_map loop_range;
+  const interval_expr range = loop_bounds(l, view::full);
+  loop_range[v] = interval_expr(simplify(range.min + step), range.max);
+  for (const interval_expr& i : window) {
+    if (!depends_on(i, v)) continue;
+    const interval_expr prev = substitute(i, v, v - step);
+    const monotonic lo = is_monotonic(i.min, v);
+    const monotonic hi = is_monotonic(i.max, v);
+    if (lo == monotonic::increasing && hi == monotonic::increasing) {
+      if (prove_true(i.min <= prev.max, loop_range)) return true;
+    } else if (lo == monotonic::decreasing && hi == monotonic::decreasing) {
+      if (prove_true(prev.min <= i.max, loop_range)) return true;
+    }
+  }
+  return false;
+}
+
+bool bounds_inference::slides_with(int fi, loop_level l) const {
+  const func_node& fn = g_.funcs[fi];
+  for (int k : slides[fi]) {
+    if (k >= 0 && fn.compute_chain[k] == l) return true;
+  }
+  return false;
+}
+
 bool bounds_inference::pipelined(loop_level l) const {
   return std::any_of(pipelined_.begin(), pipelined_.end(), [&](const auto& p) { return p.first == l; });
 }

@@ -80,6 +80,13 @@ public:
   // The region of a buffer that func fi needs at its call (input crops applied).
   box_expr need_at_call(int fi, int buffer, view which) const;
 
+  // Whether what the consumers of an intermediate buffer need of it in an iteration of loop l
+  // (around its producer) overlaps what they need in the previous iteration, in the full view
+  // (no sliding): then computing it per iteration computes the overlap twice.
+  bool windows_overlap(int buffer, loop_level l) const;
+  // Whether a dimension of func fi slides with loop l.
+  bool slides_with(int fi, loop_level l) const;
+
   // A parallel loop is pipelined when a func slides with it (its outputs are stored outside the
   // loop): each stage of an iteration waits for the previous iteration's (docs/threads.md).
   bool pipelined(loop_level l) const;

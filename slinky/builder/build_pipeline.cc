@@ -7,12 +7,14 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "slinky/builder/alias.h"
 #include "slinky/builder/bounds.h"
 #include "slinky/builder/emit.h"
 #include "slinky/builder/graph.h"
+#include "slinky/builder/parallel_storage.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/builder/simplify.h"
 #include "slinky/builder/trace.h"
@@ -60,8 +62,13 @@ pipeline build_pipeline(node_context& ctx, std::vector<var> args, std::vector<bu
   log.done("schedule_graph");
 
   // 3. The region each func computes and each buffer holds; needs the locations, as regions are
-  // widened over the loops between a consumer and its producer.
-  bounds_inference bounds(g);
+  // widened over the loops between a consumer and its producer. Intermediates whose windows
+  // overlap between iterations of a parallel loop move outside it (their producers slide with
+  // it), which changes the regions: infer again until the storage is settled (one more round
+  // per nesting level of parallel loops, plus one to confirm the producers slide).
+  std::optional<bounds_inference> inferred(std::in_place, g);
+  for (int round = 0; round < 8 && share_overlapping_windows(g, *inferred); ++round) inferred.emplace(g);
+  const bounds_inference& bounds = *inferred;
   log.done("bounds_inference");
 
   // 4. Aliasing: which copies are removed by making one side a view of the other, and which

@@ -205,6 +205,7 @@ void schedule_compute(graph& g, int fi) {
     std::vector<loop_level> common = g.funcs[fn.consumers[0]].call_chain;
     for (int c : fn.consumers) common = common_prefix(common, g.funcs[c].call_chain);
     fn.compute = common.empty() ? loop_level() : common.back();
+    if (!fn.hoisted_to.root() && contains(common, fn.hoisted_to)) fn.compute = fn.hoisted_to;
   }
   fn.compute_chain = g.chain(fn.compute);
   fn.call_chain = fn.compute_chain;
@@ -234,7 +235,7 @@ void schedule_store(graph& g, buffer_node& b) {
   }
   b.store = loop_level();
   for (auto i = fn.compute_chain.rbegin(); i != fn.compute_chain.rend(); ++i) {
-    if (g.funcs[i->func].f->loops()[i->loop].is_parallel()) {
+    if (g.funcs[i->func].f->loops()[i->loop].is_parallel() && !contains(b.shared_across, *i)) {
       b.store = *i;
       return;
     }
@@ -281,6 +282,10 @@ void name_loops(graph& g) {
 
 void schedule_graph(graph& g) {
   name_loops(g);
+  schedule_locations(g);
+}
+
+void schedule_locations(graph& g) {
   // Consumers first: a func's default location depends on where its consumers run.
   for (int fi = static_cast<int>(g.funcs.size()) - 1; fi >= 0; --fi) schedule_compute(g, fi);
   for (buffer_node& b : g.buffers) schedule_store(g, b);

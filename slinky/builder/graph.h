@@ -37,6 +37,10 @@ struct func_node {
   std::vector<loop_level> compute_chain;
   // The loops around the func's call: compute_chain followed by the func's own loops.
   std::vector<loop_level> call_chain;
+  // Default compute_at only: a parallel loop the func is computed at instead of the innermost
+  // loop containing its consumers (root() if none), because its output is shared across that
+  // loop and the loop's pipeline needs the func as a stage of its own (share_overlapping_windows).
+  loop_level hoisted_to;
   // The symbol each of the func's loops binds (one per entry of func::loops()): the client's
   // variable if no other func loops over it, otherwise a new symbol, so that a loop never
   // captures the variable of an enclosing loop of another func in the regions computed from it.
@@ -52,6 +56,12 @@ struct buffer_node {
   bool is_output = false;
   // Where an intermediate is allocated (the root for inputs, outputs and constants).
   loop_level store;
+  // Default storage only: the parallel loops (of the producer's compute chain) the buffer is
+  // stored outside of, although it would be stored inside them by default, because its
+  // consumers' windows overlap between their iterations (share_overlapping_windows); and those
+  // where that was tried and the producer could not slide (it stays inside them).
+  std::vector<loop_level> shared_across;
+  std::vector<loop_level> not_shared_across;
 };
 
 struct graph {
@@ -89,8 +99,11 @@ graph check_graph(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
 // Resolves compute_at and store_at: a func without compute_at runs in the innermost loop that
 // contains all of its consumers (the root if it produces a pipeline output); an intermediate
 // without store_at is stored outside every serial loop around its producer, but inside the
-// innermost parallel one (each worker gets its own buffer).
+// innermost parallel one (each worker gets its own buffer) that is not in its shared_across.
 void schedule_graph(graph& g);
+// Resolves compute_at and store_at again, after func_node::hoisted_to or
+// buffer_node::shared_across changed.
+void schedule_locations(graph& g);
 
 }  // namespace slinky
 

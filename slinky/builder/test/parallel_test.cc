@@ -34,20 +34,23 @@ struct stencil_pipeline {
   func f, g;
   pipeline p;
 
-  // With `pipelined`, intm is stored at the root: the loop slides and is pipelined.
-  stencil_pipeline(index_t step, expr workers, bool pipelined = false) {
+  // With `pipelined`, intm is stored at the root: the loop slides and is pipelined (as it is by
+  // default, since the windows of the stencil overlap). With `store_inside`, intm is stored inside
+  // the loop: each iteration computes its own window.
+  stencil_pipeline(index_t step, expr workers, bool pipelined = false, bool store_inside = false) {
     f = func::make(times_3, {{in, {point(x), point(y)}}}, {{intm, {x, y}}});
     g = func::make(sum_3x3, {{intm, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{out, {x, y}}});
     g.loops({{y, step, workers}});
     if (pipelined) intm->store_root();
+    if (store_inside) intm->store_at({&g, y});
     p = build_pipeline(ctx, {in}, {out});
   }
 };
 
 buffer<int, 2> run_stencil(index_t step, expr workers, thread_pool* pool, memory_counter* m = nullptr,
-                           bool pipelined = false) {
+                           bool pipelined = false, bool store_inside = false) {
   const int w = 37, h = 29;
-  stencil_pipeline s(step, workers, pipelined);
+  stencil_pipeline s(step, workers, pipelined, store_inside);
   buffer<int, 2> in_buf({w + 2, h + 2});
   in_buf.translate(-1, -1);
   buffer<int, 2> out_buf({w, h});
@@ -77,6 +80,9 @@ TEST(parallel, stencil_matches_serial) {
     for (expr workers : {expr(loop::parallel), expr(2)}) {
       buffer<int, 2> parallel = run_stencil(step, workers, &pool);
       EXPECT_TRUE(same(serial, parallel)) << "step " << step;
+      // Stored inside the loop: data-parallel, each iteration computes its window.
+      buffer<int, 2> data_parallel = run_stencil(step, workers, &pool, nullptr, false, true);
+      EXPECT_TRUE(same(serial, data_parallel)) << "step " << step;
     }
   }
   // Without a pool, parallel loops run serially and correctly.
@@ -95,32 +101,42 @@ TEST(parallel, pipelined_stencil_matches_serial) {
   EXPECT_TRUE(same(serial, run_stencil(3, loop::parallel, nullptr, nullptr, true)));
 }
 
-// The default schedule keeps a parallel loop's intermediates small: each iteration (each
-// worker) has its own buffer of the chunk plus the halo.
+// The default schedule keeps a parallel loop's intermediates small: the stencil's windows overlap
+// between iterations, so the intermediate is one ring buffer shared by the pipelined iterations,
+// of the serial fold (step + 2 rows) plus a step for the second iteration in flight.
 TEST(parallel, intermediates_stay_small) {
   thread_pool_impl pool(2);
   memory_counter m;
   run_stencil(4, loop::parallel, &pool, &m);
-  EXPECT_GT(m.allocations, 0);
-  for (index_t size : m.sizes) EXPECT_LE(size, (37 + 2) * (4 + 2) * static_cast<index_t>(sizeof(int)));
+  EXPECT_EQ(m.allocations, 1);
+  for (index_t size : m.sizes) EXPECT_LE(size, (37 + 2) * (2 * 4 + 2) * static_cast<index_t>(sizeof(int)));
   EXPECT_EQ(m.allocations, m.frees);
 }
 
-// A worker keeps its intermediates from one iteration to the next: 29 iterations of the same
-// shape on 3 threads allocate at most once per thread (and per shape), not once per iteration.
+// Stored inside the parallel loop (the client's choice), each worker keeps its window from one
+// iteration to the next: 29 iterations of the same shape on 3 threads allocate at most once per
+// thread (and per shape), not once per iteration.
 TEST(parallel, intermediates_allocated_once_per_worker) {
   thread_pool_impl pool(2);
-  memory_counter m;
   buffer<int, 2> serial = run_stencil(1, loop::serial, nullptr);
-  EXPECT_TRUE(same(serial, run_stencil(1, loop::parallel, &pool, &m)));
+  const int w = 37, h = 29;
+  stencil_pipeline s(1, loop::parallel, false, /*store_inside=*/true);
+  buffer<int, 2> in_buf({w + 2, h + 2});
+  in_buf.translate(-1, -1);
+  buffer<int, 2> out_buf({w, h});
+  in_buf.allocate();
+  out_buf.allocate();
+  test::fill_random(in_buf, 17);
+  memory_counter m;
+  m.config.thread_pool = &pool;
+  ASSERT_EQ(s.p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+  EXPECT_TRUE(same(serial, out_buf));
   EXPECT_GT(m.allocations, 0);
   EXPECT_LE(m.allocations, 2 * (pool.thread_count() + 1) + 2);
   EXPECT_EQ(m.allocations, m.frees);
   EXPECT_EQ(m.live_bytes, 0);
 }
 
-// An elementwise chain of 4 funcs, looped in parallel chunks, many times: races show up as
-// wrong results (and under ThreadSanitizer).
 TEST(parallel, elementwise_chain_repeated) {
   thread_pool_impl pool(3);
   node_context ctx;

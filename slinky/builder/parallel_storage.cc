@@ -1,0 +1,74 @@
+// Default storage in parallel loops (see parallel_storage.h).
+#include "slinky/builder/parallel_storage.h"
+
+#include <algorithm>
+
+namespace slinky {
+
+namespace {
+
+bool contains(const std::vector<loop_level>& levels, loop_level l) {
+  return std::find(levels.begin(), levels.end(), l) != levels.end();
+}
+
+// Whether a compute_at or store_at of the client names a loop inside l around fn: the funcs
+// computed or stored there (fn's producers, say) must stay inside it, so fn must too.
+bool pins_inside(const graph& g, const func_node& fn, loop_level l) {
+  auto at = std::find(fn.compute_chain.begin(), fn.compute_chain.end(), l);
+  if (at == fn.compute_chain.end()) return false;
+  auto inside = [&](loop_level x) { return std::find(at + 1, fn.compute_chain.end(), x) != fn.compute_chain.end(); };
+  for (const func_node& other : g.funcs) {
+    if (other.f->compute_at() && inside(other.compute)) return true;
+  }
+  for (const buffer_node& b : g.buffers) {
+    if (b.buffer->store_at() && inside(b.store)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool share_overlapping_windows(graph& g, const bounds_inference& bounds) {
+  bool changed = false;
+  for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
+    buffer_node& b = g.buffers[bi];
+    if (b.producer < 0 || b.is_output || b.is_input || b.buffer->store_at()) continue;
+    // A loop this buffer was moved out of must now slide its producer; otherwise every iteration
+    // computes its whole window into the shared buffer (several at once), and the block per
+    // worker was better.
+    bool reverted = false;
+    for (auto i = b.shared_across.begin(); i != b.shared_across.end();) {
+      if (bounds.slides_with(b.producer, *i)) {
+        ++i;
+        continue;
+      }
+      b.not_shared_across.push_back(*i);
+      func_node& producer = g.funcs[b.producer];
+      if (producer.hoisted_to == *i) producer.hoisted_to = loop_level();
+      i = b.shared_across.erase(i);
+      reverted = true;
+    }
+    if (reverted) {
+      changed = true;
+      continue;
+    }
+    if (b.store.root()) continue;
+    const func::loop_info& info = g.funcs[b.store.func].f->loops()[b.store.loop];
+    if (!info.is_parallel() || contains(b.not_shared_across, b.store)) continue;
+    if (bounds.windows_overlap(static_cast<int>(bi), b.store)) {
+      b.shared_across.push_back(b.store);
+      // A producer computed in a loop inside b.store would be part of the pipelined loop's last
+      // stage, with its consumers: one stage, which a pipeline runs serially. Computed at the loop
+      // itself, it is a stage of its own, and the iterations overlap.
+      func_node& producer = g.funcs[b.producer];
+      if (!producer.f->compute_at() && producer.compute != b.store && !pins_inside(g, producer, b.store)) {
+        producer.hoisted_to = b.store;
+      }
+      changed = true;
+    }
+  }
+  if (changed) schedule_locations(g);
+  return changed;
+}
+
+}  // namespace slinky

@@ -1,0 +1,24 @@
+// Default storage in parallel loops: an intermediate produced inside a parallel loop is stored
+// inside it by default (a block per worker), unless its consumers' windows overlap between
+// iterations of the loop (stencils). Then that storage would make every iteration recompute the
+// overlap, so the buffer is stored outside the loop instead: its producer slides with the loop,
+// which is pipelined (docs/threads.md, "Default storage in parallel loops").
+#ifndef SLINKY_BUILDER_PARALLEL_STORAGE_H
+#define SLINKY_BUILDER_PARALLEL_STORAGE_H
+
+#include "slinky/builder/bounds.h"
+#include "slinky/builder/graph.h"
+
+namespace slinky {
+
+// One round of the decision, given the bounds of the current schedule: moves the default storage
+// of each intermediate whose windows overlap across the innermost parallel loop it is stored in
+// to outside that loop, and moves back inside a loop the storage of a buffer moved out of it in
+// an earlier round whose producer turned out not to slide with it (its windows would then be
+// written by several iterations at once). Returns whether the schedule changed: the caller then
+// infers the bounds again and calls this again.
+bool share_overlapping_windows(graph& g, const bounds_inference& bounds);
+
+}  // namespace slinky
+
+#endif  // SLINKY_BUILDER_PARALLEL_STORAGE_H

@@ -1,0 +1,239 @@
+// Parallel loops that slide (docs/threads.md, "Default storage in parallel loops"): with default
+// storage, an intermediate whose consumers' windows overlap between iterations of a parallel
+// loop is computed once, through one shared ring buffer the loop pipelines; one whose windows
+// do not overlap keeps a block per worker. Every case counts the points each callback computes
+// (nothing twice) and the allocations (one per shared intermediate), on a pool of 2 workers and
+// without a pool, and compares the output with a plain reference. Runs under ThreadSanitizer.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slinky/base/thread_pool_impl.h"
+#include "slinky/builder/pipeline.h"
+#include "slinky/runtime/print.h"
+#include "test_funcs.h"
+
+namespace slinky {
+namespace {
+
+using test::memory_counter;
+using test::write_counter;
+
+// out = in * 3 + 1, counting the points written.
+auto times_3(write_counter& c) {
+  return [&c](const buffer<const int>& in, const buffer<int>& out) -> index_t {
+    c.record(out);
+    return test::elementwise<int>(in, out, [](int v) { return v * 3 + 1; });
+  };
+}
+// out = 3x3 box sum of in, counting the points written.
+auto sum_3x3(write_counter& c) {
+  return [&c](const buffer<const int>& in, const buffer<int>& out) -> index_t {
+    c.record(out);
+    return test::box_sum<int>(in, out, 1, 1);
+  };
+}
+
+// A plain reference of the stages above.
+buffer<int, 2> reference(const buffer<int, 2>& in, const std::vector<std::string>& stages, index_t w, index_t h) {
+  // Each 3x3 stage shrinks the valid region by 1 on each side; compute everything on in's domain.
+  buffer<int, 2> cur({in.dim(0).extent(), in.dim(1).extent()});
+  cur.translate(in.dim(0).min(), in.dim(1).min());
+  cur.allocate();
+  for_each_element([](int* d, const int* s) { *d = *s; }, cur, in);
+  for (const std::string& s : stages) {
+    buffer<int, 2> next({cur.dim(0).extent(), cur.dim(1).extent()});
+    next.translate(cur.dim(0).min(), cur.dim(1).min());
+    next.allocate();
+    for (index_t y = cur.dim(1).min(); y <= cur.dim(1).max(); ++y) {
+      for (index_t x = cur.dim(0).min(); x <= cur.dim(0).max(); ++x) {
+        if (s == "times_3") {
+          next(x, y) = cur(x, y) * 3 + 1;
+        } else if (x > cur.dim(0).min() && x < cur.dim(0).max() && y > cur.dim(1).min() && y < cur.dim(1).max()) {
+          int sum = 0;
+          for (int dy = -1; dy <= 1; ++dy) {
+            for (int dx = -1; dx <= 1; ++dx) sum += cur(x + dx, y + dy);
+          }
+          next(x, y) = sum;
+        } else {
+          next(x, y) = 0;
+        }
+      }
+    }
+    cur = std::move(next);
+  }
+  buffer<int, 2> out({w, h});
+  out.allocate();
+  for (index_t y = 0; y < h; ++y) {
+    for (index_t x = 0; x < w; ++x) out(x, y) = cur(x, y);
+  }
+  return out;
+}
+
+// A chain of stages (each "times_3" or "sum_3x3") from in (2-D) to out, with counters per stage.
+struct chain {
+  node_context ctx;
+  std::vector<std::string> stages;
+  std::vector<buffer_expr_ptr> bufs;
+  std::vector<std::unique_ptr<write_counter>> counters;
+  std::vector<func> funcs;
+  var x{ctx, "x"}, y{ctx, "y"};
+
+  explicit chain(std::vector<std::string> s) : stages(std::move(s)) {
+    bufs.push_back(buffer_expr::make(ctx, "in", 2, sizeof(int)));
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      const bool last = i + 1 == stages.size();
+      bufs.push_back(buffer_expr::make(ctx, last ? std::string("out") : std::string("b").append(std::to_string(i)), 2,
+                                       sizeof(int)));
+      counters.push_back(std::make_unique<write_counter>());
+      write_counter& c = *counters.back();
+      if (stages[i] == "times_3") {
+        funcs.push_back(
+            func::make(times_3(c), {{bufs[i], {point(x), point(y)}}}, {{bufs[i + 1], {x, y}}}, {.name = stages[i]}));
+      } else {
+        funcs.push_back(func::make(sum_3x3(c), {{bufs[i], {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}},
+                                   {{bufs[i + 1], {x, y}}}, {.name = stages[i]}));
+      }
+    }
+  }
+  func& last() { return funcs.back(); }
+
+  // The halo of `in` the chain needs around the output.
+  index_t halo() const {
+    index_t h = 0;
+    for (const std::string& s : stages) h += s == "sum_3x3" ? 1 : 0;
+    return h;
+  }
+
+  struct result {
+    int allocations;
+    std::vector<index_t> sizes;
+    index_t peak_bytes;
+  };
+
+  // Builds, runs on `pool` (or none), checks the output against the reference and that no stage
+  // computed a point twice, and that each stage computed exactly what the output needs.
+  result run(thread_pool* pool, index_t w, index_t h) {
+    pipeline p = build_pipeline(ctx, {bufs.front()}, {bufs.back()});
+    const index_t r = halo();
+    buffer<int, 2> in_buf({w + 2 * r, h + 2 * r});
+    in_buf.translate(-r, -r);
+    in_buf.allocate();
+    test::fill_random(in_buf, 7);
+    buffer<int, 2> out_buf({w, h});
+    out_buf.allocate();
+    memory_counter m;
+    m.config.thread_pool = pool;
+    EXPECT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+    buffer<int, 2> expected = reference(in_buf, stages, w, h);
+    for (index_t yy = 0; yy < h; ++yy) {
+      for (index_t xx = 0; xx < w; ++xx) {
+        if (out_buf(xx, yy) != expected(xx, yy)) {
+          ADD_FAILURE() << "wrong output at " << xx << ", " << yy;
+          return {};
+        }
+      }
+    }
+    EXPECT_EQ(m.allocations, m.frees);
+    // Stage i computes the output grown by the halo of the 3x3 stages after it, each point once.
+    index_t after = r;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      if (stages[i] == "sum_3x3") --after;
+      const std::size_t needed = static_cast<std::size_t>((w + 2 * after) * (h + 2 * after));
+      EXPECT_EQ(counters[i]->elements(), needed) << "stage " << i << " (" << stages[i] << ")";
+      EXPECT_EQ(counters[i]->max_count(), 1) << "stage " << i << " (" << stages[i] << ") computed a point twice";
+    }
+    return {m.allocations, m.sizes, m.peak_bytes};
+  }
+};
+
+constexpr index_t W = 32, H = 22;
+
+// A 2-stage stencil, rows in a parallel loop: the producer is computed once, into one ring
+// buffer of the rows of K = 2 iterations in flight (the serial fold, step + 2 rows, plus a step).
+TEST(parallel_sliding, stencil_rows) {
+  thread_pool_impl pool(2);
+  for (index_t step : {1, 3, 5}) {
+    for (thread_pool* tp : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+      chain c({"times_3", "sum_3x3"});
+      c.last().loops({{c.y, step, loop::parallel}});
+      chain::result r = c.run(tp, W, H);
+      EXPECT_EQ(r.allocations, 1) << "step " << step;
+      for (index_t size : r.sizes) EXPECT_LE(size, (W + 2) * (2 * step + 2) * index_t{sizeof(int)}) << "step " << step;
+    }
+  }
+}
+
+// Elementwise -> 3x3 -> 3x3, rows in a parallel loop: both intermediates computed once, one
+// allocation each.
+TEST(parallel_sliding, stencil_chain_rows) {
+  thread_pool_impl pool(2);
+  for (index_t step : {1, 3, 4}) {
+    for (thread_pool* tp : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+      chain c({"times_3", "sum_3x3", "sum_3x3"});
+      c.last().loops({{c.y, step, loop::parallel}});
+      chain::result r = c.run(tp, W, H);
+      EXPECT_EQ(r.allocations, 2) << "step " << step;
+    }
+  }
+}
+
+// A 3x3 stencil looped over x (inner, serial or parallel) and y (outer, parallel or serial):
+// the producer computes each point once and its buffer is allocated once.
+TEST(parallel_sliding, nested_loops) {
+  thread_pool_impl pool(2);
+  for (expr y_workers : {expr(loop::parallel), expr(loop::serial)}) {
+    for (expr x_workers : {expr(loop::serial), expr(loop::parallel)}) {
+      if (is_one(y_workers) && is_one(x_workers)) continue;
+      for (index_t step : {1, 2}) {
+        chain c({"times_3", "sum_3x3"});
+        c.last().loops({{c.x, 8, x_workers}, {c.y, step, y_workers}});
+        chain::result r = c.run(&pool, W, H);
+        EXPECT_EQ(r.allocations, 1) << "x workers " << x_workers << ", y workers " << y_workers << ", step " << step;
+      }
+    }
+  }
+}
+
+// Elementwise chains do not overlap between iterations: each worker keeps its own block of the
+// chunk (no pipelining, no shared buffer), at most one per worker and intermediate.
+TEST(parallel_sliding, elementwise_keeps_blocks_per_worker) {
+  thread_pool_impl pool(2);
+  chain c({"times_3", "times_3", "times_3"});
+  c.last().loops({{c.y, 2, loop::parallel}});
+  chain::result r = c.run(&pool, W, H);
+  EXPECT_GE(r.allocations, 2);
+  EXPECT_LE(r.allocations, 2 * 3);
+  for (index_t size : r.sizes) EXPECT_EQ(size, W * 2 * index_t{sizeof(int)});
+}
+
+// Storage the client puts inside the parallel loop is the client's choice: each iteration owns
+// its window and recomputes its halo.
+TEST(parallel_sliding, store_inside_recomputes_halo) {
+  thread_pool_impl pool(2);
+  chain c({"times_3", "sum_3x3"});
+  c.last().loops({{c.y, 2, loop::parallel}});
+  c.bufs[1]->store_at({&c.last(), c.y});
+  pipeline p = build_pipeline(c.ctx, {c.bufs.front()}, {c.bufs.back()});
+  buffer<int, 2> in_buf({W + 2, H + 2});
+  in_buf.translate(-1, -1);
+  in_buf.allocate();
+  test::fill_random(in_buf, 7);
+  buffer<int, 2> out_buf({W, H});
+  out_buf.allocate();
+  memory_counter m;
+  m.config.thread_pool = &pool;
+  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+  buffer<int, 2> expected = reference(in_buf, c.stages, W, H);
+  for (index_t yy = 0; yy < H; ++yy) {
+    for (index_t xx = 0; xx < W; ++xx) ASSERT_EQ(out_buf(xx, yy), expected(xx, yy));
+  }
+  EXPECT_EQ(c.counters[0]->max_count(), 2);  // the rows between two windows
+  for (index_t size : m.sizes) EXPECT_LE(size, (W + 2) * 4 * index_t{sizeof(int)});
+}
+
+}  // namespace
+}  // namespace slinky
