@@ -235,5 +235,61 @@ TEST(parallel_sliding, store_inside_recomputes_halo) {
   for (index_t size : m.sizes) EXPECT_LE(size, (W + 2) * 4 * index_t{sizeof(int)});
 }
 
+// A producer feeding two consumers in a parallel loop, one a 3x3 stencil and one elementwise:
+// out = box(a) + a * 3 + 1 with a = in * 3 + 1. a's windows overlap (the stencil's do), so it is
+// shared and computed once; the elementwise consumer's intermediate keeps per-worker blocks.
+TEST(parallel_sliding, producer_with_two_consumers) {
+  thread_pool_impl pool(2);
+  for (index_t step : {1, 3}) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+    auto boxed = buffer_expr::make(ctx, "boxed", 2, sizeof(int));
+    auto scaled = buffer_expr::make(ctx, "scaled", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    write_counter ca, cb, cs;
+    func fa = func::make(times_3(ca), {{in, {point(x), point(y)}}}, {{a, {x, y}}}, {.name = "a"});
+    func fb = func::make(sum_3x3(cb), {{a, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{boxed, {x, y}}},
+                         {.name = "boxed"});
+    func fs = func::make(times_3(cs), {{a, {point(x), point(y)}}}, {{scaled, {x, y}}}, {.name = "scaled"});
+    func fo = func::make(
+        [](const buffer<const int>& b, const buffer<const int>& s, const buffer<int>& o) -> index_t {
+          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) o(xx, yy) = b(xx, yy) + s(xx, yy);
+          }
+          return 0;
+        },
+        {{boxed, {point(x), point(y)}}, {scaled, {point(x), point(y)}}}, {{out, {x, y}}}, {.name = "out"});
+    fo.loops({{y, step, loop::parallel}});
+    pipeline p = build_pipeline(ctx, {in}, {out});
+
+    buffer<int, 2> in_buf({W + 2, H + 2});
+    in_buf.translate(-1, -1);
+    in_buf.allocate();
+    test::fill_random(in_buf, 3);
+    buffer<int, 2> out_buf({W, H});
+    out_buf.allocate();
+    memory_counter m;
+    m.config.thread_pool = &pool;
+    ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+    for (index_t yy = 0; yy < H; ++yy) {
+      for (index_t xx = 0; xx < W; ++xx) {
+        int sum = 0;
+        for (int dy = -1; dy <= 1; ++dy) {
+          for (int dx = -1; dx <= 1; ++dx) sum += in_buf(xx + dx, yy + dy) * 3 + 1;
+        }
+        ASSERT_EQ(out_buf(xx, yy), sum + (in_buf(xx, yy) * 3 + 1) * 3 + 1) << xx << ", " << yy << ", step " << step;
+      }
+    }
+    EXPECT_EQ(ca.max_count(), 1) << "step " << step;
+    EXPECT_EQ(ca.elements(), static_cast<std::size_t>((W + 2) * (H + 2)));
+    EXPECT_EQ(cb.max_count(), 1);
+    EXPECT_EQ(cs.max_count(), 1);
+    EXPECT_EQ(cs.elements(), static_cast<std::size_t>(W * H));
+    EXPECT_EQ(m.allocations, m.frees);
+  }
+}
+
 }  // namespace
 }  // namespace slinky
