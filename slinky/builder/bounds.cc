@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <thread>
 
 #include "slinky/base/arithmetic.h"
 #include "slinky/runtime/node_mutator.h"
@@ -457,7 +458,10 @@ void bounds_inference::find_pipelined_loops() {
       // would mostly wait.
       index_t stages = 1;
       for (const func_node& other : g_.funcs) stages += other.compute == l ? 1 : 0;
+      // No more iterations run at once than the machine has hardware threads: folding for more
+      // only makes the ring buffers larger (and slower, once they leave the cache).
       index_t workers = stages;
+      if (const unsigned hw = std::thread::hardware_concurrency()) workers = std::min<index_t>(workers, hw);
       if (std::optional<index_t> c = as_constant(info.max_workers))
         workers = std::max<index_t>(1, std::min(workers, *c));
       // Inside another parallel loop, which gives the parallelism, a pipelined loop runs serially:

@@ -91,8 +91,9 @@ public:
   // loop): each stage of an iteration waits for the previous iteration's (docs/threads.md).
   bool pipelined(loop_level l) const;
   // The number of iterations of a pipelined loop that may run at once, which its ring buffers are
-  // folded for: its stages (the funcs computed at it, plus the rest of its body), at most its
-  // constant max_workers, and 1 (serial) inside another parallel loop.
+  // folded for: its stages (the funcs computed at it, plus the rest of its body), at most the
+  // machine's hardware threads and its constant max_workers, and 1 (serial) inside another
+  // parallel loop.
   index_t pipeline_workers(loop_level l) const;
 
 private:
