@@ -464,10 +464,9 @@ TEST(parallel, pipelined_stencil_repeated) {
   }
 }
 
-// A pipelined loop nested inside another parallel loop (it then runs serially, each worker of the
-// outer loop with its own ring buffers), and a parallel loop inside a pipelined one.
-TEST(parallel, nested_pipelined_loops) {
-  thread_pool_impl pool(2);
+// A 3x3 stencil over x (parallel, inner) and y (parallel, outer) with its producer's output stored
+// three ways, each evaluated `reps` times on `pool` and compared with the unscheduled pipeline.
+void run_nested_pipelines(thread_pool* pool, int reps) {
   case_inputs inputs(kind::stencil2);
   buffer<int, 2> reference = run(make_pipeline(kind::stencil2, mode::unscheduled, 1), kind::stencil2, inputs, nullptr);
   for (int store = 0; store < 3; ++store) {
@@ -479,15 +478,23 @@ TEST(parallel, nested_pipelined_loops) {
     func f = func::make(times_3, {{in, {point(x), point(y)}}}, {{a, {x, y}}});
     func g = func::make(sum_3x3, {{a, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{out, {x, y}}});
     g.loops({{x, 8, loop::parallel}, {y, 2, loop::parallel}});
-    // 0: the default (inside x); 1: between y and x (x is pipelined inside the parallel y);
-    // 2: at the root (both slide: y is pipelined, x runs serially inside it).
+    // 0: the default (the windows overlap along both loops: stored at the root, f computed at y,
+    // y pipelined); 1: between y and x (x is pipelined inside the parallel y); 2: at the root (both
+    // slide: y is pipelined, x runs serially inside it).
     if (store == 1) a->store_at({&g, y});
     if (store == 2) a->store_root();
     pipeline p = build_pipeline(ctx, {in}, {out});
-    for (int rep = 0; rep < 20; ++rep) {
-      ASSERT_TRUE(same(reference, run(p, kind::stencil2, inputs, &pool))) << "store " << store;
+    for (int rep = 0; rep < reps; ++rep) {
+      ASSERT_TRUE(same(reference, run(p, kind::stencil2, inputs, pool))) << "store " << store;
     }
   }
+}
+
+// A pipelined loop nested inside another parallel loop (it then runs serially, each worker of the
+// outer loop with its own ring buffers), and a parallel loop inside a pipelined one.
+TEST(parallel, nested_pipelined_loops) {
+  thread_pool_impl pool(2);
+  run_nested_pipelines(&pool, 20);
 }
 
 // A callback failing in one iteration of a pipelined loop, in the first or the last stage: the
@@ -549,24 +556,7 @@ TEST(parallel, host_thread_pool) {
       EXPECT_GT(pool.enqueues.load(), enqueues);
     }
   }
-  case_inputs inputs(kind::stencil2);
-  buffer<int, 2> reference = run(make_pipeline(kind::stencil2, mode::unscheduled, 1), kind::stencil2, inputs, nullptr);
-  for (int store = 0; store < 3; ++store) {
-    node_context ctx;
-    var x(ctx, "x"), y(ctx, "y");
-    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
-    auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
-    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
-    func f = func::make(times_3, {{in, {point(x), point(y)}}}, {{a, {x, y}}});
-    func g = func::make(sum_3x3, {{a, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{out, {x, y}}});
-    g.loops({{x, 8, loop::parallel}, {y, 2, loop::parallel}});
-    if (store == 1) a->store_at({&g, y});
-    if (store == 2) a->store_root();
-    pipeline p = build_pipeline(ctx, {in}, {out});
-    for (int rep = 0; rep < 10; ++rep) {
-      ASSERT_TRUE(same(reference, run(p, kind::stencil2, inputs, &pool))) << "store " << store;
-    }
-  }
+  run_nested_pipelines(&pool, 10);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "coords.h"
 #include "slinky/runtime/buffer.h"
 
 namespace slinky {
@@ -19,26 +20,8 @@ namespace {
 
 constexpr index_t max_index = std::numeric_limits<index_t>::max();
 
-// Calls fn(coords) for every coordinate of the box `dims` (dim 0 fastest).
-template <typename Fn>
-void for_each_coord(const std::vector<dim>& dims, const Fn& fn) {
-  for (const dim& d : dims) {
-    if (d.empty()) return;
-  }
-  std::vector<index_t> c(dims.size());
-  for (std::size_t d = 0; d < dims.size(); ++d) c[d] = dims[d].min();
-  while (true) {
-    fn(span<const index_t>(c));
-    std::size_t d = 0;
-    for (; d < dims.size(); ++d) {
-      if (++c[d] <= dims[d].max()) break;
-      c[d] = dims[d].min();
-    }
-    if (d == dims.size()) return;
-  }
-}
-
-std::vector<dim> dims_of(const raw_buffer& b) { return std::vector<dim>(b.dims, b.dims + b.rank); }
+using test::dims_of;
+using test::for_each_coord;
 
 bool is_aligned(const void* p, std::uintptr_t alignment) {
   return reinterpret_cast<std::uintptr_t>(p) % alignment == 0;

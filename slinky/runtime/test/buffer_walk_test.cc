@@ -13,32 +13,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "coords.h"
 #include "slinky/runtime/buffer.h"
 
 namespace slinky {
 
 namespace {
 
-// Calls fn(coords) for every coordinate of the box `dims` (dim 0 fastest).
-template <typename Fn>
-void for_each_coord(const std::vector<dim>& dims, const Fn& fn) {
-  for (const dim& d : dims) {
-    if (d.empty()) return;
-  }
-  std::vector<index_t> c(dims.size());
-  for (std::size_t d = 0; d < dims.size(); ++d) c[d] = dims[d].min();
-  while (true) {
-    fn(span<const index_t>(c));
-    std::size_t d = 0;
-    for (; d < dims.size(); ++d) {
-      if (++c[d] <= dims[d].max()) break;
-      c[d] = dims[d].min();
-    }
-    if (d == dims.size()) return;
-  }
-}
-
-std::vector<dim> dims_of(const raw_buffer& b) { return std::vector<dim>(b.dims, b.dims + b.rank); }
+using test::dims_of;
+using test::for_each_coord;
 
 }  // namespace
 
