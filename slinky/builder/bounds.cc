@@ -137,16 +137,23 @@ expr difference_upper_bound(const expr& hi, const expr& lo) {
   scaled_term l = decompose(lo);
   if (h.d != l.d) return expr();
   if (!match(h.a, l.a)) {
-    // min(a, b) <= a: a clamp of the high end (the last chunk of a loop) only lowers it.
+    // min(a + c, b) <= a + c: a clamp of the high end (the last chunk of a loop) only lowers it.
     const minimum* m = h.a.as<minimum>();
     if (!m) return expr();
-    if (match(m->a, l.a)) {
-      h.a = m->a;
-    } else if (match(m->b, l.a)) {
-      h.a = m->b;
-    } else {
-      return expr();
+    bool found = false;
+    for (const expr& arm : {m->a, m->b}) {
+      expr a = arm;
+      index_t c = 0;
+      if (const add* op = arm.as<add>()) {
+        if (std::optional<index_t> k = as_constant(op->b)) a = op->a, c = *k;
+      }
+      if (!match(a, l.a)) continue;
+      h.a = a;
+      h.c += c;
+      found = true;
+      break;
     }
+    if (!found) return expr();
   }
   // floor((a + c1) / d) - floor((a + c2) / d) <= ceil((c1 - c2) / d).
   return ceil_div<index_t>(h.c - l.c, h.d) + (h.k - l.k);
@@ -500,10 +507,12 @@ bool bounds_inference::windows_overlap(int buffer, loop_level l) const {
     const interval_expr prev = substitute(i, v, v - step);
     const monotonic lo = is_monotonic(i.min, v);
     const monotonic hi = is_monotonic(i.max, v);
+    // Overlapping unless proven disjoint in every iteration: a window that overlaps the previous
+    // one in some iterations only (x / 2 over x, say) still computes those values twice.
     if (lo == monotonic::increasing && hi == monotonic::increasing) {
-      if (prove_true(i.min <= prev.max, loop_range)) return true;
+      if (!prove_true(prev.max < i.min, loop_range)) return true;
     } else if (lo == monotonic::decreasing && hi == monotonic::decreasing) {
-      if (prove_true(prev.min <= i.max, loop_range)) return true;
+      if (!prove_true(i.max < prev.min, loop_range)) return true;
     }
   }
   return false;
@@ -701,6 +710,7 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
     }
     expr extent = simplify(window[d].max - window[d].min + 1);
     expr largest = bounds_of(extent, loop_range).max;
+
     expr difference = difference_upper_bound(window[d].max, window[d].min);
     if (difference.defined()) largest = largest.defined() ? min(largest, difference + 1) : difference + 1;
     if (!largest.defined() || is_infinity(largest)) continue;

@@ -67,7 +67,10 @@ pipeline build_pipeline(node_context& ctx, std::vector<var> args, std::vector<bu
   // it), which changes the regions: infer again until the storage is settled (one more round
   // per nesting level of parallel loops, plus one to confirm the producers slide).
   std::optional<bounds_inference> inferred(std::in_place, g);
-  for (int round = 0; round < 8 && share_overlapping_windows(g, *inferred); ++round) inferred.emplace(g);
+  for (int round = 0; round < 8; ++round) {
+    if (!share_overlapping_windows(g, *inferred) && !hoist_invariant_funcs(g, *inferred)) break;
+    inferred.emplace(g);
+  }
   const bounds_inference& bounds = *inferred;
   log.done("bounds_inference");
 

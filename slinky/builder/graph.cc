@@ -204,6 +204,12 @@ void schedule_compute(graph& g, int fi) {
   } else {
     std::vector<loop_level> common = g.funcs[fn.consumers[0]].call_chain;
     for (int c : fn.consumers) common = common_prefix(common, g.funcs[c].call_chain);
+    if (fn.invariant_at && fn.invariant_at->root()) {
+      common.clear();
+    } else if (fn.invariant_at) {
+      auto at = std::find(common.begin(), common.end(), *fn.invariant_at);
+      if (at != common.end()) common.erase(at + 1, common.end());
+    }
     fn.compute = common.empty() ? loop_level() : common.back();
     if (!fn.hoisted_to.root() && contains(common, fn.hoisted_to)) fn.compute = fn.hoisted_to;
   }

@@ -7,6 +7,7 @@
 #ifndef SLINKY_BUILDER_GRAPH_H
 #define SLINKY_BUILDER_GRAPH_H
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,6 +42,11 @@ struct func_node {
   // loop containing its consumers (root() if none), because its output is shared across that
   // loop and the loop's pipeline needs the func as a stage of its own (share_overlapping_windows).
   loop_level hoisted_to;
+  // Default compute_at only: a loop (or the root) the func is computed at instead of a loop
+  // inside it (in the chain containing its consumers), because the region it must compute does
+  // not move with the loops inside (it would compute the same values in each of their
+  // iterations; hoist_invariant_funcs).
+  std::optional<loop_level> invariant_at;
   // The symbol each of the func's loops binds (one per entry of func::loops()): the client's
   // variable if no other func loops over it, otherwise a new symbol, so that a loop never
   // captures the variable of an enclosing loop of another func in the regions computed from it.

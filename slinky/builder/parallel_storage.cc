@@ -1,7 +1,9 @@
-// Default storage in parallel loops (see parallel_storage.h).
+// Refinements of the default placement (see parallel_storage.h).
 #include "slinky/builder/parallel_storage.h"
 
 #include <algorithm>
+
+#include "slinky/runtime/depends_on.h"
 
 namespace slinky {
 
@@ -11,12 +13,14 @@ bool contains(const std::vector<loop_level>& levels, loop_level l) {
   return std::find(levels.begin(), levels.end(), l) != levels.end();
 }
 
-// Whether a compute_at or store_at of the client names a loop inside l around fn: the funcs
-// computed or stored there (fn's producers, say) must stay inside it, so fn must too.
-bool pins_inside(const graph& g, const func_node& fn, loop_level l) {
+// Whether a compute_at or store_at of the client names a loop inside l (or l itself, if
+// `or_l`) along fn's compute chain: the funcs computed or stored there (fn's producers, say) must
+// stay inside it, so fn must too.
+bool pins_inside(const graph& g, const func_node& fn, loop_level l, bool or_l = false) {
   auto at = std::find(fn.compute_chain.begin(), fn.compute_chain.end(), l);
   if (at == fn.compute_chain.end()) return false;
-  auto inside = [&](loop_level x) { return std::find(at + 1, fn.compute_chain.end(), x) != fn.compute_chain.end(); };
+  if (!or_l) ++at;
+  auto inside = [&](loop_level x) { return std::find(at, fn.compute_chain.end(), x) != fn.compute_chain.end(); };
   for (const func_node& other : g.funcs) {
     if (other.f->compute_at() && inside(other.compute)) return true;
   }
@@ -65,6 +69,30 @@ bool share_overlapping_windows(graph& g, const bounds_inference& bounds) {
         producer.hoisted_to = b.store;
       }
       changed = true;
+    }
+  }
+  if (changed) schedule_locations(g);
+  return changed;
+}
+
+bool hoist_invariant_funcs(graph& g, const bounds_inference& bounds) {
+  bool changed = false;
+  for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) {
+    func_node& fn = g.funcs[fi];
+    if (fn.f->compute_at() || fn.compute.root() || fn.compute == fn.hoisted_to) continue;
+    // The outermost loop of the chain whose iterations all need the same region: the region the
+    // func computes over one of its iterations (over all the loops inside it) does not depend
+    // on its variable.
+    const box_expr whole(bounds.full[fi].begin(), bounds.full[fi].end());
+    for (std::size_t k = 0; k < fn.compute_chain.size(); ++k) {
+      const loop_level l = fn.compute_chain[k];
+      const box_expr lifted = bounds.lift(whole, fn.compute_chain, l, bounds_inference::view::full);
+      bool moves = false;
+      for (const interval_expr& i : lifted) moves = moves || depends_on(i, g.loop_var(l));
+      if (moves || pins_inside(g, fn, l, /*or_l=*/true)) continue;
+      fn.invariant_at = k == 0 ? loop_level() : fn.compute_chain[k - 1];
+      changed = true;
+      break;
     }
   }
   if (changed) schedule_locations(g);

@@ -1,3 +1,5 @@
+// Refinements of the default placement that need the bounds of the schedule.
+//
 // Default storage in parallel loops: an intermediate produced inside a parallel loop is stored
 // inside it by default (a block per worker), unless its consumers' windows overlap between
 // iterations of the loop (stencils). Then that storage would make every iteration recompute the
@@ -18,6 +20,14 @@ namespace slinky {
 // written by several iterations at once). Returns whether the schedule changed: the caller then
 // infers the bounds again and calls this again.
 bool share_overlapping_windows(graph& g, const bounds_inference& bounds);
+
+// Funcs placed by default (no compute_at) in a loop whose iterations all need the same region of
+// them (a producer read the same way in every row of its consumer, say) would compute that region
+// once per iteration: one round moves each such func out of the innermost loop of its compute
+// chain its region does not move with, unless a compute_at or store_at of the client names that
+// loop or one inside it along the func's chain (which must stay around the func). Returns whether
+// the schedule changed, like share_overlapping_windows.
+bool hoist_invariant_funcs(graph& g, const bounds_inference& bounds);
 
 }  // namespace slinky
 

@@ -291,5 +291,64 @@ TEST(parallel_sliding, producer_with_two_consumers) {
   }
 }
 
+// out(x, y) = col(x) * row(y), with col = in_x * 3 + 1 and row = in_y * 3 + 1, looped over y
+// (outer) and x (inner), serial or parallel. By default col would be computed in the x loop, in
+// every row y; its region does not move with y, so the builder computes it outside the y loop,
+// once (docs/builder.md, "Where funcs run"). row moves with y: it stays inside, one row each.
+TEST(parallel_sliding, invariant_producer_is_computed_once) {
+  thread_pool_impl pool(2);
+  for (bool parallel_y : {false, true}) {
+    for (bool parallel_x : {false, true}) {
+      for (index_t step : {1, 3}) {
+        node_context ctx;
+        auto in_x = buffer_expr::make(ctx, "in_x", 1, sizeof(int));
+        auto in_y = buffer_expr::make(ctx, "in_y", 1, sizeof(int));
+        auto col = buffer_expr::make(ctx, "col", 1, sizeof(int));
+        auto row = buffer_expr::make(ctx, "row", 1, sizeof(int));
+        auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+        var x(ctx, "x"), y(ctx, "y");
+        write_counter c_col, c_row;
+        func f_col = func::make(times_3(c_col), {{in_x, {point(x)}}}, {{col, {x}}}, {.name = "col"});
+        func f_row = func::make(times_3(c_row), {{in_y, {point(y)}}}, {{row, {y}}}, {.name = "row"});
+        func f_out = func::make(
+            [](const buffer<const int>& c, const buffer<const int>& r, const buffer<int>& o) -> index_t {
+              for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+                for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) o(xx, yy) = c(xx) * r(yy);
+              }
+              return 0;
+            },
+            {{col, {point(x)}}, {row, {point(y)}}}, {{out, {x, y}}}, {.name = "out"});
+        f_out.loops({{x, step, parallel_x ? loop::parallel : loop::serial},
+                     {y, 1, parallel_y ? loop::parallel : loop::serial}});
+        pipeline p = build_pipeline(ctx, {in_x, in_y}, {out});
+
+        buffer<int, 1> in_x_buf({W});
+        buffer<int, 1> in_y_buf({H});
+        in_x_buf.allocate();
+        in_y_buf.allocate();
+        test::fill_random(in_x_buf, 1);
+        test::fill_random(in_y_buf, 2);
+        buffer<int, 2> out_buf({W, H});
+        out_buf.allocate();
+        memory_counter m;
+        m.config.thread_pool = &pool;
+        ASSERT_EQ(p.evaluate({&in_x_buf, &in_y_buf}, {&out_buf}, m.context), 0);
+        const std::string what = std::string(parallel_y ? "parallel" : "serial") + " y, " +
+                                 (parallel_x ? "parallel" : "serial") + " x, step " + std::to_string(step);
+        for (index_t yy = 0; yy < H; ++yy) {
+          for (index_t xx = 0; xx < W; ++xx) {
+            ASSERT_EQ(out_buf(xx, yy), (in_x_buf(xx) * 3 + 1) * (in_y_buf(yy) * 3 + 1)) << what;
+          }
+        }
+        EXPECT_EQ(c_col.max_count(), 1) << what;
+        EXPECT_EQ(c_col.elements(), static_cast<std::size_t>(W)) << what;
+        EXPECT_EQ(c_row.max_count(), 1) << what;
+        EXPECT_EQ(c_row.elements(), static_cast<std::size_t>(H)) << what;
+        EXPECT_EQ(m.allocations, m.frees);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace slinky

@@ -255,8 +255,10 @@ struct schedule_spec {
   std::vector<stage_schedule> stages;
   std::vector<buffer_schedule> buffers;
   bool no_alias_buffers = false;
-  // Run with a thread pool (when one is available), so parallel loops really run in parallel.
+  // Run with a thread pool (when one is available), so parallel loops really run in parallel,
+  // of this many workers besides the calling thread (1 to 3).
   bool thread_pool = false;
+  int pool_workers = 1;
   // Allow an intermediate to be stored outside a parallel loop around its producer, which
   // workers then share (a pipelined loop when it slides).
   bool parallel_shared_storage = false;
@@ -450,22 +452,28 @@ struct risky_windows {
   bool shadowed = false;
 };
 
-// Finds the risky windows of a schedule. The loops each dimension of a stage's region depends
-// on are found consumers first, through the accesses; each consumer's access contributes a set.
-inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec& s, const placement& p) {
-  const int n = static_cast<int>(g.stages.size());
-  using levels = std::vector<level>;
-  // deps[stage][var]: the contributions to the region of a variable of a stage.
-  std::vector<std::vector<std::vector<levels>>> deps(n);
-  auto all = [](const std::vector<levels>& contributions) {
-    levels result;
-    for (const levels& c : contributions) {
-      for (const level& l : c) {
-        if (std::find(result.begin(), result.end(), l) == result.end()) result.push_back(l);
-      }
+using levels = std::vector<level>;
+// window_deps(...)[stage][var]: the loops of the stage's compute chain its region along a variable
+// moves with, one set per consumer's access.
+using window_dependencies = std::vector<std::vector<std::vector<levels>>>;
+
+// The union of the sets of a window_dependencies entry.
+inline levels all_levels(const std::vector<levels>& contributions) {
+  levels result;
+  for (const levels& c : contributions) {
+    for (const level& l : c) {
+      if (std::find(result.begin(), result.end(), l) == result.end()) result.push_back(l);
     }
-    return result;
-  };
+  }
+  return result;
+}
+
+// The loops each dimension of a stage's region depends on, found consumers first, through the
+// accesses; each consumer's access contributes a set.
+inline window_dependencies window_deps(const graph_spec& g, const schedule_spec& s, const placement& p) {
+  const int n = static_cast<int>(g.stages.size());
+  window_dependencies deps(n);
+  auto all = all_levels;
   for (int st = n - 1; st >= 0; --st) {
     deps[st].resize(g.stages[st].rank);
     const levels& chain = p.compute_chain[st];
@@ -492,6 +500,13 @@ inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec
       }
     }
   }
+  return deps;
+}
+
+// Finds the risky windows of a schedule.
+inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec& s, const placement& p) {
+  const int n = static_cast<int>(g.stages.size());
+  const window_dependencies deps = window_deps(g, s, p);
   risky_windows result;
   for (int st = 0; g.shared_vars && st < n; ++st) {
     for (const level& l : p.compute_chain[st]) {
@@ -559,6 +574,78 @@ inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec
     }
   }
   return result;
+}
+
+// Whether a schedule lets the builder compute stage `st` on more points than the unscheduled
+// pipeline computes. Only a stage computed inside loops of other stages can recompute anything,
+// and it must not, unless:
+// - the user stores one of its outputs inside such a loop (store_at a loop, not the root): then
+//   each iteration owns its window and recomputes its halo, the user's choice;
+// - a consumer reads it through an access whose window cannot slide along a loop: x % W (fixed
+//   wherever x is), a flip (moves backwards) or a reshape x + W * y (moves in steps of W);
+// - its region moves with two or more loops of its compute chain (a tile moving in y and x, or a
+//   loop of a consumer nested in another's loop over the same dimension): a window slides along
+//   one loop only, the innermost it moves with, and is recomputed where the outer ones move it;
+// - its region does not move with a loop of its compute chain, and the user placed it there (a
+//   compute_at), or placed another func or buffer at a loop of its chain (which pins it inside):
+//   by default the builder computes such a func outside that loop instead (once), but a func
+//   computed inside it computes its region in each of its iterations.
+// Schedules with risky windows (find_risky_windows) are not checked at all.
+inline bool may_recompute(const graph_spec& g, const schedule_spec& s, const placement& p, int st) {
+  const levels& chain = p.compute_chain[st];
+  // (The points a func with several outputs computes are not comparable between schedules: each
+  // call computes each output over its own buffer's crop, which aliasing changes.)
+  if (g.stages[st].outputs.size() > 1) return true;
+  if (chain.empty()) return false;
+  levels moving;
+  const window_dependencies deps = window_deps(g, s, p);
+  for (const std::vector<levels>& dim : deps[st]) {
+    for (const level& l : all_levels(dim)) {
+      if (std::find(moving.begin(), moving.end(), l) == moving.end()) moving.push_back(l);
+    }
+  }
+  if (moving.size() > 1) return true;
+  if (moving.size() < chain.size()) {
+    auto in_chain = [&](const std::optional<level>& at) {
+      return at && std::find(chain.begin(), chain.end(), *at) != chain.end();
+    };
+    bool pinned = false;
+    for (const stage_schedule& ss : s.stages) pinned = pinned || in_chain(ss.compute_at);
+    for (const buffer_schedule& bs : s.buffers) pinned = pinned || in_chain(bs.store_at);
+    if (pinned) return true;
+  }
+  for (int o : g.stages[st].outputs) {
+    const std::optional<level>& at = s.buffers[o].store_at;
+    if (at && !at->root()) return true;
+  }
+  // Through any chain of consumers: a func's window is made of its consumers' windows.
+  for (int c = st + 1; c < static_cast<int>(g.stages.size()); ++c) {
+    for (const stage_input& in : g.stages[c].inputs) {
+      if (g.buffers[in.buffer].producer != st) continue;
+      for (const access& a : in.dims) {
+        if (a.mod > 0 || a.mul < 0 || a.var2 >= 0) return true;
+      }
+      // A copy of several inputs, each over a crop of its output (make_copy of several inputs,
+      // make_concat, make_stack): the builder's region of an input is the hull of what each
+      // input reads, where an input whose crop is empty in an iteration still contributes the
+      // bounds of its (empty) window, so the region spans more than is read.
+      if (g.stages[c].copy && g.stages[c].inputs.size() > 1) return true;
+      if (!p.compute_chain[c].empty() && may_recompute(g, s, p, c)) return true;
+    }
+  }
+  return false;
+}
+
+// True if buffer b (an intermediate) is stored outside every loop: one allocation per evaluation.
+inline bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement& p, int b) {
+  const std::optional<level>& at = s.buffers[b].store_at;
+  if (at) return at->root();
+  // Default storage is inside the innermost parallel loop its producer is computed in, if any
+  // (or outside it, when consumers' windows overlap between its iterations).
+  for (const level& l : p.compute_chain[g.buffers[b].producer]) {
+    if (is_parallel(s, l)) return false;
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------

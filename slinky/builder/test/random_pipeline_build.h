@@ -92,6 +92,18 @@ public:
   std::atomic<int> failing_calls{0};
   std::atomic<bool> failed{false};
   std::atomic<int> after_failure{0};
+  // Per stage: the points its callback computed (of its first output), over all calls.
+  std::vector<index_t> points;
+
+  void count_points(int stage, index_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (static_cast<int>(points.size()) <= stage) points.resize(stage + 1, 0);
+    points[stage] += n;
+  }
+  index_t points_of(int stage) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stage < static_cast<int>(points.size()) ? points[stage] : 0;
+  }
 
   void fail(const std::string& kind, const std::string& message) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -112,6 +124,7 @@ public:
     std::lock_guard<std::mutex> lock(mutex_);
     kind_.clear();
     failure_.clear();
+    points.clear();
     calls = 0;
     failing_calls = 0;
     failed = false;
@@ -191,6 +204,7 @@ inline call_stmt::callable kernel(kernel_spec k, monitor* m = nullptr) {
     if (m) {
       ++m->calls;
       if (m->failed) ++m->after_failure;
+      if (!k.outputs.empty()) m->count_points(k.stage, elem_count(bounds_of(*outs[0])));
       for (std::size_t o = 0; o < k.outputs.size(); ++o) {
         const box& allowed = m->allowed[k.outputs[o]];
         const box crop = bounds_of(*outs[o]);
@@ -296,6 +310,7 @@ inline bool equal_values(const host_buffer& b, const std::vector<std::int64_t>& 
 class eval_hooks {
   mutable std::mutex mutex_;
   std::map<std::size_t, index_t> max_bytes_;
+  std::map<std::size_t, int> allocations_of_;
   int allocations_ = 0;
   int frees_ = 0;
   int call_failures_ = 0;
@@ -310,6 +325,7 @@ public:
     config.allocate = [this](var sym, raw_buffer* buf) -> void* {
       std::lock_guard<std::mutex> lock(mutex_);
       ++allocations_;
+      ++allocations_of_[sym.sym()];
       index_t& bytes = max_bytes_[sym.sym()];
       bytes = std::max<index_t>(bytes, buf->size_bytes());
       return buf->allocate();
@@ -337,6 +353,12 @@ public:
     std::lock_guard<std::mutex> lock(mutex_);
     auto i = max_bytes_.find(sym.sym());
     return i == max_bytes_.end() ? 0 : i->second;
+  }
+  // Heap allocations of buffer `sym`.
+  int allocations(var sym) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto i = allocations_of_.find(sym.sym());
+    return i == allocations_of_.end() ? 0 : i->second;
   }
   int allocations() const { return allocations_; }
   int frees() const { return frees_; }

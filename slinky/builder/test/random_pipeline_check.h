@@ -14,6 +14,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "random_pipeline.h"
@@ -28,12 +29,12 @@
 namespace slinky {
 namespace random_test {
 
-// The pool that schedules with schedule_spec::thread_pool run with: one worker besides the
-// calling thread. Made on first use, so that a forked child makes its own.
-inline thread_pool* shared_thread_pool() {
+// The pool that schedules with schedule_spec::thread_pool run with: `workers` threads (1 to 3)
+// besides the calling thread. Made on first use, so that a forked child makes its own.
+inline thread_pool* shared_thread_pool(int workers = 1) {
 #if SLINKY_RANDOM_HAVE_THREAD_POOL
-  static thread_pool_impl pool(1);
-  return &pool;
+  static thread_pool_impl pool1(1), pool2(2), pool3(3);
+  return workers <= 1 ? &pool1 : workers == 2 ? &pool2 : &pool3;
 #else
   // Without slinky/base/thread_pool_impl.h (detected by SLINKY_RANDOM_HAVE_THREAD_POOL),
   // parallel loops run serially.
@@ -46,7 +47,8 @@ inline thread_pool* shared_thread_pool() {
 // read_outside (a callback's input does not cover what it reads), crop (a callback is asked to
 // compute outside what the unscheduled pipeline computes), check_failed, call_failed, evaluate
 // (non-zero result otherwise unexplained), memory (an allocation larger than unscheduled), leak,
-// crash, timeout.
+// recompute (a func called on more points than unscheduled where the schedule lets it slide),
+// allocations (more than one allocation of a buffer stored outside every loop), crash, timeout.
 struct outcome {
   std::string kind;
   std::string message;
@@ -75,6 +77,10 @@ struct context {
   monitor m;
   // Per buffer: the most bytes one heap allocation of it took unscheduled.
   std::vector<index_t> unscheduled_bytes;
+  // Per stage: the points the unscheduled pipeline computes.
+  std::vector<index_t> unscheduled_points;
+  // Per buffer: the most bytes one heap allocation of it took in the last run.
+  std::vector<index_t> last_bytes;
 
   explicit context(const case_spec& c) : c(c), p(make_plan(c.graph)) {
     const graph_spec& g = c.graph;
@@ -111,7 +117,7 @@ struct context {
       output_index.push_back(static_cast<int>(i));
     }
     eval_hooks hooks(b->p.body.symbols.get());
-    if (s && s->thread_pool) hooks.config.thread_pool = shared_thread_pool();
+    if (s && s->thread_pool) hooks.config.thread_pool = shared_thread_pool(s->pool_workers);
     const index_t result = b->p.evaluate(input_raw, output_raw, hooks.context);
     ++o.runs;
     auto fail = [&](const std::string& kind, const std::string& message) {
@@ -157,8 +163,35 @@ struct context {
       return fail("leak",
                   std::to_string(hooks.allocations()) + " allocations, " + std::to_string(hooks.frees()) + " frees");
     }
+    if (!s) {
+      unscheduled_points.resize(g.stages.size());
+      for (std::size_t st = 0; st < g.stages.size(); ++st) unscheduled_points[st] = m.points_of(static_cast<int>(st));
+    } else {
+      schedule_spec legal = *s;
+      const placement where = legalize(g, legal);
+      const risky_windows w = find_risky_windows(g, legal, where);
+      const bool risky = w.two_dims || w.fixed_and_moving || w.constant_loop || w.shadowed;
+      for (std::size_t st = 0; st < g.stages.size() && !risky; ++st) {
+        if (g.stages[st].copy || may_recompute(g, legal, where, static_cast<int>(st))) continue;
+        const index_t points = m.points_of(static_cast<int>(st));
+        if (points <= unscheduled_points[st]) continue;
+        return fail("recompute", "f" + std::to_string(st) + " computes " + std::to_string(points) +
+                                     " points, the unscheduled pipeline " + std::to_string(unscheduled_points[st]));
+      }
+      for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
+        if (g.buffers[bi].input || g.buffers[bi].output || !stored_at_root(g, legal, where, static_cast<int>(bi))) {
+          continue;
+        }
+        const int n = hooks.allocations(b->buffers[bi]->sym());
+        if (n <= 1) continue;
+        return fail("allocations", buffer_name(g, static_cast<int>(bi)) +
+                                       " is stored outside every loop but allocated " + std::to_string(n) + " times");
+      }
+    }
+    last_bytes.assign(g.buffers.size(), 0);
     for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
       const index_t bytes = hooks.max_bytes(b->buffers[bi]->sym());
+      last_bytes[bi] = bytes;
       if (!s) {
         unscheduled_bytes[bi] = bytes;
         continue;
@@ -185,7 +218,7 @@ struct context {
 // The oracle: the unscheduled pipeline gives the reference's outputs, and every schedule gives
 // the same, with callbacks that only read what their inputs cover and only compute what the
 // unscheduled pipeline computes, and no heap allocation larger than the unscheduled one.
-inline outcome run_case(const case_spec& c) {
+inline outcome run_case(const case_spec& c, const features& f = features()) {
   internal_run::context ctx(c);
   outcome total;
   outcome o = ctx.run(nullptr, -1);
@@ -194,9 +227,39 @@ inline outcome run_case(const case_spec& c) {
     o.runs = total.runs;
     return o;
   }
+  // What an intermediate takes with parallel loops: a buffer stored inside a parallel loop takes
+  // a block per worker, each no larger than the serial schedule's; one stored outside (shared,
+  // pipelined) folds over at most its serial fold plus a step for each further iteration in
+  // flight, fewer than the machine's hardware threads: at most that many times the serial size.
+  const index_t in_flight = std::max<index_t>(1, std::thread::hardware_concurrency());
   for (std::size_t i = 0; i < c.schedules.size(); ++i) {
-    o = ctx.run(&c.schedules[i], static_cast<int>(i));
+    const schedule_spec& s = c.schedules[i];
+    o = ctx.run(&s, static_cast<int>(i));
     total.runs += o.runs;
+    if (!o.ok()) {
+      o.runs = total.runs;
+      return o;
+    }
+    bool parallel = false;
+    schedule_spec serial = s;
+    for (stage_schedule& ss : serial.stages) {
+      for (loop_spec& l : ss.loops) {
+        parallel = parallel || l.parallel;
+        l.parallel = false;
+      }
+    }
+    if (!f.parallel_memory_bound || !parallel || ctx.m.failed) continue;
+    const std::vector<index_t> parallel_bytes = ctx.last_bytes;
+    o = ctx.run(&serial, static_cast<int>(i));
+    total.runs += o.runs;
+    for (std::size_t b = 0; o.ok() && b < parallel_bytes.size(); ++b) {
+      if (parallel_bytes[b] <= ctx.last_bytes[b] * in_flight) continue;
+      o.kind = "memory";
+      o.message = "an allocation of " + buffer_name(c.graph, static_cast<int>(b)) + " takes " +
+                  std::to_string(parallel_bytes[b]) + " bytes with parallel loops, more than " +
+                  std::to_string(in_flight) + " times the " + std::to_string(ctx.last_bytes[b]) +
+                  " of the same schedule with serial loops";
+    }
     if (!o.ok()) {
       o.runs = total.runs;
       return o;
@@ -207,8 +270,9 @@ inline outcome run_case(const case_spec& c) {
 
 // run_case in a child process (unless use_fork is false), so that a crash, an abort or a hang
 // (past timeout_seconds) is reported as an outcome instead of ending the batch.
-inline outcome run_isolated(const case_spec& c, bool use_fork, int timeout_seconds = 20) {
-  if (!use_fork) return run_case(c);
+inline outcome run_isolated(const case_spec& c, bool use_fork, const features& f = features(),
+                            int timeout_seconds = 20) {
+  if (!use_fork) return run_case(c, f);
   std::FILE* result = std::tmpfile();
   std::FILE* err = std::tmpfile();
   std::fflush(stdout);
@@ -217,7 +281,7 @@ inline outcome run_isolated(const case_spec& c, bool use_fork, int timeout_secon
   if (pid == 0) {
     dup2(fileno(err), 2);
     alarm(timeout_seconds);
-    outcome o = run_case(c);
+    outcome o = run_case(c, f);
     std::fprintf(result, "%s\n%d\n%d\n%s", o.kind.c_str(), o.schedule, o.runs, o.message.c_str());
     std::fflush(result);
     _exit(0);

@@ -91,7 +91,7 @@ inline std::vector<report> run_worker(const batch_options& o, std::int64_t first
       std::fprintf(out, "begin %lld\n", static_cast<long long>(i));
       std::fflush(out);
       alarm(20);
-      const outcome r = run_case(generate_case(case_seed(o.seed, i), o.f));
+      const outcome r = run_case(generate_case(case_seed(o.seed, i), o.f), o.f);
       std::fprintf(out, "end %lld %d %d %s\n%s\n", static_cast<long long>(i), r.runs, r.schedule,
                    r.ok() ? "ok" : r.kind.c_str(), escape(r.message).c_str());
       std::fflush(out);
@@ -200,7 +200,7 @@ inline batch_result run_batch(const batch_options& o) {
         if (o.only_case >= 0 && i != o.only_case) break;
         if (o.max_cases >= 0 && i >= o.max_cases) break;
         if (o.only_case < 0 && elapsed() >= o.seconds) break;
-        reports.push_back({i, true, run_case(generate_case(case_seed(o.seed, i), o.f))});
+        reports.push_back({i, true, run_case(generate_case(case_seed(o.seed, i), o.f), o.f)});
         if (!reports.back().result.ok()) break;
       }
     }

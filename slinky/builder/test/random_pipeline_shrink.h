@@ -48,7 +48,7 @@ inline std::string describe(const case_spec& c) {
     os << ";";
   }
   for (const schedule_spec& s : c.schedules) {
-    os << "S" << s.no_alias_buffers << s.thread_pool;
+    os << "S" << s.no_alias_buffers << s.thread_pool << s.pool_workers;
     for (const stage_schedule& ss : s.stages) {
       for (const loop_spec& l : ss.loops) os << "l" << l.var << "," << l.step << l.parallel;
       if (ss.compute_at) os << "c" << ss.compute_at->stage << "," << ss.compute_at->var;
@@ -294,7 +294,7 @@ shrink(case_spec c, outcome failure, const features& f, bool use_fork, double se
   auto still_fails = [&](const case_spec& v, outcome* o) {
     // Stay within what the generator makes, so as not to wander into a known bug.
     if (!generated_by(v, f)) return false;
-    *o = run_isolated(v, use_fork);
+    *o = run_isolated(v, use_fork, f);
     const bool fails = o->kind == failure.kind;
     if (fails && progress_made) progress_made(v, *o);
     return fails;
@@ -577,7 +577,9 @@ inline std::string to_cpp(const case_spec& c, const std::string& name, const out
   a_list += "}";
   b_list += "}";
   os << "  random_test::eval_hooks a_hooks, b_hooks;\n";
-  if (s && s->thread_pool) os << "  thread_pool_impl pool(1);\n  b_hooks.config.thread_pool = &pool;\n";
+  if (s && s->thread_pool) {
+    os << "  thread_pool_impl pool(" << s->pool_workers << ");\n  b_hooks.config.thread_pool = &pool;\n";
+  }
   const bool failing = g.fail_stage >= 0;
   if (failing) {
     // A failure on purpose: evaluate returns it, call_failed is called once, nothing leaks, no
@@ -605,6 +607,7 @@ inline std::string to_cpp(const case_spec& c, const std::string& name, const out
   } else {
     os << "  ASSERT_EQ(unscheduled.evaluate(" << in_list << ", " << a_list << ", a_hooks.context), 0);\n";
     os << "  EXPECT_EQ(a_hooks.check() + m.failure(), \"\");\n";
+    if (o.kind == "recompute") os << "  const std::vector<index_t> a_points = m.points;\n  m.points.clear();\n";
     os << "  ASSERT_EQ(scheduled.evaluate(" << in_list << ", " << b_list << ", b_hooks.context), 0);\n";
     os << "  EXPECT_EQ(b_hooks.check() + m.failure(), \"\");\n";
     os << "  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());\n";
@@ -622,6 +625,20 @@ inline std::string to_cpp(const case_spec& c, const std::string& name, const out
     if (g.buffers[b].input || g.buffers[b].output) continue;
     const std::string n = buffer_name(g, static_cast<int>(b));
     os << "  EXPECT_LE(b_hooks.max_bytes(" << n << "->sym()), a_hooks.max_bytes(" << n << "->sym()));\n";
+  }
+  if (s && (o.kind == "recompute" || o.kind == "allocations")) {
+    schedule_spec legal = *s;
+    const placement where = legalize(g, legal);
+    for (std::size_t st = 0; o.kind == "recompute" && st < g.stages.size(); ++st) {
+      if (g.stages[st].copy || may_recompute(g, legal, where, static_cast<int>(st))) continue;
+      os << "  // f" << st << " is computed once.\n";
+      os << "  EXPECT_LE(m.points_of(" << st << "), a_points[" << st << "]);\n";
+    }
+    for (std::size_t b = 0; o.kind == "allocations" && b < g.buffers.size(); ++b) {
+      if (g.buffers[b].input || g.buffers[b].output || !stored_at_root(g, legal, where, static_cast<int>(b))) continue;
+      os << "  // " << buffer_name(g, static_cast<int>(b)) << " is stored outside every loop.\n";
+      os << "  EXPECT_LE(b_hooks.allocations(" << buffer_name(g, static_cast<int>(b)) << "->sym()), 1);\n";
+    }
   }
   if (o.kind == "unscheduled_mismatch") {
     for (std::size_t b = 0; b < g.buffers.size(); ++b) {
