@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <thread>
 
 #include "slinky/base/arithmetic.h"
@@ -106,57 +107,78 @@ expr solve_upper(const expr& e, var v, const expr& t) {
   return expr();
 }
 
-// Writes e as (a + c) / d + k with constants c, d > 0 and k (d = 1 and c = k = 0 at worst).
-struct scaled_term {
-  expr a;
-  index_t c = 0, d = 1, k = 0;
-};
-scaled_term decompose(const expr& e) {
-  scaled_term t;
-  t.a = e;
-  if (const add* op = t.a.as<add>()) {
-    if (std::optional<index_t> k = as_constant(op->b)) t.k = *k, t.a = op->a;
-  }
-  if (const div* op = t.a.as<div>()) {
-    std::optional<index_t> d = as_constant(op->b);
-    if (d && *d > 0) {
-      t.d = *d;
-      t.a = op->a;
-      if (const add* inner = t.a.as<add>()) {
-        if (std::optional<index_t> c = as_constant(inner->b)) t.c = *c, t.a = inner->a;
+// An upper bound of hi - lo, where the interval arithmetic of bounds_of cannot see one: the two
+// are the same expression up to constant offsets, floor divisions by the same constant and
+// clamps ((y + 1) / 2 - y / 2 <= 1; min(y + 1, n) - min(y - 1, n) <= 2; a clamp of the high end,
+// the last chunk of a loop, only lowers it).
+std::optional<index_t> difference_bound(const expr& hi, const expr& lo) {
+  if (match(hi, lo)) return 0;
+  // (a + k1) - (b + k2) = (a - b) + k1 - k2.
+  auto split = [](const expr& e, expr& a) -> index_t {
+    a = e;
+    if (const add* op = e.as<add>()) {
+      if (std::optional<index_t> k = as_constant(op->b)) {
+        a = op->a;
+        return *k;
       }
     }
+    return 0;
+  };
+  expr a, b;
+  const index_t ka = split(hi, a), kb = split(lo, b);
+  if (ka != 0 || kb != 0) {
+    std::optional<index_t> d = difference_bound(a, b);
+    if (d) return *d + ka - kb;
   }
-  return t;
+  // floor(p / d) - floor(q / d) <= ceil((p - q) / d) for d > 0.
+  const div* da = hi.as<div>();
+  const div* db = lo.as<div>();
+  if (da && db) {
+    std::optional<index_t> d = as_constant(da->b);
+    if (d && *d > 0 && as_constant(db->b) == d) {
+      std::optional<index_t> inner = difference_bound(da->a, db->a);
+      if (inner) return ceil_div<index_t>(*inner, *d);
+    }
+  }
+  // min(p, n) - min(q, n) <= max(p - q, 0), and the same for max.
+  const minimum* mina = hi.as<minimum>();
+  const minimum* minb = lo.as<minimum>();
+  const maximum* maxa = hi.as<maximum>();
+  const maximum* maxb = lo.as<maximum>();
+  auto same_clamp = [](const expr& pa, const expr& pb, const expr& qa, const expr& qb) -> std::optional<index_t> {
+    std::optional<index_t> d;
+    if (match(pb, qb)) d = difference_bound(pa, qa);
+    if (!d && match(pa, qa)) d = difference_bound(pb, qb);
+    if (!d && match(pa, qb)) d = difference_bound(pb, qa);
+    if (!d && match(pb, qa)) d = difference_bound(pa, qb);
+    if (d) return std::max<index_t>(*d, 0);
+    return std::nullopt;
+  };
+  if (mina && minb) {
+    if (std::optional<index_t> d = same_clamp(mina->a, mina->b, minb->a, minb->b)) return d;
+  }
+  if (maxa && maxb) {
+    if (std::optional<index_t> d = same_clamp(maxa->a, maxa->b, maxb->a, maxb->b)) return d;
+  }
+  // min(p, q) <= p, and max(p, q) >= p: the tightest bound through either side.
+  std::optional<index_t> best;
+  auto consider = [&](std::optional<index_t> d) {
+    if (d && (!best || *d < *best)) best = d;
+  };
+  if (mina) {
+    consider(difference_bound(mina->a, lo));
+    consider(difference_bound(mina->b, lo));
+  }
+  if (maxb) {
+    consider(difference_bound(hi, maxb->a));
+    consider(difference_bound(hi, maxb->b));
+  }
+  return best;
 }
 
-// An upper bound of hi - lo where both are (a + c) / d + k of the same a and d: the interval
-// arithmetic of bounds_of cannot see that (y + 1) / 2 - y / 2 is at most 1.
 expr difference_upper_bound(const expr& hi, const expr& lo) {
-  scaled_term h = decompose(hi);
-  scaled_term l = decompose(lo);
-  if (h.d != l.d) return expr();
-  if (!match(h.a, l.a)) {
-    // min(a + c, b) <= a + c: a clamp of the high end (the last chunk of a loop) only lowers it.
-    const minimum* m = h.a.as<minimum>();
-    if (!m) return expr();
-    bool found = false;
-    for (const expr& arm : {m->a, m->b}) {
-      expr a = arm;
-      index_t c = 0;
-      if (const add* op = arm.as<add>()) {
-        if (std::optional<index_t> k = as_constant(op->b)) a = op->a, c = *k;
-      }
-      if (!match(a, l.a)) continue;
-      h.a = a;
-      h.c += c;
-      found = true;
-      break;
-    }
-    if (!found) return expr();
-  }
-  // floor((a + c1) / d) - floor((a + c2) / d) <= ceil((c1 - c2) / d).
-  return ceil_div<index_t>(h.c - l.c, h.d) + (h.k - l.k);
+  std::optional<index_t> d = difference_bound(hi, lo);
+  return d ? expr(*d) : expr();
 }
 
 interval_expr simplify_or_empty(const interval_expr& i) {
