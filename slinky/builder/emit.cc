@@ -297,9 +297,12 @@ public:
       }
     }
 
-    // Allocations, shortest lifetimes first so they nest inside longer ones.
-    // A buffer other buffers are views of is used by their users too, so its allocation
-    // encloses theirs; for equal ranges, views nest inside what they view.
+    // Allocations. Each buffer's memory is held from the first item that uses it to the last:
+    // allocations nest in the order of their first use, each from its first user to the end of
+    // the level, and each is freed (free intrinsic) right after its last user. Lifetimes that
+    // cross (a chain: t1 used by f1 and f2, t2 by f2 and f3) then keep no dead buffer alive: t1
+    // is freed before t3 is allocated. A buffer other buffers are views of is used by their
+    // users too; for the same first use, views nest inside what they view.
     struct allocation {
       int buffer;
       std::size_t first, last;
@@ -336,17 +339,41 @@ public:
       if (a.first < items.size()) allocations.push_back(a);
     }
     std::stable_sort(allocations.begin(), allocations.end(), [](const allocation& a, const allocation& b) {
-      if (a.last - a.first != b.last - b.first) return a.last - a.first < b.last - b.first;
-      return a.depth > b.depth;
+      if (a.first != b.first) return a.first < b.first;
+      return a.depth < b.depth;
     });
-    for (std::size_t i = 0; i < allocations.size(); ++i) {
-      allocation a = allocations[i];
-      std::vector<stmt> inside(items.begin() + a.first, items.begin() + a.last + 1);
-      // Skipped with its users if every func around which it is allocated is idle too, else
+    // The frees, after the last user of each allocation that is not the last item; `position`
+    // maps an item to its index once they are inserted. A free does not count as a user of the
+    // level's buffers when deciding whether an allocation is idle with the items around it.
+    std::vector<stmt> with_frees;
+    std::vector<const std::vector<int>*> reach_with_frees;
+    std::vector<bool> is_free;
+    std::vector<std::size_t> position(items.size());
+    for (std::size_t item = 0; item < items.size(); ++item) {
+      position[item] = with_frees.size();
+      with_frees.push_back(items[item]);
+      reach_with_frees.push_back(item_reach[item]);
+      is_free.push_back(false);
+      if (item + 1 == items.size()) break;
+      for (const allocation& a : allocations) {
+        if (a.last != item || aliases_.buffers[a.buffer].target >= 0) continue;
+        const var sym = g_.buffers[a.buffer].buffer->sym();
+        with_frees.push_back(check::make(call::make(intrinsic::free, {sym})));
+        reach_with_frees.push_back(nullptr);
+        is_free.push_back(true);
+      }
+    }
+    items = std::move(with_frees);
+    // Innermost (latest first use) first: each wraps everything from its first use on.
+    for (auto i = allocations.rbegin(); i != allocations.rend(); ++i) {
+      const allocation& a = *i;
+      const std::size_t first = position[a.first];
+      std::vector<stmt> inside(items.begin() + first, items.end());
+      // Skipped with its users if every item in its scope is idle in the same case, else
       // allocated empty.
       bool idle_together = a.reach != nullptr;
-      for (std::size_t j = a.first; j <= a.last && idle_together; ++j) {
-        idle_together = item_reach[j] && *item_reach[j] == *a.reach;
+      for (std::size_t j = first; j < items.size() && idle_together; ++j) {
+        idle_together = is_free[j] || (reach_with_frees[j] && *reach_with_frees[j] == *a.reach);
       }
       const expr idle = a.reach ? bounds_.all_empty(*a.reach) : expr(0);
       stmt wrapped;
@@ -355,20 +382,12 @@ public:
       } else {
         wrapped = make_allocation(a.buffer, block::make(std::move(inside)), is_zero(idle) ? expr() : idle);
       }
-      items.erase(items.begin() + a.first, items.begin() + a.last + 1);
-      items.insert(items.begin() + a.first, wrapped);
-      item_funcs.erase(item_funcs.begin() + a.first, item_funcs.begin() + a.last + 1);
-      item_funcs.insert(item_funcs.begin() + a.first, -2);
-      item_reach.erase(item_reach.begin() + a.first, item_reach.begin() + a.last + 1);
-      item_reach.insert(item_reach.begin() + a.first, idle_together ? a.reach : nullptr);
-      // Later (longer) allocations see the merged item as one: remap their ranges.
-      const std::size_t removed = a.last - a.first;
-      for (std::size_t j = i + 1; j < allocations.size(); ++j) {
-        allocation& b = allocations[j];
-        auto remap = [&](std::size_t x) { return x <= a.first ? x : (x <= a.last ? a.first : x - removed); };
-        b.first = remap(b.first);
-        b.last = remap(b.last);
-      }
+      items.resize(first);
+      items.push_back(wrapped);
+      reach_with_frees.resize(first);
+      reach_with_frees.push_back(idle_together ? a.reach : nullptr);
+      is_free.resize(first);
+      is_free.push_back(false);
     }
     return block::make(std::move(items));
   }

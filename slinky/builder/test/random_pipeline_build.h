@@ -306,7 +306,8 @@ inline bool equal_values(const host_buffer& b, const std::vector<std::int64_t>& 
 
 // eval_config hooks for running a pipeline under test: every allocation goes through the
 // allocate hook (auto_stack_threshold is 0, so only memory_type::stack allocations do not), which
-// records the largest allocation of each buffer; failed checks are recorded instead of printed.
+// records the largest allocation of each buffer, and the free hook poisons what it frees; failed
+// checks are recorded instead of printed.
 class eval_hooks {
   mutable std::mutex mutex_;
   std::map<std::size_t, index_t> max_bytes_;
@@ -330,9 +331,12 @@ public:
       bytes = std::max<index_t>(bytes, buf->size_bytes());
       return buf->allocate();
     };
-    config.free = [this](var, raw_buffer*, void* p) {
+    config.free = [this](var, raw_buffer* buf, void* p) {
       std::lock_guard<std::mutex> lock(mutex_);
       ++frees_;
+      // Poisoned, so that a callback reading a buffer after it was freed (early, after what
+      // should be its last reader) computes a wrong result.
+      if (p) std::memset(p, 0xcd, buf->size_bytes());
       std::free(p);
     };
     config.check_failed = [this, symbols](const expr& e) {

@@ -1,0 +1,255 @@
+// Intermediates give their memory back after their last reader (docs/builder.md, "Allocations"):
+// each allocation is held from the first func that uses it to the last, at every loop level, so
+// chains of unscheduled funcs peak at two intermediates, not all of them. Peak bytes and
+// allocation counts are measured through the allocate and free hooks; freed memory is poisoned
+// so that a read after the free shows in the output.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "slinky/base/thread_pool_impl.h"
+#include "slinky/builder/pipeline.h"
+#include "slinky/runtime/print.h"
+#include "test_funcs.h"
+
+namespace slinky {
+namespace {
+
+// The allocate and free hooks of memory_counter, with freed memory overwritten first.
+struct poisoning_counter : test::memory_counter {
+  poisoning_counter() {
+    config.free = [this](var, raw_buffer* b, void* p) {
+      ++frees;
+      live_bytes -= b->size_bytes();
+      std::memset(p, 0xcd, b->size_bytes());
+      std::free(p);
+    };
+  }
+};
+
+// out = in + 1.
+index_t add_one(const buffer<const int>& in, const buffer<int>& out) {
+  return test::elementwise<int>(in, out, [](int v) { return v + 1; });
+}
+
+// A chain of n elementwise funcs from in to out, unscheduled or with a loop over y of the last.
+struct chain {
+  node_context ctx;
+  var x{ctx, "x"}, y{ctx, "y"};
+  std::vector<buffer_expr_ptr> bufs;
+  std::vector<func> funcs;
+
+  explicit chain(int n) {
+    bufs.push_back(buffer_expr::make(ctx, "in", 2, sizeof(int)));
+    for (int i = 0; i < n; ++i) {
+      const std::string name = i + 1 == n ? std::string("out") : "t" + std::to_string(i);
+      bufs.push_back(buffer_expr::make(ctx, name, 2, sizeof(int)));
+      funcs.push_back(func::make(add_one, {{bufs[i], {point(x), point(y)}}}, {{bufs[i + 1], {x, y}}},
+                                 {.name = "f" + std::to_string(i)}));
+    }
+  }
+
+  // Runs on a w x h input and checks the output (in + n); returns the counters.
+  void run(poisoning_counter& m, index_t w, index_t h, thread_pool* pool = nullptr) {
+    pipeline p = build_pipeline(ctx, {bufs.front()}, {bufs.back()});
+    buffer<int, 2> in_buf({w, h});
+    in_buf.allocate();
+    test::fill_random(in_buf, 5);
+    buffer<int, 2> out_buf({w, h});
+    out_buf.allocate();
+    m.config.thread_pool = pool;
+    ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+    const int n = static_cast<int>(funcs.size());
+    for (index_t b = 0; b < h; ++b) {
+      for (index_t a = 0; a < w; ++a) ASSERT_EQ(out_buf(a, b), in_buf(a, b) + n) << a << ", " << b;
+    }
+    EXPECT_EQ(m.allocations, m.frees);
+  }
+};
+
+TEST(early_free, unscheduled_chain_peaks_at_two_intermediates) {
+  constexpr index_t w = 64, h = 32;
+  constexpr index_t bytes = w * h * sizeof(int);
+  for (int n : {2, 3, 5, 8}) {
+    chain c(n);
+    poisoning_counter m;
+    c.run(m, w, h);
+    // n - 1 intermediates of the whole image, at most two alive at once.
+    EXPECT_EQ(m.allocations, n - 1) << n << " funcs";
+    EXPECT_EQ(m.peak_bytes, std::min<index_t>(n - 1, 2) * bytes) << n << " funcs";
+  }
+}
+
+TEST(early_free, chain_in_a_loop_frees_per_iteration) {
+  // The chain computed per row of the last func, its intermediates stored in the loop: each
+  // iteration allocates them, two live at a time. (By default they would be stored outside the
+  // loop, one folded row each, alive across iterations.)
+  constexpr index_t w = 64, h = 16;
+  thread_pool_impl pool(2);
+  for (bool parallel : {false, true}) {
+    chain c(5);
+    c.funcs.back().loops({{c.y, 1, parallel ? loop::parallel : loop::serial}});
+    for (std::size_t i = 1; i + 1 < c.bufs.size(); ++i) c.bufs[i]->store_at({&c.funcs.back(), c.y});
+    poisoning_counter m;
+    c.run(m, w, h, parallel ? &pool : nullptr);
+    if (!parallel) {
+      EXPECT_EQ(m.allocations, 4 * h);
+      EXPECT_EQ(m.peak_bytes, 2 * w * static_cast<index_t>(sizeof(int)));
+    }
+  }
+}
+
+TEST(early_free, buffer_read_by_a_later_func_stays) {
+  // in -> a -> b -> c -> d -> out, and out also reads a: a lives until the end, b is freed after
+  // c is computed, c after d.
+  node_context ctx;
+  var x(ctx, "x");
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto a = buffer_expr::make(ctx, "a", 1, sizeof(int));
+  auto b = buffer_expr::make(ctx, "b", 1, sizeof(int));
+  auto c = buffer_expr::make(ctx, "c", 1, sizeof(int));
+  auto d = buffer_expr::make(ctx, "d", 1, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  func fa = func::make(add_one, {{in, {point(x)}}}, {{a, {x}}});
+  func fb = func::make(add_one, {{a, {point(x)}}}, {{b, {x}}});
+  func fc = func::make(add_one, {{b, {point(x)}}}, {{c, {x}}});
+  func fd = func::make(add_one, {{c, {point(x)}}}, {{d, {x}}});
+  func fo = func::make(
+      [](const buffer<const int>& a, const buffer<const int>& d, const buffer<int>& o) -> index_t {
+        for (index_t i = o.dim(0).min(); i <= o.dim(0).max(); ++i) o(i) = a(i) * 1000 + d(i);
+        return 0;
+      },
+      {{a, {point(x)}}, {d, {point(x)}}}, {{out, {x}}});
+  pipeline p = build_pipeline(ctx, {in}, {out});
+  constexpr index_t n = 100;
+  buffer<int, 1> in_buf({n});
+  in_buf.allocate();
+  test::fill_random(in_buf, 3);
+  buffer<int, 1> out_buf({n});
+  out_buf.allocate();
+  poisoning_counter m;
+  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+  for (index_t i = 0; i < n; ++i) ASSERT_EQ(out_buf(i), (in_buf(i) + 1) * 1000 + in_buf(i) + 4);
+  EXPECT_EQ(m.allocations, 4);
+  // a, b, c while c is computed; a, c, d while d is: never all four.
+  EXPECT_EQ(m.peak_bytes, 3 * n * static_cast<index_t>(sizeof(int)));
+}
+
+// Attention without a schedule: scores = q k^T (s x s), its row max, e = exp(scores - max)
+// (s x s), the row sums, p = e / sum (s x s), out = p v. scores is dead once e is computed, and
+// e once p is: two s x s buffers at once.
+TEST(early_free, attention_peaks_at_two_score_matrices) {
+  constexpr index_t s = 64, d = 8;
+  node_context ctx;
+  var i(ctx, "i"), j(ctx, "j"), k(ctx, "k");
+  auto q = buffer_expr::make(ctx, "q", 2, sizeof(float));
+  auto kt = buffer_expr::make(ctx, "kt", 2, sizeof(float));
+  auto v = buffer_expr::make(ctx, "v", 2, sizeof(float));
+  auto scores = buffer_expr::make(ctx, "scores", 2, sizeof(float));
+  auto row_max = buffer_expr::make(ctx, "row_max", 1, sizeof(float));
+  auto e = buffer_expr::make(ctx, "e", 2, sizeof(float));
+  auto row_sum = buffer_expr::make(ctx, "row_sum", 1, sizeof(float));
+  auto prob = buffer_expr::make(ctx, "prob", 2, sizeof(float));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(float));
+  // Buffers are (column, row): scores(j, i) = sum_k q(k, i) * kt(j, k).
+  func f_scores = func::make(
+      [](const buffer<const float>& q, const buffer<const float>& kt, const buffer<float>& o) -> index_t {
+        for (index_t r = o.dim(1).min(); r <= o.dim(1).max(); ++r) {
+          for (index_t c = o.dim(0).min(); c <= o.dim(0).max(); ++c) {
+            float sum = 0;
+            for (index_t kk = q.dim(0).min(); kk <= q.dim(0).max(); ++kk) sum += q(kk, r) * kt(c, kk);
+            o(c, r) = sum;
+          }
+        }
+        return 0;
+      },
+      {{q, {bounds(0, d - 1), point(i)}}, {kt, {point(j), bounds(0, d - 1)}}}, {{scores, {j, i}}});
+  func f_max = func::make(
+      [](const buffer<const float>& sc, const buffer<float>& o) -> index_t {
+        for (index_t r = o.dim(0).min(); r <= o.dim(0).max(); ++r) {
+          float m = -INFINITY;
+          for (index_t c = sc.dim(0).min(); c <= sc.dim(0).max(); ++c) m = std::max(m, sc(c, r));
+          o(r) = m;
+        }
+        return 0;
+      },
+      {{scores, {bounds(0, s - 1), point(i)}}}, {{row_max, {i}}});
+  func f_exp = func::make(
+      [](const buffer<const float>& sc, const buffer<const float>& m, const buffer<float>& o) -> index_t {
+        for (index_t r = o.dim(1).min(); r <= o.dim(1).max(); ++r) {
+          for (index_t c = o.dim(0).min(); c <= o.dim(0).max(); ++c) o(c, r) = std::exp(sc(c, r) - m(r));
+        }
+        return 0;
+      },
+      {{scores, {point(j), point(i)}}, {row_max, {point(i)}}}, {{e, {j, i}}});
+  func f_sum = func::make(
+      [](const buffer<const float>& ex, const buffer<float>& o) -> index_t {
+        for (index_t r = o.dim(0).min(); r <= o.dim(0).max(); ++r) {
+          float sum = 0;
+          for (index_t c = ex.dim(0).min(); c <= ex.dim(0).max(); ++c) sum += ex(c, r);
+          o(r) = sum;
+        }
+        return 0;
+      },
+      {{e, {bounds(0, s - 1), point(i)}}}, {{row_sum, {i}}});
+  func f_prob = func::make(
+      [](const buffer<const float>& ex, const buffer<const float>& sum, const buffer<float>& o) -> index_t {
+        for (index_t r = o.dim(1).min(); r <= o.dim(1).max(); ++r) {
+          for (index_t c = o.dim(0).min(); c <= o.dim(0).max(); ++c) o(c, r) = ex(c, r) / sum(r);
+        }
+        return 0;
+      },
+      {{e, {point(j), point(i)}}, {row_sum, {point(i)}}}, {{prob, {j, i}}});
+  func f_out = func::make(
+      [](const buffer<const float>& p, const buffer<const float>& v, const buffer<float>& o) -> index_t {
+        for (index_t r = o.dim(1).min(); r <= o.dim(1).max(); ++r) {
+          for (index_t c = o.dim(0).min(); c <= o.dim(0).max(); ++c) {
+            float sum = 0;
+            for (index_t jj = p.dim(0).min(); jj <= p.dim(0).max(); ++jj) sum += p(jj, r) * v(c, jj);
+            o(c, r) = sum;
+          }
+        }
+        return 0;
+      },
+      {{prob, {bounds(0, s - 1), point(i)}}, {v, {point(k), bounds(0, s - 1)}}}, {{out, {k, i}}});
+  pipeline p = build_pipeline(ctx, {q, kt, v}, {out});
+
+  buffer<float, 2> q_buf({d, s}), kt_buf({s, d}), v_buf({d, s}), out_buf({d, s});
+  for (auto* b : {&q_buf, &kt_buf, &v_buf, &out_buf}) b->allocate();
+  for (auto* b : {&q_buf, &kt_buf, &v_buf}) {
+    int n = 0;
+    for_each_element([&](float* x) { *x = static_cast<float>((n++ * 37) % 19) / 19.0f - 0.5f; }, *b);
+  }
+  poisoning_counter m;
+  ASSERT_EQ(p.evaluate({&q_buf, &kt_buf, &v_buf}, {&out_buf}, m.context), 0);
+  // The reference, row by row.
+  for (index_t r = 0; r < s; ++r) {
+    std::vector<float> sc(s);
+    float mx = -INFINITY;
+    for (index_t c = 0; c < s; ++c) {
+      float sum = 0;
+      for (index_t kk = 0; kk < d; ++kk) sum += q_buf(kk, r) * kt_buf(c, kk);
+      sc[c] = sum;
+      mx = std::max(mx, sum);
+    }
+    float total = 0;
+    for (index_t c = 0; c < s; ++c) total += (sc[c] = std::exp(sc[c] - mx));
+    for (index_t col = 0; col < d; ++col) {
+      float sum = 0;
+      for (index_t c = 0; c < s; ++c) sum += sc[c] / total * v_buf(col, c);
+      ASSERT_NEAR(out_buf(col, r), sum, 1e-5f) << col << ", " << r;
+    }
+  }
+  EXPECT_EQ(m.allocations, 5);
+  const index_t matrix = s * s * static_cast<index_t>(sizeof(float));
+  const index_t vector = s * static_cast<index_t>(sizeof(float));
+  // At most two s x s matrices and the two row vectors at once.
+  EXPECT_LE(m.peak_bytes, 2 * matrix + 2 * vector);
+  EXPECT_GE(m.peak_bytes, 2 * matrix);
+}
+
+}  // namespace
+}  // namespace slinky
