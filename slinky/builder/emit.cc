@@ -196,17 +196,11 @@ class emitter {
     return body;
   }
 
-  // With `idle` defined, the allocation is empty when it holds.
-  stmt make_allocation(int bi, stmt body, const expr& idle = expr()) {
-    const buffer_node& b = g_.buffers[bi];
-    const buffer_expr& buf = *b.buffer;
+  // The dims an intermediate is allocated with: the region its consumers need (or the bounds the
+  // client declared), the client's strides and fold factors, or the folds bounds inference found.
+  std::vector<dim_expr> allocation_dims(int bi) const {
+    const buffer_expr& buf = *g_.buffers[bi].buffer;
     const var sym = buf.sym();
-    const buffer_alias& alias = aliases_.buffers[bi];
-    if (alias.target >= 0) {
-      const var target = g_.buffers[alias.target].buffer->sym();
-      if (alias.same) return clone_buffer::make(sym, target, std::move(body));
-      return make_buffer::make(sym, alias.base, buf.elem_size(), alias.dims, std::move(body));
-    }
     std::vector<dim_expr> dims;
     for (std::size_t d = 0; d < buf.rank(); ++d) {
       const dim_expr& declared = buf.dim(d);
@@ -223,6 +217,54 @@ class emitter {
       }
       dims.push_back(std::move(result));
     }
+    return dims;
+  }
+
+  // Whether buffer b can live in the memory allocated for buffer a once a's users are done: both
+  // allocated (not views, nor viewed), in the same kind of memory, with the same constant element
+  // size, dense (no strides or folds) and extents proved equal. b is then a view of a's memory
+  // with a's strides.
+  bool can_take_memory_of(int b, int a) const {
+    const buffer_expr& ba = *g_.buffers[a].buffer;
+    const buffer_expr& bb = *g_.buffers[b].buffer;
+    if (aliases_.buffers[a].target >= 0 || aliases_.buffers[b].target >= 0) return false;
+    if (!views_[a].empty() || !views_[b].empty()) return false;
+    if (ba.storage() != bb.storage() || ba.storage() == memory_type::stack) return false;
+    if (ba.rank() != bb.rank() || !ba.has_elem_size() || !bb.has_elem_size()) return false;
+    const std::optional<index_t> ea = as_constant(ba.elem_size());
+    const std::optional<index_t> eb = as_constant(bb.elem_size());
+    if (!ea || !eb || *ea != *eb) return false;
+    const std::vector<dim_expr> da = allocation_dims(a);
+    const std::vector<dim_expr> db = allocation_dims(b);
+    for (std::size_t d = 0; d < da.size(); ++d) {
+      if (da[d].stride.defined() || db[d].stride.defined()) return false;
+      if (da[d].fold_factor.defined() || db[d].fold_factor.defined()) return false;
+      if (!prove_true(da[d].bounds.extent() == db[d].bounds.extent())) return false;
+    }
+    return true;
+  }
+
+  // Buffer bi as a view of the memory of buffer `donor` (see can_take_memory_of).
+  stmt make_view_of(int bi, int donor, stmt body) const {
+    const buffer_expr& buf = *g_.buffers[bi].buffer;
+    const var donor_sym = g_.buffers[donor].buffer->sym();
+    std::vector<dim_expr> dims = allocation_dims(bi);
+    for (std::size_t d = 0; d < dims.size(); ++d) dims[d].stride = buffer_stride(donor_sym, static_cast<int>(d));
+    return make_buffer::make(buf.sym(), buffer_at(donor_sym), buf.elem_size(), std::move(dims), std::move(body));
+  }
+
+  // With `idle` defined, the allocation is empty when it holds.
+  stmt make_allocation(int bi, stmt body, const expr& idle = expr()) {
+    const buffer_node& b = g_.buffers[bi];
+    const buffer_expr& buf = *b.buffer;
+    const var sym = buf.sym();
+    const buffer_alias& alias = aliases_.buffers[bi];
+    if (alias.target >= 0) {
+      const var target = g_.buffers[alias.target].buffer->sym();
+      if (alias.same) return clone_buffer::make(sym, target, std::move(body));
+      return make_buffer::make(sym, alias.base, buf.elem_size(), alias.dims, std::move(body));
+    }
+    std::vector<dim_expr> dims = allocation_dims(bi);
     if (idle.defined() && !dims.empty()) {
       dims[0].bounds.max = simplify(select(idle, dims[0].bounds.min - 1, dims[0].bounds.max));
     }
@@ -310,6 +352,10 @@ public:
       // At the root: the outputs every user of the buffer reaches (when they are all empty, it is
       // not allocated: its bounds are not meaningful), or null.
       const std::vector<int>* reach;
+      // The buffer whose memory this one takes (-1: its own allocation), and for a buffer that
+      // hands its memory on, the last item any buffer in that memory uses.
+      int donor = -1;
+      std::size_t memory_last = 0;
     };
     std::vector<allocation> allocations;
     for (std::size_t bi = 0; bi < g_.buffers.size(); ++bi) {
@@ -342,6 +388,23 @@ public:
       if (a.first != b.first) return a.first < b.first;
       return a.depth < b.depth;
     });
+    // Memory handed on: a buffer first used after every user of an earlier allocation is done,
+    // of the same size and kind, and idle in the same cases, takes that allocation's memory
+    // instead of allocating (an unscheduled chain of equal-sized intermediates then allocates
+    // two). The earlier allocation is freed after the last user of either.
+    for (allocation& a : allocations) a.memory_last = a.last;
+    for (std::size_t i = 0; i < allocations.size(); ++i) {
+      allocation& b = allocations[i];
+      for (std::size_t j = 0; j < i; ++j) {
+        allocation& a = allocations[j];
+        if (a.donor >= 0 || a.memory_last >= b.first) continue;
+        const bool same_idle = a.reach == b.reach || (a.reach && b.reach && *a.reach == *b.reach);
+        if (!same_idle || !can_take_memory_of(b.buffer, a.buffer)) continue;
+        b.donor = a.buffer;
+        a.memory_last = b.last;
+        break;
+      }
+    }
     // The frees, after the last user of each allocation that is not the last item; `position`
     // maps an item to its index once they are inserted. A free does not count as a user of the
     // level's buffers when deciding whether an allocation is idle with the items around it.
@@ -356,7 +419,7 @@ public:
       is_free.push_back(false);
       if (item + 1 == items.size()) break;
       for (const allocation& a : allocations) {
-        if (a.last != item || aliases_.buffers[a.buffer].target >= 0) continue;
+        if (a.memory_last != item || a.donor >= 0 || aliases_.buffers[a.buffer].target >= 0) continue;
         const var sym = g_.buffers[a.buffer].buffer->sym();
         with_frees.push_back(check::make(call::make(intrinsic::free, {sym})));
         reach_with_frees.push_back(nullptr);
@@ -377,7 +440,9 @@ public:
       }
       const expr idle = a.reach ? bounds_.all_empty(*a.reach) : expr(0);
       stmt wrapped;
-      if (idle_together && !is_zero(idle)) {
+      if (a.donor >= 0) {
+        wrapped = make_view_of(a.buffer, a.donor, block::make(std::move(inside)));
+      } else if (idle_together && !is_zero(idle)) {
         wrapped = if_then_else::make(simplify(!idle), make_allocation(a.buffer, block::make(std::move(inside))));
       } else {
         wrapped = make_allocation(a.buffer, block::make(std::move(inside)), is_zero(idle) ? expr() : idle);
