@@ -392,14 +392,19 @@ public:
     // of the same size and kind, and idle in the same cases, takes that allocation's memory
     // instead of allocating (an unscheduled chain of equal-sized intermediates then allocates
     // two). The earlier allocation is freed after the last user of either.
+    // The most recently allocated candidates are tried first, and at most a few of them (each
+    // try may need a proof): build time stays linear in long chains.
     for (allocation& a : allocations) a.memory_last = a.last;
     for (std::size_t i = 0; i < allocations.size(); ++i) {
       allocation& b = allocations[i];
-      for (std::size_t j = 0; j < i; ++j) {
+      int tries = 0;
+      for (std::size_t j = i; j-- > 0 && tries < 4;) {
         allocation& a = allocations[j];
         if (a.donor >= 0 || a.memory_last >= b.first) continue;
         const bool same_idle = a.reach == b.reach || (a.reach && b.reach && *a.reach == *b.reach);
-        if (!same_idle || !can_take_memory_of(b.buffer, a.buffer)) continue;
+        if (!same_idle) continue;
+        ++tries;
+        if (!can_take_memory_of(b.buffer, a.buffer)) continue;
         b.donor = a.buffer;
         a.memory_last = b.last;
         break;
