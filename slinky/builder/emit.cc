@@ -220,15 +220,16 @@ class emitter {
     return dims;
   }
 
-  // Whether buffer b can live in the memory allocated for buffer a once a's users are done: both
-  // allocated (not views, nor viewed), in the same kind of memory, with the same constant element
-  // size, dense (no strides or folds) and extents proved equal. b is then a view of a's memory
-  // with a's strides.
+  // Whether buffer b can live in the memory allocated for buffer a once a's users (and its views'
+  // users) are done: both allocated (not views; b not viewed either), in the same kind of memory, with the same
+  // constant element size, dense (no strides or folds) and extents proved equal. b is then a view of a's memory with
+  // a's strides.
   bool can_take_memory_of(int b, int a) const {
     const buffer_expr& ba = *g_.buffers[a].buffer;
     const buffer_expr& bb = *g_.buffers[b].buffer;
     if (aliases_.buffers[a].target >= 0 || aliases_.buffers[b].target >= 0) return false;
-    if (!views_[a].empty() || !views_[b].empty()) return false;
+    // (a may have views: its lifetime covers their users.)
+    if (!views_[b].empty()) return false;
     if (ba.storage() != bb.storage() || ba.storage() == memory_type::stack) return false;
     if (ba.rank() != bb.rank() || !ba.has_elem_size() || !bb.has_elem_size()) return false;
     const std::optional<index_t> ea = as_constant(ba.elem_size());
