@@ -36,6 +36,27 @@ index_t add_one(const buffer<const int>& in, const buffer<int>& out) {
   return test::elementwise<int>(in, out, [](int v) { return v + 1; });
 }
 
+// The 1-D buffers of the hand-written graphs below, of ints.
+struct buffers_1d {
+  node_context ctx;
+  var x{ctx, "x"};
+  buffer_expr_ptr make(const char* name) { return buffer_expr::make(ctx, name, 1, sizeof(int)); }
+  buffer_expr_ptr in = make("in"), a = make("a"), b = make("b"), c = make("c"), d = make("d"), out = make("out");
+};
+
+// A pipeline's input (in_n random values) and output (out_n values), after evaluating it through m.
+struct run_1d {
+  buffer<int, 1> in, out;
+
+  run_1d(const pipeline& p, index_t in_n, index_t out_n, int seed, poisoning_counter& m) : in({in_n}), out({out_n}) {
+    in.allocate();
+    test::fill_random(in, seed);
+    out.allocate();
+    EXPECT_EQ(p.evaluate({&in}, {&out}, m.context), 0);
+    EXPECT_EQ(m.allocations, m.frees);
+  }
+};
+
 // A chain of n elementwise funcs from in to out, unscheduled or with a loop over y of the last.
 struct chain {
   node_context ctx;
@@ -46,10 +67,11 @@ struct chain {
   explicit chain(int n) {
     bufs.push_back(buffer_expr::make(ctx, "in", 2, sizeof(int)));
     for (int i = 0; i < n; ++i) {
-      const std::string name = i + 1 == n ? std::string("out") : "t" + std::to_string(i);
+      const std::string index = std::to_string(i);
+      const std::string name = i + 1 == n ? std::string("out") : std::string("t").append(index);
       bufs.push_back(buffer_expr::make(ctx, name, 2, sizeof(int)));
       funcs.push_back(func::make(add_one, {{bufs[i], {point(x), point(y)}}}, {{bufs[i + 1], {x, y}}},
-                                 {.name = "f" + std::to_string(i)}));
+                                 {.name = std::string("f").append(index)}));
     }
   }
 
@@ -106,34 +128,23 @@ TEST(early_free, chain_in_a_loop_frees_per_iteration) {
 TEST(early_free, buffer_read_by_a_later_func_stays) {
   // in -> a -> b -> c -> d -> out, and out also reads a: a lives until the end, b is freed after
   // c is computed, c after d.
-  node_context ctx;
-  var x(ctx, "x");
-  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
-  auto a = buffer_expr::make(ctx, "a", 1, sizeof(int));
-  auto b = buffer_expr::make(ctx, "b", 1, sizeof(int));
-  auto c = buffer_expr::make(ctx, "c", 1, sizeof(int));
-  auto d = buffer_expr::make(ctx, "d", 1, sizeof(int));
-  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
-  func fa = func::make(add_one, {{in, {point(x)}}}, {{a, {x}}});
-  func fb = func::make(add_one, {{a, {point(x)}}}, {{b, {x}}});
-  func fc = func::make(add_one, {{b, {point(x)}}}, {{c, {x}}});
-  func fd = func::make(add_one, {{c, {point(x)}}}, {{d, {x}}});
+  buffers_1d g;
+  const var x = g.x;
+  func fa = func::make(add_one, {{g.in, {point(x)}}}, {{g.a, {x}}});
+  func fb = func::make(add_one, {{g.a, {point(x)}}}, {{g.b, {x}}});
+  func fc = func::make(add_one, {{g.b, {point(x)}}}, {{g.c, {x}}});
+  func fd = func::make(add_one, {{g.c, {point(x)}}}, {{g.d, {x}}});
   func fo = func::make(
       [](const buffer<const int>& a, const buffer<const int>& d, const buffer<int>& o) -> index_t {
         for (index_t i = o.dim(0).min(); i <= o.dim(0).max(); ++i) o(i) = a(i) * 1000 + d(i);
         return 0;
       },
-      {{a, {point(x)}}, {d, {point(x)}}}, {{out, {x}}});
-  pipeline p = build_pipeline(ctx, {in}, {out});
+      {{g.a, {point(x)}}, {g.d, {point(x)}}}, {{g.out, {x}}});
+  pipeline p = build_pipeline(g.ctx, {g.in}, {g.out});
   constexpr index_t n = 100;
-  buffer<int, 1> in_buf({n});
-  in_buf.allocate();
-  test::fill_random(in_buf, 3);
-  buffer<int, 1> out_buf({n});
-  out_buf.allocate();
   poisoning_counter m;
-  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
-  for (index_t i = 0; i < n; ++i) ASSERT_EQ(out_buf(i), (in_buf(i) + 1) * 1000 + in_buf(i) + 4);
+  run_1d r(p, n, n, 3, m);
+  for (index_t i = 0; i < n; ++i) ASSERT_EQ(r.out(i), (r.in(i) + 1) * 1000 + r.in(i) + 4);
   // d takes b's memory.
   EXPECT_EQ(m.allocations, 3);
   // a, b, c while c is computed; a, c, d while d is: never all four.
@@ -143,35 +154,23 @@ TEST(early_free, buffer_read_by_a_later_func_stays) {
 TEST(early_free, memory_of_another_size_is_not_taken) {
   // in -> a (2n) -> b (2n) -> c (n: pairs of b summed) -> d (n) -> out. c and d are first used
   // after a is done, but are half its size: they allocate their own memory.
-  node_context ctx;
-  var x(ctx, "x");
-  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
-  auto a = buffer_expr::make(ctx, "a", 1, sizeof(int));
-  auto b = buffer_expr::make(ctx, "b", 1, sizeof(int));
-  auto c = buffer_expr::make(ctx, "c", 1, sizeof(int));
-  auto d = buffer_expr::make(ctx, "d", 1, sizeof(int));
-  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
-  func fa = func::make(add_one, {{in, {point(x)}}}, {{a, {x}}});
-  func fb = func::make(add_one, {{a, {point(x)}}}, {{b, {x}}});
+  buffers_1d g;
+  const var x = g.x;
+  func fa = func::make(add_one, {{g.in, {point(x)}}}, {{g.a, {x}}});
+  func fb = func::make(add_one, {{g.a, {point(x)}}}, {{g.b, {x}}});
   func fc = func::make(
       [](const buffer<const int>& b, const buffer<int>& c) -> index_t {
         for (index_t i = c.dim(0).min(); i <= c.dim(0).max(); ++i) c(i) = b(2 * i) + b(2 * i + 1);
         return 0;
       },
-      {{b, {bounds(2 * x, 2 * x + 1)}}}, {{c, {x}}});
-  func fd = func::make(add_one, {{c, {point(x)}}}, {{d, {x}}});
-  func fo = func::make(add_one, {{d, {point(x)}}}, {{out, {x}}});
-  pipeline p = build_pipeline(ctx, {in}, {out});
+      {{g.b, {bounds(2 * x, 2 * x + 1)}}}, {{g.c, {x}}});
+  func fd = func::make(add_one, {{g.c, {point(x)}}}, {{g.d, {x}}});
+  func fo = func::make(add_one, {{g.d, {point(x)}}}, {{g.out, {x}}});
+  pipeline p = build_pipeline(g.ctx, {g.in}, {g.out});
   constexpr index_t n = 64;
-  buffer<int, 1> in_buf({2 * n});
-  in_buf.allocate();
-  test::fill_random(in_buf, 9);
-  buffer<int, 1> out_buf({n});
-  out_buf.allocate();
   poisoning_counter m;
-  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
-  for (index_t i = 0; i < n; ++i) ASSERT_EQ(out_buf(i), in_buf(2 * i) + in_buf(2 * i + 1) + 6);
-  EXPECT_EQ(m.allocations, m.frees);
+  run_1d r(p, 2 * n, n, 9, m);
+  for (index_t i = 0; i < n; ++i) ASSERT_EQ(r.out(i), r.in(2 * i) + r.in(2 * i + 1) + 6);
   EXPECT_EQ(m.allocations, 4);
   // a and b while b is computed; less after (a is freed before c is allocated).
   EXPECT_EQ(m.peak_bytes, (2 * n + 2 * n) * static_cast<index_t>(sizeof(int)));
@@ -182,32 +181,20 @@ TEST(early_free, aliased_copy_in_a_chain) {
   // a of b's), which is freed after the last user of either; c and d follow as in any chain.
   // With aliasing off, the copy is real and b is a buffer of its own.
   for (bool alias : {true, false}) {
-    node_context ctx;
-    var x(ctx, "x");
-    auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
-    auto a = buffer_expr::make(ctx, "a", 1, sizeof(int));
-    auto b = buffer_expr::make(ctx, "b", 1, sizeof(int));
-    auto c = buffer_expr::make(ctx, "c", 1, sizeof(int));
-    auto d = buffer_expr::make(ctx, "d", 1, sizeof(int));
-    auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
-    func fa = func::make(add_one, {{in, {point(x)}}}, {{a, {x}}});
-    func fb = func::make_copy({a, {point(x + 1)}}, {b, {x}});
-    func fc = func::make(add_one, {{b, {point(x)}}}, {{c, {x}}});
-    func fd = func::make(add_one, {{c, {point(x)}}}, {{d, {x}}});
-    func fo = func::make(add_one, {{d, {point(x)}}}, {{out, {x}}});
+    buffers_1d g;
+    const var x = g.x;
+    func fa = func::make(add_one, {{g.in, {point(x)}}}, {{g.a, {x}}});
+    func fb = func::make_copy({g.a, {point(x + 1)}}, {g.b, {x}});
+    func fc = func::make(add_one, {{g.b, {point(x)}}}, {{g.c, {x}}});
+    func fd = func::make(add_one, {{g.c, {point(x)}}}, {{g.d, {x}}});
+    func fo = func::make(add_one, {{g.d, {point(x)}}}, {{g.out, {x}}});
     build_options options;
     options.no_alias_buffers = !alias;
-    pipeline p = build_pipeline(ctx, {in}, {out}, options);
+    pipeline p = build_pipeline(g.ctx, {g.in}, {g.out}, options);
     constexpr index_t n = 50;
-    buffer<int, 1> in_buf({n + 1});
-    in_buf.allocate();
-    test::fill_random(in_buf, 4);
-    buffer<int, 1> out_buf({n});
-    out_buf.allocate();
     poisoning_counter m;
-    ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
-    for (index_t i = 0; i < n; ++i) ASSERT_EQ(out_buf(i), in_buf(i + 1) + 4) << i << (alias ? ", aliased" : "");
-    EXPECT_EQ(m.allocations, m.frees);
+    run_1d r(p, n + 1, n, 4, m);
+    for (index_t i = 0; i < n; ++i) ASSERT_EQ(r.out(i), r.in(i + 1) + 4) << i << (alias ? ", aliased" : "");
     // Aliased: a and b in one allocation, c, then d in the memory of a and b. Copied: a, b, c
     // in a's memory, d in b's.
     EXPECT_EQ(m.allocations, 2) << (alias ? "aliased" : "copied");

@@ -576,7 +576,7 @@ inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec
   return result;
 }
 
-// Whether a schedule lets the builder compute stage `st` on more points than the unscheduled
+// Whether a schedule lets the builder compute a stage on more points than the unscheduled
 // pipeline computes. Only a stage computed inside loops of other stages can recompute anything,
 // and it must not, unless:
 // - the user stores one of its outputs inside such a loop (store_at a loop, not the root): then
@@ -591,49 +591,57 @@ inline risky_windows find_risky_windows(const graph_spec& g, const schedule_spec
 //   by default the builder computes such a func outside that loop instead (once), but a func
 //   computed inside it computes its region in each of its iterations.
 // Schedules with risky windows (find_risky_windows) are not checked at all.
-inline bool may_recompute(const graph_spec& g, const schedule_spec& s, const placement& p, int st) {
-  const levels& chain = p.compute_chain[st];
-  // (The points a func with several outputs computes are not comparable between schedules: each
-  // call computes each output over its own buffer's crop, which aliasing changes.)
-  if (g.stages[st].outputs.size() > 1) return true;
-  if (chain.empty()) return false;
-  levels moving;
+// Returns, per stage, whether it may recompute. Stages come consumers last, so each stage's
+// answer can use its consumers', found first; the window dependencies are found once.
+inline std::vector<bool> may_recompute(const graph_spec& g, const schedule_spec& s, const placement& p) {
+  const int n = static_cast<int>(g.stages.size());
   const window_dependencies deps = window_deps(g, s, p);
-  for (const std::vector<levels>& dim : deps[st]) {
-    for (const level& l : all_levels(dim)) {
-      if (std::find(moving.begin(), moving.end(), l) == moving.end()) moving.push_back(l);
-    }
-  }
-  if (moving.size() > 1) return true;
-  if (moving.size() < chain.size()) {
-    auto in_chain = [&](const std::optional<level>& at) {
-      return at && std::find(chain.begin(), chain.end(), *at) != chain.end();
-    };
-    bool pinned = false;
-    for (const stage_schedule& ss : s.stages) pinned = pinned || in_chain(ss.compute_at);
-    for (const buffer_schedule& bs : s.buffers) pinned = pinned || in_chain(bs.store_at);
-    if (pinned) return true;
-  }
-  for (int o : g.stages[st].outputs) {
-    const std::optional<level>& at = s.buffers[o].store_at;
-    if (at && !at->root()) return true;
-  }
-  // Through any chain of consumers: a func's window is made of its consumers' windows.
-  for (int c = st + 1; c < static_cast<int>(g.stages.size()); ++c) {
-    for (const stage_input& in : g.stages[c].inputs) {
-      if (g.buffers[in.buffer].producer != st) continue;
-      for (const access& a : in.dims) {
-        if (a.mod > 0 || a.mul < 0 || a.var2 >= 0) return true;
+  std::vector<bool> result(n, false);
+  auto decide = [&](int st) {
+    const levels& chain = p.compute_chain[st];
+    // (The points a func with several outputs computes are not comparable between schedules:
+    // each call computes each output over its own buffer's crop, which aliasing changes.)
+    if (g.stages[st].outputs.size() > 1) return true;
+    if (chain.empty()) return false;
+    levels moving;
+    for (const std::vector<levels>& dim : deps[st]) {
+      for (const level& l : all_levels(dim)) {
+        if (std::find(moving.begin(), moving.end(), l) == moving.end()) moving.push_back(l);
       }
-      // A copy of several inputs, each over a crop of its output (make_copy of several inputs,
-      // make_concat, make_stack): the builder's region of an input is the hull of what each
-      // input reads, where an input whose crop is empty in an iteration still contributes the
-      // bounds of its (empty) window, so the region spans more than is read.
-      if (g.stages[c].copy && g.stages[c].inputs.size() > 1) return true;
-      if (!p.compute_chain[c].empty() && may_recompute(g, s, p, c)) return true;
     }
-  }
-  return false;
+    if (moving.size() > 1) return true;
+    if (moving.size() < chain.size()) {
+      auto in_chain = [&](const std::optional<level>& at) {
+        return at && std::find(chain.begin(), chain.end(), *at) != chain.end();
+      };
+      bool pinned = false;
+      for (const stage_schedule& ss : s.stages) pinned = pinned || in_chain(ss.compute_at);
+      for (const buffer_schedule& bs : s.buffers) pinned = pinned || in_chain(bs.store_at);
+      if (pinned) return true;
+    }
+    for (int o : g.stages[st].outputs) {
+      const std::optional<level>& at = s.buffers[o].store_at;
+      if (at && !at->root()) return true;
+    }
+    // Through any chain of consumers: a func's window is made of its consumers' windows.
+    for (int c = st + 1; c < n; ++c) {
+      for (const stage_input& in : g.stages[c].inputs) {
+        if (g.buffers[in.buffer].producer != st) continue;
+        for (const access& a : in.dims) {
+          if (a.mod > 0 || a.mul < 0 || a.var2 >= 0) return true;
+        }
+        // A copy of several inputs, each over a crop of its output (make_copy of several
+        // inputs, make_concat, make_stack): the builder's region of an input is the hull of what
+        // each input reads, where an input whose crop is empty in an iteration still contributes
+        // the bounds of its (empty) window, so the region spans more than is read.
+        if (g.stages[c].copy && g.stages[c].inputs.size() > 1) return true;
+        if (!p.compute_chain[c].empty() && result[c]) return true;
+      }
+    }
+    return false;
+  };
+  for (int st = n - 1; st >= 0; --st) result[st] = decide(st);
+  return result;
 }
 
 // True if buffer b (an intermediate) is stored outside every loop: one allocation per evaluation.

@@ -171,8 +171,9 @@ struct context {
       const placement where = legalize(g, legal);
       const risky_windows w = find_risky_windows(g, legal, where);
       const bool risky = w.two_dims || w.fixed_and_moving || w.constant_loop || w.shadowed;
+      const std::vector<bool> recompute = may_recompute(g, legal, where);
       for (std::size_t st = 0; st < g.stages.size() && !risky; ++st) {
-        if (g.stages[st].copy || may_recompute(g, legal, where, static_cast<int>(st))) continue;
+        if (g.stages[st].copy || recompute[st]) continue;
         const index_t points = m.points_of(static_cast<int>(st));
         if (points <= unscheduled_points[st]) continue;
         return fail("recompute", "f" + std::to_string(st) + " computes " + std::to_string(points) +

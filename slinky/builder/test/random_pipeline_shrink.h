@@ -629,8 +629,9 @@ inline std::string to_cpp(const case_spec& c, const std::string& name, const out
   if (s && (o.kind == "recompute" || o.kind == "allocations")) {
     schedule_spec legal = *s;
     const placement where = legalize(g, legal);
+    const std::vector<bool> recompute = may_recompute(g, legal, where);
     for (std::size_t st = 0; o.kind == "recompute" && st < g.stages.size(); ++st) {
-      if (g.stages[st].copy || may_recompute(g, legal, where, static_cast<int>(st))) continue;
+      if (g.stages[st].copy || recompute[st]) continue;
       os << "  // f" << st << " is computed once.\n";
       os << "  EXPECT_LE(m.points_of(" << st << "), a_points[" << st << "]);\n";
     }
