@@ -31,17 +31,6 @@ bool any_empty(const raw_buffer& b) {
   return false;
 }
 
-// The offset from the start of a buffer's memory to its base (the element of min coordinates):
-// dims with negative strides put that element at the end of their span.
-index_t base_offset(const raw_buffer& b) {
-  index_t offset = 0;
-  for (std::size_t d = 0; d < b.rank; ++d) {
-    const dim& dd = b.dims[d];
-    if (dd.stride() < 0 && alloc_extent(dd) > 0) offset -= (alloc_extent(dd) - 1) * dd.stride();
-  }
-  return offset;
-}
-
 // The footprint of a placed dim for init_strides: alloc_extent * |stride| (nullopt on overflow).
 std::optional<index_t> footprint(const dim& d) {
   index_t result;
@@ -125,6 +114,15 @@ raw_buffer& raw_buffer::slice(span<const std::size_t> ds) {
 }
 
 namespace internal {
+
+index_t base_offset(const raw_buffer& b) {
+  index_t offset = 0;
+  for (std::size_t d = 0; d < b.rank; ++d) {
+    const dim& dd = b.dims[d];
+    if (dd.stride() < 0 && alloc_extent(dd) > 0) offset -= (alloc_extent(dd) - 1) * dd.stride();
+  }
+  return offset;
+}
 
 std::optional<std::size_t> checked_size_bytes(const raw_buffer& b) {
   if (b.elem_size > static_cast<std::size_t>(max_index)) return std::nullopt;
@@ -213,7 +211,7 @@ void* raw_buffer::allocate(index_t base_alignment, index_t stride_alignment) {
   if (!size || *size > static_cast<std::size_t>(max_index - base_alignment)) return nullptr;
   char* block = static_cast<char*>(std::malloc(std::max<std::size_t>(*size + base_alignment - 1, 1)));
   if (!block) return nullptr;
-  base = align_up(block, base_alignment) + (*size > 0 ? base_offset(*this) : 0);
+  base = align_up(block, base_alignment) + (*size > 0 ? internal::base_offset(*this) : 0);
   return block;
 }
 
@@ -233,7 +231,7 @@ raw_buffer_ptr raw_buffer::make(std::size_t rank, std::size_t elem_size, const s
   slinky::dim* block_dims = reinterpret_cast<slinky::dim*>(block + dims_offset);
   for (std::size_t d = 0; d < rank; ++d) new (&block_dims[d]) slinky::dim(dims ? dims[d] : slinky::dim());
   raw_buffer* buf = new (block) raw_buffer{nullptr, elem_size, rank, block_dims};
-  if (data_bytes > 0) buf->base = align_up(block + data_offset, data_alignment) + base_offset(*buf);
+  if (data_bytes > 0) buf->base = align_up(block + data_offset, data_alignment) + internal::base_offset(*buf);
   return raw_buffer_ptr(buf, [](raw_buffer* p) { std::free(p); });
 }
 

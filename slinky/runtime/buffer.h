@@ -367,6 +367,10 @@ namespace internal {
 // b.size_bytes(), or nullopt if it does not fit in an index_t (size_bytes() is then 0).
 std::optional<std::size_t> checked_size_bytes(const raw_buffer& b);
 
+// The offset in bytes from the start of b's memory to its base (the element of min
+// coordinates): dims with negative strides put that element at the end of their span.
+index_t base_offset(const raw_buffer& b);
+
 }  // namespace internal
 
 // Copies dst's elements from src over dst's own bounds. Where dst is outside src, the value

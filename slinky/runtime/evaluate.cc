@@ -361,22 +361,70 @@ public:
     kept->clear();
   }
 
-  // Live heap allocations that a free() intrinsic may release early.
+  // Live heap allocations, innermost last. A free() intrinsic ends a buffer's use of its memory
+  // early; the memory is then *parked* rather than given back, when a later allocation may
+  // take it: the next heap allocation of this evaluator takes a parked block if it fits and
+  // wastes at most a quarter of it, else the parked blocks are given back before it allocates,
+  // and so they are before any call, copy, async task or parallel loop. A parked block is held
+  // only while nothing else runs or allocates, so parking never raises the peak memory that an
+  // allocate hook sees; a block handed on this way makes one heap allocation serve buffers
+  // whose sizes the builder could not prove equal (docs/runtime.md, "Memory handed on at run time").
   struct allocation_record {
-    var sym;
-    raw_buffer* buf;
-    void* allocation;
+    var sym;          // the buffer this statement allocates
+    raw_buffer* buf;  // its descriptor (base set to null once freed)
+    void* allocation;  // what the free hook gets, or null (nothing to give back, or done)
+    // The block as the allocate hook made it: the buffer it was made for and that buffer's
+    // descriptor and base (the free hook gets these), its size in bytes.
+    var owner_sym;
+    const raw_buffer* owner_buf;
+    void* owner_base;
+    std::size_t owner_bytes;
+    bool parked;
   };
   std::vector<allocation_record> allocations;
+  int parked = 0;
+
+  // Gives r's block back to the allocate hook's owner of it.
+  void give_back(allocation_record& r) {
+    if (r.parked) --parked;
+    r.parked = false;
+    if (!r.allocation) return;
+    raw_buffer owner = *r.owner_buf;
+    owner.base = r.owner_base;
+    free_allocation(r.owner_sym, &owner, r.allocation);
+    r.allocation = nullptr;
+  }
+  void give_back_parked() {
+    for (auto i = allocations.rbegin(); parked > 0 && i != allocations.rend(); ++i) {
+      if (i->parked) give_back(*i);
+    }
+  }
+  // The parked block that buf (of size bytes, with its base at the start of its memory) fits
+  // best, if one wastes at most a quarter of its bytes.
+  allocation_record* find_parked(const raw_buffer& buf, std::size_t size) {
+    if (size == 0 || internal::base_offset(buf) != 0) return nullptr;
+    allocation_record* best = nullptr;
+    for (allocation_record& r : allocations) {
+      if (!r.parked || r.owner_bytes < size || r.owner_bytes - size > r.owner_bytes / 4) continue;
+      if (!best || r.owner_bytes < best->owner_bytes) best = &r;
+    }
+    return best;
+  }
 
   index_t eval_free(const call* op) {
     const variable* v = op->args[0].as<variable>();
     if (!v) return 0;
     for (auto i = allocations.rbegin(); i != allocations.rend(); ++i) {
       if (i->sym != v->sym) continue;
-      if (i->allocation) free_allocation(i->sym, i->buf, i->allocation);
-      i->allocation = nullptr;
       i->buf->base = nullptr;
+      if (!i->allocation || i->parked) return 1;
+      // A block whose base is not at its start (negative strides) is not handed on.
+      if (!kept && i->owner_bytes > 0 && internal::base_offset(*i->owner_buf) == 0) {
+        i->parked = true;
+        ++parked;
+      } else {
+        give_back(*i);
+      }
       return 1;
     }
     return 0;
@@ -425,6 +473,7 @@ public:
   index_t exec_loop(const loop* op);
   index_t exec_parallel_loop(const loop* op, index_t min, index_t max, index_t step, index_t workers);
   index_t exec_allocate(const allocate* op);
+  index_t exec_allocated(const allocate* op, raw_buffer& buf, const allocation_record& record, std::size_t kept_index);
   index_t exec_make_buffer(const make_buffer* op);
   index_t exec_clone_buffer(const clone_buffer* op);
   index_t exec_constant_buffer(const constant_buffer* op) {
@@ -478,6 +527,7 @@ index_t evaluator::exec(const base_stmt_node* s) {
 }
 
 index_t evaluator::exec_call(const call_stmt* op) {
+  if (parked > 0) give_back_parked();
   index_t result = op->target ? op->target(op, ctx) : 0;
   if (result == 0) return 0;
   if (fail(result)) {
@@ -529,6 +579,7 @@ index_t evaluator::exec_loop(const loop* op) {
 }
 
 index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, index_t step, index_t workers) {
+  if (parked > 0) give_back_parked();
   // Computed without overflow for loops spanning more than half the range of an index_t.
   const std::size_t span = static_cast<std::size_t>(max) - static_cast<std::size_t>(min);
   const index_t iterations = static_cast<index_t>(
@@ -655,17 +706,23 @@ index_t evaluator::exec_allocate(const allocate* op) {
     char* p = static_cast<char*>(alloca(std::max<index_t>(size, 1) + alignment));
     p = reinterpret_cast<char*>(align_up(reinterpret_cast<index_t>(p), alignment));
     // base points at the element of min coordinates; undo negative strides' offsets.
-    index_t offset = 0;
-    for (std::size_t d = 0; d < rank; ++d) {
-      const dim& dd = buf.dims[d];
-      index_t span = dd.fold_factor() > 0 ? dd.fold_factor() : dd.extent();
-      if (dd.stride() < 0 && span > 0) offset -= (span - 1) * dd.stride();
-    }
-    buf.base = size > 0 ? p + offset : nullptr;
+    buf.base = size > 0 ? p + internal::base_offset(buf) : nullptr;
   } else if (kept && (kept_index = find_kept(op->sym, buf)) != none) {
     (*kept)[kept_index].in_use = true;
     buf.base = (*kept)[kept_index].base;
+  } else if (allocation_record* donor = parked > 0 ? find_parked(buf, size_bytes) : nullptr) {
+    // A block freed just before: this buffer takes it over (see allocation_record).
+    allocation_record record = *donor;
+    donor->parked = false;
+    donor->allocation = nullptr;
+    --parked;
+    buf.base = record.owner_base;
+    record.sym = op->sym;
+    record.buf = &buf;
+    record.parked = false;
+    return exec_allocated(op, buf, record, none);
   } else {
+    give_back_parked();
     allocation = allocate_heap(op->sym, &buf);
     if (!buf.base && size > 0) {
       // Out of memory (or a hook that could not allocate).
@@ -681,12 +738,18 @@ index_t evaluator::exec_allocate(const allocate* op) {
       allocation = nullptr;
     }
   }
-  allocations.push_back({op->sym, &buf, allocation});
+  return exec_allocated(op, buf, {op->sym, &buf, allocation, op->sym, &buf, buf.base, size_bytes, false}, kept_index);
+}
+
+// Runs the body of an allocate statement with its buffer allocated as `record` says, then gives
+// the memory back (unless the body already did, with the free intrinsic).
+index_t evaluator::exec_allocated(const allocate* op, raw_buffer& buf, const allocation_record& record,
+                                  std::size_t kept_index) {
+  allocations.push_back(record);
   index_t result = exec_with_buffer(op->sym, buf, op->body);
-  // The body may have freed the allocation early (free intrinsic).
-  allocation = allocations.back().allocation;
+  allocation_record done = allocations.back();
   allocations.pop_back();
-  if (allocation) free_allocation(op->sym, &buf, allocation);
+  give_back(done);
   if (kept_index != none) (*kept)[kept_index].in_use = false;
   return result;
 }
@@ -703,6 +766,7 @@ index_t evaluator::exec_make_buffer(const make_buffer* op) {
 }
 
 index_t evaluator::exec_async(const async* op) {
+  if (parked > 0) give_back_parked();
   if (!config.thread_pool) {
     // Without a pool, the task runs to completion first.
     if (index_t result = exec(op->task)) return result;
@@ -1175,6 +1239,7 @@ private:
 }  // namespace
 
 index_t evaluator::exec_copy(const copy_stmt* op) {
+  if (parked > 0) give_back_parked();
   const raw_buffer* src = lookup_buffer(op->src);
   const raw_buffer* dst = lookup_buffer(op->dst);
   const raw_buffer* pad = op->pad.defined() ? lookup_buffer(op->pad) : nullptr;
@@ -1220,13 +1285,7 @@ void* default_allocate(var, raw_buffer* buf, index_t base_alignment) {
     buf->base = nullptr;
     return nullptr;
   }
-  index_t offset = 0;
-  for (std::size_t d = 0; d < buf->rank; ++d) {
-    const dim& dd = buf->dims[d];
-    index_t span = dd.fold_factor() > 0 ? dd.fold_factor() : dd.extent();
-    if (dd.stride() < 0 && span > 0) offset -= (span - 1) * dd.stride();
-  }
-  buf->base = size > 0 ? static_cast<char*>(allocation) + offset : nullptr;
+  buf->base = size > 0 ? static_cast<char*>(allocation) + internal::base_offset(*buf) : nullptr;
   return allocation;
 }
 

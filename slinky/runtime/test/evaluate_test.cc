@@ -603,6 +603,99 @@ TEST(evaluate, free_intrinsic_releases_early) {
   EXPECT_EQ(log.frees, 1);
 }
 
+// The allocate and free hooks' calls in order: which buffer, allocated (+) or freed (-), and its
+// size in bytes as the hook sees it.
+struct hook_events {
+  std::vector<std::string> events;
+  eval_config config;
+  hook_events() {
+    config.allocate = [this](var sym, raw_buffer* b) {
+      events.push_back(std::string("+").append(ctx.name(sym.sym())).append(":").append(std::to_string(b->size_bytes())));
+      return b->allocate();
+    };
+    config.free = [this](var sym, raw_buffer* b, void* p) {
+      events.push_back(std::string("-").append(ctx.name(sym.sym())).append(":").append(std::to_string(b->size_bytes())));
+      std::free(p);
+    };
+  }
+};
+
+// A heap allocation of n ints over [0, n - 1] (with stride -4 if `reversed`).
+stmt allocate_ints(var sym, index_t n, stmt body, bool reversed = false) {
+  return allocate::make(
+      sym, memory_type::heap, 4, {{bounds(0, n - 1), reversed ? expr(-4) : expr(), expr()}}, std::move(body));
+}
+
+// A call that checks that `sym` holds `value` everywhere (unless it is null) and records its base.
+stmt check_filled(var sym, int value, std::vector<const void*>& bases) {
+  return call_stmt::make(
+      [value, &bases](const call_stmt* op, eval_context& c) -> index_t {
+        const raw_buffer* b = c.lookup_buffer(op->inputs[0]);
+        bases.push_back(b->base);
+        if (!b->base) return 0;
+        index_t wrong = 0;
+        for_each_element([&](const int* p) { wrong += *p != value; }, b->cast<const int>());
+        return wrong;
+      },
+      {sym}, {}, {}, {});
+}
+
+// After free(b0), the next heap allocation takes b0's block if it fits and wastes at most a
+// quarter of it; otherwise, or if anything runs in between, the block is given back first.
+TEST(evaluate, freed_block_handed_to_the_next_allocation) {
+  struct test_case {
+    index_t first, second;
+    bool call_between, reversed;
+    std::vector<std::string> events;
+  };
+  const std::vector<test_case> cases = {
+      {100, 100, false, false, {"+b0:400", "-b0:400"}},
+      {100, 80, false, false, {"+b0:400", "-b0:400"}},
+      {100, 70, false, false, {"+b0:400", "-b0:400", "+b1:280", "-b1:280"}},
+      {100, 101, false, false, {"+b0:400", "-b0:400", "+b1:404", "-b1:404"}},
+      {100, 100, true, false, {"+b0:400", "-b0:400", "+b1:400", "-b1:400"}},
+      {100, 100, false, true, {"+b0:400", "-b0:400", "+b1:400", "-b1:400"}},
+  };
+  for (const test_case& t : cases) {
+    hook_events log;
+    eval_context c;
+    c.config = &log.config;
+    std::vector<const void*> bases;
+    stmt second = allocate_ints(b1, t.second, block::make({fill_output(b1, 2), check_filled(b1, 2, bases)}));
+    stmt between = t.call_between ? check_filled(b0, 0, bases) : stmt();
+    stmt first_body = block::make(
+        {fill_output(b0, 1), check_filled(b0, 1, bases), check::make(call::make(intrinsic::free, {b0})), between, second});
+    ASSERT_EQ(evaluate(allocate_ints(b0, t.first, first_body, t.reversed), c), 0);
+    EXPECT_EQ(log.events, t.events) << t.first << " then " << t.second;
+    // The freed buffer is null to a call between.
+    if (t.call_between) EXPECT_EQ(bases[1], nullptr);
+    if (log.events.size() == 2) EXPECT_EQ(bases.front(), bases.back());
+  }
+}
+
+// A block handed on is freed once, with the buffer it was allocated for, even after passing
+// through several buffers; the last holder's scope ends it.
+TEST(evaluate, freed_block_handed_on_twice) {
+  hook_events log;
+  eval_context c;
+  c.config = &log.config;
+  std::vector<const void*> bases;
+  stmt third = allocate_ints(b2, 90, block::make({fill_output(b2, 3), check_filled(b2, 3, bases)}));
+  stmt second = allocate_ints(
+      b1, 100,
+      block::make(
+          {fill_output(b1, 2), check_filled(b1, 2, bases), check::make(call::make(intrinsic::free, {b1})), third}));
+  stmt first = allocate_ints(
+      b0, 100,
+      block::make(
+          {fill_output(b0, 1), check_filled(b0, 1, bases), check::make(call::make(intrinsic::free, {b0})), second}));
+  ASSERT_EQ(evaluate(first, c), 0);
+  EXPECT_EQ(log.events, (std::vector<std::string>{"+b0:400", "-b0:400"}));
+  ASSERT_EQ(bases.size(), 3);
+  EXPECT_EQ(bases[0], bases[1]);
+  EXPECT_EQ(bases[1], bases[2]);
+}
+
 // The founding document's stencil, by hand: intm = in * 2 over a ring buffer of 3 rows, and
 // out(x, y) = the sum of the 3x3 neighbourhood of intm. The row loop starts two rows early to
 // warm up the ring buffer; the consumer's crops are empty during the warm-up.
