@@ -701,10 +701,17 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
   if (info.is_parallel() && !pipelined(l)) return result;
   // What is live in one iteration of that loop: the steady window (warm-up and the last
   // iterations only ever need less).
+  // A func moved to l from a loop inside it (a stage of a pipelined loop of its own, see
+  // parallel_storage.h) has no loops inside l: its steady window is its consumers' needs over
+  // their whole loops inside l, which do not slide the way they do. What they read in one
+  // iteration bounds what is live.
+  const std::vector<interval_expr> actual_needs =
+      fn.hoisted_to == l ? needs_of_consumers(fi, view::actual) : std::vector<interval_expr>();
+  const std::vector<interval_expr>& live = actual_needs.empty() ? steady[fi] : actual_needs;
   box_expr window;
   for (const func::output& o : fn.f->outputs()) {
     if (o.buffer.get() != b.buffer.get()) continue;
-    for (var v : o.dims) window.push_back(steady[fi][index_of_var(fi, v)]);
+    for (var v : o.dims) window.push_back(simplify_or_empty(live[index_of_var(fi, v)]));
   }
   // Over the loops inside l, including their warm-up iterations: the func runs in them too
   // (a window moving with both an inner loop and l is wider by the inner warm-up).

@@ -26,6 +26,11 @@ bool apply_min_rules(R& r) {
       r.rewrite(min(max(x, c0), c1), c1, c1 <= c0) ||
       r.rewrite(min(x, x + c0), x, c0 > 0) ||
       r.rewrite(min(x, x + c0), x + c0, c0 < 0) ||
+      r.rewrite(min(min(x, y), min(x, z)), min(x, min(y, z))) ||
+      r.rewrite(min(min(x, y), y + c0), min(x, y), c0 > 0) ||
+      r.rewrite(min(min(x, y), y + c0), min(x, y + c0), c0 < 0) ||
+      r.rewrite(min(min(x, y + c0), y), min(x, y + c0), c0 < 0) ||
+      r.rewrite(min(min(x, y + c0), y), min(x, y), c0 > 0) ||
 
       // Constants move outward.
       r.rewrite(min(min(x, c0), c1), min(x, eval(min(c0, c1)))) ||
@@ -66,6 +71,11 @@ bool apply_max_rules(R& r) {
       r.rewrite(max(min(x, c0), c1), c1, c0 <= c1) ||
       r.rewrite(max(x, x + c0), x + c0, c0 > 0) ||
       r.rewrite(max(x, x + c0), x, c0 < 0) ||
+      r.rewrite(max(max(x, y), max(x, z)), max(x, max(y, z))) ||
+      r.rewrite(max(max(x, y), y + c0), max(x, y + c0), c0 > 0) ||
+      r.rewrite(max(max(x, y), y + c0), max(x, y), c0 < 0) ||
+      r.rewrite(max(max(x, y + c0), y), max(x, y + c0), c0 > 0) ||
+      r.rewrite(max(max(x, y + c0), y), max(x, y), c0 < 0) ||
 
       // Clamps are min(max(x, lo), hi).
       r.rewrite(max(min(x, c0), c1), min(max(x, c1), c0), c1 < c0) ||

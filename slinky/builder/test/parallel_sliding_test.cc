@@ -6,6 +6,8 @@
 // without a pool, and compares the output with a plain reference. Runs under ThreadSanitizer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -347,6 +349,66 @@ TEST(parallel_sliding, invariant_producer_is_computed_once) {
         EXPECT_EQ(m.allocations, m.frees);
       }
     }
+  }
+}
+
+// in -> a (times_3) -> b (times_3, with a loop of its own over x) -> out(x, y) = the sum of
+// b(x .. x + 5, y), with out's x loop parallel (2 workers). b's windows overlap: it is shared and
+// pipelined, and a's producer, computed in b's loop by default, becomes a stage of the parallel
+// loop. b's stage computes one new column per iteration, so a's ring buffer holds the columns
+// of the 2 iterations in flight, not b's whole 6-column window (and b's the window plus a column).
+TEST(parallel_sliding, producer_moved_out_of_a_nested_loop_folds_to_its_columns) {
+  thread_pool_impl pool(2);
+  for (thread_pool* tp : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+    auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    write_counter c_a, c_b;
+    func f_a = func::make(times_3(c_a), {{in, {point(x), point(y)}}}, {{a, {x, y}}}, {.name = "a"});
+    func f_b = func::make(times_3(c_b), {{a, {point(x), point(y)}}}, {{b, {x, y}}}, {.name = "b"});
+    func f_out = func::make(
+        [](const buffer<const int>& i, const buffer<int>& o) -> index_t {
+          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) {
+              int sum = 0;
+              for (index_t k = 0; k <= 5; ++k) sum += i(xx + k, yy);
+              o(xx, yy) = sum;
+            }
+          }
+          return 0;
+        },
+        {{b, {bounds(x, x + 5), point(y)}}}, {{out, {x, y}}}, {.name = "out"});
+    f_b.loops({{x, 1}});
+    f_out.loops({{x, 1, 2}});
+    pipeline p = build_pipeline(ctx, {in}, {out});
+
+    buffer<int, 2> in_buf({W + 5, H});
+    in_buf.allocate();
+    test::fill_random(in_buf, 3);
+    buffer<int, 2> out_buf({W, H});
+    out_buf.allocate();
+    memory_counter m;
+    m.config.thread_pool = tp;
+    ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+    for (index_t yy = 0; yy < H; ++yy) {
+      for (index_t xx = 0; xx < W; ++xx) {
+        int expected = 0;
+        for (index_t k = 0; k <= 5; ++k) expected += (in_buf(xx + k, yy) * 3 + 1) * 3 + 1;
+        ASSERT_EQ(out_buf(xx, yy), expected) << xx << ", " << yy;
+      }
+    }
+    for (const write_counter* c : {&c_a, &c_b}) {
+      EXPECT_EQ(c->max_count(), 1);
+      EXPECT_EQ(c->elements(), static_cast<std::size_t>((W + 5) * H));
+    }
+    const index_t column = H * sizeof(int);
+    std::vector<index_t> sizes = m.sizes;
+    std::sort(sizes.begin(), sizes.end());
+    EXPECT_EQ(sizes, (std::vector<index_t>{2 * column, 7 * column}));
+    EXPECT_EQ(m.allocations, m.frees);
   }
 }
 
