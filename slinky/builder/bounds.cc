@@ -482,6 +482,14 @@ void bounds_inference::find_pipelined_loops() {
       const loop_level l = g_.funcs[fi].compute_chain[k];
       const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
       if (!info.is_parallel() || pipelined(l)) continue;
+      // Iterations that write disjoint windows of what fi produces (a buffer kept outside the
+      // loop to slide along a serial loop further out) need no order among them.
+      bool overlapping = false;
+      for (const func::output& o : g_.funcs[fi].f->outputs()) {
+        const int bi = g_.buffer_index(o.buffer.get());
+        overlapping = overlapping || (!g_.buffers[bi].is_output && windows_overlap(bi, l));
+      }
+      if (!overlapping) continue;
       // Each iteration in flight holds its window of the ring buffers, so the workers are bounded
       // at build time. Stages wait for the previous iteration's, so more workers than stages
       // would mostly wait.

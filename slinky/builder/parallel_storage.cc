@@ -30,6 +30,26 @@ bool pins_inside(const graph& g, const func_node& fn, loop_level l, bool or_l = 
   return false;
 }
 
+// Whether func fi slides along a serial loop outside loop l on its compute chain.
+bool slides_outside(const graph& g, const bounds_inference& bounds, int fi, loop_level l) {
+  for (loop_level outer : g.funcs[fi].compute_chain) {
+    if (outer == l) return false;
+    if (!g.funcs[outer.func].f->loops()[outer.loop].is_parallel() && bounds.slides_with(fi, outer)) return true;
+  }
+  return false;
+}
+
+// Whether buffer bi's windows overlap across a serial loop outside loop l on its producer's
+// compute chain.
+bool overlaps_outside(const graph& g, const bounds_inference& bounds, int bi, loop_level l) {
+  const buffer_node& b = g.buffers[bi];
+  for (loop_level outer : g.funcs[b.producer].compute_chain) {
+    if (outer == l) return false;
+    if (!g.funcs[outer.func].f->loops()[outer.loop].is_parallel() && bounds.windows_overlap(bi, outer)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool share_overlapping_windows(graph& g, const bounds_inference& bounds) {
@@ -42,7 +62,7 @@ bool share_overlapping_windows(graph& g, const bounds_inference& bounds) {
     // worker was better.
     bool reverted = false;
     for (auto i = b.shared_across.begin(); i != b.shared_across.end();) {
-      if (bounds.slides_with(b.producer, *i)) {
+      if (bounds.slides_with(b.producer, *i) || slides_outside(g, bounds, b.producer, *i)) {
         ++i;
         continue;
       }
@@ -68,6 +88,12 @@ bool share_overlapping_windows(graph& g, const bounds_inference& bounds) {
       if (!producer.f->compute_at() && producer.compute != b.store && !pins_inside(g, producer, b.store)) {
         producer.hoisted_to = b.store;
       }
+      changed = true;
+    } else if (overlaps_outside(g, bounds, static_cast<int>(bi), b.store)) {
+      // The iterations of the parallel loop write disjoint parts of the buffer, and its producer
+      // can slide along a serial loop outside: stored outside the parallel loop too, the buffer
+      // keeps what earlier iterations of that loop computed, as it does serially.
+      b.shared_across.push_back(b.store);
       changed = true;
     }
   }

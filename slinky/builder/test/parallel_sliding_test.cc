@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -408,6 +408,59 @@ TEST(parallel_sliding, producer_moved_out_of_a_nested_loop_folds_to_its_columns)
     std::vector<index_t> sizes = m.sizes;
     std::sort(sizes.begin(), sizes.end());
     EXPECT_EQ(sizes, (std::vector<index_t>{2 * column, 7 * column}));
+    EXPECT_EQ(m.allocations, m.frees);
+  }
+}
+
+// out(x, y) = the sum of b(x - 1 .. x + 1, y) with b = in * 3 + 1, looped over x (outer, serial)
+// and y (inner, parallel or serial). The windows overlap across x but not across y: b slides
+// along x, stored outside both loops as it is serially (3 columns), and the iterations of the
+// parallel loop write disjoint rows of it, in any order (no pipeline). Each point is computed
+// once and b is allocated once.
+TEST(parallel_sliding, inner_parallel_loop_keeps_the_outer_slide) {
+  thread_pool_impl pool(2);
+  for (bool parallel : {false, true}) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    write_counter c_b;
+    func f_b = func::make(times_3(c_b), {{in, {point(x), point(y)}}}, {{b, {x, y}}}, {.name = "b"});
+    func f_out = func::make(
+        [](const buffer<const int>& i, const buffer<int>& o) -> index_t {
+          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) o(xx, yy) = i(xx - 1, yy) + i(xx, yy) + i(xx + 1, yy);
+          }
+          return 0;
+        },
+        {{b, {bounds(x - 1, x + 1), point(y)}}}, {{out, {x, y}}}, {.name = "out"});
+    f_out.loops({{y, 1, parallel ? loop::parallel : loop::serial}, {x, 1}});
+    pipeline p = build_pipeline(ctx, {in}, {out});
+    // No semaphores: the parallel loop is not pipelined.
+    std::ostringstream program;
+    program << p.body;
+    EXPECT_EQ(program.str().find("semaphore"), std::string::npos) << program.str();
+
+    buffer<int, 2> in_buf({W + 2, H});
+    in_buf.translate(-1, 0);
+    in_buf.allocate();
+    test::fill_random(in_buf, 4);
+    buffer<int, 2> out_buf({W, H});
+    out_buf.allocate();
+    memory_counter m;
+    m.config.thread_pool = &pool;
+    ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+    for (index_t yy = 0; yy < H; ++yy) {
+      for (index_t xx = 0; xx < W; ++xx) {
+        int expected = 0;
+        for (index_t k = -1; k <= 1; ++k) expected += in_buf(xx + k, yy) * 3 + 1;
+        ASSERT_EQ(out_buf(xx, yy), expected) << xx << ", " << yy;
+      }
+    }
+    EXPECT_EQ(c_b.max_count(), 1);
+    EXPECT_EQ(c_b.elements(), static_cast<std::size_t>((W + 2) * H));
+    EXPECT_EQ(m.sizes, std::vector<index_t>{3 * H * index_t{sizeof(int)}});
     EXPECT_EQ(m.allocations, m.frees);
   }
 }
