@@ -482,14 +482,17 @@ void bounds_inference::find_pipelined_loops() {
       const loop_level l = g_.funcs[fi].compute_chain[k];
       const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
       if (!info.is_parallel() || pipelined(l)) continue;
-      // Iterations that write disjoint windows of what fi produces (a buffer kept outside the
-      // loop to slide along a serial loop further out) need no order among them.
-      bool overlapping = false;
+      // Iterations that write disjoint windows of what fi produces need no order among them,
+      // unless a buffer would fold along l (the outermost loop inside its storage): iterations in
+      // flight then take turns in its rows. (A buffer kept outside the loop to slide along a
+      // serial loop further out folds along that one.)
+      bool ordered = false;
       for (const func::output& o : g_.funcs[fi].f->outputs()) {
         const int bi = g_.buffer_index(o.buffer.get());
-        overlapping = overlapping || (!g_.buffers[bi].is_output && windows_overlap(bi, l));
+        if (g_.buffers[bi].is_output) continue;
+        ordered = ordered || windows_overlap(bi, l) || fold_loop(bi) == l;
       }
-      if (!overlapping) continue;
+      if (!ordered) continue;
       // Each iteration in flight holds its window of the ring buffers, so the workers are bounded
       // at build time. Stages wait for the previous iteration's, so more workers than stages
       // would mostly wait.
@@ -690,20 +693,28 @@ void bounds_inference::infer_func(int fi) {
   }
 }
 
+std::optional<loop_level> bounds_inference::fold_loop(int buffer) const {
+  const buffer_node& b = g_.buffers[buffer];
+  const std::vector<loop_level>& chain = g_.funcs[b.producer].compute_chain;
+  // The outermost loop inside the storage level: the buffer lives across its iterations.
+  std::size_t k = 0;
+  if (!b.store.root()) {
+    auto i = std::find(chain.begin(), chain.end(), b.store);
+    if (i == chain.end()) return std::nullopt;
+    k = i - chain.begin() + 1;
+  }
+  if (k >= chain.size()) return std::nullopt;
+  return chain[k];
+}
+
 std::vector<expr> bounds_inference::fold_factors(int buffer) const {
   const buffer_node& b = g_.buffers[buffer];
   const int fi = b.producer;
   const func_node& fn = g_.funcs[fi];
   std::vector<expr> result(b.buffer->rank());
-  // The outermost loop inside the storage level: the buffer lives across its iterations.
-  std::size_t k = 0;
-  if (!b.store.root()) {
-    auto i = std::find(fn.compute_chain.begin(), fn.compute_chain.end(), b.store);
-    if (i == fn.compute_chain.end()) return result;
-    k = i - fn.compute_chain.begin() + 1;
-  }
-  if (k >= fn.compute_chain.size()) return result;
-  const loop_level l = fn.compute_chain[k];
+  const std::optional<loop_level> folded_along = fold_loop(buffer);
+  if (!folded_along) return result;
+  const loop_level l = *folded_along;
   const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
   // The iterations of a parallel loop that is not pipelined may all run at once.
   if (info.is_parallel() && !pipelined(l)) return result;

@@ -11,6 +11,7 @@
 #ifndef SLINKY_BUILDER_BOUNDS_H
 #define SLINKY_BUILDER_BOUNDS_H
 
+#include <optional>
 #include <vector>
 
 #include "slinky/builder/graph.h"
@@ -118,6 +119,9 @@ private:
   std::vector<interval_expr> needs_of_consumers(int fi, view which) const;
   void infer_func(int fi);
   void decide_slides(int fi);
+  // The loop an intermediate folds along: the outermost loop inside its storage level on its
+  // producer's compute chain (none if the producer is computed where the buffer is stored).
+  std::optional<loop_level> fold_loop(int buffer) const;
   std::vector<expr> fold_factors(int buffer) const;
   std::size_t storage_depth(int fi) const;
   int index_of_var(int fi, var v) const;
