@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <memory>
 #include <sstream>
@@ -154,6 +155,25 @@ struct chain {
 
 constexpr index_t W = 32, H = 22;
 
+// Evaluates p on `pool` (or none) with a random input of extents `in_extents` whose first
+// element is at `in_min`, and a W x H output; the buffers and the allocation counters after.
+struct run_2d {
+  buffer<int, 2> in;
+  buffer<int, 2> out{{W, H}};
+  memory_counter m;
+
+  run_2d(const pipeline& p, std::array<index_t, 2> in_extents, std::array<index_t, 2> in_min, thread_pool* pool,
+         int seed)
+      : in({in_extents[0], in_extents[1]}) {
+    in.translate(in_min[0], in_min[1]);
+    in.allocate();
+    test::fill_random(in, seed);
+    out.allocate();
+    m.config.thread_pool = pool;
+    EXPECT_EQ(p.evaluate({&in}, {&out}, m.context), 0);
+  }
+};
+
 // A 2-stage stencil, rows in a parallel loop: the producer is computed once, into one ring
 // buffer of the rows of K = 2 iterations in flight (the serial fold, step + 2 rows, plus a step).
 TEST(parallel_sliding, stencil_rows) {
@@ -220,15 +240,10 @@ TEST(parallel_sliding, store_inside_recomputes_halo) {
   c.last().loops({{c.y, 2, loop::parallel}});
   c.bufs[1]->store_at({&c.last(), c.y});
   pipeline p = build_pipeline(c.ctx, {c.bufs.front()}, {c.bufs.back()});
-  buffer<int, 2> in_buf({W + 2, H + 2});
-  in_buf.translate(-1, -1);
-  in_buf.allocate();
-  test::fill_random(in_buf, 7);
-  buffer<int, 2> out_buf({W, H});
-  out_buf.allocate();
-  memory_counter m;
-  m.config.thread_pool = &pool;
-  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+  run_2d r(p, {W + 2, H + 2}, {-1, -1}, &pool, 7);
+  const buffer<int, 2>& in_buf = r.in;
+  const buffer<int, 2>& out_buf = r.out;
+  const memory_counter& m = r.m;
   buffer<int, 2> expected = reference(in_buf, c.stages, W, H);
   for (index_t yy = 0; yy < H; ++yy) {
     for (index_t xx = 0; xx < W; ++xx) ASSERT_EQ(out_buf(xx, yy), expected(xx, yy));
@@ -266,15 +281,10 @@ TEST(parallel_sliding, producer_with_two_consumers) {
     fo.loops({{y, step, loop::parallel}});
     pipeline p = build_pipeline(ctx, {in}, {out});
 
-    buffer<int, 2> in_buf({W + 2, H + 2});
-    in_buf.translate(-1, -1);
-    in_buf.allocate();
-    test::fill_random(in_buf, 3);
-    buffer<int, 2> out_buf({W, H});
-    out_buf.allocate();
-    memory_counter m;
-    m.config.thread_pool = &pool;
-    ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+    run_2d r(p, {W + 2, H + 2}, {-1, -1}, &pool, 3);
+    const buffer<int, 2>& in_buf = r.in;
+    const buffer<int, 2>& out_buf = r.out;
+    const memory_counter& m = r.m;
     for (index_t yy = 0; yy < H; ++yy) {
       for (index_t xx = 0; xx < W; ++xx) {
         int sum = 0;
@@ -385,14 +395,10 @@ TEST(parallel_sliding, producer_moved_out_of_a_nested_loop_folds_to_its_columns)
     f_out.loops({{x, 1, 2}});
     pipeline p = build_pipeline(ctx, {in}, {out});
 
-    buffer<int, 2> in_buf({W + 5, H});
-    in_buf.allocate();
-    test::fill_random(in_buf, 3);
-    buffer<int, 2> out_buf({W, H});
-    out_buf.allocate();
-    memory_counter m;
-    m.config.thread_pool = tp;
-    ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+    run_2d r(p, {W + 5, H}, {0, 0}, tp, 3);
+    const buffer<int, 2>& in_buf = r.in;
+    const buffer<int, 2>& out_buf = r.out;
+    const memory_counter& m = r.m;
     for (index_t yy = 0; yy < H; ++yy) {
       for (index_t xx = 0; xx < W; ++xx) {
         int expected = 0;
@@ -442,15 +448,10 @@ TEST(parallel_sliding, inner_parallel_loop_keeps_the_outer_slide) {
     program << p.body;
     EXPECT_EQ(program.str().find("semaphore"), std::string::npos) << program.str();
 
-    buffer<int, 2> in_buf({W + 2, H});
-    in_buf.translate(-1, 0);
-    in_buf.allocate();
-    test::fill_random(in_buf, 4);
-    buffer<int, 2> out_buf({W, H});
-    out_buf.allocate();
-    memory_counter m;
-    m.config.thread_pool = &pool;
-    ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+    run_2d r(p, {W + 2, H}, {-1, 0}, &pool, 4);
+    const buffer<int, 2>& in_buf = r.in;
+    const buffer<int, 2>& out_buf = r.out;
+    const memory_counter& m = r.m;
     for (index_t yy = 0; yy < H; ++yy) {
       for (index_t xx = 0; xx < W; ++xx) {
         int expected = 0;
