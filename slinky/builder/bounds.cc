@@ -720,12 +720,12 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
   if (info.is_parallel() && !pipelined(l)) return result;
   // What is live in one iteration of that loop: the steady window (warm-up and the last
   // iterations only ever need less).
-  // A func moved to l from a loop inside it (a stage of a pipelined loop of its own, see
-  // parallel_storage.h) has no loops inside l: its steady window is its consumers' needs over
-  // their whole loops inside l, which do not slide the way they do. What they read in one
-  // iteration bounds what is live.
+  // A func moved out of a loop to be a stage of a pipelined loop of its own (see
+  // parallel_storage.h) is computed outside its consumers' inner loops: its steady window is their
+  // needs over those whole loops, which do not slide the way the consumers do. What they read in
+  // one iteration bounds what is live.
   const std::vector<interval_expr> actual_needs =
-      fn.hoisted_to == l ? needs_of_consumers(fi, view::actual) : std::vector<interval_expr>();
+      !fn.hoisted_to.root() ? needs_of_consumers(fi, view::actual) : std::vector<interval_expr>();
   const std::vector<interval_expr>& live = actual_needs.empty() ? steady[fi] : actual_needs;
   box_expr window;
   for (const func::output& o : fn.f->outputs()) {

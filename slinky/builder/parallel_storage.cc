@@ -105,7 +105,7 @@ bool hoist_invariant_funcs(graph& g, const bounds_inference& bounds) {
   bool changed = false;
   for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) {
     func_node& fn = g.funcs[fi];
-    if (fn.f->compute_at() || fn.compute.root() || fn.compute == fn.hoisted_to) continue;
+    if (fn.f->compute_at() || fn.compute.root()) continue;
     // The outermost loop of the chain whose iterations all need the same region: the region the
     // func computes over one of its iterations (over all the loops inside it) does not depend
     // on its variable.
