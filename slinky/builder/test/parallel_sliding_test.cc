@@ -466,5 +466,79 @@ TEST(parallel_sliding, inner_parallel_loop_keeps_the_outer_slide) {
   }
 }
 
+// col(x) = in(x) * 3 + 1; b(x, y) = col(x) * 3 + 1 (the same in every row); c(x, y) = b(x, y) +
+// b(x + 1, y), with a loop of its own over y; out(x, y) = the sum of c(x, y .. y + 3). out loops
+// over x (inner, parallel) and y (outer, serial). b's windows overlap across x: b is pipelined
+// along x, with c and col as stages of their own. col does not move with y: it is computed once,
+// before the loops, as it is serially; b's ring buffer holds the one row c reads per iteration.
+TEST(parallel_sliding, stage_invariant_in_an_outer_loop_is_computed_once) {
+  thread_pool_impl pool(2);
+  for (bool parallel : {false, true}) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+    auto col = buffer_expr::make(ctx, "col", 1, sizeof(int));
+    auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+    auto c = buffer_expr::make(ctx, "c", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    write_counter c_col, c_b, c_c;
+    func f_col = func::make(times_3(c_col), {{in, {point(x)}}}, {{col, {x}}}, {.name = "col"});
+    func f_b = func::make(
+        [&](const buffer<const int>& i, const buffer<int>& o) -> index_t {
+          c_b.record(o);
+          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) o(xx, yy) = i(xx) * 3 + 1;
+          }
+          return 0;
+        },
+        {{col, {point(x)}}}, {{b, {x, y}}}, {.name = "b"});
+    func f_c = func::make(
+        [&](const buffer<const int>& i, const buffer<int>& o) -> index_t {
+          c_c.record(o);
+          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) o(xx, yy) = i(xx, yy) + i(xx + 1, yy);
+          }
+          return 0;
+        },
+        {{b, {bounds(x, x + 1), point(y)}}}, {{c, {x, y}}}, {.name = "c"});
+    func f_out = func::make(
+        [](const buffer<const int>& i, const buffer<int>& o) -> index_t {
+          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) {
+              o(xx, yy) = i(xx, yy) + i(xx, yy + 1) + i(xx, yy + 2) + i(xx, yy + 3);
+            }
+          }
+          return 0;
+        },
+        {{c, {point(x), bounds(y, y + 3)}}}, {{out, {x, y}}}, {.name = "out"});
+    f_c.loops({{y, 1}});
+    f_out.loops({{x, 1, parallel ? loop::parallel : loop::serial}, {y, 1}});
+    pipeline p = build_pipeline(ctx, {in}, {out});
+
+    buffer<int, 1> in_buf({W + 1});
+    in_buf.allocate();
+    test::fill_random(in_buf, 5);
+    buffer<int, 2> out_buf({W, H});
+    out_buf.allocate();
+    memory_counter m;
+    m.config.thread_pool = &pool;
+    ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+    auto b_at = [&](index_t xx) { return (in_buf(xx) * 3 + 1) * 3 + 1; };
+    for (index_t yy = 0; yy < H; ++yy) {
+      for (index_t xx = 0; xx < W; ++xx) ASSERT_EQ(out_buf(xx, yy), 4 * (b_at(xx) + b_at(xx + 1))) << xx << ", " << yy;
+    }
+    const char* what = parallel ? "parallel" : "serial";
+    EXPECT_EQ(c_col.max_count(), 1) << what;
+    EXPECT_EQ(c_col.elements(), static_cast<std::size_t>(W + 1)) << what;
+    for (const write_counter* counter : {&c_b, &c_c}) EXPECT_EQ(counter->max_count(), 1) << what;
+    // b: one row of W + 1 (serially and pipelined); col: W + 1; c: W columns of its 4-row window.
+    std::vector<index_t> sizes = m.sizes;
+    std::sort(sizes.begin(), sizes.end());
+    const index_t row = (W + 1) * index_t{sizeof(int)};
+    EXPECT_EQ(sizes, (std::vector<index_t>{row, row, 4 * W * index_t{sizeof(int)}})) << what;
+    EXPECT_EQ(m.allocations, m.frees);
+  }
+}
+
 }  // namespace
 }  // namespace slinky
