@@ -206,9 +206,7 @@ constexpr infinity_pattern<true> oo;
 
 template <typename T>
 constexpr bool is_commutative() {
-  return std::is_same_v<T, add> || std::is_same_v<T, mul> || std::is_same_v<T, minimum> || std::is_same_v<T, maximum> ||
-         std::is_same_v<T, equal> || std::is_same_v<T, not_equal> || std::is_same_v<T, logical_and> ||
-         std::is_same_v<T, logical_or>;
+  return T::commutative;
 }
 
 // Matching: calls k() for each way p matches e (binding wildcards in m) until k returns true.

@@ -404,19 +404,9 @@ expr simplifier::make(expr a, expr b) {
 }
 
 // The instantiations the rules and the other source files use.
-template expr simplifier::make<add>(expr, expr);
-template expr simplifier::make<sub>(expr, expr);
-template expr simplifier::make<mul>(expr, expr);
-template expr simplifier::make<div>(expr, expr);
-template expr simplifier::make<mod>(expr, expr);
-template expr simplifier::make<minimum>(expr, expr);
-template expr simplifier::make<maximum>(expr, expr);
-template expr simplifier::make<equal>(expr, expr);
-template expr simplifier::make<not_equal>(expr, expr);
-template expr simplifier::make<less>(expr, expr);
-template expr simplifier::make<less_equal>(expr, expr);
-template expr simplifier::make<logical_and>(expr, expr);
-template expr simplifier::make<logical_or>(expr, expr);
+#define SLINKY_X(name) template expr simplifier::make<class name>(expr, expr);
+SLINKY_FOR_EACH_BINARY_NODE(SLINKY_X)
+#undef SLINKY_X
 
 expr simplifier::make_not(expr a) { return simplify_not(nullptr, std::move(a)); }
 
@@ -478,20 +468,8 @@ void simplifier::visit(const variable* op) {
 }
 
 #define SLINKY_VISIT_BINARY(node)                                                                                      \
-  void simplifier::visit(const node* op) { set_result(simplify_binary(op, mutate(op->a), mutate(op->b))); }
-SLINKY_VISIT_BINARY(add)
-SLINKY_VISIT_BINARY(sub)
-SLINKY_VISIT_BINARY(mul)
-SLINKY_VISIT_BINARY(div)
-SLINKY_VISIT_BINARY(mod)
-SLINKY_VISIT_BINARY(minimum)
-SLINKY_VISIT_BINARY(maximum)
-SLINKY_VISIT_BINARY(equal)
-SLINKY_VISIT_BINARY(not_equal)
-SLINKY_VISIT_BINARY(less)
-SLINKY_VISIT_BINARY(less_equal)
-SLINKY_VISIT_BINARY(logical_and)
-SLINKY_VISIT_BINARY(logical_or)
+  void simplifier::visit(const class node* op) { set_result(simplify_binary(op, mutate(op->a), mutate(op->b))); }
+SLINKY_FOR_EACH_BINARY_NODE(SLINKY_VISIT_BINARY)
 #undef SLINKY_VISIT_BINARY
 
 void simplifier::visit(const logical_not* op) { set_result(simplify_not(op, mutate(op->a))); }

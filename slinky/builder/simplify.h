@@ -111,20 +111,10 @@ interval_expr simplify_intersection(const interval_expr& a, const interval_expr&
 // taken as already simplified (only the rules of the new node apply; no bounds or alignment of
 // symbols are known). op may be null; if it is not, the operands are op's own and no rule
 // applies, op itself is returned. For example, simplify(static_cast<const add*>(nullptr), x, 0)
-// is x.
-expr simplify(const add* op, expr a, expr b);
-expr simplify(const sub* op, expr a, expr b);
-expr simplify(const mul* op, expr a, expr b);
-expr simplify(const div* op, expr a, expr b);
-expr simplify(const mod* op, expr a, expr b);
-expr simplify(const class min* op, expr a, expr b);
-expr simplify(const class max* op, expr a, expr b);
-expr simplify(const equal* op, expr a, expr b);
-expr simplify(const not_equal* op, expr a, expr b);
-expr simplify(const less* op, expr a, expr b);
-expr simplify(const less_equal* op, expr a, expr b);
-expr simplify(const logical_and* op, expr a, expr b);
-expr simplify(const logical_or* op, expr a, expr b);
+// is x. There is one for each binary operator (SLINKY_FOR_EACH_BINARY_NODE).
+#define SLINKY_X(name) expr simplify(const class name* op, expr a, expr b);
+SLINKY_FOR_EACH_BINARY_NODE(SLINKY_X)
+#undef SLINKY_X
 expr simplify(const logical_not* op, expr a);
 expr simplify(const class select* op, expr c, expr t, expr f);
 // A call of fn (op's intrinsic, which op must then have, in the form without fn).
@@ -137,20 +127,10 @@ expr simplify(const let* op, std::vector<std::pair<var, expr>> lets, expr body);
 // Per-node bounds: an interval containing the value of the node of kind T for every value of its
 // operands within the intervals given (undefined ends are unbounded), computed like bounds_of:
 // the ends are expressions of the symbols the intervals use. op may be null; only the call forms
-// use it (for the intrinsic and a user target).
-interval_expr bounds_of(const add* op, interval_expr a, interval_expr b);
-interval_expr bounds_of(const sub* op, interval_expr a, interval_expr b);
-interval_expr bounds_of(const mul* op, interval_expr a, interval_expr b);
-interval_expr bounds_of(const div* op, interval_expr a, interval_expr b);
-interval_expr bounds_of(const mod* op, interval_expr a, interval_expr b);
-interval_expr bounds_of(const class min* op, interval_expr a, interval_expr b);
-interval_expr bounds_of(const class max* op, interval_expr a, interval_expr b);
-interval_expr bounds_of(const equal* op, interval_expr a, interval_expr b);
-interval_expr bounds_of(const not_equal* op, interval_expr a, interval_expr b);
-interval_expr bounds_of(const less* op, interval_expr a, interval_expr b);
-interval_expr bounds_of(const less_equal* op, interval_expr a, interval_expr b);
-interval_expr bounds_of(const logical_and* op, interval_expr a, interval_expr b);
-interval_expr bounds_of(const logical_or* op, interval_expr a, interval_expr b);
+// use it (for the intrinsic and a user target). There is one for each binary operator.
+#define SLINKY_X(name) interval_expr bounds_of(const class name* op, interval_expr a, interval_expr b);
+SLINKY_FOR_EACH_BINARY_NODE(SLINKY_X)
+#undef SLINKY_X
 interval_expr bounds_of(const logical_not* op, interval_expr a);
 interval_expr bounds_of(const class select* op, interval_expr c, interval_expr t, interval_expr f);
 interval_expr bounds_of(const call* op, intrinsic fn, std::vector<interval_expr> args);

@@ -62,19 +62,9 @@ public:
   // Expressions.
   void visit(const variable* op) override;
   void visit(const let* op) override;
-  void visit(const add* op) override;
-  void visit(const sub* op) override;
-  void visit(const mul* op) override;
-  void visit(const div* op) override;
-  void visit(const mod* op) override;
-  void visit(const minimum* op) override;
-  void visit(const maximum* op) override;
-  void visit(const equal* op) override;
-  void visit(const not_equal* op) override;
-  void visit(const less* op) override;
-  void visit(const less_equal* op) override;
-  void visit(const logical_and* op) override;
-  void visit(const logical_or* op) override;
+#define SLINKY_X(name) void visit(const class name* op) override;
+  SLINKY_FOR_EACH_BINARY_NODE(SLINKY_X)
+#undef SLINKY_X
   void visit(const logical_not* op) override;
   void visit(const conditional* op) override;
   void visit(const call* op) override;

@@ -85,22 +85,10 @@ interval_expr binary_bounds(interval_expr a, interval_expr b) {
 }  // namespace
 
 #define SLINKY_BINARY_BOUNDS(node)                                                                                     \
-  interval_expr bounds_of(const node*, interval_expr a, interval_expr b) {                                             \
-    return binary_bounds<node>(std::move(a), std::move(b));                                                            \
+  interval_expr bounds_of(const class node*, interval_expr a, interval_expr b) {                                       \
+    return binary_bounds<class node>(std::move(a), std::move(b));                                                      \
   }
-SLINKY_BINARY_BOUNDS(add)
-SLINKY_BINARY_BOUNDS(sub)
-SLINKY_BINARY_BOUNDS(mul)
-SLINKY_BINARY_BOUNDS(div)
-SLINKY_BINARY_BOUNDS(mod)
-SLINKY_BINARY_BOUNDS(minimum)
-SLINKY_BINARY_BOUNDS(maximum)
-SLINKY_BINARY_BOUNDS(equal)
-SLINKY_BINARY_BOUNDS(not_equal)
-SLINKY_BINARY_BOUNDS(less)
-SLINKY_BINARY_BOUNDS(less_equal)
-SLINKY_BINARY_BOUNDS(logical_and)
-SLINKY_BINARY_BOUNDS(logical_or)
+SLINKY_FOR_EACH_BINARY_NODE(SLINKY_BINARY_BOUNDS)
 #undef SLINKY_BINARY_BOUNDS
 
 interval_expr bounds_of(const logical_not*, interval_expr a) {
@@ -165,20 +153,8 @@ expr simplify_binary(const T* op, expr a, expr b) {
 }  // namespace
 
 #define SLINKY_SIMPLIFY_BINARY(node)                                                                                   \
-  expr simplify(const node* op, expr a, expr b) { return simplify_binary(op, std::move(a), std::move(b)); }
-SLINKY_SIMPLIFY_BINARY(add)
-SLINKY_SIMPLIFY_BINARY(sub)
-SLINKY_SIMPLIFY_BINARY(mul)
-SLINKY_SIMPLIFY_BINARY(div)
-SLINKY_SIMPLIFY_BINARY(mod)
-SLINKY_SIMPLIFY_BINARY(minimum)
-SLINKY_SIMPLIFY_BINARY(maximum)
-SLINKY_SIMPLIFY_BINARY(equal)
-SLINKY_SIMPLIFY_BINARY(not_equal)
-SLINKY_SIMPLIFY_BINARY(less)
-SLINKY_SIMPLIFY_BINARY(less_equal)
-SLINKY_SIMPLIFY_BINARY(logical_and)
-SLINKY_SIMPLIFY_BINARY(logical_or)
+  expr simplify(const class node* op, expr a, expr b) { return simplify_binary(op, std::move(a), std::move(b)); }
+SLINKY_FOR_EACH_BINARY_NODE(SLINKY_SIMPLIFY_BINARY)
 #undef SLINKY_SIMPLIFY_BINARY
 
 expr simplify(const logical_not* op, expr a) {

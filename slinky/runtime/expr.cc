@@ -127,37 +127,11 @@ const expr& small_constant(index_t value) {
   return table[value + 16];
 }
 
-bool is_commutative(expr_node_type t) {
-  switch (t) {
-  case expr_node_type::none: return false;
-  case expr_node_type::add:
-  case expr_node_type::mul:
-  case expr_node_type::min:
-  case expr_node_type::max:
-  case expr_node_type::equal:
-  case expr_node_type::not_equal:
-  case expr_node_type::logical_and:
-  case expr_node_type::logical_or: return true;
-  case expr_node_type::variable:
-  case expr_node_type::constant:
-  case expr_node_type::let:
-  case expr_node_type::sub:
-  case expr_node_type::div:
-  case expr_node_type::mod:
-  case expr_node_type::less:
-  case expr_node_type::less_equal:
-  case expr_node_type::logical_not:
-  case expr_node_type::select:
-  case expr_node_type::call: return false;
-  }
-  return false;
-}
-
 template <typename T>
 expr make_binary(expr a, expr b) {
   SLINKY_ASSERT(a.defined() && b.defined(), "operands of a binary operator must be defined");
   // Canonical order for commutative operators: constants on the right.
-  if (is_commutative(T::static_type) && a.as<constant>() && !b.as<constant>()) std::swap(a, b);
+  if (T::commutative && a.as<constant>() && !b.as<constant>()) std::swap(a, b);
   auto* n = new T();
   n->a = std::move(a);
   n->b = std::move(b);
@@ -213,20 +187,8 @@ expr let::make(std::vector<std::pair<var, expr>> lets, expr body) {
 }
 
 #define SLINKY_DEFINE_BINARY_MAKE(name)                                                                                \
-  expr name::make(expr a, expr b) { return make_binary<name>(std::move(a), std::move(b)); }
-SLINKY_DEFINE_BINARY_MAKE(add)
-SLINKY_DEFINE_BINARY_MAKE(sub)
-SLINKY_DEFINE_BINARY_MAKE(mul)
-SLINKY_DEFINE_BINARY_MAKE(div)
-SLINKY_DEFINE_BINARY_MAKE(mod)
-SLINKY_DEFINE_BINARY_MAKE(minimum)
-SLINKY_DEFINE_BINARY_MAKE(maximum)
-SLINKY_DEFINE_BINARY_MAKE(equal)
-SLINKY_DEFINE_BINARY_MAKE(not_equal)
-SLINKY_DEFINE_BINARY_MAKE(less)
-SLINKY_DEFINE_BINARY_MAKE(less_equal)
-SLINKY_DEFINE_BINARY_MAKE(logical_and)
-SLINKY_DEFINE_BINARY_MAKE(logical_or)
+  expr name::make(expr a, expr b) { return make_binary<class name>(std::move(a), std::move(b)); }
+SLINKY_FOR_EACH_BINARY_NODE(SLINKY_DEFINE_BINARY_MAKE)
 #undef SLINKY_DEFINE_BINARY_MAKE
 
 expr logical_not::make(expr a) {
@@ -781,19 +743,10 @@ int compare(const expr& ea, const expr& eb) {
     }
     return compare(x->body, y->body);
   }
-  case expr_node_type::add: return compare_binary<add>(a, b);
-  case expr_node_type::sub: return compare_binary<sub>(a, b);
-  case expr_node_type::mul: return compare_binary<mul>(a, b);
-  case expr_node_type::div: return compare_binary<div>(a, b);
-  case expr_node_type::mod: return compare_binary<mod>(a, b);
-  case expr_node_type::min: return compare_binary<minimum>(a, b);
-  case expr_node_type::max: return compare_binary<maximum>(a, b);
-  case expr_node_type::equal: return compare_binary<equal>(a, b);
-  case expr_node_type::not_equal: return compare_binary<not_equal>(a, b);
-  case expr_node_type::less: return compare_binary<less>(a, b);
-  case expr_node_type::less_equal: return compare_binary<less_equal>(a, b);
-  case expr_node_type::logical_and: return compare_binary<logical_and>(a, b);
-  case expr_node_type::logical_or: return compare_binary<logical_or>(a, b);
+#define SLINKY_X(name)                                                                                                 \
+  case expr_node_type::name: return compare_binary<class name>(a, b);
+    SLINKY_FOR_EACH_BINARY_NODE(SLINKY_X)
+#undef SLINKY_X
   case expr_node_type::logical_not: return compare(a->as<logical_not>()->a, b->as<logical_not>()->a);
   case expr_node_type::select: {
     const conditional* x = a->as<conditional>();
@@ -824,23 +777,11 @@ void expr_visitor::visit(const let* op) {
   op->body.accept(this);
 }
 #define SLINKY_X(name)                                                                                                 \
-  void expr_visitor::visit(const name* op) {                                                                           \
+  void expr_visitor::visit(const class name* op) {                                                                     \
     op->a.accept(this);                                                                                                \
     op->b.accept(this);                                                                                                \
   }
-SLINKY_X(add)
-SLINKY_X(sub)
-SLINKY_X(mul)
-SLINKY_X(div)
-SLINKY_X(mod)
-SLINKY_X(minimum)
-SLINKY_X(maximum)
-SLINKY_X(equal)
-SLINKY_X(not_equal)
-SLINKY_X(less)
-SLINKY_X(less_equal)
-SLINKY_X(logical_and)
-SLINKY_X(logical_or)
+SLINKY_FOR_EACH_BINARY_NODE(SLINKY_X)
 #undef SLINKY_X
 void expr_visitor::visit(const logical_not* op) { op->a.accept(this); }
 void expr_visitor::visit(const conditional* op) {

@@ -20,11 +20,12 @@
 
 namespace slinky {
 
-// Every node kind, declared once. The kind enums, the visitor interfaces and the default
-// traversals are generated from these lists.
-#define SLINKY_FOR_EACH_EXPR_NODE(X)                                                                                   \
-  X(variable)                                                                                                          \
-  X(let)                                                                                                               \
+// Every node kind, declared once. The kind enums, the node classes of the binary operators, the
+// visitor interfaces and the default traversals are generated from these lists.
+
+// The binary operators (nodes with operands a and b, see binary_op), in the order of their kinds.
+// Macros applied to it name a node class as `class name` (min and max are also functions).
+#define SLINKY_FOR_EACH_BINARY_NODE(X)                                                                                 \
   X(add)                                                                                                               \
   X(sub)                                                                                                               \
   X(mul)                                                                                                               \
@@ -37,7 +38,12 @@ namespace slinky {
   X(less)                                                                                                              \
   X(less_equal)                                                                                                        \
   X(logical_and)                                                                                                       \
-  X(logical_or)                                                                                                        \
+  X(logical_or)
+
+#define SLINKY_FOR_EACH_EXPR_NODE(X)                                                                                   \
+  X(variable)                                                                                                          \
+  X(let)                                                                                                               \
+  SLINKY_FOR_EACH_BINARY_NODE(X)                                                                                       \
   X(logical_not)                                                                                                       \
   X(select)                                                                                                            \
   X(call)                                                                                                              \
@@ -325,7 +331,15 @@ public:
   explicit binary_op(expr_node_type type) : base_expr_node(type) {}
 };
 
-template <typename T, expr_node_type Type, bool Commutative>
+// The binary operators whose operands may be swapped: their make puts a constant operand on the
+// right.
+constexpr bool is_commutative(expr_node_type t) {
+  return t == expr_node_type::add || t == expr_node_type::mul || t == expr_node_type::min || t == expr_node_type::max ||
+         t == expr_node_type::equal || t == expr_node_type::not_equal || t == expr_node_type::logical_and ||
+         t == expr_node_type::logical_or;
+}
+
+template <typename T, expr_node_type Type, bool Commutative = is_commutative(Type)>
 class binary_node : public binary_op {
 public:
   static constexpr expr_node_type static_type = Type;
@@ -336,24 +350,12 @@ public:
 
 // Binary operators. Division and modulo are Euclidean, and x / 0 == x % 0 == 0. Comparisons
 // and logical operators give 0 or 1; logical operators treat non-zero as true.
-#define SLINKY_DECLARE_BINARY(name, commutative)                                                                       \
-  class name : public binary_node<class name, expr_node_type::name, commutative> {                                     \
+#define SLINKY_DECLARE_BINARY(name)                                                                                    \
+  class name : public binary_node<class name, expr_node_type::name> {                                                  \
   public:                                                                                                              \
     static expr make(expr a, expr b);                                                                                  \
   };
-SLINKY_DECLARE_BINARY(add, true)
-SLINKY_DECLARE_BINARY(sub, false)
-SLINKY_DECLARE_BINARY(mul, true)
-SLINKY_DECLARE_BINARY(div, false)
-SLINKY_DECLARE_BINARY(mod, false)
-SLINKY_DECLARE_BINARY(min, true)
-SLINKY_DECLARE_BINARY(max, true)
-SLINKY_DECLARE_BINARY(equal, true)
-SLINKY_DECLARE_BINARY(not_equal, true)
-SLINKY_DECLARE_BINARY(less, false)
-SLINKY_DECLARE_BINARY(less_equal, false)
-SLINKY_DECLARE_BINARY(logical_and, true)
-SLINKY_DECLARE_BINARY(logical_or, true)
+SLINKY_FOR_EACH_BINARY_NODE(SLINKY_DECLARE_BINARY)
 #undef SLINKY_DECLARE_BINARY
 
 class logical_not : public expr_node<logical_not, expr_node_type::logical_not> {

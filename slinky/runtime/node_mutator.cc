@@ -71,20 +71,8 @@ void node_mutator::visit(const let* op) {
   }
 }
 #define SLINKY_X(name)                                                                                                 \
-  void node_mutator::visit(const name* op) { mutate_binary(this, op); }
-SLINKY_X(add)
-SLINKY_X(sub)
-SLINKY_X(mul)
-SLINKY_X(div)
-SLINKY_X(mod)
-SLINKY_X(minimum)
-SLINKY_X(maximum)
-SLINKY_X(equal)
-SLINKY_X(not_equal)
-SLINKY_X(less)
-SLINKY_X(less_equal)
-SLINKY_X(logical_and)
-SLINKY_X(logical_or)
+  void node_mutator::visit(const class name* op) { mutate_binary(this, op); }
+SLINKY_FOR_EACH_BINARY_NODE(SLINKY_X)
 #undef SLINKY_X
 void node_mutator::visit(const logical_not* op) {
   expr a = mutate(op->a);

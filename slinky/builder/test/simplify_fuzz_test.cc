@@ -155,23 +155,11 @@ public:
     list.push_back(op->body);
   }
 #define SLINKY_BINARY(node)                                                                                            \
-  void visit(const node* op) override {                                                                                \
+  void visit(const class node* op) override {                                                                          \
     list.push_back(op->a);                                                                                             \
     list.push_back(op->b);                                                                                             \
   }
-  SLINKY_BINARY(add)
-  SLINKY_BINARY(sub)
-  SLINKY_BINARY(mul)
-  SLINKY_BINARY(div)
-  SLINKY_BINARY(mod)
-  SLINKY_BINARY(minimum)
-  SLINKY_BINARY(maximum)
-  SLINKY_BINARY(equal)
-  SLINKY_BINARY(not_equal)
-  SLINKY_BINARY(less)
-  SLINKY_BINARY(less_equal)
-  SLINKY_BINARY(logical_and)
-  SLINKY_BINARY(logical_or)
+  SLINKY_FOR_EACH_BINARY_NODE(SLINKY_BINARY)
 #undef SLINKY_BINARY
   void visit(const logical_not* op) override { list.push_back(op->a); }
   void visit(const conditional* op) override {
