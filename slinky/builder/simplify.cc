@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "slinky/builder/simplify_internal.h"
+#include "slinky/runtime/node_finder.h"
 
 namespace slinky {
 
@@ -102,79 +103,47 @@ expr apply_rules_to(simplifier& s, int& depth, expr e, bool* applied = nullptr) 
   return std::move(r.result);
 }
 
-class infinity_finder : public expr_visitor {
-public:
-  bool found = false;
-  void visit(const call* op) override {
-    found = found || op->intrinsic == intrinsic::positive_infinity || op->intrinsic == intrinsic::negative_infinity;
-    if (!found) expr_visitor::visit(op);
-  }
-};
-
 // Finds a use (as node_mutator.h's depends_on) or a declaration of a symbol, in statements and
 // in let expressions, and stops at the first one: most declared symbols are used early in their
 // scope, so this is usually much cheaper than a full traversal.
-class symbol_finder : public stmt_visitor {
+class symbol_search {
   var v_;
   bool declarations_;
 
+  bool use(var sym) const { return !declarations_ && sym == v_; }
+  bool declare(var sym) const { return declarations_ && sym == v_; }
+  template <typename T>
+  bool declare_lets(const T* op) const {
+    for (const auto& l : op->lets) {
+      if (declare(l.first)) return true;
+    }
+    return false;
+  }
+
 public:
-  bool found = false;
-  symbol_finder(var v, bool declarations) : v_(v), declarations_(declarations) {}
-  using stmt_visitor::visit;
+  symbol_search(var v, bool declarations) : v_(v), declarations_(declarations) {}
 
-  void use(var sym) { found = found || (!declarations_ && sym == v_); }
-  void declare(var sym) { found = found || (declarations_ && sym == v_); }
-
-  void visit(const variable* op) override { use(op->sym); }
-  void visit(const let* op) override {
-    for (const auto& l : op->lets) declare(l.first);
-    if (!found) stmt_visitor::visit(op);
+  bool operator()(const variable* op) const { return use(op->sym); }
+  bool operator()(const let* op) const { return declare_lets(op); }
+  bool operator()(const let_stmt* op) const { return declare_lets(op); }
+  bool operator()(const call_stmt* op) const {
+    for (var i : op->inputs) {
+      if (use(i)) return true;
+    }
+    for (var i : op->outputs) {
+      if (use(i)) return true;
+    }
+    return false;
   }
-#define SLINKY_TRAVERSE(node)                                                                                          \
-  void visit(const node* op) override {                                                                                \
-    if (!found) stmt_visitor::visit(op);                                                                               \
-  }
-  SLINKY_TRAVERSE(add)
-  SLINKY_TRAVERSE(sub)
-  SLINKY_TRAVERSE(mul)
-  SLINKY_TRAVERSE(div)
-  SLINKY_TRAVERSE(mod)
-  SLINKY_TRAVERSE(minimum)
-  SLINKY_TRAVERSE(maximum)
-  SLINKY_TRAVERSE(equal)
-  SLINKY_TRAVERSE(not_equal)
-  SLINKY_TRAVERSE(less)
-  SLINKY_TRAVERSE(less_equal)
-  SLINKY_TRAVERSE(logical_and)
-  SLINKY_TRAVERSE(logical_or)
-  SLINKY_TRAVERSE(logical_not)
-  SLINKY_TRAVERSE(conditional)
-  SLINKY_TRAVERSE(call)
-  SLINKY_TRAVERSE(block)
-  SLINKY_TRAVERSE(check)
-#undef SLINKY_TRAVERSE
-  void visit(const call_stmt* op) override {
-    for (var i : op->inputs) use(i);
-    for (var i : op->outputs) use(i);
-    if (!found) stmt_visitor::visit(op);
-  }
-  void visit(const copy_stmt* op) override {
-    use(op->src);
-    use(op->dst);
-    use(op->pad);
-    for (var i : op->dst_x) declare(i);
-    if (!found) stmt_visitor::visit(op);
-  }
-  void visit(const let_stmt* op) override {
-    for (const auto& l : op->lets) declare(l.first);
-    if (!found) stmt_visitor::visit(op);
+  bool operator()(const copy_stmt* op) const {
+    if (use(op->src) || use(op->dst) || use(op->pad)) return true;
+    for (var i : op->dst_x) {
+      if (declare(i)) return true;
+    }
+    return false;
   }
 #define SLINKY_DECLARATION(node)                                                                                       \
-  void visit(const node* op) override {                                                                                \
-    declare(op->sym);                                                                                                  \
-    if (!found) stmt_visitor::visit(op);                                                                               \
-  }
+  bool operator()(const node* op) const { return declare(op->sym); }
   SLINKY_DECLARATION(loop)
   SLINKY_DECLARATION(allocate)
   SLINKY_DECLARATION(make_buffer)
@@ -182,11 +151,7 @@ public:
   SLINKY_DECLARATION(async)
 #undef SLINKY_DECLARATION
 #define SLINKY_BUFFER_DECLARATION(node)                                                                                \
-  void visit(const node* op) override {                                                                                \
-    use(op->src);                                                                                                      \
-    declare(op->sym);                                                                                                  \
-    if (!found) stmt_visitor::visit(op);                                                                               \
-  }
+  bool operator()(const node* op) const { return use(op->src) || declare(op->sym); }
   SLINKY_BUFFER_DECLARATION(clone_buffer)
   SLINKY_BUFFER_DECLARATION(crop_buffer)
   SLINKY_BUFFER_DECLARATION(crop_dim)
@@ -196,21 +161,12 @@ public:
 #undef SLINKY_BUFFER_DECLARATION
 };
 
-template <typename T>
-bool find_symbol(const T& node, var v, bool declarations) {
-  if (!node.defined()) return false;
-  symbol_finder f(v, declarations);
-  node.accept(&f);
-  return f.found;
-}
-
 }  // namespace
 
 bool contains_infinity(const expr& e) {
-  if (!e.defined()) return false;
-  infinity_finder f;
-  e.accept(&f);
-  return f.found;
+  return any_node(e, [](const call* op) {
+    return op->intrinsic == intrinsic::positive_infinity || op->intrinsic == intrinsic::negative_infinity;
+  });
 }
 
 bool is_boolean_form(const expr& e) {
@@ -244,10 +200,10 @@ bool is_boolean_form(const expr& e) {
 
 bool has_side_effects(const expr& e) { return !is_pure(e); }
 
-bool declares(const stmt& s, var v) { return find_symbol(s, v, true); }
-bool declares(const expr& e, var v) { return find_symbol(e, v, true); }
-bool uses(const stmt& s, var v) { return find_symbol(s, v, false); }
-bool uses(const expr& e, var v) { return find_symbol(e, v, false); }
+bool declares(const stmt& s, var v) { return any_node(s, symbol_search(v, /*declarations=*/true)); }
+bool declares(const expr& e, var v) { return any_node(e, symbol_search(v, /*declarations=*/true)); }
+bool uses(const stmt& s, var v) { return any_node(s, symbol_search(v, /*declarations=*/false)); }
+bool uses(const expr& e, var v) { return any_node(e, symbol_search(v, /*declarations=*/false)); }
 bool uses(const interval_expr& i, var v) { return uses(i.min, v) || uses(i.max, v); }
 
 simplifier::simplifier(const bounds_map& bounds, bool use_bounds, const alignment_map& alignment)

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "slinky/builder/simplify_internal.h"
+#include "slinky/runtime/node_finder.h"
 
 namespace slinky {
 namespace internal {
@@ -19,18 +20,6 @@ std::optional<index_t> as_constant_point(const interval_expr& i) {
   std::optional<index_t> max = as_constant(i.max);
   return min && max && *min == *max ? min : std::nullopt;
 }
-
-// Finds whether an expression uses a symbol with bounds (or a let, whose values may).
-class bounded_symbol_finder : public expr_visitor {
-  const bounds_map& bounds_;
-
-public:
-  bool found = false;
-  explicit bounded_symbol_finder(const bounds_map& bounds) : bounds_(bounds) {}
-
-  void visit(const variable* op) override { found = found || bounds_.contains(op->sym); }
-  void visit(const let*) override { found = true; }
-};
 
 // Tightens the constant bounds b of a symbol aligned to a to its nearest members. Returns false
 // (leaving result alone) if the bounds are not constants, no member is in them, or that overflows.
@@ -269,9 +258,11 @@ public:
       // A condition of free symbols only has one value wherever the bounded symbols are: the
       // bounds are those of the value it selects (so that, say, the bounds of the need of an
       // idle consumer, select(idle, oo, ...), stay infinite when it is idle).
-      bounded_symbol_finder uses(bounds_);
-      op->condition.accept(&uses);
-      if (!uses.found) {
+      // (A let in the condition counts as a bounded symbol: its values may use one.)
+      const bool bounded = any_node(
+          op->condition, [this](const variable* v) { return bounds_.contains(v->sym); },
+          [](const let*) { return true; });
+      if (!bounded) {
         interval_expr t = find(op->true_value);
         interval_expr f = find(op->false_value);
         if (t.is_point() && f.is_point()) {
@@ -324,19 +315,18 @@ public:
   }
 };
 
-// Finds what can give an expression bounds other than itself: symbols with bounds, and operators
-// with a limited range of values.
-class range_finder : public expr_visitor {
+// What can give an expression bounds other than itself: symbols with bounds, and operators with
+// a limited range of values (the operands of +, -, * and / are searched instead).
+class range_search {
   const bounds_map& bounds_;
 
 public:
-  bool found = false;
-  explicit range_finder(const bounds_map& bounds) : bounds_(bounds) {}
+  explicit range_search(const bounds_map& bounds) : bounds_(bounds) {}
 
-  void visit(const variable* op) override { found = found || bounds_.contains(op->sym); }
-  void visit(const let*) override { found = true; }
+  bool operator()(const variable* op) const { return bounds_.contains(op->sym); }
+  bool operator()(const let*) const { return true; }
 #define SLINKY_RANGE(node)                                                                                             \
-  void visit(const node*) override { found = true; }
+  bool operator()(const node*) const { return true; }
   SLINKY_RANGE(mod)
   SLINKY_RANGE(minimum)
   SLINKY_RANGE(maximum)
@@ -349,18 +339,11 @@ public:
   SLINKY_RANGE(logical_not)
   SLINKY_RANGE(conditional)
 #undef SLINKY_RANGE
-#define SLINKY_TRAVERSE(node)                                                                                          \
-  void visit(const node* op) override {                                                                                \
-    if (!found) expr_visitor::visit(op);                                                                               \
-  }
-  SLINKY_TRAVERSE(add)
-  SLINKY_TRAVERSE(sub)
-  SLINKY_TRAVERSE(mul)
-  SLINKY_TRAVERSE(div)
-#undef SLINKY_TRAVERSE
-  void visit(const call* op) override {
-    found = found || op->intrinsic == intrinsic::abs || op->intrinsic == intrinsic::positive_infinity ||
-            op->intrinsic == intrinsic::negative_infinity;
+  // Other calls are unbounded whatever their arguments.
+  node_search operator()(const call* op) const {
+    const bool range = op->intrinsic == intrinsic::abs || op->intrinsic == intrinsic::positive_infinity ||
+                       op->intrinsic == intrinsic::negative_infinity;
+    return range ? node_search::found : node_search::skip_children;
   }
 };
 
@@ -400,11 +383,7 @@ interval_expr simplifier::bounds_of(const expr& e) {
   return find_bounds(e, bounds_, endpoint_maker(), false, &alignment_);
 }
 
-bool simplifier::has_range(const expr& e) const {
-  range_finder ranges(bounds_);
-  e.accept(&ranges);
-  return ranges.found;
-}
+bool simplifier::has_range(const expr& e) const { return any_node(e, range_search(bounds_)); }
 
 bool simplifier::prove(fact f, const expr& e) {
   if (f == fact::finite) return !contains_infinity(e);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "slinky/runtime/node_finder.h"
+
 namespace slinky {
 
 namespace {
@@ -253,14 +255,11 @@ collect_use<Filter> make_collector(Filter f) {
   return collect_use<Filter>{std::move(f), {}};
 }
 
-class effect_finder : public expr_visitor {
-  bool user_calls_;
+// Finds calls with side effects (or, with user_calls, calls of user functions too).
+struct effect_search {
+  bool user_calls;
 
-public:
-  bool found = false;
-  explicit effect_finder(bool user_calls) : user_calls_(user_calls) {}
-
-  void visit(const call* op) override {
+  bool operator()(const call* op) const {
     switch (op->intrinsic) {
     case intrinsic::semaphore_init:
     case intrinsic::semaphore_signal:
@@ -268,13 +267,8 @@ public:
     case intrinsic::wait_for:
     case intrinsic::trace_begin:
     case intrinsic::trace_end:
-    case intrinsic::free: found = true; return;
-    case intrinsic::none:
-      if (user_calls_) {
-        found = true;
-        return;
-      }
-      break;
+    case intrinsic::free: return true;
+    case intrinsic::none: return user_calls;
     case intrinsic::negative_infinity:
     case intrinsic::positive_infinity:
     case intrinsic::indeterminate:
@@ -282,12 +276,9 @@ public:
     case intrinsic::and_then:
     case intrinsic::or_else:
     case intrinsic::buffer_at:
-    case intrinsic::validate_buffer: break;
+    case intrinsic::validate_buffer: return false;
     }
-    for (const expr& i : op->args) {
-      if (found) return;
-      if (i.defined()) i.accept(this);
-    }
+    return false;
   }
 };
 
@@ -361,19 +352,9 @@ bool depends_on(stmt_ref s, span<const var> vars) {
 
 bool can_substitute_buffer(const depends_on_result& deps) { return !deps.var && !deps.buffer_data(); }
 
-bool is_pure(expr_ref e) {
-  if (!e.defined()) return true;
-  effect_finder f(/*user_calls=*/true);
-  e.accept(&f);
-  return !f.found;
-}
+bool is_pure(expr_ref e) { return !any_node(e, effect_search{/*user_calls=*/true}); }
 
-bool has_side_effects(expr_ref e) {
-  if (!e.defined()) return false;
-  effect_finder f(/*user_calls=*/false);
-  e.accept(&f);
-  return f.found;
-}
+bool has_side_effects(expr_ref e) { return any_node(e, effect_search{/*user_calls=*/false}); }
 
 std::vector<var> find_dependencies(expr_ref e) {
   auto c = make_collector([](const depends_on_result&) { return true; });

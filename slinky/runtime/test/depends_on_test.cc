@@ -1,5 +1,6 @@
 // Tests of depends_on.h: the kind of use of a symbol by every expression and statement kind,
-// shadowing by declarations, buffer views, and the queries built on the same traversal.
+// shadowing by declarations, buffer views, and the queries built on the same traversal; and of
+// node_finder.h's any_node.
 #include <gtest/gtest.h>
 
 #include <type_traits>
@@ -8,6 +9,7 @@
 
 #include "slinky/runtime/depends_on.h"
 #include "slinky/runtime/expr.h"
+#include "slinky/runtime/node_finder.h"
 #include "slinky/runtime/node_mutator.h"
 #include "slinky/runtime/print.h"
 #include "slinky/runtime/stmt.h"
@@ -377,6 +379,38 @@ TEST(depends_on, bool_call_sites_compile) {
   EXPECT_TRUE(found && depends_on(e, s.x));
   EXPECT_TRUE(depends_on(s.x, s.x));
   EXPECT_TRUE(depends_on(interval_expr(e, 2), s.x));
+}
+
+TEST(any_node, stops_at_the_first_node_found) {
+  symbols s;
+  const expr e = min(expr(s.x) + abs(expr(s.y)), expr(s.z) * 2);
+  int asked = 0;
+  auto is_var = [&](var v) {
+    return [&asked, v](const variable* op) {
+      ++asked;
+      return op->sym == v;
+    };
+  };
+  EXPECT_TRUE(any_node(e, is_var(s.x)));
+  EXPECT_EQ(asked, 1);
+  asked = 0;
+  EXPECT_FALSE(any_node(e, is_var(s.b)));
+  EXPECT_EQ(asked, 3);
+  // Predicates on a base class take every node of the kinds derived from it.
+  EXPECT_TRUE(any_node(e, [](const binary_op* op) { return op->type == expr_node_type::mul; }));
+  // skip_children: the variables inside calls are not searched.
+  auto skip_calls = [](const call*) { return node_search::skip_children; };
+  EXPECT_FALSE(any_node(e, is_var(s.y), skip_calls));
+  EXPECT_TRUE(any_node(e, is_var(s.z), skip_calls));
+  EXPECT_FALSE(any_node(expr(), is_var(s.x)));
+
+  const stmt body = check::make(expr(s.x) < 3);
+  const stmt st = loop::make(s.y, loop::serial, bounds(0, 10), 1, body);
+  EXPECT_TRUE(any_node(st, is_var(s.x)));
+  EXPECT_TRUE(any_node(st, [&](const loop* op) { return op->sym == s.y; }));
+  EXPECT_FALSE(any_node(
+      st, [](const check*) { return node_search::skip_children; }, is_var(s.x)));
+  EXPECT_FALSE(any_node(stmt(), is_var(s.x)));
 }
 
 }  // namespace
