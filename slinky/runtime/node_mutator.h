@@ -5,7 +5,9 @@
 #define SLINKY_RUNTIME_NODE_MUTATOR_H
 
 #include <functional>
+#include <utility>
 
+#include "slinky/base/assert.h"
 #include "slinky/runtime/depends_on.h"
 #include "slinky/runtime/expr.h"
 #include "slinky/runtime/stmt.h"
@@ -16,17 +18,43 @@ class node_mutator : public stmt_visitor {
   expr e_;
   stmt s_;
 
+  // The results set since the visit in progress began. Each visit must set exactly one, of the
+  // kind mutated: a visit that forgot to would otherwise give an undefined node (checked by
+  // SLINKY_ASSERT). A visitor that calls accept on children itself (see mutated_expr) counts their
+  // results too, so for it only "at least one" is checked. Counted in all builds, so that code
+  // built with and without NDEBUG can be mixed.
+  struct results {
+    int exprs = 0;
+    int stmts = 0;
+    bool read = false;
+  };
+  mutable results results_;
+
+  // The results of the visit in progress are saved by begin_visit and restored by end_visit.
+  results begin_visit() { return std::exchange(results_, results()); }
+  void end_visit(const results& outer, bool expr_result) {
+    const int wanted = expr_result ? results_.exprs : results_.stmts;
+    const int other = expr_result ? results_.stmts : results_.exprs;
+    SLINKY_ASSERT(wanted >= 1, "a visit of node_mutator set no result of the kind mutated");
+    SLINKY_ASSERT(results_.read || (wanted == 1 && other == 0), "a visit of node_mutator set more than one result");
+    results_ = outer;
+  }
+
 public:
   using stmt_visitor::visit;
 
   virtual expr mutate(const expr& e) {
     if (!e.defined()) return e;
+    const results outer = begin_visit();
     e.accept(this);
+    end_visit(outer, /*expr_result=*/true);
     return std::move(e_);
   }
   virtual stmt mutate(const stmt& s) {
     if (!s.defined()) return s;
+    const results outer = begin_visit();
     s.accept(this);
+    end_visit(outer, /*expr_result=*/false);
     return std::move(s_);
   }
 
@@ -34,14 +62,27 @@ public:
   box_expr mutate(const box_expr& x);
   dim_expr mutate(const dim_expr& x);
 
-  void set_result(expr e) { e_ = std::move(e); }
-  void set_result(stmt s) { s_ = std::move(s); }
-  void set_result(const base_expr_node* e) { e_ = expr(e); }
-  void set_result(const base_stmt_node* s) { s_ = stmt(s); }
+  // The result of the visit in progress: every visit calls one of these exactly once.
+  void set_result(expr e) {
+    ++results_.exprs;
+    e_ = std::move(e);
+  }
+  void set_result(stmt s) {
+    ++results_.stmts;
+    s_ = std::move(s);
+  }
+  void set_result(const base_expr_node* e) { set_result(expr(e)); }
+  void set_result(const base_stmt_node* s) { set_result(stmt(s)); }
   // The result set by the last visit (until mutate returns it): for visitors that call accept
   // on children themselves.
-  const expr& mutated_expr() const { return e_; }
-  const stmt& mutated_stmt() const { return s_; }
+  const expr& mutated_expr() const {
+    results_.read = true;
+    return e_;
+  }
+  const stmt& mutated_stmt() const {
+    results_.read = true;
+    return s_;
+  }
 
 #define SLINKY_X(name) void visit(const class name* op) override;
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)

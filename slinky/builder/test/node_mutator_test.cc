@@ -1,5 +1,6 @@
 // Tests of the original slinky's node_mutator API through builder/node_mutator.h: clone_with for
-// every statement with a body, stmt_mutator, mutated_expr/mutated_stmt and set_result of nodes.
+// every statement with a body, stmt_mutator, mutated_expr/mutated_stmt and set_result of nodes,
+// and the check that each visit sets one result.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -137,6 +138,45 @@ TEST(node_mutator, mutated_results) {
   const stmt c0 = check::make(0);
   EXPECT_TRUE(m.mutate(c0).same_as(c0));
   EXPECT_TRUE(match(m.mutate(check::make(expr(s.x) < 2)), check::make(less::make(s.x, -2))));
+}
+
+// Visits that break the rule of one result per visit.
+class forgets_result : public node_mutator {
+public:
+  using node_mutator::visit;
+  void visit(const constant*) override {}
+};
+class sets_two_results : public node_mutator {
+public:
+  using node_mutator::visit;
+  void visit(const check* op) override {
+    set_result(stmt());
+    node_mutator::visit(op);
+  }
+};
+class sets_an_expr_for_a_stmt : public node_mutator {
+public:
+  using node_mutator::visit;
+  void visit(const check* op) override { set_result(op->condition); }
+};
+
+TEST(node_mutator, one_result_per_visit) {
+  symbols s;
+  // The results of nested mutations are their own: each visit below sets one.
+  node_mutator m;
+  const stmt body = check::make(expr(s.x) < 2);
+  const stmt l = loop::make(s.y, loop::serial, bounds(0, 3), 1, body);
+  EXPECT_TRUE(m.mutate(l).same_as(l));
+  EXPECT_TRUE(match(rewrite<constant>(l, [](const constant* c, node_mutator&) { return expr(c->value + 1); }),
+                    loop::make(s.y, 2, bounds(1, 4), 2, check::make(expr(s.x) < 3))));
+#ifndef NDEBUG
+  forgets_result f;
+  EXPECT_DEATH(f.mutate(expr(s.x) + 1), "set no result of the kind mutated");
+  sets_two_results t;
+  EXPECT_DEATH(t.mutate(check::make(s.x)), "set more than one result");
+  sets_an_expr_for_a_stmt e;
+  EXPECT_DEATH(e.mutate(check::make(s.x)), "set no result of the kind mutated");
+#endif
 }
 
 }  // namespace
