@@ -257,7 +257,7 @@ expr simplifier::simplify_binary(const T* op, expr a, expr b) {
   if constexpr (rewrite_rules::is_commutative<T>()) {
     if (should_swap_operands(a, b)) std::swap(a, b);
   }
-  expr e = op && a.same_as(op->a) && b.same_as(op->b) ? expr(op) : T::make(std::move(a), std::move(b));
+  expr e = op && unchanged(a, op->a, b, op->b) ? expr(op) : T::make(std::move(a), std::move(b));
   if constexpr (std::is_same_v<T, mod> || std::is_same_v<T, mul> || std::is_same_v<T, equal> ||
                 std::is_same_v<T, not_equal>) {
     bool applied;
@@ -376,15 +376,14 @@ expr simplifier::simplify_not(const logical_not* op, expr a) {
 }
 
 expr simplifier::simplify_select(const conditional* op, expr c, expr t, expr f) {
-  expr e = op && c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value)
+  expr e = op && unchanged(c, op->condition, t, op->true_value, f, op->false_value)
                ? expr(op)
                : conditional::make(std::move(c), std::move(t), std::move(f));
   return apply_rules_to<conditional>(*this, depth_, std::move(e));
 }
 
 expr simplifier::simplify_call(const call* op, intrinsic fn, std::vector<expr> args) {
-  bool same = op && op->intrinsic == fn && args.size() == op->args.size();
-  for (std::size_t i = 0; same && i < args.size(); ++i) same = args[i].same_as(op->args[i]);
+  const bool same = op && op->intrinsic == fn && unchanged(args, op->args);
   if ((fn == intrinsic::and_then || fn == intrinsic::or_else) && !args.empty()) {
     // Constant operands fold (with the short circuit: a constant that decides the result is
     // enough, whatever follows).

@@ -66,7 +66,7 @@ public:
   template <typename T>
   bool visit_points(const T* op, const interval_expr& a, const interval_expr& b) {
     if (!a.is_point() || !b.is_point()) return false;
-    set_point(a.min.same_as(op->a) && b.min.same_as(op->b) ? expr(op) : m_.make<T>(a.min, b.min));
+    set_point(unchanged(a.min, op->a, b.min, op->b) ? expr(op) : m_.make<T>(a.min, b.min));
     return true;
   }
 
@@ -266,7 +266,7 @@ public:
         interval_expr t = find(op->true_value);
         interval_expr f = find(op->false_value);
         if (t.is_point() && f.is_point()) {
-          const bool same = t.min.same_as(op->true_value) && f.min.same_as(op->false_value);
+          const bool same = unchanged(t.min, op->true_value, f.min, op->false_value);
           return set_point(same ? expr(op) : m_.make_select(op->condition, t.min, f.min));
         }
         result_ = {m_.make_select(op->condition, t.min, f.min), m_.make_select(op->condition, t.max, f.max)};

@@ -115,8 +115,6 @@ private:
   expr apply_alignment(expr e);
   template <typename T>
   void visit_lets(const T* op);
-  std::vector<expr> mutate(const std::vector<expr>& x);
-  std::vector<dim_expr> mutate(const std::vector<dim_expr>& x);
   interval_expr mutate_crop_bounds(const interval_expr& bounds, var src, int d);
   // The body of a declaration of sym, simplified.
   stmt mutate_decl_body(var sym, const stmt& body);

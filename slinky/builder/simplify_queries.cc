@@ -145,7 +145,7 @@ namespace {
 template <typename T>
 expr simplify_binary(const T* op, expr a, expr b) {
   internal::simplifier s(bounds_map(), true);
-  const bool own = op && a.same_as(op->a) && b.same_as(op->b);
+  const bool own = op && unchanged(a, op->a, b, op->b);
   expr result = s.make<T>(std::move(a), std::move(b));
   return own && match(result, expr(op)) ? expr(op) : result;
 }
@@ -178,10 +178,7 @@ expr simplify(const call* op, std::vector<expr> args) {
 }
 
 expr simplify(const let* op, std::vector<std::pair<var, expr>> lets, expr body) {
-  bool same = op && body.same_as(op->body) && lets.size() == op->lets.size();
-  for (std::size_t i = 0; same && i < lets.size(); ++i) {
-    same = lets[i].first == op->lets[i].first && lets[i].second.same_as(op->lets[i].second);
-  }
+  const bool same = op && unchanged(lets, op->lets, body, op->body);
   internal::simplifier s(bounds_map(), true);
   return s.mutate(same ? expr(op) : let::make(std::move(lets), std::move(body)));
 }

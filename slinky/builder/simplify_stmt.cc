@@ -149,8 +149,7 @@ void simplifier::visit(const loop* op) {
   }
 
   stmt result;
-  if (hoisted.empty() && body.same_as(op->body) && bounds.same_as(op->bounds) && step.same_as(op->step) &&
-      max_workers.same_as(op->max_workers)) {
+  if (hoisted.empty() && unchanged(body, op->body, bounds, op->bounds, step, op->step, max_workers, op->max_workers)) {
     result = stmt(op);
   } else {
     result = loop::make(op->sym, std::move(max_workers), std::move(bounds), std::move(step), std::move(body));
@@ -175,55 +174,13 @@ bool simplifier::finish_decl(var sym, const stmt& body) {
   return true;
 }
 
-namespace {
-
-bool same(const std::vector<expr>& a, const std::vector<expr>& b) {
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].same_as(b[i])) return false;
-  }
-  return a.size() == b.size();
-}
-
-bool same(const std::vector<dim_expr>& a, const std::vector<dim_expr>& b) {
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].same_as(b[i])) return false;
-  }
-  return a.size() == b.size();
-}
-
-bool same(const box_expr& a, const box_expr& b) {
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].same_as(b[i])) return false;
-  }
-  return a.size() == b.size();
-}
-
-}  // namespace
-
-std::vector<expr> simplifier::mutate(const std::vector<expr>& x) {
-  std::vector<expr> result;
-  result.reserve(x.size());
-  for (const expr& i : x) result.push_back(mutate(i));
-  return result;
-}
-
-std::vector<dim_expr> simplifier::mutate(const std::vector<dim_expr>& x) {
-  std::vector<dim_expr> result;
-  result.reserve(x.size());
-  for (const dim_expr& i : x) result.push_back(mutate(i));
-  return result;
-}
-
 void simplifier::visit(const allocate* op) {
   expr elem_size = mutate(op->elem_size);
   std::vector<dim_expr> dims = mutate(op->dims);
   stmt body = mutate_decl_body(op->sym, op->body);
   if (finish_decl(op->sym, body)) return;
-  if (elem_size.same_as(op->elem_size) && same(dims, op->dims) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(allocate::make(op->sym, op->storage, std::move(elem_size), std::move(dims), std::move(body)));
-  }
+  if (unchanged(elem_size, op->elem_size, dims, op->dims, body, op->body)) return set_result(op);
+  set_result(allocate::make(op->sym, op->storage, std::move(elem_size), std::move(dims), std::move(body)));
 }
 
 void simplifier::visit(const make_buffer* op) {
@@ -232,11 +189,8 @@ void simplifier::visit(const make_buffer* op) {
   std::vector<dim_expr> dims = mutate(op->dims);
   stmt body = mutate_decl_body(op->sym, op->body);
   if (finish_decl(op->sym, body)) return;
-  if (base.same_as(op->base) && elem_size.same_as(op->elem_size) && same(dims, op->dims) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(make_buffer::make(op->sym, std::move(base), std::move(elem_size), std::move(dims), std::move(body)));
-  }
+  if (unchanged(base, op->base, elem_size, op->elem_size, dims, op->dims, body, op->body)) return set_result(op);
+  set_result(make_buffer::make(op->sym, std::move(base), std::move(elem_size), std::move(dims), std::move(body)));
 }
 
 void simplifier::visit(const clone_buffer* op) {
@@ -260,11 +214,8 @@ void simplifier::visit(const crop_buffer* op) {
   }
   stmt body = mutate_decl_body(op->sym, op->body);
   if (finish_decl(op->sym, body)) return;
-  if (same(bounds, op->bounds) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(crop_buffer::make(op->sym, op->src, std::move(bounds), std::move(body)));
-  }
+  if (unchanged(bounds, op->bounds, body, op->body)) return set_result(op);
+  set_result(crop_buffer::make(op->sym, op->src, std::move(bounds), std::move(body)));
 }
 
 void simplifier::visit(const crop_dim* op) {
@@ -275,33 +226,24 @@ void simplifier::visit(const crop_dim* op) {
   }
   stmt body = mutate_decl_body(op->sym, op->body);
   if (finish_decl(op->sym, body)) return;
-  if (bounds.same_as(op->bounds) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(crop_dim::make(op->sym, op->src, op->dim, std::move(bounds), std::move(body)));
-  }
+  if (unchanged(bounds, op->bounds, body, op->body)) return set_result(op);
+  set_result(crop_dim::make(op->sym, op->src, op->dim, std::move(bounds), std::move(body)));
 }
 
 void simplifier::visit(const slice_buffer* op) {
   std::vector<expr> at = mutate(op->at);
   stmt body = mutate_decl_body(op->sym, op->body);
   if (finish_decl(op->sym, body)) return;
-  if (same(at, op->at) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(slice_buffer::make(op->sym, op->src, std::move(at), std::move(body)));
-  }
+  if (unchanged(at, op->at, body, op->body)) return set_result(op);
+  set_result(slice_buffer::make(op->sym, op->src, std::move(at), std::move(body)));
 }
 
 void simplifier::visit(const slice_dim* op) {
   expr at = mutate(op->at);
   stmt body = mutate_decl_body(op->sym, op->body);
   if (finish_decl(op->sym, body)) return;
-  if (at.same_as(op->at) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(slice_dim::make(op->sym, op->src, op->dim, std::move(at), std::move(body)));
-  }
+  if (unchanged(at, op->at, body, op->body)) return set_result(op);
+  set_result(slice_dim::make(op->sym, op->src, op->dim, std::move(at), std::move(body)));
 }
 
 void simplifier::visit(const transpose* op) {
@@ -317,11 +259,8 @@ void simplifier::visit(const copy_stmt* op) {
     for (var i : op->dst_x) declare(i, std::nullopt);
     src_x = mutate(op->src_x);
   }
-  if (same(src_x, op->src_x)) {
-    set_result(stmt(op));
-  } else {
-    set_result(copy_stmt::make(op->impl, op->src, std::move(src_x), op->dst, op->dst_x, op->pad));
-  }
+  if (unchanged(src_x, op->src_x)) return set_result(op);
+  set_result(copy_stmt::make(op->impl, op->src, std::move(src_x), op->dst, op->dst_x, op->pad));
 }
 
 void simplifier::visit(const check* op) {
@@ -358,9 +297,8 @@ void simplifier::visit(const if_then_else* op) {
   stmt false_body = mutate(op->false_body);
   if (!true_body.defined() && !false_body.defined()) {
     set_result(stmt());
-  } else if (condition.same_as(op->condition) && true_body.same_as(op->true_body) &&
-             false_body.same_as(op->false_body)) {
-    set_result(stmt(op));
+  } else if (unchanged(condition, op->condition, true_body, op->true_body, false_body, op->false_body)) {
+    set_result(op);
   } else {
     set_result(if_then_else::make(std::move(condition), std::move(true_body), std::move(false_body)));
   }

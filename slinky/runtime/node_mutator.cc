@@ -1,6 +1,10 @@
 // Default rewrites of node_mutator (rebuild a node only when a child changed), and clone_with.
 #include "slinky/runtime/node_mutator.h"
 
+#include <type_traits>
+#include <utility>
+#include <vector>
+
 namespace slinky {
 
 interval_expr node_mutator::mutate(const interval_expr& x) {
@@ -19,57 +23,49 @@ box_expr node_mutator::mutate(const box_expr& x) {
 
 dim_expr node_mutator::mutate(const dim_expr& x) { return {mutate(x.bounds), mutate(x.stride), mutate(x.fold_factor)}; }
 
-namespace {
+std::vector<expr> node_mutator::mutate(const std::vector<expr>& x) {
+  std::vector<expr> result;
+  result.reserve(x.size());
+  for (const expr& i : x) result.push_back(mutate(i));
+  return result;
+}
 
-bool same(const std::vector<expr>& a, const std::vector<expr>& b) {
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].same_as(b[i])) return false;
-  }
-  return true;
+std::vector<dim_expr> node_mutator::mutate(const std::vector<dim_expr>& x) {
+  std::vector<dim_expr> result;
+  result.reserve(x.size());
+  for (const dim_expr& i : x) result.push_back(mutate(i));
+  return result;
 }
-bool same(const box_expr& a, const box_expr& b) {
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].same_as(b[i])) return false;
-  }
-  return true;
-}
-bool same(const std::vector<dim_expr>& a, const std::vector<dim_expr>& b) {
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].same_as(b[i])) return false;
-  }
-  return true;
-}
+
+namespace {
 
 template <typename T>
 void mutate_binary(node_mutator* m, const T* op) {
   expr a = m->mutate(op->a);
   expr b = m->mutate(op->b);
-  if (a.same_as(op->a) && b.same_as(op->b)) {
-    m->set_result(expr(op));
+  if (unchanged(a, op->a, b, op->b)) return m->set_result(op);
+  m->set_result(T::make(std::move(a), std::move(b)));
+}
+
+template <typename T>
+void mutate_lets(node_mutator* m, const T* op) {
+  std::vector<std::pair<var, expr>> lets;
+  lets.reserve(op->lets.size());
+  for (const auto& l : op->lets) lets.emplace_back(l.first, m->mutate(l.second));
+  auto body = m->mutate(op->body);
+  if (unchanged(lets, op->lets, body, op->body)) return m->set_result(op);
+  if constexpr (std::is_same_v<T, let_stmt>) {
+    m->set_result(let_stmt::make(std::move(lets), std::move(body), op->is_closure));
   } else {
-    m->set_result(T::make(std::move(a), std::move(b)));
+    m->set_result(let::make(std::move(lets), std::move(body)));
   }
 }
 
 }  // namespace
 
-void node_mutator::visit(const variable* op) { set_result(expr(op)); }
-void node_mutator::visit(const constant* op) { set_result(expr(op)); }
-void node_mutator::visit(const let* op) {
-  std::vector<std::pair<var, expr>> lets;
-  lets.reserve(op->lets.size());
-  bool changed = false;
-  for (const auto& l : op->lets) {
-    lets.emplace_back(l.first, mutate(l.second));
-    changed = changed || !lets.back().second.same_as(l.second);
-  }
-  expr body = mutate(op->body);
-  if (!changed && body.same_as(op->body)) {
-    set_result(expr(op));
-  } else {
-    set_result(let::make(std::move(lets), std::move(body)));
-  }
-}
+void node_mutator::visit(const variable* op) { set_result(op); }
+void node_mutator::visit(const constant* op) { set_result(op); }
+void node_mutator::visit(const let* op) { mutate_lets(this, op); }
 #define SLINKY_X(name)                                                                                                 \
   void node_mutator::visit(const class name* op) { mutate_binary(this, op); }
 SLINKY_FOR_EACH_BINARY_NODE(SLINKY_X)
@@ -82,100 +78,57 @@ void node_mutator::visit(const conditional* op) {
   expr c = mutate(op->condition);
   expr t = mutate(op->true_value);
   expr f = mutate(op->false_value);
-  if (c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value)) {
-    set_result(expr(op));
-  } else {
-    set_result(conditional::make(std::move(c), std::move(t), std::move(f)));
-  }
+  if (unchanged(c, op->condition, t, op->true_value, f, op->false_value)) return set_result(op);
+  set_result(conditional::make(std::move(c), std::move(t), std::move(f)));
 }
 void node_mutator::visit(const call* op) {
-  std::vector<expr> args;
-  args.reserve(op->args.size());
-  for (const expr& i : op->args) args.push_back(mutate(i));
-  set_result(same(args, op->args) ? expr(op) : call::make(op->intrinsic, op->target, std::move(args)));
+  std::vector<expr> args = mutate(op->args);
+  if (unchanged(args, op->args)) return set_result(op);
+  set_result(call::make(op->intrinsic, op->target, std::move(args)));
 }
 
 void node_mutator::visit(const call_stmt* op) {
-  std::vector<expr> scalars;
-  scalars.reserve(op->scalars.size());
-  for (const expr& i : op->scalars) scalars.push_back(mutate(i));
-  if (same(scalars, op->scalars)) {
-    set_result(stmt(op));
-  } else {
-    set_result(call_stmt::make(op->target, op->inputs, op->outputs, std::move(scalars), op->attrs));
-  }
+  std::vector<expr> scalars = mutate(op->scalars);
+  if (unchanged(scalars, op->scalars)) return set_result(op);
+  set_result(call_stmt::make(op->target, op->inputs, op->outputs, std::move(scalars), op->attrs));
 }
 void node_mutator::visit(const copy_stmt* op) {
-  std::vector<expr> src_x;
-  src_x.reserve(op->src_x.size());
-  for (const expr& i : op->src_x) src_x.push_back(mutate(i));
-  if (same(src_x, op->src_x)) {
-    set_result(stmt(op));
-  } else {
-    set_result(copy_stmt::make(op->impl, op->src, std::move(src_x), op->dst, op->dst_x, op->pad));
-  }
+  std::vector<expr> src_x = mutate(op->src_x);
+  if (unchanged(src_x, op->src_x)) return set_result(op);
+  set_result(copy_stmt::make(op->impl, op->src, std::move(src_x), op->dst, op->dst_x, op->pad));
 }
-void node_mutator::visit(const let_stmt* op) {
-  std::vector<std::pair<var, expr>> lets;
-  lets.reserve(op->lets.size());
-  bool changed = false;
-  for (const auto& l : op->lets) {
-    lets.emplace_back(l.first, mutate(l.second));
-    changed = changed || !lets.back().second.same_as(l.second);
-  }
-  stmt body = mutate(op->body);
-  if (!changed && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(let_stmt::make(std::move(lets), std::move(body), op->is_closure));
-  }
-}
+void node_mutator::visit(const let_stmt* op) { mutate_lets(this, op); }
 void node_mutator::visit(const block* op) {
   std::vector<stmt> stmts;
   stmts.reserve(op->stmts.size());
-  bool changed = false;
-  for (const stmt& s : op->stmts) {
-    stmts.push_back(mutate(s));
-    changed = changed || !stmts.back().same_as(s);
-  }
-  set_result(changed ? block::make(std::move(stmts)) : stmt(op));
+  for (const stmt& s : op->stmts) stmts.push_back(mutate(s));
+  if (unchanged(stmts, op->stmts)) return set_result(op);
+  set_result(block::make(std::move(stmts)));
 }
 void node_mutator::visit(const loop* op) {
   expr max_workers = mutate(op->max_workers);
   interval_expr bounds = mutate(op->bounds);
   expr step = mutate(op->step);
   stmt body = mutate(op->body);
-  if (max_workers.same_as(op->max_workers) && bounds.same_as(op->bounds) && step.same_as(op->step) &&
-      body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(loop::make(op->sym, std::move(max_workers), std::move(bounds), std::move(step), std::move(body)));
+  if (unchanged(max_workers, op->max_workers, bounds, op->bounds, step, op->step, body, op->body)) {
+    return set_result(op);
   }
+  set_result(loop::make(op->sym, std::move(max_workers), std::move(bounds), std::move(step), std::move(body)));
 }
 void node_mutator::visit(const allocate* op) {
   expr elem_size = mutate(op->elem_size);
-  std::vector<dim_expr> dims;
-  dims.reserve(op->dims.size());
-  for (const dim_expr& d : op->dims) dims.push_back(mutate(d));
+  std::vector<dim_expr> dims = mutate(op->dims);
   stmt body = mutate(op->body);
-  if (elem_size.same_as(op->elem_size) && same(dims, op->dims) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(allocate::make(op->sym, op->storage, std::move(elem_size), std::move(dims), std::move(body)));
-  }
+  if (unchanged(elem_size, op->elem_size, dims, op->dims, body, op->body)) return set_result(op);
+  set_result(allocate::make(op->sym, op->storage, std::move(elem_size), std::move(dims), std::move(body)));
 }
 void node_mutator::visit(const make_buffer* op) {
   expr base = mutate(op->base);
   expr elem_size = mutate(op->elem_size);
-  std::vector<dim_expr> dims;
-  dims.reserve(op->dims.size());
-  for (const dim_expr& d : op->dims) dims.push_back(mutate(d));
+  std::vector<dim_expr> dims = mutate(op->dims);
   stmt body = mutate(op->body);
-  if (base.same_as(op->base) && elem_size.same_as(op->elem_size) && same(dims, op->dims) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(make_buffer::make(op->sym, std::move(base), std::move(elem_size), std::move(dims), std::move(body)));
-  }
+  if (unchanged(base, op->base, elem_size, op->elem_size, dims, op->dims, body, op->body)) return set_result(op);
+  set_result(make_buffer::make(op->sym, std::move(base), std::move(elem_size), std::move(dims), std::move(body)));
 }
 void node_mutator::visit(const clone_buffer* op) {
   stmt body = mutate(op->body);
@@ -188,49 +141,32 @@ void node_mutator::visit(const constant_buffer* op) {
 void node_mutator::visit(const async* op) {
   stmt task = mutate(op->task);
   stmt body = mutate(op->body);
-  if (task.same_as(op->task) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(async::make(op->sym, std::move(task), std::move(body)));
-  }
+  if (unchanged(task, op->task, body, op->body)) return set_result(op);
+  set_result(async::make(op->sym, std::move(task), std::move(body)));
 }
 void node_mutator::visit(const crop_buffer* op) {
   box_expr bounds = mutate(op->bounds);
   stmt body = mutate(op->body);
-  if (same(bounds, op->bounds) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(crop_buffer::make(op->sym, op->src, std::move(bounds), std::move(body)));
-  }
+  if (unchanged(bounds, op->bounds, body, op->body)) return set_result(op);
+  set_result(crop_buffer::make(op->sym, op->src, std::move(bounds), std::move(body)));
 }
 void node_mutator::visit(const crop_dim* op) {
   interval_expr bounds = mutate(op->bounds);
   stmt body = mutate(op->body);
-  if (bounds.same_as(op->bounds) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(crop_dim::make(op->sym, op->src, op->dim, std::move(bounds), std::move(body)));
-  }
+  if (unchanged(bounds, op->bounds, body, op->body)) return set_result(op);
+  set_result(crop_dim::make(op->sym, op->src, op->dim, std::move(bounds), std::move(body)));
 }
 void node_mutator::visit(const slice_buffer* op) {
-  std::vector<expr> at;
-  at.reserve(op->at.size());
-  for (const expr& i : op->at) at.push_back(mutate(i));
+  std::vector<expr> at = mutate(op->at);
   stmt body = mutate(op->body);
-  if (same(at, op->at) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(slice_buffer::make(op->sym, op->src, std::move(at), std::move(body)));
-  }
+  if (unchanged(at, op->at, body, op->body)) return set_result(op);
+  set_result(slice_buffer::make(op->sym, op->src, std::move(at), std::move(body)));
 }
 void node_mutator::visit(const slice_dim* op) {
   expr at = mutate(op->at);
   stmt body = mutate(op->body);
-  if (at.same_as(op->at) && body.same_as(op->body)) {
-    set_result(stmt(op));
-  } else {
-    set_result(slice_dim::make(op->sym, op->src, op->dim, std::move(at), std::move(body)));
-  }
+  if (unchanged(at, op->at, body, op->body)) return set_result(op);
+  set_result(slice_dim::make(op->sym, op->src, op->dim, std::move(at), std::move(body)));
 }
 void node_mutator::visit(const transpose* op) {
   stmt body = mutate(op->body);
@@ -244,8 +180,8 @@ void node_mutator::visit(const if_then_else* op) {
   expr condition = mutate(op->condition);
   stmt true_body = mutate(op->true_body);
   stmt false_body = mutate(op->false_body);
-  if (condition.same_as(op->condition) && true_body.same_as(op->true_body) && false_body.same_as(op->false_body)) {
-    return set_result(stmt(op));
+  if (unchanged(condition, op->condition, true_body, op->true_body, false_body, op->false_body)) {
+    return set_result(op);
   }
   set_result(if_then_else::make(std::move(condition), std::move(true_body), std::move(false_body)));
 }

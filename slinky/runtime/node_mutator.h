@@ -4,8 +4,10 @@
 #ifndef SLINKY_RUNTIME_NODE_MUTATOR_H
 #define SLINKY_RUNTIME_NODE_MUTATOR_H
 
+#include <cstddef>
 #include <functional>
 #include <utility>
+#include <vector>
 
 #include "slinky/base/assert.h"
 #include "slinky/runtime/depends_on.h"
@@ -13,6 +15,43 @@
 #include "slinky/runtime/stmt.h"
 
 namespace slinky {
+
+namespace internal {
+
+// Whether a mutated child is the very same as the child it was mutated from: same_as for nodes,
+// intervals and dims, == for symbols, element by element for pairs and vectors.
+template <typename T>
+bool same_child(const T& new_child, const T& old_child) {
+  return new_child.same_as(old_child);
+}
+inline bool same_child(var new_child, var old_child) { return new_child == old_child; }
+template <typename A, typename B>
+bool same_child(const std::pair<A, B>& new_child, const std::pair<A, B>& old_child) {
+  return same_child(new_child.first, old_child.first) && same_child(new_child.second, old_child.second);
+}
+template <typename T>
+bool same_child(const std::vector<T>& new_child, const std::vector<T>& old_child) {
+  if (new_child.size() != old_child.size()) return false;
+  for (std::size_t i = 0; i < new_child.size(); ++i) {
+    if (!same_child(new_child[i], old_child[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace internal
+
+// True if every mutated child is the very same as the child of the original node it was mutated
+// from, given in pairs: unchanged(new_a, op->a, new_b, op->b, ...). Nodes, intervals and dims
+// compare by identity (same_as), symbols with ==, vectors and pairs element by element. A mutator
+// returns the original node when this holds (tests assert this identity), and rebuilds it
+// otherwise:
+//   if (unchanged(a, op->a, b, op->b)) return set_result(op);
+//   set_result(T::make(std::move(a), std::move(b)));
+inline bool unchanged() { return true; }
+template <typename T, typename... Rest>
+bool unchanged(const T& new_child, const T& old_child, const Rest&... rest) {
+  return internal::same_child(new_child, old_child) && unchanged(rest...);
+}
 
 class node_mutator : public stmt_visitor {
   expr e_;
@@ -61,6 +100,8 @@ public:
   virtual interval_expr mutate(const interval_expr& x);
   box_expr mutate(const box_expr& x);
   dim_expr mutate(const dim_expr& x);
+  std::vector<expr> mutate(const std::vector<expr>& x);
+  std::vector<dim_expr> mutate(const std::vector<dim_expr>& x);
 
   // The result of the visit in progress: every visit calls one of these exactly once.
   void set_result(expr e) {

@@ -8,19 +8,6 @@
 
 namespace slinky {
 
-namespace {
-
-template <typename T>
-bool same_all(const std::vector<T>& a, const std::vector<T>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].same_as(b[i])) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 expr substitutor::mutate_variable(const variable* op, var sym, buffer_field field, int dim) {
   if (field == buffer_field::rank) {
     const int rank = get_target_buffer_rank(sym);
@@ -50,7 +37,6 @@ template <typename T>
 void substitutor::visit_lets(const T* op) {
   std::vector<std::pair<var, expr>> lets;
   lets.reserve(op->lets.size());
-  bool changed = false;
   int entered = 0;
   bool shadowed = false;
   for (const auto& l : op->lets) {
@@ -67,13 +53,12 @@ void substitutor::visit_lets(const T* op) {
       shadowed = true;
       sym = l.first;
     }
-    changed = changed || !value.same_as(l.second) || sym != l.first;
     lets.emplace_back(sym, std::move(value));
   }
   auto body = shadowed ? op->body : mutate(op->body);
   if (entered > 0) exit_decls(entered);
-  if (!changed && body.same_as(op->body)) {
-    set_result(decltype(body)(op));
+  if (unchanged(lets, op->lets, body, op->body)) {
+    set_result(op);
   } else if constexpr (std::is_same_v<T, let_stmt>) {
     set_result(let_stmt::make(std::move(lets), std::move(body), op->is_closure));
   } else {
@@ -87,21 +72,10 @@ void substitutor::visit(const let_stmt* op) { visit_lets(op); }
 void substitutor::visit(const call_stmt* op) {
   symbol_list inputs = op->inputs;
   symbol_list outputs = op->outputs;
-  bool changed = false;
-  for (var& i : inputs) {
-    const var v = visit_symbol(i);
-    changed = changed || v != i;
-    i = v;
-  }
-  for (var& i : outputs) {
-    const var v = visit_symbol(i);
-    changed = changed || v != i;
-    i = v;
-  }
-  std::vector<expr> scalars;
-  scalars.reserve(op->scalars.size());
-  for (const expr& i : op->scalars) scalars.push_back(mutate(i));
-  if (!changed && same_all(scalars, op->scalars)) return set_result(stmt(op));
+  for (var& i : inputs) i = visit_symbol(i);
+  for (var& i : outputs) i = visit_symbol(i);
+  std::vector<expr> scalars = mutate(op->scalars);
+  if (unchanged(inputs, op->inputs, outputs, op->outputs, scalars, op->scalars)) return set_result(op);
   set_result(call_stmt::make(op->target, std::move(inputs), std::move(outputs), std::move(scalars), op->attrs));
 }
 
@@ -127,13 +101,10 @@ void substitutor::visit(const copy_stmt* op) {
     src_x = op->src_x;
     dst_x = op->dst_x;
   } else {
-    src_x.reserve(op->src_x.size());
-    for (const expr& i : op->src_x) src_x.push_back(mutate(i));
+    src_x = mutate(op->src_x);
   }
   if (entered > 0) exit_decls(entered);
-  if (src == op->src && dst == op->dst && pad == op->pad && dst_x == op->dst_x && same_all(src_x, op->src_x)) {
-    return set_result(stmt(op));
-  }
+  if (unchanged(src, op->src, dst, op->dst, pad, op->pad, dst_x, op->dst_x, src_x, op->src_x)) return set_result(op);
   set_result(copy_stmt::make(op->impl, src, std::move(src_x), dst, std::move(dst_x), pad));
 }
 
@@ -143,37 +114,29 @@ void substitutor::visit(const loop* op) {
   expr step = mutate(op->step);
   var sym = op->sym;
   stmt body = mutate_decl_body(sym, op->body);
-  if (sym == op->sym && max_workers.same_as(op->max_workers) && bounds.same_as(op->bounds) && step.same_as(op->step) &&
-      body.same_as(op->body)) {
-    return set_result(stmt(op));
+  if (unchanged(sym, op->sym, max_workers, op->max_workers, bounds, op->bounds, step, op->step, body, op->body)) {
+    return set_result(op);
   }
   set_result(loop::make(sym, std::move(max_workers), std::move(bounds), std::move(step), std::move(body)));
 }
 
 void substitutor::visit(const allocate* op) {
   expr elem_size = mutate(op->elem_size);
-  std::vector<dim_expr> dims;
-  dims.reserve(op->dims.size());
-  for (const dim_expr& d : op->dims) dims.push_back(mutate(d));
+  std::vector<dim_expr> dims = mutate(op->dims);
   var sym = op->sym;
   stmt body = mutate_decl_body(sym, op->body);
-  if (sym == op->sym && elem_size.same_as(op->elem_size) && same_all(dims, op->dims) && body.same_as(op->body)) {
-    return set_result(stmt(op));
-  }
+  if (unchanged(sym, op->sym, elem_size, op->elem_size, dims, op->dims, body, op->body)) return set_result(op);
   set_result(allocate::make(sym, op->storage, std::move(elem_size), std::move(dims), std::move(body)));
 }
 
 void substitutor::visit(const make_buffer* op) {
   expr base = mutate(op->base);
   expr elem_size = mutate(op->elem_size);
-  std::vector<dim_expr> dims;
-  dims.reserve(op->dims.size());
-  for (const dim_expr& d : op->dims) dims.push_back(mutate(d));
+  std::vector<dim_expr> dims = mutate(op->dims);
   var sym = op->sym;
   stmt body = mutate_decl_body(sym, op->body);
-  if (sym == op->sym && base.same_as(op->base) && elem_size.same_as(op->elem_size) && same_all(dims, op->dims) &&
-      body.same_as(op->body)) {
-    return set_result(stmt(op));
+  if (unchanged(sym, op->sym, base, op->base, elem_size, op->elem_size, dims, op->dims, body, op->body)) {
+    return set_result(op);
   }
   set_result(make_buffer::make(sym, std::move(base), std::move(elem_size), std::move(dims), std::move(body)));
 }
@@ -181,7 +144,7 @@ void substitutor::visit(const make_buffer* op) {
 void substitutor::visit(const constant_buffer* op) {
   var sym = op->sym;
   stmt body = mutate_decl_body(sym, op->body);
-  if (sym == op->sym && body.same_as(op->body)) return set_result(stmt(op));
+  if (unchanged(sym, op->sym, body, op->body)) return set_result(op);
   set_result(constant_buffer::make(sym, op->value, std::move(body)));
 }
 
@@ -189,7 +152,7 @@ void substitutor::visit(const clone_buffer* op) {
   const var src = visit_symbol(op->src);
   var sym = op->sym;
   stmt body = mutate_decl_body(sym, op->body);
-  if (sym == op->sym && src == op->src && body.same_as(op->body)) return set_result(stmt(op));
+  if (unchanged(sym, op->sym, src, op->src, body, op->body)) return set_result(op);
   set_result(clone_buffer::make(sym, src, std::move(body)));
 }
 
@@ -198,9 +161,7 @@ void substitutor::visit(const crop_buffer* op) {
   box_expr bounds = mutate(op->bounds);
   var sym = op->sym;
   stmt body = mutate_decl_body(sym, op->body);
-  if (sym == op->sym && src == op->src && same_all(bounds, op->bounds) && body.same_as(op->body)) {
-    return set_result(stmt(op));
-  }
+  if (unchanged(sym, op->sym, src, op->src, bounds, op->bounds, body, op->body)) return set_result(op);
   set_result(crop_buffer::make(sym, src, std::move(bounds), std::move(body)));
 }
 
@@ -209,22 +170,16 @@ void substitutor::visit(const crop_dim* op) {
   interval_expr bounds = mutate(op->bounds);
   var sym = op->sym;
   stmt body = mutate_decl_body(sym, op->body);
-  if (sym == op->sym && src == op->src && bounds.same_as(op->bounds) && body.same_as(op->body)) {
-    return set_result(stmt(op));
-  }
+  if (unchanged(sym, op->sym, src, op->src, bounds, op->bounds, body, op->body)) return set_result(op);
   set_result(crop_dim::make(sym, src, op->dim, std::move(bounds), std::move(body)));
 }
 
 void substitutor::visit(const slice_buffer* op) {
   const var src = visit_symbol(op->src);
-  std::vector<expr> at;
-  at.reserve(op->at.size());
-  for (const expr& i : op->at) at.push_back(mutate(i));
+  std::vector<expr> at = mutate(op->at);
   var sym = op->sym;
   stmt body = mutate_decl_body(sym, op->body);
-  if (sym == op->sym && src == op->src && same_all(at, op->at) && body.same_as(op->body)) {
-    return set_result(stmt(op));
-  }
+  if (unchanged(sym, op->sym, src, op->src, at, op->at, body, op->body)) return set_result(op);
   set_result(slice_buffer::make(sym, src, std::move(at), std::move(body)));
 }
 
@@ -233,9 +188,7 @@ void substitutor::visit(const slice_dim* op) {
   expr at = mutate(op->at);
   var sym = op->sym;
   stmt body = mutate_decl_body(sym, op->body);
-  if (sym == op->sym && src == op->src && at.same_as(op->at) && body.same_as(op->body)) {
-    return set_result(stmt(op));
-  }
+  if (unchanged(sym, op->sym, src, op->src, at, op->at, body, op->body)) return set_result(op);
   set_result(slice_dim::make(sym, src, op->dim, std::move(at), std::move(body)));
 }
 
@@ -243,7 +196,7 @@ void substitutor::visit(const transpose* op) {
   const var src = visit_symbol(op->src);
   var sym = op->sym;
   stmt body = mutate_decl_body(sym, op->body);
-  if (sym == op->sym && src == op->src && body.same_as(op->body)) return set_result(stmt(op));
+  if (unchanged(sym, op->sym, src, op->src, body, op->body)) return set_result(op);
   set_result(transpose::make(sym, src, op->dims, std::move(body)));
 }
 
@@ -251,7 +204,7 @@ void substitutor::visit(const async* op) {
   stmt task = mutate(op->task);
   var sym = op->sym;
   stmt body = mutate_decl_body(sym, op->body);
-  if (sym == op->sym && task.same_as(op->task) && body.same_as(op->body)) return set_result(stmt(op));
+  if (unchanged(sym, op->sym, task, op->task, body, op->body)) return set_result(op);
   set_result(async::make(sym, std::move(task), std::move(body)));
 }
 

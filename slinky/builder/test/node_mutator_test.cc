@@ -179,5 +179,28 @@ TEST(node_mutator, one_result_per_visit) {
 #endif
 }
 
+TEST(node_mutator, unchanged) {
+  symbols s;
+  const expr a = expr(s.x) + 1;
+  const expr a2 = expr(s.x) + 1;
+  EXPECT_TRUE(unchanged());
+  EXPECT_TRUE(unchanged(a, a));
+  // Identity, not structural equality.
+  EXPECT_FALSE(unchanged(a, a2));
+  EXPECT_TRUE(unchanged(a, a, s.x, s.x, bounds(a, a), bounds(a, a)));
+  EXPECT_FALSE(unchanged(a, a, s.x, s.y));
+  const std::vector<expr> v = {a, a2};
+  EXPECT_TRUE(unchanged(v, std::vector<expr>{a, a2}));
+  EXPECT_FALSE(unchanged(v, std::vector<expr>{a, a}));
+  EXPECT_FALSE(unchanged(v, std::vector<expr>{a}));
+  using lets = std::vector<std::pair<var, expr>>;
+  EXPECT_TRUE(unchanged(lets{{s.x, a}}, lets{{s.x, a}}));
+  EXPECT_FALSE(unchanged(lets{{s.x, a}}, lets{{s.y, a}}));
+  // The default visits return the node itself when nothing changed.
+  node_mutator m;
+  const stmt st = crop_dim::make(s.b, s.c, 0, bounds(a, a2), check::make(a));
+  EXPECT_TRUE(m.mutate(st).same_as(st));
+}
+
 }  // namespace
 }  // namespace slinky
