@@ -170,32 +170,9 @@ bool contains_infinity(const expr& e) {
 }
 
 bool is_boolean_form(const expr& e) {
-  switch (e.type()) {
-  case expr_node_type::none: return false;
-  case expr_node_type::constant: return is_zero(e) || is_one(e);
-  case expr_node_type::equal:
-  case expr_node_type::not_equal:
-  case expr_node_type::less:
-  case expr_node_type::less_equal:
-  case expr_node_type::logical_and:
-  case expr_node_type::logical_or:
-  case expr_node_type::logical_not: return true;
-  case expr_node_type::select: {
-    const conditional* op = e.as<conditional>();
-    return is_boolean_form(op->true_value) && is_boolean_form(op->false_value);
-  }
-  case expr_node_type::variable:
-  case expr_node_type::let:
-  case expr_node_type::add:
-  case expr_node_type::sub:
-  case expr_node_type::mul:
-  case expr_node_type::div:
-  case expr_node_type::mod:
-  case expr_node_type::min:
-  case expr_node_type::max:
-  case expr_node_type::call: return false;
-  }
-  return false;
+  if (is_boolean(e)) return true;
+  const conditional* op = e.as<conditional>();
+  return op && is_boolean_form(op->true_value) && is_boolean_form(op->false_value);
 }
 
 bool has_side_effects(const expr& e) { return !is_pure(e); }

@@ -189,7 +189,8 @@ interval_expr find_bounds(const expr& e, bounds_map& bounds, simplifier& maker, 
 
 // True if e refers to an infinity.
 bool contains_infinity(const expr& e);
-// True if e is 0 or 1 by its form (a comparison, a logical operator, ...).
+// True if e is 0 or 1 by its form: is_boolean (a comparison, a logical operator, 0 or 1), or a
+// select of such forms.
 bool is_boolean_form(const expr& e);
 // True if e may not be removed, duplicated or moved: it has side effects or calls a user function
 // (!is_pure, see runtime/depends_on.h).
