@@ -57,25 +57,23 @@ class node_mutator : public stmt_visitor {
   expr e_;
   stmt s_;
 
-  // The results set since the visit in progress began. Each visit must set exactly one, of the
-  // kind mutated: a visit that forgot to would otherwise give an undefined node (checked by
-  // SLINKY_ASSERT). A visitor that calls accept on children itself (see mutated_expr) counts their
-  // results too, so for it only "at least one" is checked. Counted in all builds, so that code
-  // built with and without NDEBUG can be mixed.
+  // The results set since the visit in progress began. Each visit must set one of the kind
+  // mutated: a visit that forgot to would otherwise give an undefined node (checked by
+  // SLINKY_ASSERT). A visit may set more than one (the last counts): clients' visits call the
+  // default visit and then replace its result. A visitor that calls accept on children itself
+  // (see mutated_expr) counts their results too. Counted in all builds, so that code built with
+  // and without NDEBUG can be mixed.
   struct results {
     int exprs = 0;
     int stmts = 0;
-    bool read = false;
   };
-  mutable results results_;
+  results results_;
 
   // The results of the visit in progress are saved by begin_visit and restored by end_visit.
   results begin_visit() { return std::exchange(results_, results()); }
   void end_visit(const results& outer, bool expr_result) {
-    const int wanted = expr_result ? results_.exprs : results_.stmts;
-    const int other = expr_result ? results_.stmts : results_.exprs;
-    SLINKY_ASSERT(wanted >= 1, "a visit of node_mutator set no result of the kind mutated");
-    SLINKY_ASSERT(results_.read || (wanted == 1 && other == 0), "a visit of node_mutator set more than one result");
+    SLINKY_ASSERT((expr_result ? results_.exprs : results_.stmts) >= 1,
+                  "a visit of node_mutator set no result of the kind mutated");
     results_ = outer;
   }
 
@@ -103,7 +101,7 @@ public:
   std::vector<expr> mutate(const std::vector<expr>& x);
   std::vector<dim_expr> mutate(const std::vector<dim_expr>& x);
 
-  // The result of the visit in progress: every visit calls one of these exactly once.
+  // The result of the visit in progress: every visit calls one of these (the last call counts).
   void set_result(expr e) {
     ++results_.exprs;
     e_ = std::move(e);
@@ -116,14 +114,8 @@ public:
   void set_result(const base_stmt_node* s) { set_result(stmt(s)); }
   // The result set by the last visit (until mutate returns it): for visitors that call accept
   // on children themselves.
-  const expr& mutated_expr() const {
-    results_.read = true;
-    return e_;
-  }
-  const stmt& mutated_stmt() const {
-    results_.read = true;
-    return s_;
-  }
+  const expr& mutated_expr() const { return e_; }
+  const stmt& mutated_stmt() const { return s_; }
 
 #define SLINKY_X(name) void visit(const class name* op) override;
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)

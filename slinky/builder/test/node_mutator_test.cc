@@ -140,18 +140,19 @@ TEST(node_mutator, mutated_results) {
   EXPECT_TRUE(match(m.mutate(check::make(expr(s.x) < 2)), check::make(less::make(s.x, -2))));
 }
 
-// Visits that break the rule of one result per visit.
+// Visits that break the rule of a result per visit.
 class forgets_result : public node_mutator {
 public:
   using node_mutator::visit;
   void visit(const constant*) override {}
 };
-class sets_two_results : public node_mutator {
+// A visit that calls the default visit and then replaces its result (allowed: the last counts).
+class replaces_result : public node_mutator {
 public:
   using node_mutator::visit;
   void visit(const check* op) override {
-    set_result(stmt());
     node_mutator::visit(op);
+    set_result(check::make(0));
   }
 };
 class sets_an_expr_for_a_stmt : public node_mutator {
@@ -169,11 +170,11 @@ TEST(node_mutator, one_result_per_visit) {
   EXPECT_TRUE(m.mutate(l).same_as(l));
   EXPECT_TRUE(match(rewrite<constant>(l, [](const constant* c, node_mutator&) { return expr(c->value + 1); }),
                     loop::make(s.y, 2, bounds(1, 4), 2, check::make(expr(s.x) < 3))));
+  replaces_result r;
+  EXPECT_TRUE(match(r.mutate(check::make(s.x)), check::make(0)));
 #ifndef NDEBUG
   forgets_result f;
   EXPECT_DEATH(f.mutate(expr(s.x) + 1), "set no result of the kind mutated");
-  sets_two_results t;
-  EXPECT_DEATH(t.mutate(check::make(s.x)), "set more than one result");
   sets_an_expr_for_a_stmt e;
   EXPECT_DEATH(e.mutate(check::make(s.x)), "set no result of the kind mutated");
 #endif

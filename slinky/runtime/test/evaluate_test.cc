@@ -668,8 +668,12 @@ TEST(evaluate, freed_block_handed_to_the_next_allocation) {
     ASSERT_EQ(evaluate(allocate_ints(b0, t.first, first_body, t.reversed), c), 0);
     EXPECT_EQ(log.events, t.events) << t.first << " then " << t.second;
     // The freed buffer is null to a call between.
-    if (t.call_between) EXPECT_EQ(bases[1], nullptr);
-    if (log.events.size() == 2) EXPECT_EQ(bases.front(), bases.back());
+    if (t.call_between) {
+      EXPECT_EQ(bases[1], nullptr);
+    }
+    if (log.events.size() == 2) {
+      EXPECT_EQ(bases.front(), bases.back());
+    }
   }
 }
 
