@@ -719,18 +719,20 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
   // The iterations of a parallel loop that is not pipelined may all run at once.
   if (info.is_parallel() && !pipelined(l)) return result;
   // What is live in one iteration of that loop: the steady window (warm-up and the last
-  // iterations only ever need less).
-  // A func moved out of a loop to be a stage of a pipelined loop of its own (see
-  // parallel_storage.h) is computed outside its consumers' inner loops: its steady window is their
-  // needs over those whole loops, which do not slide the way the consumers do. What they read in
-  // one iteration bounds what is live.
-  const std::vector<interval_expr> actual_needs =
-      !fn.hoisted_to.root() ? needs_of_consumers(fi, view::actual) : std::vector<interval_expr>();
-  const std::vector<interval_expr>& live = actual_needs.empty() ? steady[fi] : actual_needs;
+  // iterations only ever need less). A func moved out of a loop to be a stage of a pipelined loop
+  // of its own (see parallel_storage.h) is computed outside its consumers' inner loops: its
+  // steady window is their needs over those whole loops, which do not slide the way the
+  // consumers do; what they actually read in one iteration bounds what is live.
+  std::vector<interval_expr> actual_needs;
+  if (!fn.hoisted_to.root()) {
+    actual_needs = needs_of_consumers(fi, view::actual);
+    for (interval_expr& i : actual_needs) i = simplify_or_empty(i);
+  }
+  const std::vector<interval_expr>& live = fn.hoisted_to.root() ? steady[fi] : actual_needs;
   box_expr window;
   for (const func::output& o : fn.f->outputs()) {
     if (o.buffer.get() != b.buffer.get()) continue;
-    for (var v : o.dims) window.push_back(simplify_or_empty(live[index_of_var(fi, v)]));
+    for (var v : o.dims) window.push_back(live[index_of_var(fi, v)]);
   }
   // Over the loops inside l, including their warm-up iterations: the func runs in them too
   // (a window moving with both an inner loop and l is wider by the inner warm-up).

@@ -30,22 +30,12 @@ bool pins_inside(const graph& g, const func_node& fn, loop_level l, bool or_l = 
   return false;
 }
 
-// Whether func fi slides along a serial loop outside loop l on its compute chain.
-bool slides_outside(const graph& g, const bounds_inference& bounds, int fi, loop_level l) {
+// Whether `holds` is true of a serial loop outside loop l on func fi's compute chain.
+template <typename Pred>
+bool any_serial_loop_outside(const graph& g, int fi, loop_level l, Pred holds) {
   for (loop_level outer : g.funcs[fi].compute_chain) {
     if (outer == l) return false;
-    if (!g.funcs[outer.func].f->loops()[outer.loop].is_parallel() && bounds.slides_with(fi, outer)) return true;
-  }
-  return false;
-}
-
-// Whether buffer bi's windows overlap across a serial loop outside loop l on its producer's
-// compute chain.
-bool overlaps_outside(const graph& g, const bounds_inference& bounds, int bi, loop_level l) {
-  const buffer_node& b = g.buffers[bi];
-  for (loop_level outer : g.funcs[b.producer].compute_chain) {
-    if (outer == l) return false;
-    if (!g.funcs[outer.func].f->loops()[outer.loop].is_parallel() && bounds.windows_overlap(bi, outer)) return true;
+    if (!g.funcs[outer.func].f->loops()[outer.loop].is_parallel() && holds(outer)) return true;
   }
   return false;
 }
@@ -62,7 +52,8 @@ bool share_overlapping_windows(graph& g, const bounds_inference& bounds) {
     // worker was better.
     bool reverted = false;
     for (auto i = b.shared_across.begin(); i != b.shared_across.end();) {
-      if (bounds.slides_with(b.producer, *i) || slides_outside(g, bounds, b.producer, *i)) {
+      const auto slides = [&](loop_level l) { return bounds.slides_with(b.producer, l); };
+      if (slides(*i) || any_serial_loop_outside(g, b.producer, *i, slides)) {
         ++i;
         continue;
       }
@@ -89,7 +80,8 @@ bool share_overlapping_windows(graph& g, const bounds_inference& bounds) {
         producer.hoisted_to = b.store;
       }
       changed = true;
-    } else if (overlaps_outside(g, bounds, static_cast<int>(bi), b.store)) {
+    } else if (any_serial_loop_outside(g, b.producer, b.store,
+                                       [&](loop_level l) { return bounds.windows_overlap(static_cast<int>(bi), l); })) {
       // The iterations of the parallel loop write disjoint parts of the buffer, and its producer
       // can slide along a serial loop outside: stored outside the parallel loop too, the buffer
       // keeps what earlier iterations of that loop computed, as it does serially.

@@ -370,8 +370,8 @@ public:
   // allocate hook sees; a block handed on this way makes one heap allocation serve buffers
   // whose sizes the builder could not prove equal (docs/runtime.md, "Memory handed on at run time").
   struct allocation_record {
-    var sym;          // the buffer this statement allocates
-    raw_buffer* buf;  // its descriptor (base set to null once freed)
+    var sym;           // the buffer this statement allocates
+    raw_buffer* buf;   // its descriptor (base set to null once freed)
     void* allocation;  // what the free hook gets, or null (nothing to give back, or done)
     // The block as the allocate hook made it: the buffer it was made for and that buffer's
     // descriptor and base (the free hook gets these), its size in bytes.
@@ -418,8 +418,9 @@ public:
       if (i->sym != v->sym) continue;
       i->buf->base = nullptr;
       if (!i->allocation || i->parked) return 1;
-      // A block whose base is not at its start (negative strides) is not handed on.
-      if (!kept && i->owner_bytes > 0 && internal::base_offset(*i->owner_buf) == 0) {
+      // A block whose base is not at its start (negative strides) is not handed on. (Blocks a
+      // worker keeps have no allocation here: they are never freed early.)
+      if (i->owner_bytes > 0 && internal::base_offset(*i->owner_buf) == 0) {
         i->parked = true;
         ++parked;
       } else {

@@ -195,8 +195,8 @@ TEST(early_free, transposed_buffer_takes_memory_at_run_time) {
   };
   constexpr index_t w = 24, h = 32;
   constexpr index_t bytes = w * h * sizeof(int);
-  for (const test_case& t : {test_case{0, false, 2}, test_case{2, false, 2}, test_case{16, false, 3},
-                             test_case{0, true, 3}}) {
+  for (const test_case& t :
+       {test_case{0, false, 2}, test_case{2, false, 2}, test_case{16, false, 3}, test_case{0, true, 3}}) {
     node_context ctx;
     var x(ctx, "x"), y(ctx, "y");
     auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));

@@ -436,7 +436,8 @@ TEST(parallel_sliding, inner_parallel_loop_keeps_the_outer_slide) {
     func f_out = func::make(
         [](const buffer<const int>& i, const buffer<int>& o) -> index_t {
           for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
-            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) o(xx, yy) = i(xx - 1, yy) + i(xx, yy) + i(xx + 1, yy);
+            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx)
+              o(xx, yy) = i(xx - 1, yy) + i(xx, yy) + i(xx + 1, yy);
           }
           return 0;
         },

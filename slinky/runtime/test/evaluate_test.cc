@@ -610,11 +610,13 @@ struct hook_events {
   eval_config config;
   hook_events() {
     config.allocate = [this](var sym, raw_buffer* b) {
-      events.push_back(std::string("+").append(ctx.name(sym.sym())).append(":").append(std::to_string(b->size_bytes())));
+      events.push_back(
+          std::string("+").append(ctx.name(sym.sym())).append(":").append(std::to_string(b->size_bytes())));
       return b->allocate();
     };
     config.free = [this](var sym, raw_buffer* b, void* p) {
-      events.push_back(std::string("-").append(ctx.name(sym.sym())).append(":").append(std::to_string(b->size_bytes())));
+      events.push_back(
+          std::string("-").append(ctx.name(sym.sym())).append(":").append(std::to_string(b->size_bytes())));
       std::free(p);
     };
   }
@@ -622,8 +624,8 @@ struct hook_events {
 
 // A heap allocation of n ints over [0, n - 1] (with stride -4 if `reversed`).
 stmt allocate_ints(var sym, index_t n, stmt body, bool reversed = false) {
-  return allocate::make(
-      sym, memory_type::heap, 4, {{bounds(0, n - 1), reversed ? expr(-4) : expr(), expr()}}, std::move(body));
+  return allocate::make(sym, memory_type::heap, 4, {{bounds(0, n - 1), reversed ? expr(-4) : expr(), expr()}},
+                        std::move(body));
 }
 
 // A call that checks that `sym` holds `value` everywhere (unless it is null) and records its base.
@@ -663,8 +665,8 @@ TEST(evaluate, freed_block_handed_to_the_next_allocation) {
     std::vector<const void*> bases;
     stmt second = allocate_ints(b1, t.second, block::make({fill_output(b1, 2), check_filled(b1, 2, bases)}));
     stmt between = t.call_between ? check_filled(b0, 0, bases) : stmt();
-    stmt first_body = block::make(
-        {fill_output(b0, 1), check_filled(b0, 1, bases), check::make(call::make(intrinsic::free, {b0})), between, second});
+    stmt first_body = block::make({fill_output(b0, 1), check_filled(b0, 1, bases),
+                                   check::make(call::make(intrinsic::free, {b0})), between, second});
     ASSERT_EQ(evaluate(allocate_ints(b0, t.first, first_body, t.reversed), c), 0);
     EXPECT_EQ(log.events, t.events) << t.first << " then " << t.second;
     // The freed buffer is null to a call between.
@@ -685,14 +687,12 @@ TEST(evaluate, freed_block_handed_on_twice) {
   c.config = &log.config;
   std::vector<const void*> bases;
   stmt third = allocate_ints(b2, 90, block::make({fill_output(b2, 3), check_filled(b2, 3, bases)}));
-  stmt second = allocate_ints(
-      b1, 100,
-      block::make(
-          {fill_output(b1, 2), check_filled(b1, 2, bases), check::make(call::make(intrinsic::free, {b1})), third}));
-  stmt first = allocate_ints(
-      b0, 100,
-      block::make(
-          {fill_output(b0, 1), check_filled(b0, 1, bases), check::make(call::make(intrinsic::free, {b0})), second}));
+  stmt second = allocate_ints(b1, 100,
+                              block::make({fill_output(b1, 2), check_filled(b1, 2, bases),
+                                           check::make(call::make(intrinsic::free, {b1})), third}));
+  stmt first = allocate_ints(b0, 100,
+                             block::make({fill_output(b0, 1), check_filled(b0, 1, bases),
+                                          check::make(call::make(intrinsic::free, {b0})), second}));
   ASSERT_EQ(evaluate(first, c), 0);
   EXPECT_EQ(log.events, (std::vector<std::string>{"+b0:400", "-b0:400"}));
   ASSERT_EQ(bases.size(), 3);
