@@ -108,8 +108,8 @@ expr solve_upper(const expr& e, var v, const expr& t) {
 }
 
 // An upper bound of hi - lo, where the interval arithmetic of bounds_of cannot see one: the two
-// are the same expression up to constant offsets, floor divisions by the same constant and
-// clamps ((y + 1) / 2 - y / 2 <= 1; min(y + 1, n) - min(y - 1, n) <= 2; a clamp of the high end,
+// are the same expression up to constant offsets, products and floor divisions by the same
+// constant and clamps ((y + 1) / 2 - y / 2 <= 1; min(y + 1, n) - min(y - 1, n) <= 2; a clamp of the high end,
 // the last chunk of a loop, only lowers it).
 std::optional<index_t> difference_bound(const expr& hi, const expr& lo) {
   if (match(hi, lo)) return 0;
@@ -129,6 +129,16 @@ std::optional<index_t> difference_bound(const expr& hi, const expr& lo) {
   if (ka != 0 || kb != 0) {
     std::optional<index_t> d = difference_bound(a, b);
     if (d) return *d + ka - kb;
+  }
+  // p * c - q * c = (p - q) * c <= bound(p - q) * c for c > 0 (strided windows: x * 2).
+  const mul* ma = hi.as<mul>();
+  const mul* mb = lo.as<mul>();
+  if (ma && mb) {
+    std::optional<index_t> c = as_constant(ma->b);
+    if (c && *c > 0 && as_constant(mb->b) == c) {
+      std::optional<index_t> inner = difference_bound(ma->a, mb->a);
+      if (inner) return *inner * *c;
+    }
   }
   // floor(p / d) - floor(q / d) <= ceil((p - q) / d) for d > 0.
   const div* da = hi.as<div>();
@@ -233,6 +243,16 @@ bounds_inference::bounds_inference(const graph& g)
       }
       const std::vector<loop_level>& chain = g.funcs[b.producer].compute_chain;
       needed[bi] = lift(total, chain, b.store, view::full) & lift(total, chain, loop_level(), view::full);
+      if (!b.store.root()) {
+        // Stored inside a loop, the buffer holds what one iteration of it computes and reads:
+        // consumers that slide along that loop (stored outside it) read only their new part.
+        box_expr actual;
+        for (const func::output& o : g.funcs[b.producer].f->outputs()) {
+          if (o.buffer.get() != b.buffer.get()) continue;
+          for (var v : o.dims) actual.push_back(regions[b.producer][index_of_var(b.producer, v)]);
+        }
+        needed[bi] = needed[bi] & lift(actual, chain, b.store, view::actual);
+      }
       for (interval_expr& i : needed[bi]) i = simplify(i);
       folds[bi] = fold_factors(static_cast<int>(bi));
       continue;
@@ -476,6 +496,30 @@ std::size_t bounds_inference::storage_depth(int fi) const {
 }
 
 void bounds_inference::find_pipelined_loops() {
+  // Each iteration in flight holds its window of the ring buffers, so the workers are bounded at
+  // build time.
+  auto pipeline = [&](loop_level l, bool ordered_stages) {
+    const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
+    // Stages wait for the previous iteration's, so more workers than stages would mostly wait.
+    // A loop whose only stage is its owner (which starts at once and only finishes in order)
+    // runs on as many workers as there are hardware threads.
+    index_t stages = 1;
+    for (const func_node& other : g_.funcs) stages += other.compute == l ? 1 : 0;
+    const unsigned hw = std::thread::hardware_concurrency();
+    index_t workers = ordered_stages || stages > 1 ? stages : std::max<index_t>(1, hw);
+    // No more iterations run at once than the machine has hardware threads: folding for more
+    // only makes the ring buffers larger (and slower, once they leave the cache).
+    if (hw) workers = std::min<index_t>(workers, hw);
+    if (std::optional<index_t> c = as_constant(info.max_workers)) workers = std::max<index_t>(1, std::min(workers, *c));
+    // Inside another parallel loop, which gives the parallelism, a pipelined loop runs serially:
+    // a worker waiting on a stage may run another pipeline's items (thread_pool.h), which could
+    // wait in turn for the first one.
+    const std::vector<loop_level> chain = g_.chain(l);
+    for (std::size_t j = 0; j + 1 < chain.size(); ++j) {
+      if (g_.funcs[chain[j].func].f->loops()[chain[j].loop].is_parallel()) workers = 1;
+    }
+    pipelined_.emplace_back(l, workers);
+  };
   for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
     for (int k : slides[fi]) {
       if (k < 0) continue;
@@ -492,43 +536,48 @@ void bounds_inference::find_pipelined_loops() {
         if (g_.buffers[bi].is_output) continue;
         ordered = ordered || windows_overlap(bi, l) || fold_loop(bi) == l;
       }
-      if (!ordered) continue;
-      // Each iteration in flight holds its window of the ring buffers, so the workers are bounded
-      // at build time. Stages wait for the previous iteration's, so more workers than stages
-      // would mostly wait.
-      index_t stages = 1;
-      for (const func_node& other : g_.funcs) stages += other.compute == l ? 1 : 0;
-      // No more iterations run at once than the machine has hardware threads: folding for more
-      // only makes the ring buffers larger (and slower, once they leave the cache).
-      index_t workers = stages;
-      if (const unsigned hw = std::thread::hardware_concurrency()) workers = std::min<index_t>(workers, hw);
-      if (std::optional<index_t> c = as_constant(info.max_workers))
-        workers = std::max<index_t>(1, std::min(workers, *c));
-      // Inside another parallel loop, which gives the parallelism, a pipelined loop runs serially:
-      // a worker waiting on a stage may run another pipeline's items (thread_pool.h), which could
-      // wait in turn for the first one.
-      const std::vector<loop_level> chain = g_.chain(l);
-      for (std::size_t j = 0; j + 1 < chain.size(); ++j) {
-        if (g_.funcs[chain[j].func].f->loops()[chain[j].loop].is_parallel()) workers = 1;
-      }
-      pipelined_.emplace_back(l, workers);
+      if (ordered) pipeline(l, /*ordered_stages=*/true);
     }
+  }
+  // A buffer stored outside a parallel loop whose producer does not slide with it (it runs in a
+  // loop inside l whose range moves with l, say) but whose windows move with l and are disjoint
+  // across its iterations: pipelined, the iterations in flight take turns in a ring buffer of
+  // their windows, instead of each writing its own part of a buffer as large as all of them.
+  // (Windows that overlap without sliding are left as they are: iterations in flight would write
+  // the same elements.)
+  for (std::size_t bi = 0; bi < g_.buffers.size(); ++bi) {
+    const buffer_node& b = g_.buffers[bi];
+    if (b.producer < 0 || b.is_output || b.is_input) continue;
+    const std::optional<loop_level> l = fold_loop(static_cast<int>(bi));
+    if (!l || pipelined(*l) || !g_.funcs[l->func].f->loops()[l->loop].is_parallel()) continue;
+    if (!window_moves(static_cast<int>(bi), *l) || windows_overlap(static_cast<int>(bi), *l)) continue;
+    pipeline(*l, /*ordered_stages=*/false);
   }
 }
 
-bool bounds_inference::windows_overlap(int buffer, loop_level l) const {
+box_expr bounds_inference::window_in_iteration(int buffer, loop_level l) const {
   const buffer_node& b = g_.buffers[buffer];
-  if (b.producer < 0) return false;
+  if (b.producer < 0) return {};
   const int fi = b.producer;
   const func_node& fn = g_.funcs[fi];
-  if (std::find(fn.compute_chain.begin(), fn.compute_chain.end(), l) == fn.compute_chain.end()) return false;
+  if (std::find(fn.compute_chain.begin(), fn.compute_chain.end(), l) == fn.compute_chain.end()) return {};
   box_expr window;
   for (const func::output& o : fn.f->outputs()) {
     if (o.buffer.get() != b.buffer.get()) continue;
     for (var v : o.dims) window.push_back(full[fi][index_of_var(fi, v)]);
   }
   // Over the loops inside l: what one iteration of l needs.
-  window = lift(window, fn.compute_chain, l, view::full, /*warm_up=*/false);
+  return lift(window, fn.compute_chain, l, view::full, /*warm_up=*/false);
+}
+
+bool bounds_inference::window_moves(int buffer, loop_level l) const {
+  const box_expr window = window_in_iteration(buffer, l);
+  const var v = g_.loop_var(l);
+  return std::any_of(window.begin(), window.end(), [&](const interval_expr& i) { return depends_on(i, v); });
+}
+
+bool bounds_inference::windows_overlap(int buffer, loop_level l) const {
+  const box_expr window = window_in_iteration(buffer, l);
   const var v = g_.loop_var(l);
   const expr& step = g_.funcs[l.func].f->loops()[l.loop].step;
   // Within the loop (after its first iteration, which has no previous one).

@@ -85,16 +85,23 @@ public:
   // (around its producer) overlaps what they need in the previous iteration, in the full view
   // (no sliding): then computing it per iteration computes the overlap twice.
   bool windows_overlap(int buffer, loop_level l) const;
+  // What the consumers of an intermediate buffer need of it in one iteration of loop l (around
+  // its producer), in the full view; empty when l is not around the producer.
+  box_expr window_in_iteration(int buffer, loop_level l) const;
+  // Whether that window depends on l's variable.
+  bool window_moves(int buffer, loop_level l) const;
   // Whether a dimension of func fi slides with loop l.
   bool slides_with(int fi, loop_level l) const;
 
   // A parallel loop is pipelined when a func slides with it (its outputs are stored outside the
-  // loop): each stage of an iteration waits for the previous iteration's (docs/threads.md).
+  // loop), or when a buffer stored outside it would fold along it, its windows moving with the
+  // loop without overlapping: each stage of an iteration waits for the previous iteration's
+  // (docs/threads.md).
   bool pipelined(loop_level l) const;
   // The number of iterations of a pipelined loop that may run at once, which its ring buffers are
-  // folded for: its stages (the funcs computed at it, plus the rest of its body), at most the
-  // machine's hardware threads and its constant max_workers, and 1 (serial) inside another
-  // parallel loop.
+  // folded for: its stages (the funcs computed at it, plus the rest of its body; the hardware
+  // threads when that is one stage and no func slides with the loop), at most the machine's
+  // hardware threads and its constant max_workers, and 1 (serial) inside another parallel loop.
   index_t pipeline_workers(loop_level l) const;
 
 private:

@@ -541,5 +541,151 @@ TEST(parallel_sliding, stage_invariant_in_an_outer_loop_is_computed_once) {
   }
 }
 
+// a = in * 3 + 1, b = a * 3 + 1 with a loop of its own over y, out = b * 3 + 1, looped over y
+// (inner, parallel) and x (outer, serial), with a stored at out's x loop: outside the parallel
+// loop, by the client. a's producer runs inside b's loop, whose range moves with y, so it does
+// not slide; its windows do not overlap across y either. The parallel loop is pipelined so that
+// the iterations in flight (2 with max_workers = 2) take turns in a ring buffer of their rows of
+// a: a column of 2 rows, where storing it unfolded would take the column's H rows.
+TEST(parallel_sliding, client_storage_outside_a_parallel_loop_folds_for_the_iterations_in_flight) {
+  thread_pool_impl pool(2);
+  for (thread_pool* tp : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+    auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    write_counter c_a, c_b, c_out;
+    func f_a = func::make(times_3(c_a), {{in, {point(x), point(y)}}}, {{a, {x, y}}}, {.name = "a"});
+    func f_b = func::make(times_3(c_b), {{a, {point(x), point(y)}}}, {{b, {x, y}}}, {.name = "b"});
+    func f_out = func::make(times_3(c_out), {{b, {point(x), point(y)}}}, {{out, {x, y}}}, {.name = "out"});
+    f_b.loops({{y, 1}});
+    f_out.loops({{y, 1, 2}, {x, 1}});
+    a->store_at({&f_out, x});
+    pipeline p = build_pipeline(ctx, {in}, {out});
+
+    run_2d r(p, {W, H}, {0, 0}, tp, 5);
+    for (index_t yy = 0; yy < H; ++yy) {
+      for (index_t xx = 0; xx < W; ++xx) {
+        ASSERT_EQ(r.out(xx, yy), ((r.in(xx, yy) * 3 + 1) * 3 + 1) * 3 + 1) << xx << ", " << yy;
+      }
+    }
+    for (const write_counter* c : {&c_a, &c_b, &c_out}) {
+      EXPECT_EQ(c->max_count(), 1);
+      EXPECT_EQ(c->elements(), static_cast<std::size_t>(W * H));
+    }
+    // a: one allocation per column, of 2 rows; b: one element per iteration (per worker and
+    // iteration, stored inside the parallel loop by default).
+    std::vector<index_t> a_sizes;
+    for (index_t size : r.m.sizes) {
+      if (size != index_t{sizeof(int)}) a_sizes.push_back(size);
+    }
+    EXPECT_EQ(a_sizes, std::vector<index_t>(W, 2 * index_t{sizeof(int)}));
+    EXPECT_EQ(r.m.allocations, r.m.frees);
+  }
+}
+
+// out(x, y) = b(2x, y) + b(2x + 1, y) + b(2x + 2, y), b = in * 3 + 1, looped over columns
+// (outer, parallel) and rows (inner, serial): b's windows overlap across x (2x + 2 is the next
+// iteration's 2x) and move by 2 columns per iteration. b is computed once, at the parallel loop
+// (whole columns, a stage of its own), into a ring buffer holding the windows of the 2 iterations
+// in flight: columns 2x .. 2x + 4, (K - 1) * 2 + 3 = 5 columns (docs/threads.md).
+TEST(parallel_sliding, strided_window_folds_over_the_hull_of_the_iterations_in_flight) {
+  thread_pool_impl pool(2);
+  for (thread_pool* tp : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    write_counter c_b;
+    func f_b = func::make(times_3(c_b), {{in, {point(x), point(y)}}}, {{b, {x, y}}}, {.name = "b"});
+    func f_out = func::make(
+        [](const buffer<const int>& i, const buffer<int>& o) -> index_t {
+          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) {
+              o(xx, yy) = i(2 * xx, yy) + i(2 * xx + 1, yy) + i(2 * xx + 2, yy);
+            }
+          }
+          return 0;
+        },
+        {{b, {bounds(2 * x, 2 * x + 2), point(y)}}}, {{out, {x, y}}}, {.name = "out"});
+    f_out.loops({{y, 1}, {x, 1, 2}});
+    pipeline p = build_pipeline(ctx, {in}, {out});
+
+    run_2d r(p, {2 * W + 1, H}, {0, 0}, tp, 6);
+    for (index_t yy = 0; yy < H; ++yy) {
+      for (index_t xx = 0; xx < W; ++xx) {
+        int expected = 0;
+        for (index_t k = 0; k <= 2; ++k) expected += r.in(2 * xx + k, yy) * 3 + 1;
+        ASSERT_EQ(r.out(xx, yy), expected) << xx << ", " << yy;
+      }
+    }
+    EXPECT_EQ(c_b.max_count(), 1);
+    EXPECT_EQ(c_b.elements(), static_cast<std::size_t>((2 * W + 1) * H));
+    EXPECT_EQ(r.m.sizes, std::vector<index_t>{5 * H * index_t{sizeof(int)}});
+    EXPECT_EQ(r.m.allocations, r.m.frees);
+  }
+}
+
+// c(x, y) = a(x, x) (a diagonal read of a = in * 3 + 1), out(x, y) = the sum of c(x .. x + 5, y),
+// columns in a parallel loop. c's windows overlap: c is pipelined and slides, computing one new
+// column per iteration; a's window moves in both dimensions, so a cannot slide and stays inside
+// the loop, where each iteration allocates what it computes and c reads: the one element
+// (x + 5, x + 5), not the 6 x 6 box c's whole window would read.
+TEST(parallel_sliding, storage_inside_a_pipelined_loop_holds_what_one_iteration_reads) {
+  thread_pool_impl pool(2);
+  for (thread_pool* tp : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+    auto c = buffer_expr::make(ctx, "c", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    write_counter c_a;
+    func f_a = func::make(times_3(c_a), {{in, {point(x), point(y)}}}, {{a, {x, y}}}, {.name = "a"});
+    func f_c = func::make(
+        [](const buffer<const int>& i, const buffer<int>& o) -> index_t {
+          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) o(xx, yy) = i(xx, xx);
+          }
+          return 0;
+        },
+        {{a, {point(x), point(x)}}}, {{c, {x, y}}}, {.name = "c"});
+    func f_out = func::make(
+        [](const buffer<const int>& i, const buffer<int>& o) -> index_t {
+          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) {
+              int sum = 0;
+              for (index_t k = 0; k <= 5; ++k) sum += i(xx + k, yy);
+              o(xx, yy) = sum;
+            }
+          }
+          return 0;
+        },
+        {{c, {bounds(x, x + 5), point(y)}}}, {{out, {x, y}}}, {.name = "out"});
+    f_out.loops({{x, 1, 2}});
+    pipeline p = build_pipeline(ctx, {in}, {out});
+
+    run_2d r(p, {W + 5, W + 5}, {0, 0}, tp, 7);
+    for (index_t yy = 0; yy < H; ++yy) {
+      for (index_t xx = 0; xx < W; ++xx) {
+        int expected = 0;
+        for (index_t k = 0; k <= 5; ++k) expected += r.in(xx + k, xx + k) * 3 + 1;
+        ASSERT_EQ(r.out(xx, yy), expected) << xx << ", " << yy;
+      }
+    }
+    EXPECT_EQ(c_a.max_count(), 1);
+    EXPECT_EQ(c_a.elements(), static_cast<std::size_t>(W + 5));
+    index_t largest_a = 0;
+    for (index_t size : r.m.sizes) {
+      if (size < index_t{H * sizeof(int)}) largest_a = std::max(largest_a, size);
+    }
+    EXPECT_EQ(largest_a, index_t{sizeof(int)});
+    EXPECT_EQ(r.m.allocations, r.m.frees);
+  }
+}
+
 }  // namespace
 }  // namespace slinky

@@ -656,6 +656,25 @@ inline bool stored_at_root(const graph_spec& g, const schedule_spec& s, const pl
   return true;
 }
 
+// True if the user stores intermediate b outside a parallel loop that its producer is computed
+// in (store_root, or store_at a loop around the parallel one), and the producer's window cannot
+// slide (may_recompute): the parallel loop then cannot be pipelined over it, and the buffer is
+// not folded along it (docs/threads.md, Limits). Otherwise a parallel schedule folds it for the
+// iterations in flight, or stores it per worker.
+inline bool unfolded_outside_parallel_loop(const graph_spec& g, const schedule_spec& s, const placement& p,
+                                           const std::vector<bool>& recompute, int b) {
+  const std::optional<level>& at = s.buffers[b].store_at;
+  const int producer = g.buffers[b].producer;
+  if (!at || producer < 0 || !recompute[producer]) return false;
+  const levels& chain = p.compute_chain[producer];
+  std::size_t inside = 0;
+  if (!at->root()) inside = std::find(chain.begin(), chain.end(), *at) - chain.begin() + 1;
+  for (std::size_t k = inside; k < chain.size(); ++k) {
+    if (is_parallel(s, chain[k])) return true;
+  }
+  return false;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shapes: what the unscheduled pipeline computes, by plain interpretation of the graph.
 
