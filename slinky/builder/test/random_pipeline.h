@@ -656,21 +656,20 @@ inline bool stored_at_root(const graph_spec& g, const schedule_spec& s, const pl
   return true;
 }
 
-// True if the user stores intermediate b outside a parallel loop that its producer is computed
-// in (store_root, or store_at a loop around the parallel one), and the producer's window cannot
-// slide (may_recompute): the parallel loop then cannot be pipelined over it, and the buffer is
-// not folded along it (docs/threads.md, Limits). Otherwise a parallel schedule folds it for the
-// iterations in flight, or stores it per worker.
-inline bool unfolded_outside_parallel_loop(const graph_spec& g, const schedule_spec& s, const placement& p,
-                                           const std::vector<bool>& recompute, int b) {
-  const std::optional<level>& at = s.buffers[b].store_at;
+// True if intermediate b may hold more than the memory bound of parallel loops (docs/threads.md)
+// says, because its producer may recompute (may_recompute: its window cannot slide along some
+// loop of its compute chain) and a parallel loop is inside its storage: stored outside that loop
+// by the user, it is not folded along it when windows overlap (docs/threads.md, Limits); stored
+// inside (by the user, or by default where its producer cannot slide), each worker's block holds
+// the whole window of an iteration, where a serial loop may slide it down to the new part. Such
+// buffers are bounded by the unscheduled size only, as the computed-once oracle does not hold
+// for their producers either.
+inline bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, const placement& p,
+                                       const std::vector<bool>& recompute, int b) {
   const int producer = g.buffers[b].producer;
-  if (!at || producer < 0 || !recompute[producer]) return false;
-  const levels& chain = p.compute_chain[producer];
-  std::size_t inside = 0;
-  if (!at->root()) inside = std::find(chain.begin(), chain.end(), *at) - chain.begin() + 1;
-  for (std::size_t k = inside; k < chain.size(); ++k) {
-    if (is_parallel(s, chain[k])) return true;
+  if (producer < 0 || !recompute[producer]) return false;
+  for (const level& l : p.compute_chain[producer]) {
+    if (is_parallel(s, l)) return true;
   }
   return false;
 }

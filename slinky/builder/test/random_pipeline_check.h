@@ -234,9 +234,8 @@ inline outcome run_case(const case_spec& c, const features& f = features()) {
   // most the machine's hardware threads: no more than the window of one iteration of the same loop
   // run serially with that many times its step. So each schedule with parallel loops also runs
   // with them serial, and with them serial and their steps multiplied by the hardware threads,
-  // and no intermediate may take more than the larger of the two. The exception, a documented
-  // limit: a buffer the user stores outside a parallel loop whose producer cannot slide
-  // (unfolded_outside_parallel_loop) is not folded; it is bounded by the unscheduled size only.
+  // and no intermediate may take more than the larger of the two, unless its producer may
+  // recompute (unbounded_by_parallel_fold): it is bounded by the unscheduled size only.
   const index_t in_flight = std::max<index_t>(1, std::thread::hardware_concurrency());
   for (std::size_t i = 0; i < c.schedules.size(); ++i) {
     const schedule_spec& s = c.schedules[i];
@@ -277,7 +276,7 @@ inline outcome run_case(const case_spec& c, const features& f = features()) {
       // A buffer with no allocation of its own in the serial runs took the memory of another one
       // whose users were done (early free and reuse, docs/builder.md): its size is not known here.
       if (bound[b] == 0 || parallel_bytes[b] <= bound[b]) continue;
-      if (unfolded_outside_parallel_loop(c.graph, legal, where, recompute, static_cast<int>(b))) continue;
+      if (unbounded_by_parallel_fold(c.graph, legal, where, recompute, static_cast<int>(b))) continue;
       o.kind = "memory";
       o.message = "an allocation of " + buffer_name(c.graph, static_cast<int>(b)) + " takes " +
                   std::to_string(parallel_bytes[b]) + " bytes with parallel loops, more than the " +

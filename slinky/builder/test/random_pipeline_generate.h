@@ -98,7 +98,7 @@ struct features {
   // machine's hardware threads times what it takes with the loops serial (the bound of
   // docs/threads.md). Off: pipelined loops whose window the simplifier cannot bound over the
   // iterations in flight are not folded (a known gap, see docs/threads.md).
-  bool parallel_memory_bound = false;
+  bool parallel_memory_bound = true;
 
   // A comma-separated list of feature names, each optionally prefixed by '-' to turn it off;
   // "stages=N" sets max_stages. Returns false if a name is unknown.
