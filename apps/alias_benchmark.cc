@@ -1,4 +1,4 @@
-// Copies and aliasing (issue 5): pipelines full of data movement, run with aliasing (the
+// Copies and aliasing (docs/copies.md): pipelines full of data movement, run with aliasing (the
 // default) and without (build_options::no_alias_buffers), printing time, peak intermediate
 // memory (allocate hook, auto_stack_threshold = 0) and calls of the copy impl.
 //

@@ -520,9 +520,11 @@ TEST(evaluate, copy_stmt_splits_at_fold_of_destination) {
 }
 
 // A padded copy from a folded source into a folded destination, both wrapping inside the copied
-// range (bug C2 of random_regressions_copies_test.cc): src holds [5, 8] in a ring of 4, dst is
-// [5, 12] in a ring of 9, [9, 12] is padding. Every call writes inside one period of dst (the
-// padding was written through a view that ran past the ring's end, out of bounds).
+// range: src holds [5, 8] in a ring of 4, dst is [5, 12] in a ring of 9, [9, 12] is padding.
+// Every call writes inside one period of dst: the copy splits its pieces at the destination's
+// folds first, since a piece's padding is written through one view of it (a view running past
+// the ring's end writes out of bounds). Found by the random tester:
+// random_regressions.padded_copy_between_two_folded_buffers.
 TEST(evaluate, copy_stmt_padded_between_folded_buffers) {
   buffer<int, 1> src({4});
   src.allocate();
