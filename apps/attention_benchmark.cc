@@ -1,7 +1,8 @@
-// ML workload 4 of BENCHMARKS.md: attention for one head, Q x K^T -> row softmax (max, subtract
-// and exp, sum, divide) -> x V, sequence lengths 256 and 1024 (and the single-row decode case),
-// head size 64, with no schedule and with the query rows in blocks (every func computed in the
-// block loop). Prints time, peak intermediate memory and heap allocations.
+// An inference-style workload of docs/benchmarks.md: attention for one head, Q x K^T -> row
+// softmax (max, subtract and exp, sum, divide) -> x V, sequence lengths 256 and 1024 (and the
+// single-row decode case), head size 64, with no schedule and with the query rows in blocks
+// (every func computed in the block loop). Prints time, peak intermediate memory and heap
+// allocations.
 // Usage: attention_benchmark [--quick] [--cpu-time] [--reps N] [--csv FILE]
 #include <algorithm>
 #include <cmath>

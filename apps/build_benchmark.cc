@@ -1,4 +1,4 @@
-// Benchmark 6 of BENCHMARKS.md: the time build_pipeline takes for chains of 10, 100 and 1000
+// Benchmark 6 of docs/benchmarks.md: the time build_pipeline takes for chains of 10, 100 and 1000
 // trivial elementwise funcs, with and without a loop on the last func (the others then run in it).
 // Usage: build_benchmark [--quick] [--reps N] [--max-seconds S] [--csv FILE]
 #include <algorithm>

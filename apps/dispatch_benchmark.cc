@@ -1,4 +1,4 @@
-// Benchmark 2 of BENCHMARKS.md: the interpreter's cost per loop iteration. A 1-D pipeline of two
+// Benchmark 2 of docs/benchmarks.md: the interpreter's cost per loop iteration. A 1-D pipeline of two
 // trivial elementwise callbacks runs in a loop of step 1 over 1M elements: each iteration crops
 // two buffers and calls two callbacks. The figure is ns per iteration; target <= 15 ns.
 //

@@ -1,4 +1,4 @@
-// Benchmark 3 of BENCHMARKS.md: a chain of K = 4 and 8 elementwise float funcs over 16M elements,
+// Benchmark 3 of docs/benchmarks.md: a chain of K = 4 and 8 elementwise float funcs over 16M elements,
 // no schedule vs chunks of 1K..64K elements, beside a hand-written chunk loop and a fused pass.
 // Usage: elementwise_benchmark [--quick] [--cpu-time] [--reps N] [--n N] [--csv F.csv] (F_K4.csv, F_K8.csv)
 #include <algorithm>

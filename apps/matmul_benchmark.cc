@@ -1,4 +1,4 @@
-// Benchmark 5 of BENCHMARKS.md: the matrix chain (a x b) x c of 512x512 floats, no schedule vs
+// Benchmark 5 of docs/benchmarks.md: the matrix chain (a x b) x c of 512x512 floats, no schedule vs
 // the result computed in row blocks of 1, 4 and 16 (ab then only needs those rows): time, memory.
 // Usage: matmul_benchmark [--quick] [--cpu-time] [--reps N] [--n N] [--csv FILE]
 #include <algorithm>

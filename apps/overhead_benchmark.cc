@@ -1,4 +1,4 @@
-// Benchmark 1 of BENCHMARKS.md: the interpreter's cost per call. A copy through an intermediate
+// Benchmark 1 of docs/benchmarks.md: the interpreter's cost per call. A copy through an intermediate
 // (in -> intm -> out, both stages memcpy their rows), rows in a pipeline loop vs one call for all.
 // Usage: overhead_benchmark [--quick] [--cpu-time] [--reps N] [--csv FILE]
 #include <algorithm>

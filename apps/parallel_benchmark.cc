@@ -1,4 +1,4 @@
-// Benchmark 7 of BENCHMARKS.md: benchmarks 3 (elementwise chains) and 4 (stencil chains) with their
+// Benchmark 7 of docs/benchmarks.md: benchmarks 3 (elementwise chains) and 4 (stencil chains) with their
 // loop serial vs loop::parallel on 2 threads (thread_pool_impl(1): one worker plus the calling
 // thread). The stencils run parallel three ways: with default storage (the stencil's windows
 // overlap between iterations, so the intermediates are shared ring buffers and the loop is
@@ -244,8 +244,8 @@ int main(int argc, char** argv) {
   std::printf("(auto_stack_threshold = 0) in a separate, checked run on the pool. CPU: median process CPU\n");
   std::printf("time per run (all threads, including the pool's spinning while it waits), timed in a second\n");
   std::printf("interleaved pass. Speed-up: serial time / variant time, same chunk or strip. Target\n");
-  std::printf("(BENCHMARKS.md): >= %.1fx on 2 threads for the compute-bound stencil; the elementwise chains\n", target);
-  std::printf("are memory-bound and have no target.\n\n");
+  std::printf("(docs/benchmarks.md): >= %.1fx on 2 threads for the compute-bound stencil; the elementwise\n", target);
+  std::printf("chains are memory-bound and have no target.\n\n");
 
   const double ceiling_before = parallel_ceiling(pool, reps);
   std::vector<result_row> rows;

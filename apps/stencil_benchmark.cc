@@ -1,4 +1,4 @@
-// Benchmark 4 of BENCHMARKS.md: stencil chains on a 4096x4096 float image (elementwise then one or
+// Benchmark 4 of docs/benchmarks.md: stencil chains on a 4096x4096 float image (elementwise then one or
 // two 3x3 boxes), no schedule vs a loop over rows vs strips of 8 and 32 rows; time and memory.
 // Usage: stencil_benchmark [--quick] [--cpu-time] [--reps N] [--size N] [--print] [--csv F.csv] (F_2stages.csv...)
 #include <algorithm>
