@@ -1,6 +1,6 @@
-// Printing of the IR, intervals and buffers. Programs print the way the founding document shows
-// them: one statement per line, nested bodies indented, symbols by name when a node_context
-// is given (or as _<id> without one).
+// Printing of the IR, intervals and buffers. Programs print as readable pseudo-code: one statement
+// per line, nested bodies indented, symbols by name when a node_context is given (or as _<id>
+// without one).
 #ifndef SLINKY_RUNTIME_PRINT_H
 #define SLINKY_RUNTIME_PRINT_H
 

@@ -1,4 +1,4 @@
-// A host thread pool as clients write them (API_COMPAT section 5): a worker-less
+// A host thread pool as clients write them (docs/api.md section 11): a worker-less
 // thread_pool_impl fed by the host's own threads, each job calling work_until_idle(). Used by the
 // base and builder tests.
 #ifndef SLINKY_BASE_TEST_HOST_THREAD_POOL_H

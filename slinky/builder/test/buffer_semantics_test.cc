@@ -1,4 +1,4 @@
-// Pipelines relying on buffer semantics clients use (API_COMPAT section 5): broadcast (stride 0)
+// Pipelines relying on buffer semantics clients use (docs/api.md section 11): broadcast (stride 0)
 // dims of outputs and intermediates, fold factors carried as data on stride-0 dims, and a rank-0
 // constant with a null base standing for an absent optional input.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Copies: every kind of copy API.md section 6 names, checked against a plain reference over
+// Copies: every kind of copy docs/api.md section 6 names, checked against a plain reference over
 // translated buffers, with and without loops, and the number of calls of the copy's impl
 // (a counting wrapper around slinky::copy) bounded.
 #include <gtest/gtest.h>
