@@ -1,5 +1,6 @@
 // Compatibility tests for slinky/base: ref_count, function_ref, span and the arithmetic helpers,
-// written as a client of the original slinky would use them (API_COMPAT.md 1.1 to 1.4, P0 item 11).
+// written as a client of the original slinky would use them (docs/api.md section 10; checklist
+// item 11 of README.md).
 #include <gtest/gtest.h>
 
 #include <array>

@@ -1,5 +1,6 @@
-// Compatibility tests for raw_buffer, buffer<T, N> and scalar<T> (API_COMPAT.md 2.1; silent items
-// S2, S3, S8 to S12; P0 items 4 to 6), written as a client of the original slinky would use them.
+// Compatibility tests for raw_buffer, buffer<T, N> and scalar<T> (docs/api.md section 3; silent
+// items S2, S3, S8 to S12 and checklist items 4 to 6 of README.md), written as a client of the
+// original slinky would use them.
 #include <gtest/gtest.h>
 
 #include <array>

@@ -1,5 +1,5 @@
-// Compatibility tests for slinky::dim (API_COMPAT.md 2.1 "class dim"; silent items S3 to S7, P0
-// item 3), written as a client of the original slinky would use it.
+// Compatibility tests for slinky::dim (docs/api.md section 3; silent items S3 to S7 and checklist
+// item 3 of README.md), written as a client of the original slinky would use it.
 #include <gtest/gtest.h>
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // Compatibility tests for the free functions of slinky/runtime/buffer.h: copy, pad,
-// for_each_element, for_each_contiguous_slice and the dimension optimizers (API_COMPAT.md 2.1
-// "Free functions", P0 item 6; API.md section 3).
+// for_each_element, for_each_contiguous_slice and the dimension optimizers (docs/api.md section 3;
+// checklist item 6 of README.md).
 #include <gtest/gtest.h>
 
 #include <cstddef>

@@ -1,5 +1,6 @@
-// Compatibility tests for slinky/base/chrome_trace.h (API_COMPAT.md 1.7, P0 item 14): the JSON
-// it writes, scoped_trace, global(), and its use as a pipeline's tracing hook.
+// Compatibility tests for slinky/base/chrome_trace.h (docs/api.md section 10; checklist item 14
+// of README.md): the JSON it writes, scoped_trace, global(), and its use as a pipeline's tracing
+// hook.
 #include <gtest/gtest.h>
 
 #include <cctype>

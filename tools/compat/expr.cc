@@ -1,6 +1,6 @@
-// Compatibility tests for symbols and expressions of slinky/runtime/expr.h (API_COMPAT.md 2.2;
-// silent items S1, S13, S15, S16, S24, S25; P0 items 7 and 12; API.md section 2), written as a
-// client of the original slinky would use them.
+// Compatibility tests for symbols and expressions of slinky/runtime/expr.h (docs/api.md section 2;
+// silent items S1, S13, S15, S16, S24, S25 and checklist items 7 and 12 of README.md), written as
+// a client of the original slinky would use them.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,6 +1,5 @@
-// Compatibility tests for interval_expr and dim_expr (API_COMPAT.md 2.2 "struct interval_expr",
-// "struct dim_expr"; silent item S23; P0 item 13; API.md section 2), written as a client of the
-// original slinky would use them.
+// Compatibility tests for interval_expr and dim_expr (docs/api.md section 2; silent item S23 and
+// checklist item 13 of README.md), written as a client of the original slinky would use them.
 #include <gtest/gtest.h>
 
 #include <algorithm>

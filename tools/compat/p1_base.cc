@@ -1,5 +1,6 @@
-// Compatibility tests for slinky/base/modulus_remainder.h and slinky/base/set.h (API_COMPAT.md
-// 1.7, P1 item 18), and the printing of modulus_remainder (runtime/print.h).
+// Compatibility tests for slinky/base/modulus_remainder.h and slinky/base/set.h (docs/api.md
+// section 10; checklist item 18 of README.md), and the printing of modulus_remainder
+// (runtime/print.h).
 #include <gtest/gtest.h>
 
 #include <cstdint>

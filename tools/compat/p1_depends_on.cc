@@ -1,5 +1,5 @@
-// Compatibility tests for slinky/runtime/depends_on.h (API_COMPAT.md 2.7, P1 item 18): how a node
-// uses a symbol.
+// Compatibility tests for slinky/runtime/depends_on.h (docs/api.md section 1; checklist item 18 of
+// README.md): how a node uses a symbol.
 #include <gtest/gtest.h>
 
 #include <utility>

@@ -1,7 +1,7 @@
 // Compatibility tests for the IR details the original's own tests and inspecting clients use
-// (API_COMPAT.md 2.2 and 2.3; P1 items 16 to 18): buffer metadata as variable + buffer_field,
-// user calls, the new intrinsics, expr_ref, binary_op, should_commute, recursive_node_visitor,
-// and printing of vars and buffer fields.
+// (docs/api.md section 2, docs/runtime.md "The IR"; checklist items 16 to 18 of README.md): buffer
+// metadata as variable + buffer_field, user calls, the new intrinsics, expr_ref, binary_op,
+// should_commute, recursive_node_visitor, and printing of vars and buffer fields.
 #include <gtest/gtest.h>
 
 #include <set>

@@ -1,5 +1,5 @@
 // Compatibility tests for slinky/builder/substitute.h, builder/node_mutator.h and the extended
-// builder/simplify.h (API_COMPAT.md 3.2, P1 item 18).
+// builder/simplify.h (docs/api.md section 1; checklist item 18 of README.md).
 #include <gtest/gtest.h>
 
 #include <initializer_list>

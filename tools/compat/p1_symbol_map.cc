@@ -1,5 +1,5 @@
 // Compatibility tests for symbol_map and its scoped bindings, which live in slinky/runtime/expr.h
-// (API_COMPAT.md 2.2 "symbol_map", P1 item 15).
+// (docs/api.md section 1; checklist item 15 of README.md).
 #include <gtest/gtest.h>
 
 #include <optional>

@@ -1,6 +1,6 @@
-// Compatibility tests for the graph API of slinky/builder/pipeline.h (API_COMPAT.md 3.1; silent
-// items S1 (buffer_expr), S14, S21; P0 item 8; API.md sections 4 to 7 and 9), written as a client
-// of the original slinky would build and run pipelines. C++20 for designated initializers.
+// Compatibility tests for the graph API of slinky/builder/pipeline.h (docs/api.md sections 4 to 7
+// and 9; silent items S1 (buffer_expr), S14, S21 and checklist item 8 of README.md), written as a
+// client of the original slinky would build and run pipelines. C++20 for designated initializers.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // Compatibility tests for the behaviour a production client relies on beyond signatures
-// (API_COMPAT.md section 5, except the host thread pool, which is in thread_pool.cc): trace
+// (docs/api.md section 11, except the host thread pool, which is in thread_pool.cc): trace
 // names, setup by pointer, broadcast dims, fold factors as data, truncated loop tails, empty
 // input crops, in-place calls, absent optional inputs, allocation hooks. C++20.
 #include <gtest/gtest.h>

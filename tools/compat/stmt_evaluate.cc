@@ -1,6 +1,6 @@
-// Compatibility tests for statements, the evaluator and the runtime pipeline (API_COMPAT.md 2.3
-// to 2.5; silent items S17 to S19, S22, S25; P0 items 8 (call_stmt) and 9), written as a client
-// that builds and runs programs without the builder would.
+// Compatibility tests for statements, the evaluator and the runtime pipeline (docs/api.md sections
+// 1, 7 and 9; silent items S17 to S19, S22, S25 and checklist items 8 (call_stmt) and 9 of
+// README.md), written as a client that builds and runs programs without the builder would.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,6 +1,7 @@
 // Compatibility tests for the thread pool interface that hosts implement and the bundled
-// thread_pool_impl (API_COMPAT.md 1.5, 1.6 and the section 5 host pool; silent item S20; P0
-// item 10), written as a host (an inference engine with its own threads) would use them.
+// thread_pool_impl (docs/api.md section 8 and the host pool of section 11; silent item S20 and
+// checklist item 10 of README.md), written as a host (an inference engine with its own threads)
+// would use them.
 #include <gtest/gtest.h>
 
 #include <algorithm>

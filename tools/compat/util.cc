@@ -1,5 +1,5 @@
-// Compatibility tests for the macros and helpers of slinky/base/util.h (API_COMPAT.md 1.7, P0
-// item 14), which every client sees through buffer.h.
+// Compatibility tests for the macros and helpers of slinky/base/util.h (docs/api.md section 10;
+// checklist item 14 of README.md), which every client sees through buffer.h.
 #include <gtest/gtest.h>
 
 #include <cstdint>
