@@ -1,6 +1,7 @@
-// The founding document's examples, each built with no schedule and with the schedule the
-// document describes: the program is printed, run, checked against a plain C++ reference, and
-// its time and peak intermediate memory (through the allocate/free hooks) are reported.
+// The founding document's examples (the README's "The founding ideas" lists them), each built
+// with no schedule and with a schedule that keeps its intermediates small: the program is
+// printed, run, checked against a plain C++ reference, and its time and peak intermediate memory
+// (through the allocate/free hooks) are reported.
 //
 // Usage: demo [--quiet] [--trace file.json]
 //   --quiet skips printing the programs;

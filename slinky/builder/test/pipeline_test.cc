@@ -143,7 +143,7 @@ INSTANTIATE_TEST_SUITE_P(loops, elementwise_2d,
                          testing::Values(loops_2d{false, false, 1}, loops_2d{true, false, 1}, loops_2d{false, true, 2},
                                          loops_2d{true, true, 1}, loops_2d{true, true, 3}));
 
-// The founding document's stencil: intm = in * 2; out = the 3x3 sum of intm.
+// The README's 2-stage stencil: intm = in * 2; out = the 3x3 sum of intm.
 class stencil : public testing::TestWithParam<schedule> {};
 
 TEST_P(stencil, correct_under_schedule) {

@@ -37,7 +37,7 @@ struct stencil_case {
 
 class stencil_sliding : public testing::TestWithParam<stencil_case> {};
 
-// The founding document's stencil looped over y: each intermediate element computed once, and
+// The README's 2-stage stencil looped over y: each intermediate element computed once, and
 // the intermediate holds (W + 2) x (step + 2) elements.
 TEST_P(stencil_sliding, computes_once_and_folds) {
   const stencil_case c = GetParam();

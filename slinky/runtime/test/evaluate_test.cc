@@ -1,5 +1,5 @@
 // Tests of the interpreter: every expression and statement kind, the eval_config hooks, and a
-// hand-built version of the founding document's stencil program.
+// hand-built version of the README's 2-stage stencil program.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -702,7 +702,7 @@ TEST(evaluate, freed_block_handed_on_twice) {
   EXPECT_EQ(bases[1], bases[2]);
 }
 
-// The founding document's stencil, by hand: intm = in * 2 over a ring buffer of 3 rows, and
+// The README's 2-stage stencil, by hand: intm = in * 2 over a ring buffer of 3 rows, and
 // out(x, y) = the sum of the 3x3 neighbourhood of intm. The row loop starts two rows early to
 // warm up the ring buffer; the consumer's crops are empty during the warm-up.
 TEST(evaluate, hand_built_stencil_program) {
