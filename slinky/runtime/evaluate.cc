@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "slinky/base/arithmetic.h"
+#include "slinky/runtime/copy.h"
 #include "slinky/runtime/print.h"
 
 namespace slinky {
@@ -469,6 +470,7 @@ public:
   index_t exec(const stmt& s) { return s.defined() ? exec(s.get()) : 0; }
   index_t exec(const base_stmt_node* s);
   index_t exec_call(const call_stmt* op);
+  struct copy_map;
   index_t exec_copy(const copy_stmt* op);
   index_t exec_let(const let_stmt* op);
   index_t exec_loop(const loop* op);
@@ -872,372 +874,25 @@ index_t evaluator::exec_transpose(const transpose* op) {
   return exec_with_buffer(op->sym, buf, op->body);
 }
 
-namespace {
+// Where the dst points of a copy statement read src (copy_runner's map): src_x with dst_x bound
+// to the point, and the statement's plan, evaluated.
+struct evaluator::copy_map {
+  evaluator& e;
+  const copy_stmt* op;
+  std::size_t rank;
+  std::size_t src_rank;
 
-// Runs a copy_stmt as a few calls of its impl on strided views (docs/copies.md). The dst
-// bounds are cut into pieces over which src_x is affine (copy_stmt::plan): a dimension of
-// period p > 1 becomes a head, a body of whole blocks (two virtual dimensions: the index in
-// the block and the block) and a tail. In each piece the src coordinates are measured at the
-// piece's origin and one step along each virtual dimension, which gives the views' strides;
-// a piece is split further where a folded dimension would wrap, or where a src dimension that
-// depends on several virtual dimensions leaves src.
-class copy_runner {
-public:
-  struct vdim {
-    std::size_t j;  // The dst dimension.
-    index_t step;   // dst coordinate step of one index of this virtual dimension.
-    index_t extent;
-  };
-
-  // Scratch memory the caller provides (on its stack: a copy in a loop allocates nothing on
-  // the heap), for a copy of dst rank `rank` and src rank `src_rank`.
-  struct scratch {
-    index_t* x0;  // rank
-    vdim* vdims;  // 2 * rank
-    index_t* s0;  // src_rank
-    index_t* s;   // src_rank
-    index_t* d;   // src_rank * 2 * rank
-  };
-  static std::size_t scratch_bytes(std::size_t rank, std::size_t src_rank) {
-    return sizeof(vdim) * 2 * rank + sizeof(index_t) * (rank + 2 * src_rank + src_rank * 2 * rank) + 1;
+  void src_at(const index_t* x, index_t* s) {
+    for (std::size_t j = 0; j < rank; ++j) e.values[op->dst_x[j].sym()] = x[j];
+    for (std::size_t k = 0; k < src_rank; ++k) s[k] = e.eval(op->src_x[k]);
   }
-  static scratch make_scratch(void* memory, std::size_t rank, std::size_t src_rank) {
-    scratch m;
-    m.vdims = static_cast<vdim*>(memory);
-    m.x0 = reinterpret_cast<index_t*>(m.vdims + 2 * rank);
-    m.s0 = m.x0 + rank;
-    m.s = m.s0 + src_rank;
-    m.d = m.s + src_rank;
-    return m;
-  }
-
-  copy_runner(evaluator& e, const copy_stmt* op, const raw_buffer& src, const raw_buffer& dst, const raw_buffer* pad,
-              std::size_t src_rank, scratch m)
-      : e_(e), op_(op), src_(src), dst_(dst), pad_(pad), src_rank_(src_rank), rank_(op->dst_x.size()), x0_(m.x0),
-        vdims_(m.vdims), s0_(m.s0), s_(m.s), d_(m.d) {
-    // A pad that is not one value broadcast everywhere is read element by element.
-    per_element_ = false;
-    if (pad_) {
-      for (std::size_t d = 0; d < pad_->rank; ++d) per_element_ = per_element_ || pad_->dim(d).extent() != 1;
-    }
-  }
-
-  void run() { pieces(0); }
-
-private:
-  evaluator& e_;
-  const copy_stmt* op_;
-  const raw_buffer& src_;
-  const raw_buffer& dst_;
-  const raw_buffer* pad_;
-  std::size_t src_rank_;
-  std::size_t rank_;
-  bool per_element_;
-  index_t* x0_;         // dst coordinates of the current piece's origin.
-  vdim* vdims_;         // The current piece's virtual dimensions, innermost first.
-  std::size_t nv_ = 0;  // How many.
-  index_t* s0_;         // src coordinates at the origin.
-  index_t* s_;          // src coordinates elsewhere.
-  index_t* d_;          // d_[k * V + v]: src coordinate k's step along virtual dim v.
-
-  void eval_src(index_t* s) {
-    for (std::size_t j = 0; j < rank_; ++j) e_.values[op_->dst_x[j].sym()] = x0_[j];
-    for (std::size_t k = 0; k < src_rank_; ++k) s[k] = e_.eval(op_->src_x[k]);
-  }
-
-  void pieces(std::size_t j) {
-    if (j == rank_) return leaf();
-    const index_t a = dst_.dim(j).min();
-    const index_t b = dst_.dim(j).max();
-    const copy_stmt::dim_plan& plan = op_->plan[j];
-    const index_t period = per_element_ || !plan.period.defined() ? 0 : e_.eval(plan.period);
-    if (period <= 0) {
-      for (index_t x = a; x <= b; ++x) {
-        x0_[j] = x;
-        pieces(j + 1);
-      }
-      return;
-    }
-    if (period == 1) return piece(j, a, {{j, 1, b - a + 1}});
-    // Blocks start where (x + offset) % period == 0: a1 is the first start >= a, b1 the last
-    // start <= b + 1.
-    const index_t offset = e_.eval(plan.offset);
-    const index_t a1 = a + euclidean_mod(-(a + offset), period);
-    const index_t b1 = b + 1 - euclidean_mod(b + 1 + offset, period);
-    if (a1 > b) return piece(j, a, {{j, 1, b - a + 1}});
-    if (a1 > a) piece(j, a, {{j, 1, a1 - a}});
-    if (b1 > a1) {
-      const index_t blocks = (b1 - a1) / period;
-      if (blocks == 1) {
-        piece(j, a1, {{j, 1, period}});
-      } else {
-        piece(j, a1, {{j, 1, period}, {j, period, blocks}});
-      }
-    }
-    if (b1 <= b) piece(j, b1, {{j, 1, b - b1 + 1}});
-  }
-
-  void piece(std::size_t j, index_t origin, std::initializer_list<vdim> dims) {
-    x0_[j] = origin;
-    for (const vdim& v : dims) vdims_[nv_++] = v;
-    pieces(j + 1);
-    nv_ -= dims.size();
-  }
-
-  void leaf() {
-    const std::size_t V = nv_;
-    eval_src(s0_);
-    std::fill(d_, d_ + src_rank_ * V, 0);
-    for (std::size_t v = 0; v < V; ++v) {
-      if (vdims_[v].extent <= 1) continue;
-      const index_t saved = x0_[vdims_[v].j];
-      x0_[vdims_[v].j] += vdims_[v].step;
-      eval_src(s_);
-      x0_[vdims_[v].j] = saved;
-      for (std::size_t k = 0; k < src_rank_; ++k) d_[k * V + v] = s_[k] - s0_[k];
-    }
-    index_t* lo = static_cast<index_t*>(alloca(sizeof(index_t) * (2 * V + 1)));
-    index_t* hi = lo + V;
-    for (std::size_t v = 0; v < V; ++v) {
-      lo[v] = 0;
-      hi[v] = vdims_[v].extent - 1;
-    }
-    copy_box(lo, hi);
-  }
-
-  index_t step(std::size_t k, std::size_t v) const { return d_[k * nv_ + v]; }
-
-  // The src coordinate k at virtual coordinates u.
-  index_t src_at(std::size_t k, const index_t* u) const {
-    index_t c = s0_[k];
-    for (std::size_t v = 0; v < nv_; ++v) c += step(k, v) * u[v];
-    return c;
-  }
-
-  // The dst coordinate j at virtual coordinates u.
-  index_t dst_at(std::size_t j, const index_t* u) const {
-    index_t c = x0_[j];
-    for (std::size_t v = 0; v < nv_; ++v) {
-      if (vdims_[v].j == j) c += vdims_[v].step * u[v];
-    }
-    return c;
-  }
-
-  // Splits the box along v at `at` (lo[v] < at <= hi[v]) and copies both parts.
-  void split(index_t* lo, index_t* hi, std::size_t v, index_t at) {
-    const std::size_t V = nv_;
-    index_t* lo2 = static_cast<index_t*>(alloca(sizeof(index_t) * (2 * V + 1)));
-    index_t* hi2 = lo2 + V;
-    std::copy(lo, lo + V, lo2);
-    std::copy(hi, hi + V, hi2);
-    hi2[v] = at - 1;
-    copy_box(lo2, hi2);
-    std::copy(lo, lo + V, lo2);
-    std::copy(hi, hi + V, hi2);
-    lo2[v] = at;
-    copy_box(lo2, hi2);
-  }
-
-  // The first u in (lo, hi] at which c(u) = c_lo + d * (u - lo) leaves the fold period of c_lo.
-  static index_t fold_boundary(index_t c_lo, index_t d, index_t fold, index_t lo) {
-    const index_t block = euclidean_div(c_lo, fold) * fold;
-    if (d > 0) return lo + ceil_div(block + fold - c_lo, d);
-    return lo + (c_lo - block) / -d + 1;
-  }
-
-  // Where a coordinate along dimension dd of a buffer wraps around its fold within [lo, hi]
-  // along the only virtual dimension v it moves with, the box is split there; with several,
-  // at the middle of the outermost.
-  bool split_folded(index_t* lo, index_t* hi, const dim& dd, index_t c_lo, index_t cmin, index_t cmax,
-                    const index_t* steps, std::size_t stride) {
-    if (!dd.is_folded(cmin, cmax)) return false;
-    const std::size_t V = nv_;
-    std::size_t moving = V;
-    int count = 0;
-    for (std::size_t v = 0; v < V; ++v) {
-      if (steps[v * stride] != 0 && hi[v] > lo[v]) {
-        moving = v;
-        ++count;
-      }
-    }
-    if (count == 0) return false;
-    if (count > 1) {
-      split(lo, hi, moving, lo[moving] + (hi[moving] - lo[moving] + 1) / 2);
-      return true;
-    }
-    // One piece per fold period, in a loop (not recursion: a range may cross many periods).
-    const index_t d = steps[moving * stride];
-    index_t* lo2 = static_cast<index_t*>(alloca(sizeof(index_t) * (2 * V + 1)));
-    index_t* hi2 = lo2 + V;
-    index_t c = c_lo;
-    for (index_t u = lo[moving]; u <= hi[moving];) {
-      const index_t next = std::min(fold_boundary(c, d, dd.fold_factor(), u), hi[moving] + 1);
-      std::copy(lo, lo + V, lo2);
-      std::copy(hi, hi + V, hi2);
-      lo2[moving] = u;
-      hi2[moving] = next - 1;
-      copy_box(lo2, hi2);
-      c += d * (next - u);
-      u = next;
-    }
-    return true;
-  }
-
-  void copy_box(index_t* lo, index_t* hi) {
-    const std::size_t V = nv_;
-    // Folded dst dimensions must not wrap within the box, first: everything below writes the
-    // whole box (its padding too) through one strided view.
-    index_t* dst_steps = static_cast<index_t*>(alloca(sizeof(index_t) * (V + 1)));
-    for (std::size_t j = 0; j < rank_; ++j) {
-      const dim& dd = dst_.dim(j);
-      if (dd.fold_factor() <= 0) continue;
-      index_t cmin = dst_at(j, lo), cmax = cmin;
-      for (std::size_t v = 0; v < V; ++v) {
-        dst_steps[v] = vdims_[v].j == j ? vdims_[v].step : 0;
-        cmax += dst_steps[v] * (hi[v] - lo[v]);
-      }
-      if (split_folded(lo, hi, dd, cmin, cmin, cmax, dst_steps, 1)) return;
-    }
-    // The part of the box where src is read: vlo, vhi.
-    index_t* vlo = static_cast<index_t*>(alloca(sizeof(index_t) * (2 * V + 1)));
-    index_t* vhi = vlo + V;
-    std::copy(lo, lo + V, vlo);
-    std::copy(hi, hi + V, vhi);
-    bool src_empty = !src_.base;
-    // An empty dim leaves src without elements, even one of stride 0 (which contains every
-    // coordinate, so the bounds below would not tell).
-    for (std::size_t k = 0; k < src_.rank && !src_empty; ++k) src_empty = src_.dims[k].empty();
-    for (std::size_t k = 0; k < src_rank_ && !src_empty; ++k) {
-      const dim& sd = src_.dim(k);
-      index_t cmin = src_at(k, lo), cmax = cmin;
-      std::size_t moving = V;
-      int count = 0;
-      for (std::size_t v = 0; v < V; ++v) {
-        const index_t d = step(k, v);
-        if (d == 0 || hi[v] == lo[v]) continue;
-        (d > 0 ? cmax : cmin) += d * (hi[v] - lo[v]);
-        moving = v;
-        ++count;
-      }
-      // A stride-0 dim contains every coordinate.
-      if (sd.stride() != 0 && (cmin < sd.min() || cmax > sd.max())) {
-        if (count == 0) {
-          src_empty = true;
-        } else if (count == 1) {
-          // Restrict the moving dimension to where the coordinate is inside src.
-          const index_t d = step(k, moving);
-          const index_t base = src_at(k, lo) - d * lo[moving];
-          index_t ulo, uhi;
-          if (d > 0) {
-            ulo = ceil_div(sd.min() - base, d);
-            uhi = euclidean_div(sd.max() - base, d);
-          } else {
-            ulo = ceil_div(base - sd.max(), -d);
-            uhi = euclidean_div(base - sd.min(), -d);
-          }
-          vlo[moving] = std::max(vlo[moving], ulo);
-          vhi[moving] = std::min(vhi[moving], uhi);
-          if (vlo[moving] > vhi[moving]) src_empty = true;
-        } else {
-          // Leaving src along a combination of dimensions: split the outermost one.
-          split(lo, hi, moving, lo[moving] + (hi[moving] - lo[moving] + 1) / 2);
-          return;
-        }
-      }
-    }
-    // Folded dimensions must not wrap within the box.
-    for (std::size_t k = 0; k < src_rank_ && !src_empty; ++k) {
-      const dim& sd = src_.dim(k);
-      if (sd.fold_factor() <= 0) continue;
-      index_t cmin = src_at(k, vlo), cmax = cmin;
-      for (std::size_t v = 0; v < V; ++v) (step(k, v) > 0 ? cmax : cmin) += step(k, v) * (vhi[v] - vlo[v]);
-      if (split_folded(vlo, vhi, sd, src_at(k, vlo), cmin, cmax, &d_[k * V], 1)) {
-        // The src part was split; the dst parts outside it are padding only.
-        pad_outside(lo, hi, vlo, vhi);
-        return;
-      }
-    }
-    call(lo, hi, src_empty ? nullptr : vlo, vhi);
-  }
-
-  // Copies the padding of the box [lo, hi] outside [vlo, vhi] (whose src part has been copied).
-  void pad_outside(const index_t* lo, const index_t* hi, const index_t* vlo, const index_t* vhi) {
-    if (!pad_) return;
-    const std::size_t V = nv_;
-    index_t* empty_lo = static_cast<index_t*>(alloca(sizeof(index_t) * (V + 1)));
-    index_t* empty_hi = static_cast<index_t*>(alloca(sizeof(index_t) * (V + 1)));
-    for (std::size_t v = 0; v < V; ++v) {
-      empty_lo[v] = vlo[v];
-      empty_hi[v] = vhi[v];
-    }
-    call(lo, hi, nullptr, nullptr, empty_lo, empty_hi);
-  }
-
-  // Calls impl for the dst box [lo, hi], reading src in [vlo, vhi] (no src if vlo is null).
-  // With skip_lo, the dst box [skip_lo, skip_hi] is left alone (only padding is written).
-  void call(const index_t* lo, const index_t* hi, const index_t* vlo, const index_t* vhi,
-            const index_t* skip_lo = nullptr, const index_t* skip_hi = nullptr) {
-    const std::size_t V = nv_;
-    const std::size_t elem_size = dst_.elem_size;
-    dim* dst_dims = SLINKY_STACK_DIMS(V);
-    dim* src_dims = SLINKY_STACK_DIMS(V);
-    dim* pad_dims = SLINKY_STACK_DIMS(V);
-    for (std::size_t v = 0; v < V; ++v) {
-      dst_dims[v] = dim(lo[v], hi[v], vdims_[v].step * dst_.dim(vdims_[v].j).stride());
-      pad_dims[v] = dim(lo[v], hi[v], 0);
-    }
-    index_t* x = static_cast<index_t*>(alloca(sizeof(index_t) * (rank_ + 1)));
-    for (std::size_t j = 0; j < rank_; ++j) x[j] = dst_at(j, lo);
-    raw_buffer dst_view{dst_.address_at(span<const index_t>(x, rank_)), elem_size, V, dst_dims};
-
-    raw_buffer pad_view{nullptr, elem_size, V, pad_dims};
-    if (pad_ && pad_->base) {
-      if (!per_element_) {
-        pad_view.base = pad_->base;
-      } else {
-        // V == 0: the pad element at x, if pad has it.
-        bool inside = true;
-        for (std::size_t j = 0; j < pad_->rank && j < rank_; ++j) {
-          const dim& pd = pad_->dim(j);
-          if (pd.extent() == 1) {
-            x[j] = pd.min();
-          } else {
-            inside = inside && pd.contains(x[j]);
-          }
-        }
-        if (inside) pad_view.base = pad_->address_at(span<const index_t>(x, std::min(rank_, pad_->rank)));
-      }
-    }
-
-    raw_buffer src_view{nullptr, elem_size, V, src_dims};
-    if (skip_lo) {
-      // A src that covers the skipped box and has no memory: copy writes only the padding.
-      for (std::size_t v = 0; v < V; ++v) src_dims[v] = dim(skip_lo[v], skip_hi[v], 0);
-      slinky::pad(src_dims, dst_view, pad_view);
-      return;
-    }
-    if (vlo) {
-      index_t* c = static_cast<index_t*>(alloca(sizeof(index_t) * (src_rank_ + 1)));
-      for (std::size_t k = 0; k < src_rank_; ++k) c[k] = src_at(k, vlo);
-      src_view.base = src_.address_at(span<const index_t>(c, src_rank_));
-      for (std::size_t v = 0; v < V; ++v) {
-        index_t stride = 0;
-        for (std::size_t k = 0; k < src_rank_; ++k) stride += step(k, v) * src_.dim(k).stride();
-        src_dims[v] = dim(vlo[v], vhi[v], stride);
-      }
-    } else {
-      for (std::size_t v = 0; v < V; ++v) src_dims[v] = dim(0, -1, 0);
-      if (V == 0) src_view.base = nullptr;
-    }
-    if (op_->impl) {
-      op_->impl(src_view, dst_view, pad_view);
-    } else {
-      slinky::copy(src_view, dst_view, pad_view);
-    }
+  internal::copy_dim_plan plan(std::size_t j) {
+    const copy_stmt::dim_plan& p = op->plan[j];
+    if (!p.period.defined()) return {0, 0};
+    const index_t period = e.eval(p.period);
+    return {period, period > 1 ? e.eval(p.offset) : 0};
   }
 };
-
-}  // namespace
 
 index_t evaluator::exec_copy(const copy_stmt* op) {
   if (parked > 0) give_back_parked();
@@ -1263,8 +918,8 @@ index_t evaluator::exec_copy(const copy_stmt* op) {
   index_t* saved = static_cast<index_t*>(alloca(sizeof(index_t) * (rank + 1)));
   for (std::size_t d = 0; d < rank; ++d) saved[d] = values[op->dst_x[d].sym()];
   const std::size_t src_rank = std::min(op->src_x.size(), src->rank);
-  void* scratch = alloca(copy_runner::scratch_bytes(rank, src_rank));
-  copy_runner(*this, op, *src, *dst, pad, src_rank, copy_runner::make_scratch(scratch, rank, src_rank)).run();
+  void* scratch = alloca(internal::copy_pieces::scratch_bytes(rank, src_rank));
+  internal::copy_runner<copy_map>(*src, src_rank, *dst, pad, op->impl, {*this, op, rank, src_rank}, scratch).run();
   for (std::size_t d = 0; d < rank; ++d) values[op->dst_x[d].sym()] = saved[d];
   return 0;
 }

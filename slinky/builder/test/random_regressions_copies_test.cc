@@ -66,7 +66,7 @@ TEST(random_regressions, fold_of_hull_window_moving_by_a_reshape_stride) {
 // by 9 and t1 by 4; the warm-up iteration copies t1 [5, 8] (slots 1, 2, 3, 0: it wraps at 8) into
 // t3 [5, 12] (slots 5..8, 0..3: it wraps at 9), padding [9, 12]. out4 is wrong. With either fold
 // made large (t1 or t3 ->dim(0).fold_factor = 100) it is right, and with a plain copy instead of
-// the padded one too, so the runtime's copy (copy_runner, evaluate.cc) mishandles a padded copy
+// the padded one too, so the runtime's copy (copy_runner, now copy.cc) mishandles a padded copy
 // whose source and destination both wrap around their folds inside the copied range (where it
 // splits the pieces at the folds and the edge of the padding). While shrinking, a variant of this
 // case also corrupted the heap (malloc_consolidate(): invalid chunk size): a write out of bounds.
