@@ -15,6 +15,7 @@
 #include "slinky/base/arithmetic.h"
 #include "slinky/runtime/copy.h"
 #include "slinky/runtime/print.h"
+#include "slinky/runtime/worker_block_cache.h"
 
 namespace slinky {
 
@@ -325,42 +326,10 @@ public:
     return 1;
   }
 
-  // Heap blocks a worker of a parallel loop keeps from one iteration to the next: an
-  // intermediate stored inside the loop is allocated once per worker, not once per iteration
-  // (the block is reused when the next allocation of the same buffer has the same shape), and
-  // freed when the worker is done.
-  struct kept_block {
-    var sym;
-    std::size_t elem_size;
-    std::vector<dim> dims;
-    void* base;
-    void* allocation;
-    bool in_use;
-  };
-  std::vector<kept_block>* kept = nullptr;
-
-  static constexpr std::size_t none = static_cast<std::size_t>(-1);
-  std::size_t find_kept(var sym, const raw_buffer& buf) const {
-    for (std::size_t i = 0; i < kept->size(); ++i) {
-      const kept_block& k = (*kept)[i];
-      if (k.in_use || k.sym != sym || k.elem_size != buf.elem_size || k.dims.size() != buf.rank) continue;
-      bool same = true;
-      for (std::size_t d = 0; d < buf.rank && same; ++d) {
-        const dim& a = k.dims[d];
-        const dim& b = buf.dims[d];
-        same = a.extent() == b.extent() && a.stride() == b.stride() && a.fold_factor() == b.fold_factor();
-      }
-      if (same) return i;
-    }
-    return none;
-  }
-  void free_kept() {
-    for (kept_block& k : *kept) {
-      raw_buffer buf{k.base, k.elem_size, k.dims.size(), k.dims.data()};
-      free_allocation(k.sym, &buf, k.allocation);
-    }
-    kept->clear();
-  }
+  // The heap blocks this worker of a parallel loop keeps from one iteration to the next (null
+  // outside parallel loops).
+  internal::worker_block_cache* worker_blocks = nullptr;
+  static constexpr std::size_t none = internal::worker_block_cache::none;
 
   // Live heap allocations, innermost last. A free() intrinsic ends a buffer's use of its memory
   // early; the memory is then *parked* rather than given back, when a later allocation may
@@ -600,8 +569,8 @@ index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, 
   auto worker = [&](std::size_t) {
     eval_context local = ctx;
     evaluator e(local, shared);
-    std::vector<kept_block> kept_blocks;
-    e.kept = &kept_blocks;
+    internal::worker_block_cache blocks;
+    e.worker_blocks = &blocks;
     for (;;) {
       // acq_rel: a claim happens after every earlier claim, and so after the iterations their
       // workers finished before them. A pipelined loop reuses an iteration's ring buffer rows
@@ -618,7 +587,7 @@ index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, 
         break;
       }
     }
-    e.free_kept();
+    blocks.free_all([&e](var sym, raw_buffer* buf, void* allocation) { e.free_allocation(sym, buf, allocation); });
   };
   if (worker_count <= 1) {
     worker(0);
@@ -710,9 +679,8 @@ index_t evaluator::exec_allocate(const allocate* op) {
     p = reinterpret_cast<char*>(align_up(reinterpret_cast<index_t>(p), alignment));
     // base points at the element of min coordinates; undo negative strides' offsets.
     buf.base = size > 0 ? p + internal::base_offset(buf) : nullptr;
-  } else if (kept && (kept_index = find_kept(op->sym, buf)) != none) {
-    (*kept)[kept_index].in_use = true;
-    buf.base = (*kept)[kept_index].base;
+  } else if (worker_blocks && (kept_index = worker_blocks->take(op->sym, buf)) != none) {
+    // take() pointed buf at a block this worker kept.
   } else if (allocation_record* donor = parked > 0 ? find_parked(buf, size_bytes) : nullptr) {
     // A block freed just before: this buffer takes it over (see allocation_record).
     allocation_record record = *donor;
@@ -733,10 +701,8 @@ index_t evaluator::exec_allocate(const allocate* op) {
       scoped_value bind(*this, op->sym, reinterpret_cast<index_t>(&buf));
       return fail_check(buffer_at(op->sym) != 0);
     }
-    if (kept) {
-      kept_index = kept->size();
-      kept->push_back(
-          {op->sym, buf.elem_size, std::vector<dim>(buf.dims, buf.dims + rank), buf.base, allocation, true});
+    if (worker_blocks) {
+      kept_index = worker_blocks->keep(op->sym, buf, allocation);
       // Freed when the worker is done, not by this statement (nor early by free()).
       allocation = nullptr;
     }
@@ -753,7 +719,7 @@ index_t evaluator::exec_allocated(const allocate* op, raw_buffer& buf, const all
   allocation_record done = allocations.back();
   allocations.pop_back();
   give_back(done);
-  if (kept_index != none) (*kept)[kept_index].in_use = false;
+  if (kept_index != none) worker_blocks->release(kept_index);
   return result;
 }
 
