@@ -5,16 +5,13 @@
 
 #include <alloca.h>
 
+#include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
-#include <iostream>
-#include <mutex>
-#include <sstream>
+#include <limits>
+#include <optional>
 
 #include "slinky/base/arithmetic.h"
 #include "slinky/runtime/copy.h"
-#include "slinky/runtime/print.h"
 #include "slinky/runtime/worker_block_cache.h"
 
 namespace slinky {
@@ -891,134 +888,6 @@ index_t evaluator::exec_copy(const copy_stmt* op) {
 }
 
 eval_context::eval_context() : config(&default_config()) {}
-
-void* default_allocate(var, raw_buffer* buf, index_t base_alignment) {
-  const std::optional<std::size_t> checked_size =
-      buf->init_strides() ? internal::checked_size_bytes(*buf) : std::optional<std::size_t>();
-  const std::size_t alignment = std::max<index_t>(alignof(std::max_align_t), base_alignment);
-  // Rounding an overflowing size up to the alignment would wrap around to a small one.
-  const std::size_t size = checked_size.value_or(0);
-  if (!checked_size || size > static_cast<std::size_t>(std::numeric_limits<index_t>::max()) - alignment) {
-    buf->base = nullptr;
-    return nullptr;
-  }
-  void* allocation = std::aligned_alloc(alignment, align_up<std::size_t>(std::max<std::size_t>(size, 1), alignment));
-  if (!allocation) {
-    buf->base = nullptr;
-    return nullptr;
-  }
-  buf->base = size > 0 ? static_cast<char*>(allocation) + internal::base_offset(*buf) : nullptr;
-  return allocation;
-}
-
-void default_free(var, raw_buffer*, void* allocation) { std::free(allocation); }
-
-namespace {
-
-// Prints the values of the operands of a failed condition, so the message shows what was
-// required and what was found.
-void print_operands(std::ostream& os, const expr& e, evaluator& eval, const node_context* names) {
-  auto show = [&](const expr& a, const expr& b) {
-    os << "\n  ";
-    print(os, a, names);
-    os << " = " << eval.eval(a) << "\n  ";
-    print(os, b, names);
-    os << " = " << eval.eval(b);
-  };
-  if (const less_equal* op = e.as<less_equal>()) return show(op->a, op->b);
-  if (const less* op = e.as<less>()) return show(op->a, op->b);
-  if (const equal* op = e.as<equal>()) return show(op->a, op->b);
-  if (const not_equal* op = e.as<not_equal>()) return show(op->a, op->b);
-  if (const logical_and* op = e.as<logical_and>()) {
-    if (eval.eval(op->a) == 0) return print_operands(os, op->a, eval, names);
-    return print_operands(os, op->b, eval, names);
-  }
-  if (const logical_or* op = e.as<logical_or>()) {
-    // Both sides are false (e.g. a bounds check and "nothing of the buffer is read").
-    print_operands(os, op->a, eval, names);
-    print_operands(os, op->b, eval, names);
-  }
-}
-
-}  // namespace
-
-void default_check_failed(const expr& condition, const eval_context& ctx) {
-  const node_context* names = ctx.symbols;
-  std::ostringstream os;
-  os << "slinky: check failed: ";
-  print(os, condition, names);
-  eval_context copy = ctx;
-  copy.reserve(symbol_count(condition));
-  evaluator e(copy, nullptr);
-  print_operands(os, condition, e, names);
-  std::cerr << os.str() << std::endl;
-}
-
-void default_call_failed(const call_stmt* op) {
-  std::cerr << "slinky: call to " << (op->attrs.name.empty() ? "<callback>" : op->attrs.name) << " failed" << std::endl;
-}
-
-namespace {
-
-// Finds the largest symbol id of a program.
-class symbol_counter : public stmt_visitor {
-public:
-  std::size_t count = 0;
-  void add(var v) {
-    if (v.defined()) count = std::max(count, v.sym() + 1);
-  }
-  void add(const symbol_list& vs) {
-    for (var v : vs) add(v);
-  }
-
-  using stmt_visitor::visit;
-  void visit(const variable* op) override { add(op->sym); }
-  void visit(const let* op) override {
-    for (const auto& l : op->lets) add(l.first);
-    stmt_visitor::visit(op);
-  }
-  void visit(const call_stmt* op) override {
-    add(op->inputs);
-    add(op->outputs);
-    stmt_visitor::visit(op);
-  }
-  void visit(const copy_stmt* op) override {
-    add(op->src);
-    add(op->dst);
-    add(op->pad);
-    for (var v : op->dst_x) add(v);
-    stmt_visitor::visit(op);
-  }
-  void visit(const let_stmt* op) override {
-    for (const auto& l : op->lets) add(l.first);
-    stmt_visitor::visit(op);
-  }
-  void visit(const loop* op) override { add(op->sym), stmt_visitor::visit(op); }
-  void visit(const allocate* op) override { add(op->sym), stmt_visitor::visit(op); }
-  void visit(const make_buffer* op) override { add(op->sym), stmt_visitor::visit(op); }
-  void visit(const constant_buffer* op) override { add(op->sym), stmt_visitor::visit(op); }
-  void visit(const async* op) override { add(op->sym), stmt_visitor::visit(op); }
-  void visit(const clone_buffer* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
-  void visit(const crop_buffer* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
-  void visit(const crop_dim* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
-  void visit(const slice_buffer* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
-  void visit(const slice_dim* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
-  void visit(const transpose* op) override { add(op->sym), add(op->src), stmt_visitor::visit(op); }
-};
-
-}  // namespace
-
-std::size_t symbol_count(const stmt& s) {
-  symbol_counter c;
-  if (s.defined()) s.accept(&c);
-  return c.count;
-}
-
-std::size_t symbol_count(const expr& e) {
-  symbol_counter c;
-  if (e.defined()) e.accept(&c);
-  return c.count;
-}
 
 index_t evaluate(const expr& e, eval_context& ctx) {
   ctx.reserve(symbol_count(e));
