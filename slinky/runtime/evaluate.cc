@@ -12,6 +12,7 @@
 
 #include "slinky/base/arithmetic.h"
 #include "slinky/runtime/copy.h"
+#include "slinky/runtime/live_allocations.h"
 #include "slinky/runtime/worker_block_cache.h"
 
 namespace slinky {
@@ -328,74 +329,19 @@ public:
   internal::worker_block_cache* worker_blocks = nullptr;
   static constexpr std::size_t none = internal::worker_block_cache::none;
 
-  // Live heap allocations, innermost last. A free() intrinsic ends a buffer's use of its memory
-  // early; the memory is then *parked* rather than given back, when a later allocation may
-  // take it: the next heap allocation of this evaluator takes a parked block if it fits and
-  // wastes at most a quarter of it, else the parked blocks are given back before it allocates,
-  // and so they are before any call, copy, async task or parallel loop. A parked block is held
-  // only while nothing else runs or allocates, so parking never raises the peak memory that an
-  // allocate hook sees; a block handed on this way makes one heap allocation serve buffers
-  // whose sizes the builder could not prove equal (docs/runtime.md, "Memory handed on at run time").
-  struct allocation_record {
-    var sym;           // the buffer this statement allocates
-    raw_buffer* buf;   // its descriptor (base set to null once freed)
-    void* allocation;  // what the free hook gets, or null (nothing to give back, or done)
-    // The block as the allocate hook made it: the buffer it was made for and that buffer's
-    // descriptor and base (the free hook gets these), its size in bytes.
-    var owner_sym;
-    const raw_buffer* owner_buf;
-    void* owner_base;
-    std::size_t owner_bytes;
-    bool parked;
-  };
-  std::vector<allocation_record> allocations;
-  int parked = 0;
+  // Live heap allocations, and the blocks freed early and parked among them.
+  internal::live_allocations allocations;
+  using allocation_record = internal::live_allocations::record;
 
-  // Gives r's block back to the allocate hook's owner of it.
-  void give_back(allocation_record& r) {
-    if (r.parked) --parked;
-    r.parked = false;
-    if (!r.allocation) return;
-    raw_buffer owner = *r.owner_buf;
-    owner.base = r.owner_base;
-    free_allocation(r.owner_sym, &owner, r.allocation);
-    r.allocation = nullptr;
+  // Gives blocks back through the free hook.
+  auto free_hook() {
+    return [this](var sym, raw_buffer* buf, void* allocation) { free_allocation(sym, buf, allocation); };
   }
-  void give_back_parked() {
-    for (auto i = allocations.rbegin(); parked > 0 && i != allocations.rend(); ++i) {
-      if (i->parked) give_back(*i);
-    }
-  }
-  // The parked block that buf (of size bytes, with its base at the start of its memory) fits
-  // best, if one wastes at most a quarter of its bytes.
-  allocation_record* find_parked(const raw_buffer& buf, std::size_t size) {
-    if (size == 0 || internal::base_offset(buf) != 0) return nullptr;
-    allocation_record* best = nullptr;
-    for (allocation_record& r : allocations) {
-      if (!r.parked || r.owner_bytes < size || r.owner_bytes - size > r.owner_bytes / 4) continue;
-      if (!best || r.owner_bytes < best->owner_bytes) best = &r;
-    }
-    return best;
-  }
+  void give_back_parked() { allocations.give_back_parked(free_hook()); }
 
   index_t eval_free(const call* op) {
     const variable* v = op->args[0].as<variable>();
-    if (!v) return 0;
-    for (auto i = allocations.rbegin(); i != allocations.rend(); ++i) {
-      if (i->sym != v->sym) continue;
-      i->buf->base = nullptr;
-      if (!i->allocation || i->parked) return 1;
-      // A block whose base is not at its start (negative strides) is not handed on. (Blocks a
-      // worker keeps have no allocation here: they are never freed early.)
-      if (i->owner_bytes > 0 && internal::base_offset(*i->owner_buf) == 0) {
-        i->parked = true;
-        ++parked;
-      } else {
-        give_back(*i);
-      }
-      return 1;
-    }
-    return 0;
+    return v && allocations.free_early(v->sym, free_hook()) ? 1 : 0;
   }
 
   void* allocate_heap(var sym, raw_buffer* buf) {
@@ -496,7 +442,7 @@ index_t evaluator::exec(const base_stmt_node* s) {
 }
 
 index_t evaluator::exec_call(const call_stmt* op) {
-  if (parked > 0) give_back_parked();
+  if (allocations.any_parked()) give_back_parked();
   index_t result = op->target ? op->target(op, ctx) : 0;
   if (result == 0) return 0;
   if (fail(result)) {
@@ -548,7 +494,7 @@ index_t evaluator::exec_loop(const loop* op) {
 }
 
 index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, index_t step, index_t workers) {
-  if (parked > 0) give_back_parked();
+  if (allocations.any_parked()) give_back_parked();
   // Computed without overflow for loops spanning more than half the range of an index_t.
   const std::size_t span = static_cast<std::size_t>(max) - static_cast<std::size_t>(min);
   const index_t iterations = static_cast<index_t>(
@@ -584,7 +530,7 @@ index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, 
         break;
       }
     }
-    blocks.free_all([&e](var sym, raw_buffer* buf, void* allocation) { e.free_allocation(sym, buf, allocation); });
+    blocks.free_all(e.free_hook());
   };
   if (worker_count <= 1) {
     worker(0);
@@ -678,17 +624,9 @@ index_t evaluator::exec_allocate(const allocate* op) {
     buf.base = size > 0 ? p + internal::base_offset(buf) : nullptr;
   } else if (worker_blocks && (kept_index = worker_blocks->take(op->sym, buf)) != none) {
     // take() pointed buf at a block this worker kept.
-  } else if (allocation_record* donor = parked > 0 ? find_parked(buf, size_bytes) : nullptr) {
-    // A block freed just before: this buffer takes it over (see allocation_record).
-    allocation_record record = *donor;
-    donor->parked = false;
-    donor->allocation = nullptr;
-    --parked;
-    buf.base = record.owner_base;
-    record.sym = op->sym;
-    record.buf = &buf;
-    record.parked = false;
-    return exec_allocated(op, buf, record, none);
+  } else if (allocation_record* donor = allocations.any_parked() ? allocations.find_parked(buf, size_bytes) : nullptr) {
+    // A block freed just before: this buffer takes it over.
+    return exec_allocated(op, buf, allocations.hand_on(*donor, op->sym, buf), none);
   } else {
     give_back_parked();
     allocation = allocate_heap(op->sym, &buf);
@@ -711,11 +649,9 @@ index_t evaluator::exec_allocate(const allocate* op) {
 // the memory back (unless the body already did, with the free intrinsic).
 index_t evaluator::exec_allocated(const allocate* op, raw_buffer& buf, const allocation_record& record,
                                   std::size_t kept_index) {
-  allocations.push_back(record);
+  allocations.push(record);
   index_t result = exec_with_buffer(op->sym, buf, op->body);
-  allocation_record done = allocations.back();
-  allocations.pop_back();
-  give_back(done);
+  allocations.pop(free_hook());
   if (kept_index != none) worker_blocks->release(kept_index);
   return result;
 }
@@ -732,7 +668,7 @@ index_t evaluator::exec_make_buffer(const make_buffer* op) {
 }
 
 index_t evaluator::exec_async(const async* op) {
-  if (parked > 0) give_back_parked();
+  if (allocations.any_parked()) give_back_parked();
   if (!config.thread_pool) {
     // Without a pool, the task runs to completion first.
     if (index_t result = exec(op->task)) return result;
@@ -858,7 +794,7 @@ struct evaluator::copy_map {
 };
 
 index_t evaluator::exec_copy(const copy_stmt* op) {
-  if (parked > 0) give_back_parked();
+  if (allocations.any_parked()) give_back_parked();
   const raw_buffer* src = lookup_buffer(op->src);
   const raw_buffer* dst = lookup_buffer(op->dst);
   const raw_buffer* pad = op->pad.defined() ? lookup_buffer(op->pad) : nullptr;
