@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
+#include "slinky/base/assert.h"
 #include "slinky/builder/pipelining.h"
 #include "slinky/runtime/node_mutator.h"
 
@@ -17,6 +19,49 @@ int index_of(const std::vector<var>& vars, var v) {
   }
   return -1;
 }
+
+// A statement of a level's body (docs/builder.md, emit_program): a func computed at the level,
+// the continuation (the rest of the loop's body, after the funcs computed there), or an
+// allocation around the statements from its first user to the end of the level.
+struct level_item {
+  enum class kind { func, continuation, allocation };
+  kind what;
+  // The func it computes (kind::func only).
+  int func;
+  stmt body;
+  // The frees (free intrinsic) right after it, of the allocations whose last user it is.
+  std::vector<stmt> frees;
+  // The pipeline outputs every func in it reaches, when they are the same for all of them (it is
+  // idle when they are all empty); null when not known to be the same.
+  const std::vector<int>* reach = nullptr;
+};
+
+// The statements of items[begin...], each followed by its frees.
+std::vector<stmt> flatten(const std::vector<level_item>& items, std::size_t begin) {
+  std::vector<stmt> result;
+  for (std::size_t k = begin; k < items.size(); ++k) {
+    result.push_back(items[k].body);
+    result.insert(result.end(), items[k].frees.begin(), items[k].frees.end());
+  }
+  return result;
+}
+
+// A buffer stored at a level, and the items of the level (indices into its level_items) that use
+// its memory: the buffer's producer and consumers, and those of the buffers that are views of it.
+struct allocation {
+  int buffer;
+  std::size_t first_user, last_user;
+  // Views nest inside what they view (alias_plan::depth).
+  int alias_depth;
+  // At the root: the outputs every user of the buffer reaches (when they are all empty, it is
+  // not allocated: its bounds are not meaningful), or null.
+  const std::vector<int>* reach;
+  // Memory handed on: the buffer whose memory this one takes instead of allocating its own.
+  std::optional<int> donor;
+  // The last item any buffer in this allocation's memory uses: last_user, or for an allocation
+  // that hands its memory on, that of the buffer taking it.
+  std::size_t memory_last_user;
+};
 
 class emitter {
   const graph& g_;
@@ -277,6 +322,171 @@ class emitter {
     return allocate::make(sym, buf.storage(), buf.elem_size(), std::move(dims), std::move(body));
   }
 
+  // True if func fi runs inside item (which computes a func or is the continuation of level l).
+  bool runs_in(const level_item& item, int fi, loop_level l) const {
+    switch (item.what) {
+    case level_item::kind::func: return runs_inside(fi, item.func);
+    case level_item::kind::continuation: return runs_in_continuation(fi, l);
+    case level_item::kind::allocation: break;
+    }
+    SLINKY_ASSERT(false, "the funcs an allocation's statements run are looked up before allocations are made");
+    return false;
+  }
+
+  // The funcs computed at level l in order, each skipped when idle, then the continuation.
+  std::vector<level_item> level_items(loop_level l, stmt continuation) {
+    std::vector<level_item> items;
+    for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
+      if (g_.funcs[fi].compute != l) continue;
+      stmt body = emit_func(static_cast<int>(fi));
+      // A func idle when the outputs it reaches are empty is skipped then (its region is not
+      // meaningful), unless its loop's owner is idle in the same case (its loop has no iterations).
+      const std::vector<int>& reach = bounds_.reach[fi];
+      if (!reach.empty() && (l.root() || reach != bounds_.reach[l.func])) {
+        const expr idle = bounds_.all_empty(reach);
+        if (!is_zero(idle)) body = if_then_else::make(simplify(!idle), body);
+      }
+      items.push_back(
+          {level_item::kind::func, static_cast<int>(fi), std::move(body), {}, reach.empty() ? nullptr : &reach});
+    }
+    if (continuation.defined()) {
+      items.push_back({level_item::kind::continuation, 0, std::move(continuation), {}, nullptr});
+    }
+    return items;
+  }
+
+  // Makes each item a stage of pipelined loop l. Every stage but the last is ordered: a sliding
+  // producer computes only what the previous iteration did not. The last stage (the loop's
+  // owner) starts at once unless a func in it slides, and finishes in order, which bounds the
+  // iterations in flight.
+  void make_stages(loop_level l, std::vector<level_item>& items, pipeline_sync& sync) const {
+    sync.stages = items.size();
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      bool ordered = k + 1 < items.size();
+      for (std::size_t x = 0; x < g_.funcs.size() && !ordered; ++x) {
+        ordered = runs_in(items[k], static_cast<int>(x), l) && slides_with(static_cast<int>(x), l);
+      }
+      items[k].body = pipeline_stage(sync, k, items[k].body, ordered);
+    }
+  }
+
+  // The allocation of buffer bi, stored at level l, if an item uses it. A buffer other buffers
+  // are views of is used by their users too.
+  std::optional<allocation> find_allocation(int bi, loop_level l, const std::vector<level_item>& items) const {
+    const buffer_node& b = g_.buffers[bi];
+    std::vector<int> users = b.consumers;
+    users.push_back(b.producer);
+    for (int ai : views_[bi]) {
+      const buffer_node& user = g_.buffers[ai];
+      users.insert(users.end(), user.consumers.begin(), user.consumers.end());
+      if (user.producer >= 0) users.push_back(user.producer);
+    }
+    std::optional<std::size_t> first;
+    std::size_t last = 0;
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      for (int u : users) {
+        if (!runs_in(items[k], u, l)) continue;
+        if (!first) first = k;
+        last = k;
+      }
+    }
+    if (!first) return std::nullopt;
+    const std::vector<int>* same_reach = nullptr;
+    if (l.root()) {
+      const std::vector<int>& reach = bounds_.reach[b.producer];
+      bool same = !reach.empty();
+      for (int u : users) same = same && bounds_.reach[u] == reach;
+      if (same) same_reach = &reach;
+    }
+    return allocation{bi, *first, last, aliases_.depth(bi), same_reach, std::nullopt, last};
+  }
+
+  // The allocations of the intermediates stored at level l, in the order they nest: by first
+  // use, and for the same first use, views inside what they view.
+  std::vector<allocation> level_allocations(loop_level l, const std::vector<level_item>& items) const {
+    std::vector<allocation> allocations;
+    for (std::size_t bi = 0; bi < g_.buffers.size(); ++bi) {
+      const buffer_node& b = g_.buffers[bi];
+      if (b.producer < 0 || b.is_output || b.is_input || b.store != l) continue;
+      std::optional<allocation> a = find_allocation(static_cast<int>(bi), l, items);
+      if (a) allocations.push_back(*a);
+    }
+    std::stable_sort(allocations.begin(), allocations.end(), [](const allocation& a, const allocation& b) {
+      if (a.first_user != b.first_user) return a.first_user < b.first_user;
+      return a.alias_depth < b.alias_depth;
+    });
+    return allocations;
+  }
+
+  // Memory handed on: a buffer first used after every user of an earlier allocation is done, of
+  // the same size and kind, and idle in the same cases, takes that allocation's memory instead
+  // of allocating (an unscheduled chain of equal-sized intermediates then allocates two). The
+  // earlier allocation is freed after the last user of either.
+  // The most recently allocated candidates are tried first, and at most a few of them (each try
+  // may need a proof): build time stays linear in long chains.
+  void hand_on_memory(std::vector<allocation>& allocations) const {
+    for (std::size_t i = 0; i < allocations.size(); ++i) {
+      allocation& b = allocations[i];
+      int tries = 0;
+      for (std::size_t j = i; j-- > 0 && tries < 4;) {
+        allocation& a = allocations[j];
+        if (a.donor || a.memory_last_user >= b.first_user) continue;
+        const bool same_idle = a.reach == b.reach || (a.reach && b.reach && *a.reach == *b.reach);
+        if (!same_idle) continue;
+        ++tries;
+        if (!can_take_memory_of(b.buffer, a.buffer)) continue;
+        b.donor = a.buffer;
+        a.memory_last_user = b.last_user;
+        break;
+      }
+    }
+  }
+
+  // Early free: each allocation that has memory of its own is freed (free intrinsic) right after
+  // the last user of its memory, unless that is the last item (the end of its scope frees it).
+  // Lifetimes that cross (a chain: t1 used by f1 and f2, t2 by f2 and f3) then keep no dead
+  // buffer alive: t1 is freed before t3 is allocated.
+  void add_frees(std::vector<level_item>& items, const std::vector<allocation>& allocations) const {
+    for (std::size_t k = 0; k + 1 < items.size(); ++k) {
+      for (const allocation& a : allocations) {
+        if (a.memory_last_user != k || a.donor || aliases_.is_alias(a.buffer)) continue;
+        const var sym = g_.buffers[a.buffer].buffer->sym();
+        items[k].frees.push_back(check::make(call::make(intrinsic::free, {sym})));
+      }
+    }
+  }
+
+  // The level's statements, each allocation around the items from its first user to the end of
+  // the level. Innermost (latest first use) first: each wraps everything from its first use on.
+  // A free does not count as a user of the level's buffers when deciding whether an allocation
+  // is idle with the items around it.
+  stmt wrap_allocations(std::vector<level_item> items, const std::vector<allocation>& allocations) {
+    for (auto i = allocations.rbegin(); i != allocations.rend(); ++i) {
+      const allocation& a = *i;
+      const std::size_t first = a.first_user;
+      SLINKY_ASSERT(first < items.size(), "allocations nest in the order of their first use");
+      // Skipped with its users if every item in its scope is idle in the same case, else
+      // allocated empty.
+      bool idle_together = a.reach != nullptr;
+      for (std::size_t k = first; k < items.size() && idle_together; ++k) {
+        idle_together = items[k].reach && *items[k].reach == *a.reach;
+      }
+      const expr idle = a.reach ? bounds_.all_empty(*a.reach) : expr(0);
+      stmt inside = block::make(flatten(items, first));
+      stmt wrapped;
+      if (a.donor) {
+        wrapped = make_view_of(a.buffer, *a.donor, std::move(inside));
+      } else if (idle_together && !is_zero(idle)) {
+        wrapped = if_then_else::make(simplify(!idle), make_allocation(a.buffer, std::move(inside)));
+      } else {
+        wrapped = make_allocation(a.buffer, std::move(inside), is_zero(idle) ? expr() : idle);
+      }
+      items.resize(first);
+      items.push_back({level_item::kind::allocation, 0, std::move(wrapped), {}, idle_together ? a.reach : nullptr});
+    }
+    return block::make(flatten(items, 0));
+  }
+
 public:
   emitter(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx)
       : g_(g), bounds_(bounds), aliases_(aliases), ctx_(ctx), views_(g.buffers.size()) {
@@ -297,170 +507,17 @@ public:
   }
 
   // The body of loop level l (or the root): the funcs computed there, then the continuation,
-  // with the allocations of the buffers stored there around the statements that use them. With
-  // `sync`, l is a pipelined loop and each of these statements is a stage.
+  // with the allocations of the buffers stored there around the statements that use them. Each
+  // buffer's memory is held from the first item that uses it to the last: its allocation wraps
+  // the items from its first user to the end of the level, and it is freed right after its last
+  // user. With `sync`, l is a pipelined loop and each of these statements is a stage.
   stmt emit_level(loop_level l, stmt continuation, pipeline_sync* sync = nullptr) {
-    std::vector<stmt> items;
-    std::vector<int> item_funcs;
-    // The pipeline outputs all the funcs of each item reach (null: not known to be the same).
-    std::vector<const std::vector<int>*> item_reach;
-    for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
-      if (g_.funcs[fi].compute != l) continue;
-      stmt item = emit_func(static_cast<int>(fi));
-      // A func idle when the outputs it reaches are empty is skipped then (its region is not
-      // meaningful), unless its loop's owner is idle in the same case (its loop has no iterations).
-      const std::vector<int>& reach = bounds_.reach[fi];
-      if (!reach.empty() && (l.root() || reach != bounds_.reach[l.func])) {
-        const expr idle = bounds_.all_empty(reach);
-        if (!is_zero(idle)) item = if_then_else::make(simplify(!idle), item);
-      }
-      items.push_back(item);
-      item_funcs.push_back(static_cast<int>(fi));
-      item_reach.push_back(reach.empty() ? nullptr : &reach);
-    }
-    if (continuation.defined()) {
-      items.push_back(continuation);
-      item_funcs.push_back(-1);
-      item_reach.push_back(nullptr);
-    }
-    auto item_contains = [&](std::size_t item, int fi) {
-      return item_funcs[item] >= 0 ? runs_inside(fi, item_funcs[item]) : runs_in_continuation(fi, l);
-    };
-    if (sync) {
-      // Every stage but the last is ordered: a sliding producer computes only what the previous
-      // iteration did not. The last stage (the loop's owner) starts at once unless a func in it
-      // slides, and finishes in order, which bounds the iterations in flight.
-      sync->stages = items.size();
-      for (std::size_t item = 0; item < items.size(); ++item) {
-        bool ordered = item + 1 < items.size();
-        for (std::size_t x = 0; x < g_.funcs.size() && !ordered; ++x) {
-          ordered = item_contains(item, static_cast<int>(x)) && slides_with(static_cast<int>(x), l);
-        }
-        items[item] = pipeline_stage(*sync, item, items[item], ordered);
-      }
-    }
-
-    // Allocations. Each buffer's memory is held from the first item that uses it to the last:
-    // allocations nest in the order of their first use, each from its first user to the end of
-    // the level, and each is freed (free intrinsic) right after its last user. Lifetimes that
-    // cross (a chain: t1 used by f1 and f2, t2 by f2 and f3) then keep no dead buffer alive: t1
-    // is freed before t3 is allocated. A buffer other buffers are views of is used by their
-    // users too; for the same first use, views nest inside what they view.
-    struct allocation {
-      int buffer;
-      std::size_t first, last;
-      int depth;
-      // At the root: the outputs every user of the buffer reaches (when they are all empty, it is
-      // not allocated: its bounds are not meaningful), or null.
-      const std::vector<int>* reach;
-      // The buffer whose memory this one takes (-1: its own allocation), and for a buffer that
-      // hands its memory on, the last item any buffer in that memory uses.
-      int donor = -1;
-      std::size_t memory_last = 0;
-    };
-    std::vector<allocation> allocations;
-    for (std::size_t bi = 0; bi < g_.buffers.size(); ++bi) {
-      const buffer_node& b = g_.buffers[bi];
-      if (b.producer < 0 || b.is_output || b.is_input || b.store != l) continue;
-      allocation a{static_cast<int>(bi), items.size(), 0, aliases_.depth(static_cast<int>(bi)), nullptr};
-      std::vector<int> users = b.consumers;
-      users.push_back(b.producer);
-      for (int ai : views_[bi]) {
-        const buffer_node& user = g_.buffers[ai];
-        users.insert(users.end(), user.consumers.begin(), user.consumers.end());
-        if (user.producer >= 0) users.push_back(user.producer);
-      }
-      if (l.root()) {
-        const std::vector<int>& reach = bounds_.reach[b.producer];
-        bool same = !reach.empty();
-        for (int u : users) same = same && bounds_.reach[u] == reach;
-        if (same) a.reach = &reach;
-      }
-      for (std::size_t item = 0; item < items.size(); ++item) {
-        for (int u : users) {
-          if (!item_contains(item, u)) continue;
-          a.first = std::min(a.first, item);
-          a.last = std::max(a.last, item);
-        }
-      }
-      if (a.first < items.size()) allocations.push_back(a);
-    }
-    std::stable_sort(allocations.begin(), allocations.end(), [](const allocation& a, const allocation& b) {
-      if (a.first != b.first) return a.first < b.first;
-      return a.depth < b.depth;
-    });
-    // Memory handed on: a buffer first used after every user of an earlier allocation is done,
-    // of the same size and kind, and idle in the same cases, takes that allocation's memory
-    // instead of allocating (an unscheduled chain of equal-sized intermediates then allocates
-    // two). The earlier allocation is freed after the last user of either.
-    // The most recently allocated candidates are tried first, and at most a few of them (each
-    // try may need a proof): build time stays linear in long chains.
-    for (allocation& a : allocations) a.memory_last = a.last;
-    for (std::size_t i = 0; i < allocations.size(); ++i) {
-      allocation& b = allocations[i];
-      int tries = 0;
-      for (std::size_t j = i; j-- > 0 && tries < 4;) {
-        allocation& a = allocations[j];
-        if (a.donor >= 0 || a.memory_last >= b.first) continue;
-        const bool same_idle = a.reach == b.reach || (a.reach && b.reach && *a.reach == *b.reach);
-        if (!same_idle) continue;
-        ++tries;
-        if (!can_take_memory_of(b.buffer, a.buffer)) continue;
-        b.donor = a.buffer;
-        a.memory_last = b.last;
-        break;
-      }
-    }
-    // The frees, after the last user of each allocation that is not the last item; `position`
-    // maps an item to its index once they are inserted. A free does not count as a user of the
-    // level's buffers when deciding whether an allocation is idle with the items around it.
-    std::vector<stmt> with_frees;
-    std::vector<const std::vector<int>*> reach_with_frees;
-    std::vector<bool> is_free;
-    std::vector<std::size_t> position(items.size());
-    for (std::size_t item = 0; item < items.size(); ++item) {
-      position[item] = with_frees.size();
-      with_frees.push_back(items[item]);
-      reach_with_frees.push_back(item_reach[item]);
-      is_free.push_back(false);
-      if (item + 1 == items.size()) break;
-      for (const allocation& a : allocations) {
-        if (a.memory_last != item || a.donor >= 0 || aliases_.buffers[a.buffer].target >= 0) continue;
-        const var sym = g_.buffers[a.buffer].buffer->sym();
-        with_frees.push_back(check::make(call::make(intrinsic::free, {sym})));
-        reach_with_frees.push_back(nullptr);
-        is_free.push_back(true);
-      }
-    }
-    items = std::move(with_frees);
-    // Innermost (latest first use) first: each wraps everything from its first use on.
-    for (auto i = allocations.rbegin(); i != allocations.rend(); ++i) {
-      const allocation& a = *i;
-      const std::size_t first = position[a.first];
-      std::vector<stmt> inside(items.begin() + first, items.end());
-      // Skipped with its users if every item in its scope is idle in the same case, else
-      // allocated empty.
-      bool idle_together = a.reach != nullptr;
-      for (std::size_t j = first; j < items.size() && idle_together; ++j) {
-        idle_together = is_free[j] || (reach_with_frees[j] && *reach_with_frees[j] == *a.reach);
-      }
-      const expr idle = a.reach ? bounds_.all_empty(*a.reach) : expr(0);
-      stmt wrapped;
-      if (a.donor >= 0) {
-        wrapped = make_view_of(a.buffer, a.donor, block::make(std::move(inside)));
-      } else if (idle_together && !is_zero(idle)) {
-        wrapped = if_then_else::make(simplify(!idle), make_allocation(a.buffer, block::make(std::move(inside))));
-      } else {
-        wrapped = make_allocation(a.buffer, block::make(std::move(inside)), is_zero(idle) ? expr() : idle);
-      }
-      items.resize(first);
-      items.push_back(wrapped);
-      reach_with_frees.resize(first);
-      reach_with_frees.push_back(idle_together ? a.reach : nullptr);
-      is_free.resize(first);
-      is_free.push_back(false);
-    }
-    return block::make(std::move(items));
+    std::vector<level_item> items = level_items(l, std::move(continuation));
+    if (sync) make_stages(l, items, *sync);
+    std::vector<allocation> allocations = level_allocations(l, items);
+    hand_on_memory(allocations);
+    add_frees(items, allocations);
+    return wrap_allocations(std::move(items), allocations);
   }
 };
 
