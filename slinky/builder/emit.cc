@@ -364,7 +364,7 @@ class emitter {
     for (std::size_t k = 0; k < items.size(); ++k) {
       bool ordered = k + 1 < items.size();
       for (std::size_t x = 0; x < g_.funcs.size() && !ordered; ++x) {
-        ordered = runs_in(items[k], static_cast<int>(x), l) && slides_with(static_cast<int>(x), l);
+        ordered = runs_in(items[k], static_cast<int>(x), l) && bounds_.slides_with(static_cast<int>(x), l);
       }
       items[k].body = pipeline_stage(sync, k, items[k].body, ordered);
     }
@@ -495,15 +495,6 @@ public:
         views_[t].push_back(static_cast<int>(bi));
       }
     }
-  }
-
-  // True if func x slides with loop l.
-  bool slides_with(int x, loop_level l) const {
-    const std::vector<loop_level>& chain = g_.funcs[x].compute_chain;
-    for (int k : bounds_.slides[x]) {
-      if (k >= 0 && chain[k] == l) return true;
-    }
-    return false;
   }
 
   // The body of loop level l (or the root): the funcs computed there, then the continuation,
