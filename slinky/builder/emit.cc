@@ -13,11 +13,11 @@ namespace slinky {
 
 namespace {
 
-int index_of(const std::vector<var>& vars, var v) {
+std::optional<std::size_t> index_of(const std::vector<var>& vars, var v) {
   for (std::size_t i = 0; i < vars.size(); ++i) {
-    if (vars[i] == v) return static_cast<int>(i);
+    if (vars[i] == v) return i;
   }
-  return -1;
+  return std::nullopt;
 }
 
 // A statement of a level's body (docs/builder.md, emit_program): a func computed at the level,
@@ -182,6 +182,14 @@ class emitter {
     return block::make(std::move(copies));
   }
 
+  // The interval of variable v that func fi computes (bounds_inference::produce).
+  const interval_expr& produced(int fi, var v) const {
+    const std::optional<std::size_t> i = index_of(bounds_.vars[fi], v);
+    SLINKY_ASSERT(i, "bounds inference has an interval of each variable indexing a func's outputs, and a func "
+                     "loops over some of those");
+    return bounds_.produce[fi][*i];
+  }
+
   stmt emit_func(int fi) {
     const func_node& fn = g_.funcs[fi];
     const func& f = *fn.f;
@@ -214,14 +222,15 @@ class emitter {
       body = emit_level(level, body, pipelined ? &sync : nullptr);
       for (std::size_t o = 0; o < f.outputs().size(); ++o) {
         const std::vector<var>& dims = f.outputs()[o].dims;
-        const int d = index_of(dims, l.var);
-        if (d < 0) {
+        const std::optional<std::size_t> d = index_of(dims, l.var);
+        if (!d) {
           body = clone_buffer::make(syms[o][depth], syms[o][depth - 1], body);
         } else {
-          body = crop_dim::make(syms[o][depth], syms[o][depth - 1], d, bounds(u, u + l.step - 1), body);
+          const int dim = static_cast<int>(*d);
+          body = crop_dim::make(syms[o][depth], syms[o][depth - 1], dim, bounds(u, u + l.step - 1), body);
         }
       }
-      interval_expr range = bounds_.produce[fi][index_of(bounds_.vars[fi], l.var)];
+      interval_expr range = produced(fi, l.var);
       // The loop starts early enough for the windows sliding with it to warm up.
       range.min = bounds_.loop_start(level);
       if (!pipelined) {
@@ -235,7 +244,7 @@ class emitter {
     }
     for (std::size_t o = 0; o < f.outputs().size(); ++o) {
       box_expr region;
-      for (var v : f.outputs()[o].dims) region.push_back(bounds_.produce[fi][index_of(bounds_.vars[fi], v)]);
+      for (var v : f.outputs()[o].dims) region.push_back(produced(fi, v));
       body = crop_buffer::make(syms[o][1], syms[o][0], std::move(region), body);
     }
     return body;
