@@ -73,6 +73,17 @@ class graph_builder {
                       std::to_string(o.dims.size()) + " variables, but has rank " + std::to_string(o.buffer->rank()));
       }
     }
+    // A loop cuts the func's outputs along one of their variables.
+    for (const func::loop_info& l : f->loops()) {
+      bool found = false;
+      for (const func::output& o : f->outputs()) {
+        found = found || std::find(o.dims.begin(), o.dims.end(), l.var) != o.dims.end();
+      }
+      if (!found) {
+        builder_error("func " + name(f) + " loops over " + g_.ctx->name(l.var.sym()) +
+                      ", which indexes none of its outputs");
+      }
+    }
   }
 
   // Visits the producers of f's inputs, then appends f (post-order: producers first).

@@ -32,6 +32,19 @@ TEST(builder_misuse, cycle) {
   EXPECT_DEATH(build(), "cycle: func (f|g)");
 }
 
+TEST(builder_misuse, loop_over_a_variable_of_no_output) {
+  auto build = [] {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+    var x(ctx, "x"), z(ctx, "z");
+    func f = func::make(copy_1d, {{in, {point(x)}}}, {{out, {x}}}, {.name = "f"});
+    f.loops({{z, 1}});
+    build_pipeline(ctx, {in}, {out});
+  };
+  EXPECT_DEATH(build(), "func f loops over z, which indexes none of its outputs");
+}
+
 TEST(builder_misuse, buffer_produced_twice) {
   auto build = [] {
     node_context ctx;
