@@ -40,6 +40,21 @@ auto sum_3x3(write_counter& c) {
   };
 }
 
+// out(x, y) = the sum of in(x .. x + 5, y).
+index_t sum_6_columns(const buffer<const int>& in, const buffer<int>& out) {
+  for (index_t y = out.dim(1).min(); y <= out.dim(1).max(); ++y) {
+    for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) {
+      int sum = 0;
+      for (index_t k = 0; k <= 5; ++k) sum += in(x + k, y);
+      out(x, y) = sum;
+    }
+  }
+  return 0;
+}
+
+// Each case runs on a pool of 2 workers and without a pool.
+std::array<thread_pool*, 2> pool_or_none(thread_pool& pool) { return {&pool, nullptr}; }
+
 // A plain reference of the stages above.
 buffer<int, 2> reference(const buffer<int, 2>& in, const std::vector<std::string>& stages, index_t w, index_t h) {
   // Each 3x3 stage shrinks the valid region by 1 on each side; compute everything on in's domain.
@@ -179,7 +194,7 @@ struct run_2d {
 TEST(parallel_sliding, stencil_rows) {
   thread_pool_impl pool(2);
   for (index_t step : {1, 3, 5}) {
-    for (thread_pool* tp : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+    for (thread_pool* tp : pool_or_none(pool)) {
       chain c({"times_3", "sum_3x3"});
       c.last().loops({{c.y, step, loop::parallel}});
       chain::result r = c.run(tp, W, H);
@@ -194,7 +209,7 @@ TEST(parallel_sliding, stencil_rows) {
 TEST(parallel_sliding, stencil_chain_rows) {
   thread_pool_impl pool(2);
   for (index_t step : {1, 3, 4}) {
-    for (thread_pool* tp : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+    for (thread_pool* tp : pool_or_none(pool)) {
       chain c({"times_3", "sum_3x3", "sum_3x3"});
       c.last().loops({{c.y, step, loop::parallel}});
       chain::result r = c.run(tp, W, H);
@@ -369,7 +384,7 @@ TEST(parallel_sliding, invariant_producer_is_computed_once) {
 // of the 2 iterations in flight, not b's whole 6-column window (and b's the window plus a column).
 TEST(parallel_sliding, producer_moved_out_of_a_nested_loop_folds_to_its_columns) {
   thread_pool_impl pool(2);
-  for (thread_pool* tp : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+  for (thread_pool* tp : pool_or_none(pool)) {
     node_context ctx;
     auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
     auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
@@ -379,18 +394,7 @@ TEST(parallel_sliding, producer_moved_out_of_a_nested_loop_folds_to_its_columns)
     write_counter c_a, c_b;
     func f_a = func::make(times_3(c_a), {{in, {point(x), point(y)}}}, {{a, {x, y}}}, {.name = "a"});
     func f_b = func::make(times_3(c_b), {{a, {point(x), point(y)}}}, {{b, {x, y}}}, {.name = "b"});
-    func f_out = func::make(
-        [](const buffer<const int>& i, const buffer<int>& o) -> index_t {
-          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
-            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) {
-              int sum = 0;
-              for (index_t k = 0; k <= 5; ++k) sum += i(xx + k, yy);
-              o(xx, yy) = sum;
-            }
-          }
-          return 0;
-        },
-        {{b, {bounds(x, x + 5), point(y)}}}, {{out, {x, y}}}, {.name = "out"});
+    func f_out = func::make(sum_6_columns, {{b, {bounds(x, x + 5), point(y)}}}, {{out, {x, y}}}, {.name = "out"});
     f_b.loops({{x, 1}});
     f_out.loops({{x, 1, 2}});
     pipeline p = build_pipeline(ctx, {in}, {out});
@@ -549,7 +553,7 @@ TEST(parallel_sliding, stage_invariant_in_an_outer_loop_is_computed_once) {
 // a: a column of 2 rows, where storing it unfolded would take the column's H rows.
 TEST(parallel_sliding, client_storage_outside_a_parallel_loop_folds_for_the_iterations_in_flight) {
   thread_pool_impl pool(2);
-  for (thread_pool* tp : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+  for (thread_pool* tp : pool_or_none(pool)) {
     node_context ctx;
     auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
     auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
@@ -593,7 +597,7 @@ TEST(parallel_sliding, client_storage_outside_a_parallel_loop_folds_for_the_iter
 // in flight: columns 2x .. 2x + 4, (K - 1) * 2 + 3 = 5 columns (docs/threads.md).
 TEST(parallel_sliding, strided_window_folds_over_the_hull_of_the_iterations_in_flight) {
   thread_pool_impl pool(2);
-  for (thread_pool* tp : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+  for (thread_pool* tp : pool_or_none(pool)) {
     node_context ctx;
     auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
     auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
@@ -636,7 +640,7 @@ TEST(parallel_sliding, strided_window_folds_over_the_hull_of_the_iterations_in_f
 // (x + 5, x + 5), not the 6 x 6 box c's whole window would read.
 TEST(parallel_sliding, storage_inside_a_pipelined_loop_holds_what_one_iteration_reads) {
   thread_pool_impl pool(2);
-  for (thread_pool* tp : {static_cast<thread_pool*>(&pool), static_cast<thread_pool*>(nullptr)}) {
+  for (thread_pool* tp : pool_or_none(pool)) {
     node_context ctx;
     auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
     auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
@@ -653,18 +657,7 @@ TEST(parallel_sliding, storage_inside_a_pipelined_loop_holds_what_one_iteration_
           return 0;
         },
         {{a, {point(x), point(x)}}}, {{c, {x, y}}}, {.name = "c"});
-    func f_out = func::make(
-        [](const buffer<const int>& i, const buffer<int>& o) -> index_t {
-          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
-            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) {
-              int sum = 0;
-              for (index_t k = 0; k <= 5; ++k) sum += i(xx + k, yy);
-              o(xx, yy) = sum;
-            }
-          }
-          return 0;
-        },
-        {{c, {bounds(x, x + 5), point(y)}}}, {{out, {x, y}}}, {.name = "out"});
+    func f_out = func::make(sum_6_columns, {{c, {bounds(x, x + 5), point(y)}}}, {{out, {x, y}}}, {.name = "out"});
     f_out.loops({{x, 1, 2}});
     pipeline p = build_pipeline(ctx, {in}, {out});
 
