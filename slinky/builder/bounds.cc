@@ -1,27 +1,23 @@
-// Bounds inference, sliding windows and storage folding over the scheduled graph.
+// Bounds inference: the region of each func's outputs that must be computed where the func runs,
+// in each view, what an iteration produces, the region each buffer must cover, and the pipeline
+// outputs each func reaches. Sliding and warm-up starts are in bounds_sliding.cc, pipelined loops
+// in bounds_pipelining.cc, fold factors in bounds_folding.cc.
 #include "slinky/builder/bounds.h"
 
 #include <algorithm>
 #include <iterator>
 #include <optional>
-#include <thread>
 
-#include "slinky/base/arithmetic.h"
+#include "slinky/builder/bounds_internal.h"
 #include "slinky/runtime/node_mutator.h"
 
 namespace slinky {
 
+using internal::simplify_or_empty;
+
+namespace internal {
+
 namespace {
-
-// The union over all values of the symbols in `b` of the interval i: only non-empty intervals
-// contribute points, so it is the smallest min to the largest max.
-interval_expr widen(const interval_expr& i, const bounds_map& b) {
-  if (i.is_point()) return bounds_of(i.min, b);
-  return interval_expr(bounds_of(i.min, b).min, bounds_of(i.max, b).max);
-}
-
-// How an expression changes as a variable increases.
-enum class monotonic { constant, increasing, decreasing, unknown };
 
 monotonic negate(monotonic m) {
   switch (m) {
@@ -38,6 +34,8 @@ monotonic combine(monotonic a, monotonic b) {
   if (b == monotonic::constant || a == b) return a;
   return monotonic::unknown;
 }
+
+}  // namespace
 
 // A structural test: sums, differences, scaling and division by constants, min and max of
 // monotonic terms are monotonic.
@@ -62,139 +60,21 @@ monotonic is_monotonic(const expr& e, var v) {
   return monotonic::unknown;
 }
 
-// A value w of v such that the increasing expression e is <= t at v = w (and so for every v <=
-// w), as large as the structure of e allows; undefined if none can be found.
-expr solve_upper(const expr& e, var v, const expr& t) {
-  if (!depends_on(e, v)) return expr();
-  if (const variable* x = e.as<variable>()) return x->sym == v && x->field == buffer_field::none ? t : expr();
-  if (const add* op = e.as<add>()) {
-    if (!depends_on(op->b, v)) return solve_upper(op->a, v, t - op->b);
-    if (!depends_on(op->a, v)) return solve_upper(op->b, v, t - op->a);
-    return expr();
-  }
-  if (const sub* op = e.as<sub>()) {
-    if (!depends_on(op->b, v)) return solve_upper(op->a, v, t + op->b);
-    return expr();
-  }
-  if (const mul* op = e.as<mul>()) {
-    std::optional<index_t> c = as_constant(op->b);
-    // a * c <= t if a <= floor(t / c).
-    if (c && *c > 0) return solve_upper(op->a, v, t / *c);
-    return expr();
-  }
-  if (const div* op = e.as<div>()) {
-    std::optional<index_t> c = as_constant(op->b);
-    // floor(a / c) <= t if a <= t * c + c - 1.
-    if (c && *c > 0) return solve_upper(op->a, v, t * *c + (*c - 1));
-    return expr();
-  }
-  if (const minimum* op = e.as<minimum>()) {
-    // min(a, b) <= t if either is.
-    expr a = solve_upper(op->a, v, t);
-    expr b = solve_upper(op->b, v, t);
-    if (a.defined() && b.defined()) return max(a, b);
-    return a.defined() ? a : b;
-  }
-  if (const maximum* op = e.as<maximum>()) {
-    // max(a, b) <= t if both are; a term without v must be shown <= t.
-    expr a = depends_on(op->a, v) ? solve_upper(op->a, v, t) : expr();
-    expr b = depends_on(op->b, v) ? solve_upper(op->b, v, t) : expr();
-    if (!depends_on(op->a, v) && prove_true(op->a <= t)) return b;
-    if (!depends_on(op->b, v) && prove_true(op->b <= t)) return a;
-    if (a.defined() && b.defined()) return min(a, b);
-    return expr();
-  }
-  return expr();
-}
-
-// An upper bound of hi - lo, where the interval arithmetic of bounds_of cannot see one: the two
-// are the same expression up to constant offsets, products and floor divisions by the same
-// constant and clamps ((y + 1) / 2 - y / 2 <= 1; min(y + 1, n) - min(y - 1, n) <= 2; a clamp of the high end,
-// the last chunk of a loop, only lowers it).
-std::optional<index_t> difference_bound(const expr& hi, const expr& lo) {
-  if (match(hi, lo)) return 0;
-  // (a + k1) - (b + k2) = (a - b) + k1 - k2.
-  auto split = [](const expr& e, expr& a) -> index_t {
-    a = e;
-    if (const add* op = e.as<add>()) {
-      if (std::optional<index_t> k = as_constant(op->b)) {
-        a = op->a;
-        return *k;
-      }
-    }
-    return 0;
-  };
-  expr a, b;
-  const index_t ka = split(hi, a), kb = split(lo, b);
-  if (ka != 0 || kb != 0) {
-    std::optional<index_t> d = difference_bound(a, b);
-    if (d) return *d + ka - kb;
-  }
-  // p * c - q * c = (p - q) * c <= bound(p - q) * c for c > 0 (strided windows: x * 2).
-  const mul* ma = hi.as<mul>();
-  const mul* mb = lo.as<mul>();
-  if (ma && mb) {
-    std::optional<index_t> c = as_constant(ma->b);
-    if (c && *c > 0 && as_constant(mb->b) == c) {
-      std::optional<index_t> inner = difference_bound(ma->a, mb->a);
-      if (inner) return *inner * *c;
-    }
-  }
-  // floor(p / d) - floor(q / d) <= ceil((p - q) / d) for d > 0.
-  const div* da = hi.as<div>();
-  const div* db = lo.as<div>();
-  if (da && db) {
-    std::optional<index_t> d = as_constant(da->b);
-    if (d && *d > 0 && as_constant(db->b) == d) {
-      std::optional<index_t> inner = difference_bound(da->a, db->a);
-      if (inner) return ceil_div<index_t>(*inner, *d);
-    }
-  }
-  // min(p, n) - min(q, n) <= max(p - q, 0), and the same for max.
-  const minimum* mina = hi.as<minimum>();
-  const minimum* minb = lo.as<minimum>();
-  const maximum* maxa = hi.as<maximum>();
-  const maximum* maxb = lo.as<maximum>();
-  auto same_clamp = [](const expr& pa, const expr& pb, const expr& qa, const expr& qb) -> std::optional<index_t> {
-    std::optional<index_t> d;
-    if (match(pb, qb)) d = difference_bound(pa, qa);
-    if (!d && match(pa, qa)) d = difference_bound(pb, qb);
-    if (!d && match(pa, qb)) d = difference_bound(pb, qa);
-    if (!d && match(pb, qa)) d = difference_bound(pa, qb);
-    if (d) return std::max<index_t>(*d, 0);
-    return std::nullopt;
-  };
-  if (mina && minb) {
-    if (std::optional<index_t> d = same_clamp(mina->a, mina->b, minb->a, minb->b)) return d;
-  }
-  if (maxa && maxb) {
-    if (std::optional<index_t> d = same_clamp(maxa->a, maxa->b, maxb->a, maxb->b)) return d;
-  }
-  // min(p, q) <= p, and max(p, q) >= p: the tightest bound through either side.
-  std::optional<index_t> best;
-  auto consider = [&](std::optional<index_t> d) {
-    if (d && (!best || *d < *best)) best = d;
-  };
-  if (mina) {
-    consider(difference_bound(mina->a, lo));
-    consider(difference_bound(mina->b, lo));
-  }
-  if (maxb) {
-    consider(difference_bound(hi, maxb->a));
-    consider(difference_bound(hi, maxb->b));
-  }
-  return best;
-}
-
-expr difference_upper_bound(const expr& hi, const expr& lo) {
-  std::optional<index_t> d = difference_bound(hi, lo);
-  return d ? expr(*d) : expr();
-}
-
 interval_expr simplify_or_empty(const interval_expr& i) {
   // Nothing reads this variable's dimension: compute nothing.
   if (is_positive_infinity(i.min) && is_negative_infinity(i.max)) return interval_expr(0, -1);
   return simplify(i);
+}
+
+}  // namespace internal
+
+namespace {
+
+// The union over all values of the symbols in `b` of the interval i: only non-empty intervals
+// contribute points, so it is the smallest min to the largest max.
+interval_expr widen(const interval_expr& i, const bounds_map& b) {
+  if (i.is_point()) return bounds_of(i.min, b);
+  return interval_expr(bounds_of(i.min, b).min, bounds_of(i.max, b).max);
 }
 
 }  // namespace
@@ -319,39 +199,6 @@ box_expr bounds_inference::guard_need(box_expr need, int c, const std::vector<in
 interval_expr bounds_inference::loop_bounds(loop_level l, view which) const {
   const std::vector<interval_expr>& r = which == view::actual ? produce[l.func] : full[l.func];
   return r[index_of_var(l.func, g_.user_var(l))];
-}
-
-void bounds_inference::compute_loop_starts() {
-  std::vector<std::pair<loop_level, expr>> earliest;
-  for (const auto& s : starts_) {
-    auto i = std::find_if(earliest.begin(), earliest.end(), [&](const auto& e) { return e.first == s.first; });
-    if (i == earliest.end()) {
-      earliest.push_back(s);
-    } else {
-      i->second = simplify(min(i->second, s.second));
-    }
-  }
-  for (const auto& e : earliest) {
-    // Whole steps before the first value, so the iterations after warm-up are the same. The first
-    // value is the full region's: the loop's owner is computed before (it is a consumer).
-    const loop_level l = e.first;
-    const expr first = loop_bounds(l, view::full).min;
-    const expr step = g_.funcs[l.func].f->loops()[l.loop].step;
-    const expr start = simplify(first - align_up(max(first - e.second, 0), step));
-    loop_starts_.emplace_back(l, start);
-    if (!is_zero(simplify(first - start))) warm_up_.push_back(l);
-  }
-}
-
-bool bounds_inference::has_warm_up(loop_level l) const {
-  return std::find(warm_up_.begin(), warm_up_.end(), l) != warm_up_.end();
-}
-
-expr bounds_inference::loop_start(loop_level l) const {
-  for (const auto& s : loop_starts_) {
-    if (s.first == l) return s.second;
-  }
-  return loop_bounds(l).min;
 }
 
 const std::vector<interval_expr>& bounds_inference::crop_view(int fi, view which) const {
@@ -495,195 +342,6 @@ std::size_t bounds_inference::storage_depth(int fi) const {
   return depth;
 }
 
-void bounds_inference::find_pipelined_loops() {
-  // Each iteration in flight holds its window of the ring buffers, so the workers are bounded at
-  // build time.
-  auto pipeline = [&](loop_level l, bool ordered_stages) {
-    const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
-    // Stages wait for the previous iteration's, so more workers than stages would mostly wait.
-    // A loop whose only stage is its owner (which starts at once and only finishes in order)
-    // runs on as many workers as there are hardware threads.
-    index_t stages = 1;
-    for (const func_node& other : g_.funcs) stages += other.compute == l ? 1 : 0;
-    const unsigned hw = std::thread::hardware_concurrency();
-    index_t workers = ordered_stages || stages > 1 ? stages : std::max<index_t>(1, hw);
-    // No more iterations run at once than the machine has hardware threads: folding for more
-    // only makes the ring buffers larger (and slower, once they leave the cache).
-    if (hw) workers = std::min<index_t>(workers, hw);
-    if (std::optional<index_t> c = as_constant(info.max_workers)) workers = std::max<index_t>(1, std::min(workers, *c));
-    // Inside another parallel loop, which gives the parallelism, a pipelined loop runs serially:
-    // a worker waiting on a stage may run another pipeline's items (thread_pool.h), which could
-    // wait in turn for the first one.
-    const std::vector<loop_level> chain = g_.chain(l);
-    for (std::size_t j = 0; j + 1 < chain.size(); ++j) {
-      if (g_.funcs[chain[j].func].f->loops()[chain[j].loop].is_parallel()) workers = 1;
-    }
-    pipelined_.emplace_back(l, workers);
-  };
-  for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
-    for (int k : slides[fi]) {
-      if (k < 0) continue;
-      const loop_level l = g_.funcs[fi].compute_chain[k];
-      const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
-      if (!info.is_parallel() || pipelined(l)) continue;
-      // Iterations that write disjoint windows of what fi produces need no order among them,
-      // unless a buffer would fold along l (the outermost loop inside its storage): iterations in
-      // flight then take turns in its rows. (A buffer kept outside the loop to slide along a
-      // serial loop further out folds along that one.)
-      bool ordered = false;
-      for (const func::output& o : g_.funcs[fi].f->outputs()) {
-        const int bi = g_.buffer_index(o.buffer.get());
-        if (g_.buffers[bi].is_output) continue;
-        ordered = ordered || windows_overlap(bi, l) || fold_loop(bi) == l;
-      }
-      if (ordered) pipeline(l, /*ordered_stages=*/true);
-    }
-  }
-  // A buffer stored outside a parallel loop whose producer does not slide with it (it runs in a
-  // loop inside l whose range moves with l, say) but whose windows move with l and are disjoint
-  // across its iterations: pipelined, the iterations in flight take turns in a ring buffer of
-  // their windows, instead of each writing its own part of a buffer as large as all of them.
-  // (Windows that overlap without sliding are left as they are: iterations in flight would write
-  // the same elements.)
-  for (std::size_t bi = 0; bi < g_.buffers.size(); ++bi) {
-    const buffer_node& b = g_.buffers[bi];
-    if (b.producer < 0 || b.is_output || b.is_input) continue;
-    const std::optional<loop_level> l = fold_loop(static_cast<int>(bi));
-    if (!l || pipelined(*l) || !g_.funcs[l->func].f->loops()[l->loop].is_parallel()) continue;
-    if (!window_moves(static_cast<int>(bi), *l) || windows_overlap(static_cast<int>(bi), *l)) continue;
-    pipeline(*l, /*ordered_stages=*/false);
-  }
-}
-
-box_expr bounds_inference::window_in_iteration(int buffer, loop_level l) const {
-  const buffer_node& b = g_.buffers[buffer];
-  if (b.producer < 0) return {};
-  const int fi = b.producer;
-  const func_node& fn = g_.funcs[fi];
-  if (std::find(fn.compute_chain.begin(), fn.compute_chain.end(), l) == fn.compute_chain.end()) return {};
-  box_expr window;
-  for (const func::output& o : fn.f->outputs()) {
-    if (o.buffer.get() != b.buffer.get()) continue;
-    for (var v : o.dims) window.push_back(full[fi][index_of_var(fi, v)]);
-  }
-  // Over the loops inside l: what one iteration of l needs.
-  return lift(window, fn.compute_chain, l, view::full, /*warm_up=*/false);
-}
-
-bool bounds_inference::window_moves(int buffer, loop_level l) const {
-  const box_expr window = window_in_iteration(buffer, l);
-  const var v = g_.loop_var(l);
-  return std::any_of(window.begin(), window.end(), [&](const interval_expr& i) { return depends_on(i, v); });
-}
-
-bool bounds_inference::windows_overlap(int buffer, loop_level l) const {
-  const box_expr window = window_in_iteration(buffer, l);
-  const var v = g_.loop_var(l);
-  const expr& step = g_.funcs[l.func].f->loops()[l.loop].step;
-  // Within the loop (after its first iteration, which has no previous one).
-  bounds_map loop_range;
-  const interval_expr range = loop_bounds(l, view::full);
-  loop_range[v] = interval_expr(simplify(range.min + step), range.max);
-  for (const interval_expr& i : window) {
-    if (!depends_on(i, v)) continue;
-    const interval_expr prev = substitute(i, v, v - step);
-    const monotonic lo = is_monotonic(i.min, v);
-    const monotonic hi = is_monotonic(i.max, v);
-    // Overlapping unless proven disjoint in every iteration: a window that overlaps the previous
-    // one in some iterations only (x / 2 over x, say) still computes those values twice.
-    if (lo == monotonic::increasing && hi == monotonic::increasing) {
-      if (!prove_true(prev.max < i.min, loop_range)) return true;
-    } else if (lo == monotonic::decreasing && hi == monotonic::decreasing) {
-      if (!prove_true(i.max < prev.min, loop_range)) return true;
-    }
-  }
-  return false;
-}
-
-bool bounds_inference::slides_with(int fi, loop_level l) const {
-  const func_node& fn = g_.funcs[fi];
-  for (int k : slides[fi]) {
-    if (k >= 0 && fn.compute_chain[k] == l) return true;
-  }
-  return false;
-}
-
-bool bounds_inference::pipelined(loop_level l) const {
-  return std::any_of(pipelined_.begin(), pipelined_.end(), [&](const auto& p) { return p.first == l; });
-}
-
-index_t bounds_inference::pipeline_workers(loop_level l) const {
-  for (const auto& p : pipelined_) {
-    if (p.first == l) return p.second;
-  }
-  return 1;
-}
-
-// Decides which dimensions of func fi slide with which loop: a serial loop inside the storage
-// of its outputs (so what earlier iterations computed is still there), a dimension that moves
-// with that loop alone and monotonically, and a warm-up start that can be solved for. Each
-// iteration then computes only the part of the steady window the previous one did not.
-void bounds_inference::decide_slides(int fi) {
-  const func_node& fn = g_.funcs[fi];
-  slides[fi].assign(vars[fi].size(), -1);
-  slides_up[fi].assign(vars[fi].size(), true);
-  steady_produce[fi] = steady[fi];
-  const std::size_t depth = storage_depth(fi);
-  if (depth >= fn.compute_chain.size()) return;
-  const loop_level storage = depth == 0 ? loop_level() : fn.compute_chain[depth - 1];
-  box_expr total(full[fi].begin(), full[fi].end());
-  total = lift(total, fn.compute_chain, storage, view::full);
-  for (std::size_t k = depth; k < fn.compute_chain.size(); ++k) {
-    const loop_level l = fn.compute_chain[k];
-    // A parallel loop slides too: it is then pipelined (see find_pipelined_loops).
-    const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
-    const var v = g_.loop_var(l);
-    // The loop's owner must compute its whole range of v: a loop that is itself a slice of a
-    // sliding window would restart its warm-up over values computed before.
-    if (slides[l.func][index_of_var(l.func, g_.user_var(l))] >= 0) continue;
-    // A loop inside l whose range moves with l (over a diagonal, say) is empty in some
-    // iterations of l, its warm-up ones first: the func does not run in them, and the part of
-    // its window they should compute never would be.
-    bool inner_loop_moves = false;
-    for (std::size_t m = k + 1; m < fn.compute_chain.size(); ++m) {
-      inner_loop_moves = inner_loop_moves || depends_on(loop_bounds(fn.compute_chain[m], view::full), v);
-    }
-    if (inner_loop_moves) continue;
-    // A window moving in several dimensions with one loop does not leave a box to compute.
-    int moving = 0;
-    for (const interval_expr& i : steady[fi]) moving += depends_on(i, v) ? 1 : 0;
-    if (moving > 1) continue;
-    for (std::size_t j = 0; j < vars[fi].size(); ++j) {
-      const interval_expr& i = steady[fi][j];
-      if (slides[fi][j] >= 0 || !depends_on(i, v)) continue;
-      bool other_loop = false;
-      for (loop_level other : fn.compute_chain) {
-        other_loop = other_loop || (other != l && depends_on(i, g_.loop_var(other)));
-      }
-      if (other_loop) continue;
-      const monotonic lo = is_monotonic(i.min, v);
-      const monotonic hi = is_monotonic(i.max, v);
-      const interval_expr prev = substitute(i, v, v - info.step);
-      interval_expr trimmed = i;
-      expr last_before;
-      const bool up = lo == monotonic::increasing && hi == monotonic::increasing;
-      const bool down = lo == monotonic::decreasing && hi == monotonic::decreasing;
-      if (up) {
-        trimmed.min = max(i.min, prev.max + 1);
-        last_before = solve_upper(i.max, v, total[j].min - 1);
-      } else if (down) {
-        trimmed.max = min(i.max, prev.min - 1);
-        last_before = solve_upper(simplify(-i.min), v, -(total[j].max + 1));
-      }
-      if (!last_before.defined()) continue;
-      slides[fi][j] = static_cast<int>(k);
-      slides_up[fi][j] = up;
-      steady_produce[fi][j] = simplify(trimmed);
-      starts_.emplace_back(l, simplify(last_before + info.step));
-    }
-  }
-}
-
 void bounds_inference::infer_func(int fi) {
   const func_node& fn = g_.funcs[fi];
   // The loops around the func bound their variables: with them, clamps that cannot bind
@@ -740,83 +398,6 @@ void bounds_inference::infer_func(int fi) {
     }
     p = simplify(p & total[j], loops);
   }
-}
-
-std::optional<loop_level> bounds_inference::fold_loop(int buffer) const {
-  const buffer_node& b = g_.buffers[buffer];
-  const std::vector<loop_level>& chain = g_.funcs[b.producer].compute_chain;
-  // The outermost loop inside the storage level: the buffer lives across its iterations.
-  std::size_t k = 0;
-  if (!b.store.root()) {
-    auto i = std::find(chain.begin(), chain.end(), b.store);
-    if (i == chain.end()) return std::nullopt;
-    k = i - chain.begin() + 1;
-  }
-  if (k >= chain.size()) return std::nullopt;
-  return chain[k];
-}
-
-std::vector<expr> bounds_inference::fold_factors(int buffer) const {
-  const buffer_node& b = g_.buffers[buffer];
-  const int fi = b.producer;
-  const func_node& fn = g_.funcs[fi];
-  std::vector<expr> result(b.buffer->rank());
-  const std::optional<loop_level> folded_along = fold_loop(buffer);
-  if (!folded_along) return result;
-  const loop_level l = *folded_along;
-  const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
-  // The iterations of a parallel loop that is not pipelined may all run at once.
-  if (info.is_parallel() && !pipelined(l)) return result;
-  // What is live in one iteration of that loop: the steady window (warm-up and the last
-  // iterations only ever need less). A func moved out of a loop to be a stage of a pipelined loop
-  // of its own (see parallel_storage.h) is computed outside its consumers' inner loops: its
-  // steady window is their needs over those whole loops, which do not slide the way the
-  // consumers do; what they actually read in one iteration bounds what is live.
-  std::vector<interval_expr> actual_needs;
-  if (!fn.hoisted_to.root()) {
-    actual_needs = needs_of_consumers(fi, view::actual);
-    for (interval_expr& i : actual_needs) i = simplify_or_empty(i);
-  }
-  const std::vector<interval_expr>& live = fn.hoisted_to.root() ? steady[fi] : actual_needs;
-  box_expr window;
-  for (const func::output& o : fn.f->outputs()) {
-    if (o.buffer.get() != b.buffer.get()) continue;
-    for (var v : o.dims) window.push_back(live[index_of_var(fi, v)]);
-  }
-  // Over the loops inside l, including their warm-up iterations: the func runs in them too
-  // (a window moving with both an inner loop and l is wider by the inner warm-up).
-  window = lift(window, fn.compute_chain, l, view::steady, /*warm_up=*/true);
-  bounds_map loop_range;
-  const var v = g_.loop_var(l);
-  loop_range[v] = interval_expr(loop_start(l), loop_bounds(l).max);
-  // A pipelined loop has up to `workers` consecutive iterations in flight (its iterations finish
-  // in order): what is live is the hull of their windows.
-  const index_t workers = info.is_parallel() ? pipeline_workers(l) : 1;
-  for (std::size_t d = 0; d < window.size(); ++d) {
-    if (!depends_on(window[d], v)) continue;
-    if (workers > 1) {
-      const interval_expr last = substitute(window[d], v, v + info.step * (workers - 1));
-      const monotonic lo = is_monotonic(window[d].min, v);
-      const monotonic hi = is_monotonic(window[d].max, v);
-      if (lo == monotonic::increasing && hi == monotonic::increasing) {
-        window[d].max = simplify(last.max);
-      } else if (lo == monotonic::decreasing && hi == monotonic::decreasing) {
-        window[d].min = simplify(last.min);
-      } else {
-        // Not monotonic: the hull of the first and last window need not bound the others.
-        continue;
-      }
-    }
-    expr extent = simplify(window[d].max - window[d].min + 1);
-    expr largest = bounds_of(extent, loop_range).max;
-
-    expr difference = difference_upper_bound(window[d].max, window[d].min);
-    if (difference.defined()) largest = largest.defined() ? min(largest, difference + 1) : difference + 1;
-    if (!largest.defined() || is_infinity(largest)) continue;
-    // Never larger than the whole allocation (when the step exceeds the extent).
-    result[d] = simplify(max(min(largest, needed[buffer][d].extent()), 1));
-  }
-  return result;
 }
 
 }  // namespace slinky

@@ -1,7 +1,9 @@
 // Bounds inference, sliding windows and storage folding: the region of each func's outputs
 // that must be computed where the func runs, what each iteration of a serial loop computes
 // given what earlier iterations did, where each loop starts, and the fold factor of each
-// intermediate. See docs/builder.md ("Bounds", "Sliding window and folding").
+// intermediate. See docs/builder.md (bounds_inference, and "Sliding window and folding").
+// Regions are inferred in bounds.cc, sliding and warm-up starts decided in bounds_sliding.cc,
+// pipelined loops in bounds_pipelining.cc and fold factors in bounds_folding.cc.
 //
 // A func's region at its compute location is the union, over its consumers, of the intervals
 // they read for each point they produce, taken over the crop they produce at their call and
