@@ -8,6 +8,7 @@
 #include <iterator>
 #include <optional>
 
+#include "slinky/base/assert.h"
 #include "slinky/builder/bounds_internal.h"
 #include "slinky/runtime/node_mutator.h"
 
@@ -79,12 +80,19 @@ interval_expr widen(const interval_expr& i, const bounds_map& b) {
 
 }  // namespace
 
-int bounds_inference::index_of_var(int fi, var v) const {
+std::optional<std::size_t> bounds_inference::find_var(int fi, var v) const {
   const std::vector<var>& vs = vars[fi];
   for (std::size_t i = 0; i < vs.size(); ++i) {
-    if (vs[i] == v) return static_cast<int>(i);
+    if (vs[i] == v) return i;
   }
-  return -1;
+  return std::nullopt;
+}
+
+std::size_t bounds_inference::index_of_var(int fi, var v) const {
+  const std::optional<std::size_t> i = find_var(fi, v);
+  SLINKY_ASSERT(i, "bounds_inference: the variable is not one of the func's output dims (check_graph rejects a "
+                   "loop over such a variable)");
+  return *i;
 }
 
 bounds_inference::bounds_inference(const graph& g)
@@ -94,7 +102,7 @@ bounds_inference::bounds_inference(const graph& g)
   for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) {
     for (const func::output& o : g.funcs[fi].f->outputs()) {
       for (var v : o.dims) {
-        if (index_of_var(fi, v) < 0) vars[fi].push_back(v);
+        if (!find_var(fi, v)) vars[fi].push_back(v);
       }
     }
   }

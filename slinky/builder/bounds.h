@@ -13,6 +13,7 @@
 #ifndef SLINKY_BUILDER_BOUNDS_H
 #define SLINKY_BUILDER_BOUNDS_H
 
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -133,7 +134,11 @@ private:
   std::optional<loop_level> fold_loop(int buffer) const;
   std::vector<expr> fold_factors(int buffer) const;
   std::size_t storage_depth(int fi) const;
-  int index_of_var(int fi, var v) const;
+  // The index of variable v among func fi's vars, if it is one of them.
+  std::optional<std::size_t> find_var(int fi, var v) const;
+  // The index of variable v among func fi's vars, which it must be: every dim of the func's
+  // outputs is one, and check_graph rejects a loop over any other variable.
+  std::size_t index_of_var(int fi, var v) const;
 };
 
 }  // namespace slinky
