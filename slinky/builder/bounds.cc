@@ -81,7 +81,7 @@ interval_expr widen(const interval_expr& i, const bounds_map& b) {
 }  // namespace
 
 std::optional<std::size_t> bounds_inference::find_var(int fi, var v) const {
-  const std::vector<var>& vs = vars[fi];
+  const std::vector<var>& vs = funcs[fi].vars;
   for (std::size_t i = 0; i < vs.size(); ++i) {
     if (vs[i] == v) return i;
   }
@@ -96,13 +96,11 @@ std::size_t bounds_inference::index_of_var(int fi, var v) const {
 }
 
 bounds_inference::bounds_inference(const graph& g)
-    : g_(g), vars(g.funcs.size()), full(g.funcs.size()), steady(g.funcs.size()), steady_produce(g.funcs.size()),
-      regions(g.funcs.size()), produce(g.funcs.size()), slides(g.funcs.size()), slides_up(g.funcs.size()),
-      folds(g.buffers.size()), needed(g.buffers.size()) {
+    : g_(g), funcs(g.funcs.size()), folds(g.buffers.size()), needed(g.buffers.size()) {
   for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) {
     for (const func::output& o : g.funcs[fi].f->outputs()) {
       for (var v : o.dims) {
-        if (!find_var(fi, v)) vars[fi].push_back(v);
+        if (!find_var(fi, v)) funcs[fi].vars.push_back(v);
       }
     }
   }
@@ -111,10 +109,10 @@ bounds_inference::bounds_inference(const graph& g)
   // windows and where loops must start; the second what each iteration computes, which needs
   // the final loop starts (warm-up iterations read too).
   for (int fi = static_cast<int>(g.funcs.size()) - 1; fi >= 0; --fi) {
-    full[fi] = needs_of_consumers(fi, view::full);
-    for (interval_expr& i : full[fi]) i = simplify_or_empty(i);
-    steady[fi] = needs_of_consumers(fi, view::steady);
-    for (interval_expr& i : steady[fi]) i = simplify_or_empty(i);
+    funcs[fi].full = needs_of_consumers(fi, view::full);
+    for (interval_expr& i : funcs[fi].full) i = simplify_or_empty(i);
+    funcs[fi].steady = needs_of_consumers(fi, view::steady);
+    for (interval_expr& i : funcs[fi].steady) i = simplify_or_empty(i);
     decide_slides(fi);
   }
   compute_loop_starts();
@@ -127,7 +125,7 @@ bounds_inference::bounds_inference(const graph& g)
       box_expr total;
       for (const func::output& o : g.funcs[b.producer].f->outputs()) {
         if (o.buffer.get() != b.buffer.get()) continue;
-        for (var v : o.dims) total.push_back(full[b.producer][index_of_var(b.producer, v)]);
+        for (var v : o.dims) total.push_back(funcs[b.producer].full[index_of_var(b.producer, v)]);
       }
       const std::vector<loop_level>& chain = g.funcs[b.producer].compute_chain;
       needed[bi] = lift(total, chain, b.store, view::full) & lift(total, chain, loop_level(), view::full);
@@ -137,7 +135,7 @@ bounds_inference::bounds_inference(const graph& g)
         box_expr actual;
         for (const func::output& o : g.funcs[b.producer].f->outputs()) {
           if (o.buffer.get() != b.buffer.get()) continue;
-          for (var v : o.dims) actual.push_back(regions[b.producer][index_of_var(b.producer, v)]);
+          for (var v : o.dims) actual.push_back(funcs[b.producer].regions[index_of_var(b.producer, v)]);
         }
         needed[bi] = needed[bi] & lift(actual, chain, b.store, view::actual);
       }
@@ -205,17 +203,17 @@ box_expr bounds_inference::guard_need(box_expr need, int c, const std::vector<in
 }
 
 interval_expr bounds_inference::loop_bounds(loop_level l, view which) const {
-  const std::vector<interval_expr>& r = which == view::actual ? produce[l.func] : full[l.func];
+  const std::vector<interval_expr>& r = which == view::actual ? funcs[l.func].produce : funcs[l.func].full;
   return r[index_of_var(l.func, g_.user_var(l))];
 }
 
 const std::vector<interval_expr>& bounds_inference::crop_view(int fi, view which) const {
   switch (which) {
-  case view::full: return full[fi];
-  case view::steady: return steady_produce[fi];
-  case view::actual: return produce[fi];
+  case view::full: return funcs[fi].full;
+  case view::steady: return funcs[fi].steady_produce;
+  case view::actual: return funcs[fi].produce;
   }
-  return full[fi];
+  return funcs[fi].full;
 }
 
 interval_expr bounds_inference::crop_at_call(int fi, var v, view which) const {
@@ -239,7 +237,7 @@ box_expr bounds_inference::need_at_call(int fi, int buffer, view which) const {
   const func& f = *g_.funcs[fi].f;
   const buffer_expr* b = g_.buffers[buffer].buffer.get();
   bounds_map crops;
-  for (var v : vars[fi]) crops[v] = crop_at_call(fi, v, which);
+  for (var v : funcs[fi].vars) crops[v] = crop_at_call(fi, v, which);
   box_expr result(b->rank(), interval_expr::none());
   for (const func::input& i : f.inputs()) {
     if (i.buffer.get() != b) continue;
@@ -284,7 +282,7 @@ box_expr bounds_inference::output_region(int buffer) const {
   for (const func::output& o : g_.funcs[b.producer].f->outputs()) {
     if (o.buffer.get() != b.buffer.get()) continue;
     box_expr result;
-    for (var v : o.dims) result.push_back(produce[b.producer][index_of_var(b.producer, v)]);
+    for (var v : o.dims) result.push_back(funcs[b.producer].produce[index_of_var(b.producer, v)]);
     return result;
   }
   return box_expr();
@@ -292,7 +290,7 @@ box_expr bounds_inference::output_region(int buffer) const {
 
 std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view which) const {
   const func_node& fn = g_.funcs[fi];
-  std::vector<interval_expr> region(vars[fi].size(), interval_expr::none());
+  std::vector<interval_expr> region(funcs[fi].vars.size(), interval_expr::none());
   for (const func::output& o : fn.f->outputs()) {
     const int bi = g_.buffer_index(o.buffer.get());
     const buffer_node& b = g_.buffers[bi];
@@ -351,6 +349,7 @@ std::size_t bounds_inference::storage_depth(int fi) const {
 }
 
 void bounds_inference::infer_func(int fi) {
+  func_bounds& fb = funcs[fi];
   const func_node& fn = g_.funcs[fi];
   // The loops around the func bound their variables: with them, clamps that cannot bind
   // simplify away, so regions stay small along chains of funcs (without them, each stage
@@ -365,40 +364,40 @@ void bounds_inference::infer_func(int fi) {
   }
   // Simplified without the loops' bounds: the previous iteration's window is found by
   // substituting v - step for v, which is outside those bounds in the first iteration.
-  regions[fi] = needs_of_consumers(fi, view::actual);
-  for (interval_expr& i : regions[fi]) i = simplify_or_empty(i);
+  fb.regions = needs_of_consumers(fi, view::actual);
+  for (interval_expr& i : fb.regions) i = simplify_or_empty(i);
   // Never more than the total the func must compute where its outputs are stored.
   const std::size_t depth = storage_depth(fi);
   const loop_level storage = depth == 0 ? loop_level() : fn.compute_chain[depth - 1];
-  const box_expr whole(full[fi].begin(), full[fi].end());
+  const box_expr whole(fb.full.begin(), fb.full.end());
   // Also within the total over every loop: warm-up iterations of a loop outside the storage
   // must not make a func compute beyond what anything needs.
   // And within this iteration's full window: the producers of a func stored inside the loop
   // provide no more (a region simplified as if an empty crop were not empty can be larger).
   box_expr total = lift(whole, fn.compute_chain, storage, view::full) &
                    lift(whole, fn.compute_chain, loop_level(), view::full) & whole;
-  produce[fi] = regions[fi];
-  for (std::size_t j = 0; j < vars[fi].size(); ++j) {
-    interval_expr& p = produce[fi][j];
-    const int k = slides[fi][j];
+  fb.produce = fb.regions;
+  for (std::size_t j = 0; j < fb.vars.size(); ++j) {
+    interval_expr& p = fb.produce[j];
+    const int k = fb.slides[j];
     // What the previous iteration computed covers this one's other dimensions only if they do
     // not move with the loop. (The steady window's do not, or the dimension would not slide; the
     // region's may, where an empty crop was simplified as if it were not, e.g. x % 2 as x over a
     // crop of one point: the iteration before computed nothing then.)
     bool others_fixed = true;
-    for (std::size_t jj = 0; k >= 0 && jj < vars[fi].size(); ++jj) {
-      if (jj != j && depends_on(regions[fi][jj], g_.loop_var(fn.compute_chain[k]))) others_fixed = false;
+    for (std::size_t jj = 0; k >= 0 && jj < fb.vars.size(); ++jj) {
+      if (jj != j && depends_on(fb.regions[jj], g_.loop_var(fn.compute_chain[k]))) others_fixed = false;
     }
     if (k >= 0 && others_fixed) {
       const func::loop_info& info = g_.funcs[fn.compute_chain[k].func].f->loops()[fn.compute_chain[k].loop];
       const var v = g_.loop_var(fn.compute_chain[k]);
-      const interval_expr prev = substitute(regions[fi][j], v, v - info.step);
+      const interval_expr prev = substitute(fb.regions[j], v, v - info.step);
       // The previous iteration computed at least the hull of its region and its steady window.
       // Before the first iteration that hull must be below what is needed: the steady window
       // is (the loop starts early enough for it), the region need not be (it may be an empty
       // crop widened to a non-empty interval), so the trim is limited by both.
-      const interval_expr prev_steady = substitute(steady[fi][j], v, v - info.step);
-      if (slides_up[fi][j]) {
+      const interval_expr prev_steady = substitute(fb.steady[j], v, v - info.step);
+      if (fb.slides_up[j]) {
         p.min = max(p.min, min(prev.max, prev_steady.max) + 1);
       } else {
         p.max = min(p.max, max(prev.min, prev_steady.min) - 1);

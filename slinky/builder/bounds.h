@@ -36,17 +36,24 @@ public:
   //   it this iteration computes (less what earlier iterations computed, within full).
   enum class view { full, steady, actual };
 
-  // For each func, its variables: the union of its outputs' dims, in order of appearance.
-  std::vector<std::vector<var>> vars;
-  std::vector<std::vector<interval_expr>> full;
-  std::vector<std::vector<interval_expr>> steady;
-  std::vector<std::vector<interval_expr>> steady_produce;
-  std::vector<std::vector<interval_expr>> regions;
-  std::vector<std::vector<interval_expr>> produce;
-  // For each func and variable, the index in the func's compute_chain of the loop the variable's
-  // dimension slides with (or -1), and whether the window moves up (or down) with the loop.
-  std::vector<std::vector<int>> slides;
-  std::vector<std::vector<bool>> slides_up;
+  // The bounds of one func: one entry per variable, in the order of vars.
+  struct func_bounds {
+    // The func's variables: the union of its outputs' dims, in order of appearance.
+    std::vector<var> vars;
+    // Its region in each view (above): full, steady, and regions (the actual view); and what an
+    // iteration computes, in the steady view (steady_produce) and in the actual one (produce).
+    std::vector<interval_expr> full;
+    std::vector<interval_expr> steady;
+    std::vector<interval_expr> steady_produce;
+    std::vector<interval_expr> regions;
+    std::vector<interval_expr> produce;
+    // The index in the func's compute_chain of the loop the variable's dimension slides with (or
+    // -1), and whether the window moves up (or down) with the loop.
+    std::vector<int> slides;
+    std::vector<bool> slides_up;
+  };
+  // For each func.
+  std::vector<func_bounds> funcs;
   // For each buffer and dimension, the fold factor of its allocation (undefined: not folded).
   std::vector<std::vector<expr>> folds;
   // For each buffer, the region its consumers need at the root (inputs and outputs) or at its

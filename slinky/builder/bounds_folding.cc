@@ -145,7 +145,7 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
     actual_needs = needs_of_consumers(fi, view::actual);
     for (interval_expr& i : actual_needs) i = simplify_or_empty(i);
   }
-  const std::vector<interval_expr>& live = fn.hoisted_to.root() ? steady[fi] : actual_needs;
+  const std::vector<interval_expr>& live = fn.hoisted_to.root() ? funcs[fi].steady : actual_needs;
   box_expr window;
   for (const func::output& o : fn.f->outputs()) {
     if (o.buffer.get() != b.buffer.get()) continue;

@@ -48,7 +48,7 @@ void bounds_inference::find_pipelined_loops() {
     pipelined_.emplace_back(l, workers);
   };
   for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
-    for (int k : slides[fi]) {
+    for (int k : funcs[fi].slides) {
       if (k < 0) continue;
       const loop_level l = g_.funcs[fi].compute_chain[k];
       const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
@@ -91,7 +91,7 @@ box_expr bounds_inference::window_in_iteration(int buffer, loop_level l) const {
   box_expr window;
   for (const func::output& o : fn.f->outputs()) {
     if (o.buffer.get() != b.buffer.get()) continue;
-    for (var v : o.dims) window.push_back(full[fi][index_of_var(fi, v)]);
+    for (var v : o.dims) window.push_back(funcs[fi].full[index_of_var(fi, v)]);
   }
   // Over the loops inside l: what one iteration of l needs.
   return lift(window, fn.compute_chain, l, view::full, /*warm_up=*/false);

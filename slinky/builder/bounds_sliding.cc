@@ -77,14 +77,15 @@ expr solve_upper(const expr& e, var v, const expr& t) {
 // with that loop alone and monotonically, and a warm-up start that can be solved for. Each
 // iteration then computes only the part of the steady window the previous one did not.
 void bounds_inference::decide_slides(int fi) {
+  func_bounds& fb = funcs[fi];
   const func_node& fn = g_.funcs[fi];
-  slides[fi].assign(vars[fi].size(), -1);
-  slides_up[fi].assign(vars[fi].size(), true);
-  steady_produce[fi] = steady[fi];
+  fb.slides.assign(fb.vars.size(), -1);
+  fb.slides_up.assign(fb.vars.size(), true);
+  fb.steady_produce = fb.steady;
   const std::size_t depth = storage_depth(fi);
   if (depth >= fn.compute_chain.size()) return;
   const loop_level storage = depth == 0 ? loop_level() : fn.compute_chain[depth - 1];
-  box_expr total(full[fi].begin(), full[fi].end());
+  box_expr total(fb.full.begin(), fb.full.end());
   total = lift(total, fn.compute_chain, storage, view::full);
   for (std::size_t k = depth; k < fn.compute_chain.size(); ++k) {
     const loop_level l = fn.compute_chain[k];
@@ -93,7 +94,7 @@ void bounds_inference::decide_slides(int fi) {
     const var v = g_.loop_var(l);
     // The loop's owner must compute its whole range of v: a loop that is itself a slice of a
     // sliding window would restart its warm-up over values computed before.
-    if (slides[l.func][index_of_var(l.func, g_.user_var(l))] >= 0) continue;
+    if (funcs[l.func].slides[index_of_var(l.func, g_.user_var(l))] >= 0) continue;
     // A loop inside l whose range moves with l (over a diagonal, say) is empty in some
     // iterations of l, its warm-up ones first: the func does not run in them, and the part of
     // its window they should compute never would be.
@@ -104,11 +105,11 @@ void bounds_inference::decide_slides(int fi) {
     if (inner_loop_moves) continue;
     // A window moving in several dimensions with one loop does not leave a box to compute.
     int moving = 0;
-    for (const interval_expr& i : steady[fi]) moving += depends_on(i, v) ? 1 : 0;
+    for (const interval_expr& i : fb.steady) moving += depends_on(i, v) ? 1 : 0;
     if (moving > 1) continue;
-    for (std::size_t j = 0; j < vars[fi].size(); ++j) {
-      const interval_expr& i = steady[fi][j];
-      if (slides[fi][j] >= 0 || !depends_on(i, v)) continue;
+    for (std::size_t j = 0; j < fb.vars.size(); ++j) {
+      const interval_expr& i = fb.steady[j];
+      if (fb.slides[j] >= 0 || !depends_on(i, v)) continue;
       bool other_loop = false;
       for (loop_level other : fn.compute_chain) {
         other_loop = other_loop || (other != l && depends_on(i, g_.loop_var(other)));
@@ -129,9 +130,9 @@ void bounds_inference::decide_slides(int fi) {
         last_before = solve_upper(simplify(-i.min), v, -(total[j].max + 1));
       }
       if (!last_before.defined()) continue;
-      slides[fi][j] = static_cast<int>(k);
-      slides_up[fi][j] = up;
-      steady_produce[fi][j] = simplify(trimmed);
+      fb.slides[j] = static_cast<int>(k);
+      fb.slides_up[j] = up;
+      fb.steady_produce[j] = simplify(trimmed);
       starts_.emplace_back(l, simplify(last_before + info.step));
     }
   }
@@ -172,7 +173,7 @@ expr bounds_inference::loop_start(loop_level l) const {
 
 bool bounds_inference::slides_with(int fi, loop_level l) const {
   const func_node& fn = g_.funcs[fi];
-  for (int k : slides[fi]) {
+  for (int k : funcs[fi].slides) {
     if (k >= 0 && fn.compute_chain[k] == l) return true;
   }
   return false;

@@ -182,12 +182,12 @@ class emitter {
     return block::make(std::move(copies));
   }
 
-  // The interval of variable v that func fi computes (bounds_inference::produce).
+  // The interval of variable v that func fi computes (bounds_inference::func_bounds::produce).
   const interval_expr& produced(int fi, var v) const {
-    const std::optional<std::size_t> i = index_of(bounds_.vars[fi], v);
+    const std::optional<std::size_t> i = index_of(bounds_.funcs[fi].vars, v);
     SLINKY_ASSERT(i, "bounds inference has an interval of each variable indexing a func's outputs, and a func "
                      "loops over some of those");
-    return bounds_.produce[fi][*i];
+    return bounds_.funcs[fi].produce[*i];
   }
 
   stmt emit_func(int fi) {

@@ -101,7 +101,7 @@ bool hoist_invariant_funcs(graph& g, const bounds_inference& bounds) {
     // The outermost loop of the chain whose iterations all need the same region: the region the
     // func computes over one of its iterations (over all the loops inside it) does not depend
     // on its variable.
-    const box_expr whole(bounds.full[fi].begin(), bounds.full[fi].end());
+    const box_expr whole(bounds.funcs[fi].full.begin(), bounds.funcs[fi].full.end());
     for (std::size_t k = 0; k < fn.compute_chain.size(); ++k) {
       const loop_level l = fn.compute_chain[k];
       const box_expr lifted = bounds.lift(whole, fn.compute_chain, l, bounds_inference::view::full);
