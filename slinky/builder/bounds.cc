@@ -135,7 +135,7 @@ bounds_inference::bounds_inference(const graph& g)
         box_expr actual;
         for (const func::output& o : g.funcs[b.producer].f->outputs()) {
           if (o.buffer.get() != b.buffer.get()) continue;
-          for (var v : o.dims) actual.push_back(funcs[b.producer].regions[index_of_var(b.producer, v)]);
+          for (var v : o.dims) actual.push_back(funcs[b.producer].actual[index_of_var(b.producer, v)]);
         }
         needed[bi] = needed[bi] & lift(actual, chain, b.store, view::actual);
       }
@@ -364,8 +364,8 @@ void bounds_inference::infer_func(int fi) {
   }
   // Simplified without the loops' bounds: the previous iteration's window is found by
   // substituting v - step for v, which is outside those bounds in the first iteration.
-  fb.regions = needs_of_consumers(fi, view::actual);
-  for (interval_expr& i : fb.regions) i = simplify_or_empty(i);
+  fb.actual = needs_of_consumers(fi, view::actual);
+  for (interval_expr& i : fb.actual) i = simplify_or_empty(i);
   // Never more than the total the func must compute where its outputs are stored.
   const std::size_t depth = storage_depth(fi);
   const loop_level storage = depth == 0 ? loop_level() : fn.compute_chain[depth - 1];
@@ -376,7 +376,7 @@ void bounds_inference::infer_func(int fi) {
   // provide no more (a region simplified as if an empty crop were not empty can be larger).
   box_expr total = lift(whole, fn.compute_chain, storage, view::full) &
                    lift(whole, fn.compute_chain, loop_level(), view::full) & whole;
-  fb.produce = fb.regions;
+  fb.produce = fb.actual;
   for (std::size_t j = 0; j < fb.vars.size(); ++j) {
     interval_expr& p = fb.produce[j];
     const int k = fb.slides[j];
@@ -386,12 +386,12 @@ void bounds_inference::infer_func(int fi) {
     // crop of one point: the iteration before computed nothing then.)
     bool others_fixed = true;
     for (std::size_t jj = 0; k >= 0 && jj < fb.vars.size(); ++jj) {
-      if (jj != j && depends_on(fb.regions[jj], g_.loop_var(fn.compute_chain[k]))) others_fixed = false;
+      if (jj != j && depends_on(fb.actual[jj], g_.loop_var(fn.compute_chain[k]))) others_fixed = false;
     }
     if (k >= 0 && others_fixed) {
       const func::loop_info& info = g_.funcs[fn.compute_chain[k].func].f->loops()[fn.compute_chain[k].loop];
       const var v = g_.loop_var(fn.compute_chain[k]);
-      const interval_expr prev = substitute(fb.regions[j], v, v - info.step);
+      const interval_expr prev = substitute(fb.actual[j], v, v - info.step);
       // The previous iteration computed at least the hull of its region and its steady window.
       // Before the first iteration that hull must be below what is needed: the steady window
       // is (the loop starts early enough for it), the region need not be (it may be an empty

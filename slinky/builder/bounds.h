@@ -32,7 +32,7 @@ public:
   // - steady: what consumers need in an iteration of a serial loop given that they compute only
   //   what earlier iterations did not (no clamping): the live window, for fold factors and to
   //   find how early a loop must start to warm up.
-  // - regions: what consumers need given what they actually produce; and produce: the part of
+  // - actual: what consumers need given what they actually produce; and produce: the part of
   //   it this iteration computes (less what earlier iterations computed, within full).
   enum class view { full, steady, actual };
 
@@ -40,12 +40,12 @@ public:
   struct func_bounds {
     // The func's variables: the union of its outputs' dims, in order of appearance.
     std::vector<var> vars;
-    // Its region in each view (above): full, steady, and regions (the actual view); and what an
-    // iteration computes, in the steady view (steady_produce) and in the actual one (produce).
+    // Its region in each view (above), and what an iteration computes in the steady view
+    // (steady_produce) and in the actual one (produce).
     std::vector<interval_expr> full;
     std::vector<interval_expr> steady;
     std::vector<interval_expr> steady_produce;
-    std::vector<interval_expr> regions;
+    std::vector<interval_expr> actual;
     std::vector<interval_expr> produce;
     // The index in the func's compute_chain of the loop the variable's dimension slides with (or
     // -1), and whether the window moves up (or down) with the loop.
