@@ -90,8 +90,8 @@ std::optional<std::size_t> bounds_inference::find_var(int fi, var v) const {
 
 std::size_t bounds_inference::index_of_var(int fi, var v) const {
   const std::optional<std::size_t> i = find_var(fi, v);
-  SLINKY_ASSERT(i, "bounds_inference: the variable is not one of the func's output dims (check_graph rejects a "
-                   "loop over such a variable)");
+  SLINKY_CHECK(i, "bounds_inference: the variable is not one of the func's output dims (check_graph rejects a "
+                  "loop over such a variable)");
   return *i;
 }
 

@@ -185,8 +185,8 @@ class emitter {
   // The interval of variable v that func fi computes (bounds_inference::func_bounds::produce).
   const interval_expr& produced(int fi, var v) const {
     const std::optional<std::size_t> i = index_of(bounds_.funcs[fi].vars, v);
-    SLINKY_ASSERT(i, "bounds inference has an interval of each variable indexing a func's outputs, and a func "
-                     "loops over some of those");
+    SLINKY_CHECK(i, "bounds inference has an interval of each variable indexing a func's outputs, and a func "
+                    "loops over some of those");
     return bounds_.funcs[fi].produce[*i];
   }
 
