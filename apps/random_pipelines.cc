@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "slinky/builder/test/random_pipeline_run.h"
+#include "random_pipeline/run.h"
 #include "slinky/runtime/print.h"
 
 int main(int argc, char** argv) {

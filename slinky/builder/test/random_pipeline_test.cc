@@ -7,7 +7,7 @@
 #include <iostream>
 #include <string>
 
-#include "random_pipeline_run.h"
+#include "random_pipeline/run.h"
 
 namespace slinky {
 namespace random_test {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "random_pipeline_build.h"
+#include "random_pipeline/build.h"
 #include "slinky/base/thread_pool.h"
 
 namespace slinky {

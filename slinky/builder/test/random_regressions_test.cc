@@ -6,8 +6,8 @@
 #include <iostream>
 #include <vector>
 
-#include "random_pipeline_build.h"
-#include "random_pipeline_check.h"
+#include "random_pipeline/build.h"
+#include "random_pipeline/check.h"
 #include "slinky/base/thread_pool.h"
 #include "slinky/runtime/print.h"
 

@@ -1,7 +1,7 @@
 // Random pipeline testing, part 5: the shrinker, which simplifies a failing case while it fails
 // the same way, and the printer of a case as a self-contained gtest TEST.
-#ifndef SLINKY_BUILDER_TEST_RANDOM_PIPELINE_SHRINK_H
-#define SLINKY_BUILDER_TEST_RANDOM_PIPELINE_SHRINK_H
+#ifndef SLINKY_TOOLS_RANDOM_PIPELINE_SHRINK_H
+#define SLINKY_TOOLS_RANDOM_PIPELINE_SHRINK_H
 
 #include <chrono>
 #include <functional>
@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "random_pipeline.h"
-#include "random_pipeline_build.h"
-#include "random_pipeline_check.h"
-#include "random_pipeline_generate.h"
+#include "random_pipeline/build.h"
+#include "random_pipeline/check.h"
+#include "random_pipeline/generate.h"
+#include "random_pipeline/spec.h"
 
 namespace slinky {
 namespace random_test {
@@ -398,7 +398,7 @@ inline std::string cpp_level(const graph_spec& g, const level& l, const std::str
 // its first schedule, runs both on the same inputs and expects the same outputs, callbacks that
 // compute no more than the unscheduled pipeline computes and read only what their inputs cover,
 // no failed check (and, for an unscheduled_mismatch, the reference's values; for a memory
-// failure, no allocation larger than unscheduled). It needs random_pipeline_build.h (and
+// failure, no allocation larger than unscheduled). It needs random_pipeline/build.h (and
 // slinky/base/thread_pool_impl.h when the schedule runs on a thread pool), inside namespace
 // slinky.
 inline std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o) {
@@ -667,4 +667,4 @@ inline std::string to_cpp(const case_spec& c, const std::string& name, const out
 }  // namespace random_test
 }  // namespace slinky
 
-#endif  // SLINKY_BUILDER_TEST_RANDOM_PIPELINE_SHRINK_H
+#endif  // SLINKY_TOOLS_RANDOM_PIPELINE_SHRINK_H

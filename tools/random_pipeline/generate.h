@@ -1,14 +1,14 @@
 // Random pipeline testing, part 3: the generator of random graphs, shapes and schedules, and the
 // switches (features) that turn parts of it on and off.
-#ifndef SLINKY_BUILDER_TEST_RANDOM_PIPELINE_GENERATE_H
-#define SLINKY_BUILDER_TEST_RANDOM_PIPELINE_GENERATE_H
+#ifndef SLINKY_TOOLS_RANDOM_PIPELINE_GENERATE_H
+#define SLINKY_TOOLS_RANDOM_PIPELINE_GENERATE_H
 
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "random_pipeline.h"
+#include "random_pipeline/spec.h"
 
 #if __has_include("slinky/base/thread_pool_impl.h")
 #define SLINKY_RANDOM_HAVE_THREAD_POOL 1
@@ -879,4 +879,4 @@ inline case_spec generate_case(std::uint64_t seed, const features& f, int num_sc
 }  // namespace random_test
 }  // namespace slinky
 
-#endif  // SLINKY_BUILDER_TEST_RANDOM_PIPELINE_GENERATE_H
+#endif  // SLINKY_TOOLS_RANDOM_PIPELINE_GENERATE_H

@@ -1,8 +1,8 @@
 // Random pipeline testing, part 4: the oracle (run_case), which runs a case unscheduled and
 // under each of its schedules and checks the results, and run_isolated, which runs it in a child
 // process so that crashes and hangs are reported.
-#ifndef SLINKY_BUILDER_TEST_RANDOM_PIPELINE_CHECK_H
-#define SLINKY_BUILDER_TEST_RANDOM_PIPELINE_CHECK_H
+#ifndef SLINKY_TOOLS_RANDOM_PIPELINE_CHECK_H
+#define SLINKY_TOOLS_RANDOM_PIPELINE_CHECK_H
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -17,9 +17,9 @@
 #include <thread>
 #include <vector>
 
-#include "random_pipeline.h"
-#include "random_pipeline_build.h"
-#include "random_pipeline_generate.h"
+#include "random_pipeline/build.h"
+#include "random_pipeline/generate.h"
+#include "random_pipeline/spec.h"
 #include "slinky/runtime/print.h"
 
 #if SLINKY_RANDOM_HAVE_THREAD_POOL
@@ -344,4 +344,4 @@ inline outcome run_isolated(const case_spec& c, bool use_fork, const features& f
 }  // namespace random_test
 }  // namespace slinky
 
-#endif  // SLINKY_BUILDER_TEST_RANDOM_PIPELINE_CHECK_H
+#endif  // SLINKY_TOOLS_RANDOM_PIPELINE_CHECK_H

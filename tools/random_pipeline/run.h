@@ -1,7 +1,7 @@
 // Random pipeline testing, part 6: the time-boxed batch of random cases shared by the CTest target
 // (random_pipeline_test.cc) and apps/random_pipelines.cc; each failure is shrunk and printed.
-#ifndef SLINKY_BUILDER_TEST_RANDOM_PIPELINE_RUN_H
-#define SLINKY_BUILDER_TEST_RANDOM_PIPELINE_RUN_H
+#ifndef SLINKY_TOOLS_RANDOM_PIPELINE_RUN_H
+#define SLINKY_TOOLS_RANDOM_PIPELINE_RUN_H
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "random_pipeline_check.h"
-#include "random_pipeline_generate.h"
-#include "random_pipeline_shrink.h"
+#include "random_pipeline/check.h"
+#include "random_pipeline/generate.h"
+#include "random_pipeline/shrink.h"
 
 namespace slinky {
 namespace random_test {
@@ -239,4 +239,4 @@ inline batch_result run_batch(const batch_options& o) {
 }  // namespace random_test
 }  // namespace slinky
 
-#endif  // SLINKY_BUILDER_TEST_RANDOM_PIPELINE_RUN_H
+#endif  // SLINKY_TOOLS_RANDOM_PIPELINE_RUN_H

@@ -1,8 +1,8 @@
 // Random pipeline testing, part 2: the callbacks of the funcs (which check what they are given),
 // buffers that own their memory, the reference evaluator, and the construction of a graph and a
 // schedule with the builder API.
-#ifndef SLINKY_BUILDER_TEST_RANDOM_PIPELINE_BUILD_H
-#define SLINKY_BUILDER_TEST_RANDOM_PIPELINE_BUILD_H
+#ifndef SLINKY_TOOLS_RANDOM_PIPELINE_BUILD_H
+#define SLINKY_TOOLS_RANDOM_PIPELINE_BUILD_H
 
 #include <atomic>
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "random_pipeline.h"
+#include "random_pipeline/spec.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/buffer.h"
 #include "slinky/runtime/pipeline.h"
@@ -577,4 +577,4 @@ inline std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const s
 }  // namespace random_test
 }  // namespace slinky
 
-#endif  // SLINKY_BUILDER_TEST_RANDOM_PIPELINE_BUILD_H
+#endif  // SLINKY_TOOLS_RANDOM_PIPELINE_BUILD_H

@@ -1,8 +1,8 @@
 // Random pipeline testing, part 1: a plain description of a graph of funcs and of schedules
 // for it, the builder's rules for where funcs run and buffers live, and the shapes of the
 // buffers by plain interpretation of the graph.
-#ifndef SLINKY_BUILDER_TEST_RANDOM_PIPELINE_H
-#define SLINKY_BUILDER_TEST_RANDOM_PIPELINE_H
+#ifndef SLINKY_TOOLS_RANDOM_PIPELINE_SPEC_H
+#define SLINKY_TOOLS_RANDOM_PIPELINE_SPEC_H
 
 #include <algorithm>
 #include <cstdint>
@@ -818,4 +818,4 @@ inline bool well_formed(const graph_spec& g, const plan& p) {
 }  // namespace random_test
 }  // namespace slinky
 
-#endif  // SLINKY_BUILDER_TEST_RANDOM_PIPELINE_H
+#endif  // SLINKY_TOOLS_RANDOM_PIPELINE_SPEC_H
