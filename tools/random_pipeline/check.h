@@ -4,43 +4,20 @@
 #ifndef SLINKY_TOOLS_RANDOM_PIPELINE_CHECK_H
 #define SLINKY_TOOLS_RANDOM_PIPELINE_CHECK_H
 
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <sstream>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "random_pipeline/build.h"
 #include "random_pipeline/generate.h"
 #include "random_pipeline/spec.h"
-#include "slinky/runtime/print.h"
-
-#if SLINKY_RANDOM_HAVE_THREAD_POOL
-#include "slinky/base/thread_pool_impl.h"
-#endif
+#include "slinky/base/thread_pool.h"
 
 namespace slinky {
 namespace random_test {
 
 // The pool that schedules with schedule_spec::thread_pool run with: `workers` threads (1 to 3)
 // besides the calling thread. Made on first use, so that a forked child makes its own.
-inline thread_pool* shared_thread_pool(int workers = 1) {
-#if SLINKY_RANDOM_HAVE_THREAD_POOL
-  static thread_pool_impl pool1(1), pool2(2), pool3(3);
-  return workers <= 1 ? &pool1 : workers == 2 ? &pool2 : &pool3;
-#else
-  // Without slinky/base/thread_pool_impl.h (detected by SLINKY_RANDOM_HAVE_THREAD_POOL),
-  // parallel loops run serially.
-  return nullptr;
-#endif
-}
+thread_pool* shared_thread_pool(int workers = 1);
 
 // The result of running a case: empty kind if it passed. Kinds: unscheduled_mismatch (the
 // unscheduled pipeline disagrees with the reference), mismatch (a scheduled one does),
@@ -60,286 +37,21 @@ struct outcome {
   bool ok() const { return kind.empty(); }
 };
 
-namespace internal_run {
-
-inline std::unique_ptr<host_buffer> make_buffer(const buffer_spec& b, const box& bounds) {
-  return std::make_unique<host_buffer>(b.elem_size, bounds, b.order, b.padding);
-}
-
-// Everything one evaluation needs besides the schedule.
-struct context {
-  const case_spec& c;
-  plan p;
-  std::vector<std::unique_ptr<host_buffer>> inputs;
-  // The pipeline's inputs (not the constants), and all of them (with the constants).
-  std::vector<const raw_buffer*> input_raw, all_input_raw;
-  std::vector<std::unique_ptr<host_buffer>> expected;
-  monitor m;
-  // Per buffer: the most bytes one heap allocation of it took unscheduled.
-  std::vector<index_t> unscheduled_bytes;
-  // Per stage: the points the unscheduled pipeline computes.
-  std::vector<index_t> unscheduled_points;
-  // Per buffer: the most bytes one heap allocation of it took in the last run.
-  std::vector<index_t> last_bytes;
-
-  explicit context(const case_spec& c) : c(c), p(make_plan(c.graph)) {
-    const graph_spec& g = c.graph;
-    for (std::size_t b = 0; b < g.buffers.size(); ++b) {
-      if (!g.buffers[b].input) continue;
-      inputs.push_back(make_buffer(g.buffers[b], p.bounds[b]));
-      fill(*inputs.back(), c.data_seed + b);
-      all_input_raw.push_back(&inputs.back()->raw());
-      if (!g.buffers[b].constant) input_raw.push_back(&inputs.back()->raw());
-    }
-    expected = reference(g, p, all_input_raw);
-    m.allowed.resize(g.buffers.size());
-    for (std::size_t b = 0; b < g.buffers.size(); ++b) {
-      if (!g.buffers[b].input) m.allowed[b] = p.bounds[b];
-    }
-    unscheduled_bytes.assign(g.buffers.size(), 0);
-  }
-
-  // Builds and runs one pipeline (unscheduled if s is null) and checks it.
-  outcome run(const schedule_spec* s, int index) {
-    const graph_spec& g = c.graph;
-    outcome o;
-    o.schedule = index;
-    m.reset();
-    std::unique_ptr<built> b = build(g, p, s, &m, c.data_seed);
-    std::vector<std::unique_ptr<host_buffer>> outputs;
-    std::vector<const raw_buffer*> output_raw;
-    std::vector<int> output_index;
-    for (std::size_t i = 0; i < g.buffers.size(); ++i) {
-      if (!g.buffers[i].output) continue;
-      outputs.push_back(make_buffer(g.buffers[i], p.bounds[i]));
-      outputs.back()->fill_bytes(0xa5);
-      output_raw.push_back(&outputs.back()->raw());
-      output_index.push_back(static_cast<int>(i));
-    }
-    eval_hooks hooks(b->p.body.symbols.get());
-    if (s && s->thread_pool) hooks.config.thread_pool = shared_thread_pool(s->pool_workers);
-    const index_t result = b->p.evaluate(input_raw, output_raw, hooks.context);
-    ++o.runs;
-    auto fail = [&](const std::string& kind, const std::string& message) {
-      o.kind = kind;
-      o.message = message;
-      return o;
-    };
-    if (!m.kind().empty()) return fail(m.kind(), m.failure());
-    if (!hooks.check().empty()) return fail("check_failed", "check failed: " + hooks.check());
-    if (m.failed) {
-      // f<fail_stage> failed on purpose: evaluate returns its result, call_failed is called once,
-      // nothing leaks, and in a schedule with no parallel loop, no callback runs after it.
-      bool serial = true;
-      for (std::size_t i = 0; s && i < s->stages.size(); ++i) {
-        for (const loop_spec& l : s->stages[i].loops) serial = serial && !l.parallel;
-      }
-      if (result != injected_failure) {
-        return fail("failure", "f" + std::to_string(g.fail_stage) + " failed with " + std::to_string(injected_failure) +
-                                   ", evaluate returned " + std::to_string(result));
-      }
-      if (hooks.call_failures() != 1) {
-        return fail("failure", "call_failed called " + std::to_string(hooks.call_failures()) + " times");
-      }
-      if (serial && m.after_failure > 0) {
-        return fail("failure", std::to_string(m.after_failure) + " calls after f" + std::to_string(g.fail_stage) +
-                                   " failed, in a serial schedule");
-      }
-      if (hooks.allocations() != hooks.frees()) {
-        return fail("leak", std::to_string(hooks.allocations()) + " allocations, " + std::to_string(hooks.frees()) +
-                                " frees after a failure");
-      }
-      return o;
-    }
-    if (result != 0) return fail("evaluate", "evaluate returned " + std::to_string(result));
-    if (hooks.call_failures() != 0) return fail("failure", "call_failed called, but nothing failed");
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-      const int bi = output_index[i];
-      std::string diff = compare(expected[bi]->raw(), outputs[i]->raw());
-      if (diff.empty()) continue;
-      return fail(s ? "mismatch" : "unscheduled_mismatch", "output " + buffer_name(g, bi) + " " + diff);
-    }
-    if (hooks.allocations() != hooks.frees()) {
-      return fail("leak",
-                  std::to_string(hooks.allocations()) + " allocations, " + std::to_string(hooks.frees()) + " frees");
-    }
-    if (!s) {
-      unscheduled_points.resize(g.stages.size());
-      for (std::size_t st = 0; st < g.stages.size(); ++st) unscheduled_points[st] = m.points_of(static_cast<int>(st));
-    } else {
-      schedule_spec legal = *s;
-      const placement where = legalize(g, legal);
-      const risky_windows w = find_risky_windows(g, legal, where);
-      const bool risky = w.two_dims || w.fixed_and_moving || w.constant_loop || w.shadowed;
-      const std::vector<bool> recompute = may_recompute(g, legal, where);
-      for (std::size_t st = 0; st < g.stages.size() && !risky; ++st) {
-        if (g.stages[st].copy || recompute[st]) continue;
-        const index_t points = m.points_of(static_cast<int>(st));
-        if (points <= unscheduled_points[st]) continue;
-        return fail("recompute", "f" + std::to_string(st) + " computes " + std::to_string(points) +
-                                     " points, the unscheduled pipeline " + std::to_string(unscheduled_points[st]));
-      }
-      for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
-        if (g.buffers[bi].input || g.buffers[bi].output || !stored_at_root(g, legal, where, static_cast<int>(bi))) {
-          continue;
-        }
-        const int n = hooks.allocations(b->buffers[bi]->sym());
-        if (n <= 1) continue;
-        return fail("allocations", buffer_name(g, static_cast<int>(bi)) +
-                                       " is stored outside every loop but allocated " + std::to_string(n) + " times");
-      }
-    }
-    last_bytes.assign(g.buffers.size(), 0);
-    for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
-      const index_t bytes = hooks.max_bytes(b->buffers[bi]->sym());
-      last_bytes[bi] = bytes;
-      if (!s) {
-        unscheduled_bytes[bi] = bytes;
-        continue;
-      }
-      // The region, or the user's fold where it is larger.
-      box region = p.bounds[bi];
-      for (std::size_t d = 0; d < g.buffers[bi].fold.size(); ++d) {
-        region[d].max = std::max(region[d].max, region[d].min + g.buffers[bi].fold[d] - 1);
-      }
-      const index_t limit =
-          std::max(unscheduled_bytes[bi], elem_count(region) * static_cast<index_t>(g.buffers[bi].elem_size));
-      if (bytes > limit) {
-        return fail("memory", "an allocation of " + buffer_name(g, static_cast<int>(bi)) + " takes " +
-                                  std::to_string(bytes) + " bytes, more than the " + std::to_string(limit) +
-                                  " of the unscheduled pipeline");
-      }
-    }
-    return o;
-  }
-};
-
-}  // namespace internal_run
-
 // The oracle: the unscheduled pipeline gives the reference's outputs, and every schedule gives
 // the same, with callbacks that only read what their inputs cover and only compute what the
 // unscheduled pipeline computes, and no heap allocation larger than the unscheduled one.
-inline outcome run_case(const case_spec& c, const features& f = features()) {
-  internal_run::context ctx(c);
-  outcome total;
-  outcome o = ctx.run(nullptr, -1);
-  total.runs += o.runs;
-  if (!o.ok()) {
-    o.runs = total.runs;
-    return o;
-  }
-  // What an intermediate takes with parallel loops (docs/threads.md): a buffer stored inside a
-  // parallel loop takes a block per worker, each no larger than the serial schedule's; one stored
-  // outside (shared, pipelined) folds over the hull of the windows of the iterations in flight, at
-  // most the machine's hardware threads: no more than the window of one iteration of the same loop
-  // run serially with that many times its step. So each schedule with parallel loops also runs
-  // with them serial, and with them serial and their steps multiplied by the hardware threads,
-  // and no intermediate may take more than the larger of the two, unless its producer may
-  // recompute (unbounded_by_parallel_fold): it is bounded by the unscheduled size only.
-  const index_t in_flight = std::max<index_t>(1, std::thread::hardware_concurrency());
-  for (std::size_t i = 0; i < c.schedules.size(); ++i) {
-    const schedule_spec& s = c.schedules[i];
-    o = ctx.run(&s, static_cast<int>(i));
-    total.runs += o.runs;
-    if (!o.ok()) {
-      o.runs = total.runs;
-      return o;
-    }
-    bool parallel = false;
-    schedule_spec serial = s;
-    schedule_spec serial_in_flight = s;
-    for (std::size_t st = 0; st < s.stages.size(); ++st) {
-      for (std::size_t li = 0; li < s.stages[st].loops.size(); ++li) {
-        if (!s.stages[st].loops[li].parallel) continue;
-        parallel = true;
-        serial.stages[st].loops[li].parallel = false;
-        serial_in_flight.stages[st].loops[li].parallel = false;
-        serial_in_flight.stages[st].loops[li].step *= in_flight;
-      }
-    }
-    if (!f.parallel_memory_bound || !parallel || ctx.m.failed) continue;
-    const std::vector<index_t> parallel_bytes = ctx.last_bytes;
-    std::vector<index_t> bound(parallel_bytes.size(), 0);
-    schedule_spec legal = s;
-    const placement where = legalize(c.graph, legal);
-    const std::vector<bool> recompute = may_recompute(c.graph, legal, where);
-    for (const schedule_spec* bounding : {&serial, &serial_in_flight}) {
-      o = ctx.run(bounding, static_cast<int>(i));
-      total.runs += o.runs;
-      if (!o.ok()) {
-        o.runs = total.runs;
-        return o;
-      }
-      for (std::size_t b = 0; b < bound.size(); ++b) bound[b] = std::max(bound[b], ctx.last_bytes[b]);
-    }
-    for (std::size_t b = 0; b < parallel_bytes.size(); ++b) {
-      // A buffer with no allocation of its own in the serial runs took the memory of another one
-      // whose users were done (early free and reuse, docs/builder.md): its size is not known here.
-      if (bound[b] == 0 || parallel_bytes[b] <= bound[b]) continue;
-      if (unbounded_by_parallel_fold(c.graph, legal, where, recompute, static_cast<int>(b))) continue;
-      o.kind = "memory";
-      o.message = "an allocation of " + buffer_name(c.graph, static_cast<int>(b)) + " takes " +
-                  std::to_string(parallel_bytes[b]) + " bytes with parallel loops, more than the " +
-                  std::to_string(bound[b]) + " of the same schedule with serial loops (steps times " +
-                  std::to_string(in_flight) + " or not)";
-      o.runs = total.runs;
-      return o;
-    }
-  }
-  return total;
-}
+outcome run_case(const case_spec& c, const features& f = features());
 
 // run_case in a child process (unless use_fork is false), so that a crash, an abort or a hang
 // (past timeout_seconds) is reported as an outcome instead of ending the batch.
-inline outcome run_isolated(const case_spec& c, bool use_fork, const features& f = features(),
-                            int timeout_seconds = 20) {
-  if (!use_fork) return run_case(c, f);
-  std::FILE* result = std::tmpfile();
-  std::FILE* err = std::tmpfile();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fileno(err), 2);
-    alarm(timeout_seconds);
-    outcome o = run_case(c, f);
-    std::fprintf(result, "%s\n%d\n%d\n%s", o.kind.c_str(), o.schedule, o.runs, o.message.c_str());
-    std::fflush(result);
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  auto read_all = [](std::FILE* f) {
-    std::string s;
-    std::rewind(f);
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) s.append(buf, n);
-    std::fclose(f);
-    return s;
-  };
-  const std::string text = read_all(result);
-  std::string errors = read_all(err);
-  outcome o;
-  if (WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    o.kind = sig == SIGALRM ? "timeout" : "crash";
-    if (errors.size() > 2000) errors = errors.substr(0, 2000) + "...";
-    o.message = (sig ? "signal " + std::to_string(sig) : "exit status " + std::to_string(WEXITSTATUS(status))) +
-                (errors.empty() ? "" : ": " + errors);
-    // The schedule that crashed is not known: shrinking keeps all of them until it can tell.
-    o.schedule = -2;
-    return o;
-  }
-  std::istringstream in(text);
-  std::getline(in, o.kind);
-  std::string line;
-  std::getline(in, line);
-  o.schedule = std::atoi(line.c_str());
-  std::getline(in, line);
-  o.runs = std::atoi(line.c_str());
-  std::getline(in, o.message, '\0');
-  return o;
-}
+outcome run_isolated(const case_spec& c, bool use_fork, const features& f = features(), int timeout_seconds = 20);
+
+namespace internal_run {
+
+// A buffer for b over `bounds`, with b's layout.
+std::unique_ptr<host_buffer> make_buffer(const buffer_spec& b, const box& bounds);
+
+}  // namespace internal_run
 
 }  // namespace random_test
 }  // namespace slinky

@@ -1,0 +1,651 @@
+// Random pipeline testing, part 5: see shrink.h.
+#include "random_pipeline/shrink.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace slinky {
+namespace random_test {
+
+namespace internal_run {
+
+// Every field of a case, to tell whether two differ.
+std::string describe(const case_spec& c) {
+  std::ostringstream os;
+  const graph_spec& g = c.graph;
+  os << g.shared_vars << "F" << g.fail_stage << "," << g.fail_call << ";";
+  for (const buffer_spec& b : g.buffers) {
+    os << "b" << b.rank << b.elem_size << b.input << b.output << b.producer << to_string(b.base);
+    for (std::size_t d = 0; d < b.margin_lo.size(); ++d) os << "m" << b.margin_lo[d] << "," << b.margin_hi[d];
+    for (std::size_t d = 0; d < b.order.size(); ++d) os << "o" << b.order[d] << "," << b.padding[d];
+    os << "c" << b.constant;
+    for (index_t f : b.fold) os << "f" << f;
+    os << ";";
+  }
+  for (const stage_spec& st : g.stages) {
+    os << "s" << st.rank << st.copy << static_cast<int>(st.op) << "p" << st.pad << "d" << st.dim;
+    for (index_t b : st.cat_bounds) os << "," << b;
+    for (const stage_input& i : st.inputs) {
+      os << "i" << i.buffer << to_string(i.input_crop) << to_string(i.output_crop);
+      for (const access& a : i.dims) {
+        os << "(" << a.var << "," << a.mul << "," << a.div << "," << a.lo << "," << a.hi << a.whole << a.mod << ","
+           << a.var2 << "," << a.mul2 << ")";
+      }
+    }
+    for (int o : st.outputs) os << "o" << o;
+    os << ";";
+  }
+  for (const schedule_spec& s : c.schedules) {
+    os << "S" << s.no_alias_buffers << s.thread_pool << s.pool_workers;
+    for (const stage_schedule& ss : s.stages) {
+      for (const loop_spec& l : ss.loops) os << "l" << l.var << "," << l.step << l.parallel;
+      if (ss.compute_at) os << "c" << ss.compute_at->stage << "," << ss.compute_at->var;
+      os << ";";
+    }
+    for (const buffer_schedule& bs : s.buffers) {
+      if (bs.store_at) os << "s" << bs.store_at->stage << "," << bs.store_at->var;
+      os << static_cast<int>(bs.storage) << ";";
+    }
+  }
+  return os.str();
+}
+
+// Simpler variants of a case, one change each, roughly biggest simplification first.
+std::vector<case_spec> simplifications(const case_spec& c) {
+  std::vector<case_spec> result;
+  const graph_spec& g = c.graph;
+  const std::string original = describe(c);
+  auto add = [&](case_spec v) {
+    compact(v);
+    if (describe(v) != original) result.push_back(std::move(v));
+  };
+  // Fewer schedules.
+  for (std::size_t i = 0; c.schedules.size() > 1 && i < c.schedules.size(); ++i) {
+    case_spec v = c;
+    v.schedules = {c.schedules[i]};
+    add(v);
+  }
+  // Fewer pipeline outputs.
+  int outputs = 0;
+  for (const buffer_spec& b : g.buffers) outputs += b.output ? 1 : 0;
+  for (std::size_t b = 0; outputs > 1 && b < g.buffers.size(); ++b) {
+    if (!g.buffers[b].output) continue;
+    case_spec v = c;
+    v.graph.buffers[b].output = false;
+    add(v);
+  }
+  // Fewer funcs: the readers of a func's outputs read one of its inputs instead.
+  for (int s = static_cast<int>(g.stages.size()) - 1; s >= 0; --s) {
+    for (const stage_input& in : g.stages[s].inputs) {
+      case_spec v = c;
+      bool changed = false, ok = true;
+      for (int o : g.stages[s].outputs) {
+        if (g.buffers[o].rank != g.buffers[in.buffer].rank) continue;
+        if (g.buffers[o].output) {
+          v.graph.buffers[o].output = false;
+          outputs = 0;
+          for (const buffer_spec& b : v.graph.buffers) outputs += b.output ? 1 : 0;
+          if (outputs == 0) ok = false;
+        }
+        for (stage_spec& st : v.graph.stages) {
+          for (stage_input& i : st.inputs) {
+            if (i.buffer != o) continue;
+            if (st.copy && g.buffers[in.buffer].elem_size != g.buffers[o].elem_size) ok = false;
+            i.buffer = in.buffer;
+            changed = true;
+          }
+        }
+      }
+      if (changed && ok) add(v);
+    }
+  }
+  // Fewer funcs: a func producing pipeline outputs is dropped, its intermediate input becomes
+  // the output.
+  for (std::size_t s = 0; s < g.stages.size(); ++s) {
+    const stage_spec& st = g.stages[s];
+    bool all_outputs = true;
+    for (int o : st.outputs) all_outputs = all_outputs && g.buffers[o].output;
+    for (const stage_input& in : st.inputs) {
+      const buffer_spec& b = g.buffers[in.buffer];
+      if (!all_outputs || b.input || b.output || b.rank != g.buffers[st.outputs[0]].rank) continue;
+      case_spec v = c;
+      for (int o : st.outputs) v.graph.buffers[o].output = false;
+      v.graph.buffers[in.buffer].output = true;
+      v.graph.buffers[in.buffer].base = g.buffers[st.outputs[0]].base;
+      add(v);
+    }
+  }
+  // Fewer inputs and outputs of a func.
+  for (std::size_t s = 0; s < g.stages.size(); ++s) {
+    for (std::size_t i = 0; g.stages[s].inputs.size() > 1 && i < g.stages[s].inputs.size(); ++i) {
+      case_spec v = c;
+      v.graph.stages[s].inputs.erase(v.graph.stages[s].inputs.begin() + i);
+      add(v);
+    }
+    if (g.stages[s].outputs.size() > 1) {
+      case_spec v = c;
+      const int first = g.stages[s].outputs[0], second = g.stages[s].outputs[1];
+      for (stage_spec& st : v.graph.stages) {
+        for (stage_input& i : st.inputs) i.buffer = i.buffer == second && !st.copy ? first : i.buffer;
+      }
+      if (g.buffers[second].output) v.graph.buffers[first].output = true;
+      v.graph.buffers[second].output = false;
+      v.graph.stages[s].outputs.pop_back();
+      add(v);
+    }
+    if (g.stages[s].copy) {
+      // Not a copy: a func reading the same accesses (without the crops and pad).
+      case_spec v = c;
+      stage_spec& st = v.graph.stages[s];
+      st.copy = false;
+      st.op = copy_kind::plain;
+      st.pad = -1;
+      st.cat_bounds.clear();
+      for (stage_input& i : st.inputs) i.input_crop.clear(), i.output_crop.clear();
+      add(v);
+    }
+    if (g.stages[s].copy && g.stages[s].op != copy_kind::plain) {
+      // A plain copy of one of the inputs.
+      for (std::size_t k = 0; k < g.stages[s].inputs.size(); ++k) {
+        case_spec v = c;
+        stage_spec& st = v.graph.stages[s];
+        st.op = copy_kind::plain;
+        st.pad = -1;
+        st.cat_bounds.clear();
+        st.inputs = {st.inputs[k]};
+        st.inputs[0].input_crop.clear();
+        st.inputs[0].output_crop.clear();
+        add(v);
+      }
+    }
+  }
+  // Simpler accesses (those of concatenations and stacks are fixed by their bounds).
+  for (std::size_t s = 0; s < g.stages.size(); ++s) {
+    if (g.stages[s].copy && (g.stages[s].op == copy_kind::concat || g.stages[s].op == copy_kind::stack)) continue;
+    for (std::size_t i = 0; i < g.stages[s].inputs.size(); ++i) {
+      for (std::size_t d = 0; d < g.stages[s].inputs[i].dims.size(); ++d) {
+        const access a = g.stages[s].inputs[i].dims[d];
+        auto with = [&](access b) {
+          if (b.lo > b.hi) return;
+          case_spec v = c;
+          v.graph.stages[s].inputs[i].dims[d] = b;
+          add(v);
+        };
+        auto changed = [&](const std::function<void(access&)>& change) {
+          access b = a;
+          change(b);
+          with(b);
+        };
+        if (a.whole) with({-1, 1, 1, 0, 0, false});
+        if (a.mod != 0) changed([](access& b) { b.mod = 0; });
+        if (a.var2 >= 0) changed([](access& b) { b.var2 = -1, b.mul2 = 0; });
+        if (a.mul != 1) changed([](access& b) { b.mul = 1; });
+        if (a.div != 1) changed([](access& b) { b.div = 1; });
+        if (a.lo != a.hi) changed([](access& b) { b.hi = b.lo; });
+        if (a.lo != a.hi) changed([](access& b) { b.lo = b.hi; });
+        if (a.lo != 0 || a.hi != 0) changed([](access& b) { b.hi -= b.lo, b.lo = 0; });
+        if (a.lo < -1 || a.hi > 1) {
+          changed([](access& b) { b.lo = std::max<index_t>(b.lo, -1), b.hi = std::min<index_t>(b.hi, 1); });
+        }
+      }
+      // Fewer crops of a padded copy.
+      const stage_input& in = g.stages[s].inputs[i];
+      for (std::size_t d = 0; d < in.input_crop.size(); ++d) {
+        const ival crop = in.input_crop[d];
+        auto with = [&](ival x) {
+          case_spec v = c;
+          v.graph.stages[s].inputs[i].input_crop[d] = x;
+          add(v);
+        };
+        if (crop.min > -unbounded) with({-unbounded, crop.max});
+        if (crop.max < unbounded) with({crop.min, unbounded});
+      }
+    }
+  }
+  // Smaller shapes, plain layouts and types.
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    const buffer_spec& bs = g.buffers[b];
+    auto with = [&](const std::function<void(buffer_spec&)>& change) {
+      case_spec v = c;
+      change(v.graph.buffers[b]);
+      add(v);
+    };
+    if (!bs.order.empty()) with([](buffer_spec& x) { x.order.clear(), x.padding.clear(); });
+    bool copied = bs.producer >= 0 && g.stages[bs.producer].copy;
+    for (const stage_spec& st : g.stages) {
+      for (const stage_input& i : st.inputs) copied = copied || (st.copy && i.buffer == static_cast<int>(b));
+      copied = copied || st.pad == static_cast<int>(b);
+    }
+    if (!bs.fold.empty()) with([](buffer_spec& x) { x.fold.clear(); });
+    if (bs.elem_size != 4 && !copied) with([](buffer_spec& x) { x.elem_size = 4; });
+    for (int d = 0; d < bs.rank; ++d) {
+      const ival base = bs.base[d];
+      if (bs.output && base.extent() > 1) {
+        with([d](buffer_spec& x) { x.base[d].max = x.base[d].min; });
+        with([d](buffer_spec& x) { x.base[d].max = x.base[d].min + x.base[d].extent() / 2 - 1; });
+        with([d](buffer_spec& x) { x.base[d].max -= 1; });
+      }
+      if (bs.input && base.extent() > 1) with([d](buffer_spec& x) { x.base[d].max = x.base[d].min; });
+      if ((bs.input || bs.output) && base.min != 0) {
+        with([d](buffer_spec& x) { x.base[d] = {0, x.base[d].max - x.base[d].min}; });
+      }
+      if (bs.input && (bs.margin_lo[d] || bs.margin_hi[d])) {
+        with([d](buffer_spec& x) { x.margin_lo[d] = x.margin_hi[d] = 0; });
+      }
+    }
+  }
+  // An earlier failing call.
+  if (g.fail_stage >= 0 && g.fail_call > 1) {
+    case_spec v = c;
+    v.graph.fail_call = 1;
+    add(v);
+  }
+  // Simpler schedules.
+  for (std::size_t k = 0; k < c.schedules.size(); ++k) {
+    const schedule_spec& s = c.schedules[k];
+    auto with = [&](const std::function<void(schedule_spec&)>& change) {
+      case_spec v = c;
+      change(v.schedules[k]);
+      add(v);
+    };
+    for (std::size_t i = 0; i < s.stages.size(); ++i) {
+      for (std::size_t l = 0; l < s.stages[i].loops.size(); ++l) {
+        with([&](schedule_spec& x) { x.stages[i].loops.erase(x.stages[i].loops.begin() + l); });
+        if (s.stages[i].loops[l].step != 1) with([&](schedule_spec& x) { x.stages[i].loops[l].step = 1; });
+        if (s.stages[i].loops[l].step > 2) with([&](schedule_spec& x) { x.stages[i].loops[l].step /= 2; });
+        if (s.stages[i].loops[l].parallel) with([&](schedule_spec& x) { x.stages[i].loops[l].parallel = false; });
+      }
+      if (s.stages[i].compute_at) with([&](schedule_spec& x) { x.stages[i].compute_at.reset(); });
+    }
+    for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+      if (s.buffers[b].store_at) with([&](schedule_spec& x) { x.buffers[b].store_at.reset(); });
+      if (s.buffers[b].storage != memory_type::automatic) {
+        with([&](schedule_spec& x) { x.buffers[b].storage = memory_type::automatic; });
+      }
+    }
+    if (s.no_alias_buffers) with([](schedule_spec& x) { x.no_alias_buffers = false; });
+    if (s.thread_pool) with([](schedule_spec& x) { x.thread_pool = false; });
+  }
+  return result;
+}
+
+}  // namespace internal_run
+
+std::pair<case_spec, outcome> shrink(case_spec c, outcome failure, const features& f, bool use_fork, double seconds,
+                                     const std::function<void(const case_spec&, const outcome&)>& progress_made) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  auto still_fails = [&](const case_spec& v, outcome* o) {
+    // Stay within what the generator makes, so as not to wander into a known bug.
+    if (!generated_by(v, f)) return false;
+    *o = run_isolated(v, use_fork, f);
+    const bool fails = o->kind == failure.kind;
+    if (fails && progress_made) progress_made(v, *o);
+    return fails;
+  };
+  if (failure.schedule >= 0) {
+    case_spec v = c;
+    v.schedules = {c.schedules[failure.schedule]};
+    outcome o;
+    if (still_fails(v, &o)) c = v, failure = o;
+  } else if (failure.schedule == -1) {
+    case_spec v = c;
+    v.schedules.clear();
+    outcome o;
+    if (still_fails(v, &o)) c = v, failure = o;
+  }
+  auto time_left = [&]() { return std::chrono::steady_clock::now() < deadline; };
+  for (bool progress = true; progress && time_left();) {
+    progress = false;
+    std::vector<case_spec> candidates = internal_run::simplifications(c);
+    for (std::size_t i = 0; i < candidates.size() && time_left(); ++i) {
+      outcome o;
+      if (!still_fails(candidates[i], &o)) continue;
+      c = std::move(candidates[i]);
+      failure = o;
+      progress = true;
+      // Go on from about the same place: the simplifications before it were just tried.
+      candidates = internal_run::simplifications(c);
+      --i;
+    }
+  }
+  return {c, failure};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Printing a case as a C++ test.
+
+namespace internal_run {
+
+std::string cpp(const access& a, const std::string& buffer, int d, const std::string& x_name,
+                const std::string& y_name = "") {
+  if (a.whole) return buffer + "->dim(" + std::to_string(d) + ").bounds";
+  auto num = [](index_t v) { return std::to_string(v); };
+  if (a.var < 0) return a.lo == a.hi ? "point(" + num(a.lo) + ")" : "bounds(" + num(a.lo) + ", " + num(a.hi) + ")";
+  std::string x = x_name;
+  const std::string y = a.var2 >= 0 ? y_name + " * " + num(a.mul2) + " + " : "";
+  auto plus = [&](index_t c) { return c == 0 ? x : c > 0 ? x + " + " + num(c) : x + " - " + num(-c); };
+  auto at = [&](index_t c) {
+    // A flip: c - x.
+    if (a.mod == 0 && a.mul < 0 && a.div == 1) {
+      return y + num(c) + " - " + (a.mul == -1 ? x : "(" + x + " * " + num(-a.mul) + ")");
+    }
+    return y + plus(c);
+  };
+  if (a.mod > 0) {
+    x += " % " + num(a.mod);
+  } else if (!(a.mul < 0 && a.div == 1)) {
+    if (a.mul != 1) x += " * " + num(a.mul);
+    if (a.div != 1) x = (a.mul != 1 ? "(" + x + ")" : x) + " / " + num(a.div);
+  }
+  return a.lo == a.hi ? "point(" + at(a.lo) + ")" : "bounds(" + at(a.lo) + ", " + at(a.hi) + ")";
+}
+
+// A crop as a box_expr: unbounded sides are expr().
+std::string cpp_crop(const box& b) {
+  std::string s = "{";
+  auto end = [](index_t v) { return v <= -unbounded || v >= unbounded ? std::string("expr()") : std::to_string(v); };
+  for (std::size_t d = 0; d < b.size(); ++d) {
+    s += d ? ", " : "";
+    if (b[d].min <= -unbounded && b[d].max >= unbounded) {
+      s += "interval_expr()";
+    } else {
+      s += "interval_expr(" + end(b[d].min) + ", " + end(b[d].max) + ")";
+    }
+  }
+  return s + "}";
+}
+
+std::string cpp(const box& b) {
+  std::string s = "{";
+  for (std::size_t d = 0; d < b.size(); ++d) {
+    s += (d ? ", " : "") + std::string("{") + std::to_string(b[d].min) + ", " + std::to_string(b[d].max) + "}";
+  }
+  return s + "}";
+}
+
+template <typename T>
+std::string cpp_list(const std::vector<T>& v) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "}";
+}
+
+std::string cpp_level(const graph_spec& g, const level& l, const std::string& what) {
+  if (l.root()) return what == "compute_at" ? "compute_root()" : "store_root()";
+  return what + "({&f" + std::to_string(l.stage) + ", " + var_name(g, l.stage, l.var) + "})";
+}
+
+}  // namespace internal_run
+
+std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o) {
+  using namespace internal_run;
+  const graph_spec& g = c.graph;
+  const plan p = make_plan(g);
+  std::ostringstream os;
+  os << "TEST(random_regressions, " << name << ") {\n";
+  std::istringstream message(o.kind + ": " + o.message);
+  for (std::string line; std::getline(message, line);) os << "  // " << line << "\n";
+  // The monitor checks what each callback is asked to compute: at most what the unscheduled
+  // pipeline computes.
+  os << "  random_test::monitor m;\n  m.allowed = {";
+  for (std::size_t b = 0; b < g.buffers.size(); ++b)
+    os << (b ? ", " : "") << (g.buffers[b].input ? "{}" : cpp(p.bounds[b]));
+  os << "};\n";
+  os << "  node_context ctx;\n";
+  std::vector<std::string> names;
+  for (std::size_t s = 0; s < g.stages.size(); ++s) {
+    for (int v = 0; v < g.stages[s].rank; ++v) {
+      const std::string n = var_name(g, static_cast<int>(s), v);
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    }
+  }
+  os << "  var";
+  for (std::size_t v = 0; v < names.size(); ++v) os << (v ? ", " : " ") << names[v] << "(ctx, \"" << names[v] << "\")";
+  os << ";\n";
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    const buffer_spec& bs = g.buffers[b];
+    const std::string n = buffer_name(g, static_cast<int>(b));
+    if (bs.constant && bs.rank == 0) {
+      static const char* types[] = {"", "std::int8_t", "std::int16_t", "", "std::int32_t"};
+      os << "  auto " << n << " = buffer_expr::make_scalar<" << types[bs.elem_size] << ">(ctx, \"" << n << "\", "
+         << scalar_value(g, p, static_cast<int>(b), c.data_seed + b) << ");\n";
+      continue;
+    }
+    if (bs.constant) {
+      os << "  random_test::host_buffer " << n << "_data(" << bs.elem_size << ", " << cpp(p.bounds[b]) << ");\n";
+      os << "  random_test::fill(" << n << "_data, " << c.data_seed + b << "ull);\n";
+      os << "  auto " << n << " = buffer_expr::make_constant(ctx, \"" << n << "\", raw_buffer::make_copy(" << n
+         << "_data.raw()));\n";
+      continue;
+    }
+    os << "  auto " << n << " = buffer_expr::make(ctx, \"" << n << "\", " << bs.rank << ", " << bs.elem_size << ");\n";
+    for (std::size_t d = 0; d < bs.fold.size(); ++d) {
+      if (bs.fold[d] > 0) os << "  " << n << "->dim(" << d << ").fold_factor = " << bs.fold[d] << ";\n";
+    }
+  }
+  for (std::size_t s = 0; s < g.stages.size(); ++s) {
+    const stage_spec& st = g.stages[s];
+    std::string ins = "{";
+    for (std::size_t i = 0; i < st.inputs.size(); ++i) {
+      const std::string n = buffer_name(g, st.inputs[i].buffer);
+      ins += std::string(i ? ", " : "") + "{" + n + ", {";
+      for (std::size_t d = 0; d < st.inputs[i].dims.size(); ++d) {
+        const access& a = st.inputs[i].dims[d];
+        ins +=
+            (d ? ", " : "") + cpp(a, n, static_cast<int>(d), a.var < 0 ? "" : var_name(g, static_cast<int>(s), a.var),
+                                  a.var2 < 0 ? "" : var_name(g, static_cast<int>(s), a.var2));
+      }
+      ins += "}";
+      if (st.copy && (!st.inputs[i].input_crop.empty() || !st.inputs[i].output_crop.empty())) {
+        ins += ", " + cpp_crop(st.inputs[i].input_crop) + ", " + cpp_crop(st.inputs[i].output_crop);
+      }
+      ins += "}";
+    }
+    ins += "}";
+    std::string dims = "{";
+    for (int v = 0; v < st.rank; ++v) dims += std::string(v ? ", " : "") + var_name(g, static_cast<int>(s), v);
+    dims += "}";
+    std::string outs = "{";
+    for (std::size_t k = 0; k < st.outputs.size(); ++k) {
+      outs += std::string(k ? ", " : "") + "{" + buffer_name(g, st.outputs[k]) + ", " + dims + "}";
+    }
+    outs += "}";
+    if (st.copy) {
+      const std::string out = outs.substr(1, outs.size() - 2);
+      std::string srcs = "{";
+      for (std::size_t i = 0; i < st.inputs.size(); ++i) srcs += (i ? ", " : "") + buffer_name(g, st.inputs[i].buffer);
+      srcs += "}";
+      os << "  func f" << s << " = ";
+      switch (st.op) {
+      case copy_kind::plain: os << "func::make_copy(" << ins.substr(1, ins.size() - 2) << ", " << out << ");\n"; break;
+      case copy_kind::padded:
+        os << "func::make_copy(" << ins.substr(1, ins.size() - 2) << ", " << out << ", {" << buffer_name(g, st.pad)
+           << ", {}});\n";
+        break;
+      case copy_kind::multi:
+        os << "func::make_copy({" << ins.substr(1, ins.size() - 2) << "}, " << out << ");\n";
+        break;
+      case copy_kind::concat:
+        os << "func::make_concat(" << srcs << ", " << out << ", " << st.dim << ", " << cpp_list(st.cat_bounds)
+           << ");\n";
+        break;
+      case copy_kind::stack: os << "func::make_stack(" << srcs << ", " << out << ", " << st.dim << ");\n"; break;
+      }
+      continue;
+    }
+    // The kernel's accesses, with whole dims as the constant bounds of the input.
+    std::string k = "{" + std::to_string(s) + ", {";
+    for (std::size_t i = 0; i < p.kernels[s].inputs.size(); ++i) {
+      k += i ? ", {" : "{";
+      for (std::size_t d = 0; d < p.kernels[s].inputs[i].size(); ++d) {
+        const access& a = p.kernels[s].inputs[i][d];
+        k += (d ? ", " : "") + std::string("{") + std::to_string(a.var) + ", " + std::to_string(a.mul) + ", " +
+             std::to_string(a.div) + ", " + std::to_string(a.lo) + ", " + std::to_string(a.hi);
+        if (a.mod != 0 || a.var2 >= 0) {
+          k += ", false, " + std::to_string(a.mod) + ", " + std::to_string(a.var2) + ", " + std::to_string(a.mul2);
+        }
+        k += "}";
+      }
+      k += "}";
+    }
+    k += "}, " + cpp_list(st.outputs) +
+         (p.kernels[s].fail_on_call ? ", " + std::to_string(p.kernels[s].fail_on_call) : "") + "}";
+    os << "  func f" << s << "(random_test::kernel(" << k << ", &m), " << ins << ", " << outs << ", {}, {.name = \"f"
+       << s << "\"});\n";
+  }
+  std::string ins = "{", outs = "{";
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    const std::string n = buffer_name(g, static_cast<int>(b));
+    if (g.buffers[b].input && !g.buffers[b].constant) ins += (ins.size() > 1 ? ", " : "") + n;
+    if (g.buffers[b].output) outs += (outs.size() > 1 ? ", " : "") + n;
+  }
+  ins += "}";
+  outs += "}";
+  os << "  pipeline unscheduled = build_pipeline(ctx, " << ins << ", " << outs << ");\n";
+  const schedule_spec* s = c.schedules.empty() ? nullptr : &c.schedules[0];
+  if (s) {
+    for (std::size_t i = 0; i < s->stages.size(); ++i) {
+      const stage_schedule& ss = s->stages[i];
+      if (!ss.loops.empty()) {
+        os << "  f" << i << ".loops({";
+        for (std::size_t l = 0; l < ss.loops.size(); ++l) {
+          os << (l ? ", " : "") << "{" << var_name(g, static_cast<int>(i), ss.loops[l].var) << ", " << ss.loops[l].step
+             << (ss.loops[l].parallel ? ", loop::parallel" : "") << "}";
+        }
+        os << "});\n";
+      }
+      if (ss.compute_at) os << "  f" << i << "." << cpp_level(g, *ss.compute_at, "compute_at") << ";\n";
+    }
+    for (std::size_t b = 0; b < s->buffers.size(); ++b) {
+      const buffer_schedule& bs = s->buffers[b];
+      if (bs.store_at)
+        os << "  " << buffer_name(g, static_cast<int>(b)) << "->" << cpp_level(g, *bs.store_at, "store_at") << ";\n";
+      if (bs.storage != memory_type::automatic) {
+        os << "  " << buffer_name(g, static_cast<int>(b))
+           << "->store_in(memory_type::" << (bs.storage == memory_type::stack ? "stack" : "heap") << ");\n";
+      }
+    }
+  }
+  os << "  build_options options;\n";
+  if (s && s->no_alias_buffers) os << "  options.no_alias_buffers = true;\n";
+  os << "  pipeline scheduled = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";
+  std::string in_list = "{", a_list = "{", b_list = "{";
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    const buffer_spec& bs = g.buffers[b];
+    if ((!bs.input && !bs.output) || bs.constant) continue;
+    const std::string n = buffer_name(g, static_cast<int>(b));
+    std::string layout = bs.order.empty() ? "" : ", " + cpp_list(bs.order) + ", " + cpp_list(bs.padding);
+    auto make = [&](const std::string& v) {
+      os << "  random_test::host_buffer " << v << "(" << bs.elem_size << ", " << cpp(p.bounds[b]) << layout << ");\n";
+    };
+    if (bs.input) {
+      make(n + "_buf");
+      os << "  random_test::fill(" << n << "_buf, " << c.data_seed + b << "ull);\n";
+      in_list += (in_list.size() > 1 ? ", " : "") + std::string("&") + n + "_buf.raw()";
+    } else {
+      make(n + "_a");
+      make(n + "_b");
+      a_list += (a_list.size() > 1 ? ", " : "") + std::string("&") + n + "_a.raw()";
+      b_list += (b_list.size() > 1 ? ", " : "") + std::string("&") + n + "_b.raw()";
+    }
+  }
+  in_list += "}";
+  a_list += "}";
+  b_list += "}";
+  os << "  random_test::eval_hooks a_hooks, b_hooks;\n";
+  if (s && s->thread_pool) {
+    os << "  thread_pool_impl pool(" << s->pool_workers << ");\n  b_hooks.config.thread_pool = &pool;\n";
+  }
+  const bool failing = g.fail_stage >= 0;
+  if (failing) {
+    // A failure on purpose: evaluate returns it, call_failed is called once, nothing leaks, no
+    // callback runs after it (in a schedule with no parallel loop), and outputs are compared only
+    // if neither run failed.
+    bool serial = true;
+    for (std::size_t i = 0; s && i < s->stages.size(); ++i) {
+      for (const loop_spec& l : s->stages[i].loops) serial = serial && !l.parallel;
+    }
+    os << "  // f" << g.fail_stage << " fails on its call " << g.fail_call << ".\n";
+    os << "  const index_t a_result = unscheduled.evaluate(" << in_list << ", " << a_list << ", a_hooks.context);\n";
+    os << "  const bool a_failed = m.failed;\n";
+    os << "  EXPECT_EQ(a_result, a_failed ? random_test::injected_failure : 0);\n";
+    os << "  EXPECT_EQ(a_hooks.call_failures(), a_failed ? 1 : 0);\n";
+    os << "  EXPECT_EQ(m.after_failure, 0);\n";
+    os << "  EXPECT_EQ(a_hooks.check() + m.failure(), \"\");\n";
+    os << "  m.reset();\n";
+    os << "  const index_t b_result = scheduled.evaluate(" << in_list << ", " << b_list << ", b_hooks.context);\n";
+    os << "  const bool b_failed = m.failed;\n";
+    os << "  EXPECT_EQ(b_result, b_failed ? random_test::injected_failure : 0);\n";
+    os << "  EXPECT_EQ(b_hooks.call_failures(), b_failed ? 1 : 0);\n";
+    if (serial) os << "  EXPECT_EQ(m.after_failure, 0);\n";
+    os << "  EXPECT_EQ(b_hooks.check() + m.failure(), \"\");\n";
+    os << "  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());\n";
+  } else {
+    os << "  ASSERT_EQ(unscheduled.evaluate(" << in_list << ", " << a_list << ", a_hooks.context), 0);\n";
+    os << "  EXPECT_EQ(a_hooks.check() + m.failure(), \"\");\n";
+    if (o.kind == "recompute") os << "  const std::vector<index_t> a_points = m.points;\n  m.points.clear();\n";
+    os << "  ASSERT_EQ(scheduled.evaluate(" << in_list << ", " << b_list << ", b_hooks.context), 0);\n";
+    os << "  EXPECT_EQ(b_hooks.check() + m.failure(), \"\");\n";
+    os << "  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());\n";
+  }
+  std::vector<const raw_buffer*> input_raw;
+  std::vector<std::unique_ptr<host_buffer>> inputs;
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    if (!g.buffers[b].output) continue;
+    const std::string n = buffer_name(g, static_cast<int>(b));
+    os << "  " << (failing ? "if (!a_failed && !b_failed) " : "") << "EXPECT_TRUE(random_test::equal(" << n << "_a, "
+       << n << "_b));\n";
+  }
+  // No heap allocation larger than unscheduled (checked for the buffers of a memory failure).
+  for (std::size_t b = 0; o.kind == "memory" && b < g.buffers.size(); ++b) {
+    if (g.buffers[b].input || g.buffers[b].output) continue;
+    const std::string n = buffer_name(g, static_cast<int>(b));
+    os << "  EXPECT_LE(b_hooks.max_bytes(" << n << "->sym()), a_hooks.max_bytes(" << n << "->sym()));\n";
+  }
+  if (s && (o.kind == "recompute" || o.kind == "allocations")) {
+    schedule_spec legal = *s;
+    const placement where = legalize(g, legal);
+    const std::vector<bool> recompute = may_recompute(g, legal, where);
+    for (std::size_t st = 0; o.kind == "recompute" && st < g.stages.size(); ++st) {
+      if (g.stages[st].copy || recompute[st]) continue;
+      os << "  // f" << st << " is computed once.\n";
+      os << "  EXPECT_LE(m.points_of(" << st << "), a_points[" << st << "]);\n";
+    }
+    for (std::size_t b = 0; o.kind == "allocations" && b < g.buffers.size(); ++b) {
+      if (g.buffers[b].input || g.buffers[b].output || !stored_at_root(g, legal, where, static_cast<int>(b))) continue;
+      os << "  // " << buffer_name(g, static_cast<int>(b)) << " is stored outside every loop.\n";
+      os << "  EXPECT_LE(b_hooks.allocations(" << buffer_name(g, static_cast<int>(b)) << "->sym()), 1);\n";
+    }
+  }
+  if (o.kind == "unscheduled_mismatch") {
+    for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+      if (!g.buffers[b].input) continue;
+      inputs.push_back(internal_run::make_buffer(g.buffers[b], p.bounds[b]));
+      fill(*inputs.back(), c.data_seed + b);
+      input_raw.push_back(&inputs.back()->raw());
+    }
+    std::vector<std::unique_ptr<host_buffer>> expected = reference(g, p, input_raw);
+    for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+      if (!g.buffers[b].output) continue;
+      std::vector<std::int64_t> values;
+      for_each_point(p.bounds[b], [&](const index_t* at) {
+        values.push_back(static_cast<std::int32_t>(load(expected[b]->raw(), at)));
+      });
+      os << "  // The reference's values, dim 0 fastest.\n";
+      os << "  EXPECT_TRUE(random_test::equal_values(" << buffer_name(g, static_cast<int>(b)) << "_a, "
+         << cpp_list(values) << "));\n";
+    }
+  }
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace random_test
+}  // namespace slinky
