@@ -183,7 +183,8 @@ std::vector<case_spec> simplifications(const case_spec& c) {
           change(b);
           with(b);
         };
-        if (a.whole) with({-1, 1, 1, 0, 0, false});
+        // A whole dimension read at the constant 0 instead.
+        if (a.whole) with(access());
         if (a.mod != 0) changed([](access& b) { b.mod = 0; });
         if (a.var2 >= 0) changed([](access& b) { b.var2 = -1, b.mul2 = 0; });
         if (a.mul != 1) changed([](access& b) { b.mul = 1; });
@@ -377,6 +378,37 @@ std::string cpp_list(const std::vector<T>& v) {
   return s + "}";
 }
 
+// An access with named fields: the variable, and the fields that are not the default.
+std::string cpp_named(const access& a) {
+  const access d;
+  std::string s = std::string("{.var = ").append(std::to_string(a.var));
+  auto field = [&](const char* name, index_t value, index_t default_value) {
+    if (value != default_value) s.append(", .").append(name).append(" = ").append(std::to_string(value));
+  };
+  field("mul", a.mul, d.mul);
+  field("div", a.div, d.div);
+  field("lo", a.lo, d.lo);
+  field("hi", a.hi, d.hi);
+  if (a.whole != d.whole) s.append(", .whole = ").append(a.whole ? "true" : "false");
+  field("mod", a.mod, d.mod);
+  field("var2", a.var2, d.var2);
+  field("mul2", a.mul2, d.mul2);
+  return s + "}";
+}
+
+// A kernel_spec with named fields.
+std::string cpp_named(const kernel_spec& k) {
+  std::string s = std::string("{.stage = ").append(std::to_string(k.stage)).append(", .inputs = {");
+  for (std::size_t i = 0; i < k.inputs.size(); ++i) {
+    s += i ? ", {" : "{";
+    for (std::size_t d = 0; d < k.inputs[i].size(); ++d) s.append(d ? ", " : "").append(cpp_named(k.inputs[i][d]));
+    s += "}";
+  }
+  s.append("}, .outputs = ").append(cpp_list(k.outputs));
+  if (k.fail_on_call != 0) s.append(", .fail_on_call = ").append(std::to_string(k.fail_on_call));
+  return s + "}";
+}
+
 std::string cpp_level(const graph_spec& g, const level& l, const std::string& what) {
   if (l.root()) return what == "compute_at" ? "compute_root()" : "store_root()";
   return what + "({&f" + std::to_string(l.stage) + ", " + var_name(g, l.stage, l.var) + "})";
@@ -435,18 +467,26 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
     std::string ins = "{";
     for (std::size_t i = 0; i < st.inputs.size(); ++i) {
       const std::string n = buffer_name(g, st.inputs[i].buffer);
-      ins += std::string(i ? ", " : "") + "{" + n + ", {";
+      std::string bounds = "{";
       for (std::size_t d = 0; d < st.inputs[i].dims.size(); ++d) {
         const access& a = st.inputs[i].dims[d];
-        ins +=
+        bounds +=
             (d ? ", " : "") + cpp(a, n, static_cast<int>(d), a.var < 0 ? "" : var_name(g, static_cast<int>(s), a.var),
                                   a.var2 < 0 ? "" : var_name(g, static_cast<int>(s), a.var2));
       }
-      ins += "}";
+      bounds += "}";
+      ins += i ? ", " : "";
       if (st.copy && (!st.inputs[i].input_crop.empty() || !st.inputs[i].output_crop.empty())) {
-        ins += ", " + cpp_crop(st.inputs[i].input_crop) + ", " + cpp_crop(st.inputs[i].output_crop);
+        // A copy's input with crops: named fields.
+        ins += std::string("{.buffer = ").append(n).append(", .bounds = ").append(bounds);
+        if (!st.inputs[i].input_crop.empty()) ins.append(", .input_crop = ").append(cpp_crop(st.inputs[i].input_crop));
+        if (!st.inputs[i].output_crop.empty()) {
+          ins.append(", .output_crop = ").append(cpp_crop(st.inputs[i].output_crop));
+        }
+        ins += "}";
+      } else {
+        ins += std::string("{").append(n).append(", ").append(bounds).append("}");
       }
-      ins += "}";
     }
     ins += "}";
     std::string dims = "{";
@@ -481,24 +521,8 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
       continue;
     }
     // The kernel's accesses, with whole dims as the constant bounds of the input.
-    std::string k = "{" + std::to_string(s) + ", {";
-    for (std::size_t i = 0; i < p.kernels[s].inputs.size(); ++i) {
-      k += i ? ", {" : "{";
-      for (std::size_t d = 0; d < p.kernels[s].inputs[i].size(); ++d) {
-        const access& a = p.kernels[s].inputs[i][d];
-        k += (d ? ", " : "") + std::string("{") + std::to_string(a.var) + ", " + std::to_string(a.mul) + ", " +
-             std::to_string(a.div) + ", " + std::to_string(a.lo) + ", " + std::to_string(a.hi);
-        if (a.mod != 0 || a.var2 >= 0) {
-          k += ", false, " + std::to_string(a.mod) + ", " + std::to_string(a.var2) + ", " + std::to_string(a.mul2);
-        }
-        k += "}";
-      }
-      k += "}";
-    }
-    k += "}, " + cpp_list(st.outputs) +
-         (p.kernels[s].fail_on_call ? ", " + std::to_string(p.kernels[s].fail_on_call) : "") + "}";
-    os << "  func f" << s << "(random_test::kernel(" << k << ", &m), " << ins << ", " << outs << ", {}, {.name = \"f"
-       << s << "\"});\n";
+    os << "  func f" << s << "(random_test::kernel(" << cpp_named(p.kernels[s]) << ", &m), " << ins << ", " << outs
+       << ", {}, {.name = \"f" << s << "\"});\n";
   }
   std::string ins = "{", outs = "{";
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {

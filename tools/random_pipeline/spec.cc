@@ -468,7 +468,13 @@ plan make_plan(const graph_spec& g) {
       std::vector<access> dims = i.dims;
       index_t box_size = 1;
       for (std::size_t d = 0; d < dims.size(); ++d) {
-        if (dims[d].whole) dims[d] = {-1, 1, 1, p.bounds[i.buffer][d].min, p.bounds[i.buffer][d].max};
+        if (dims[d].whole) {
+          // The constant bounds of the input.
+          access constant;
+          constant.lo = p.bounds[i.buffer][d].min;
+          constant.hi = p.bounds[i.buffer][d].max;
+          dims[d] = constant;
+        }
         box_size *= dims[d].hi - dims[d].lo + 1;
       }
       reads += box_size;

@@ -32,7 +32,7 @@ TEST(random_pipeline, reference_of_a_stencil) {
   out.margin_lo = out.margin_hi = {0};
   g.buffers = {in, out};
   stage_spec s;
-  s.inputs = {{0, {{0, 1, 1, -1, 1}}}};
+  s.inputs = {{.buffer = 0, .dims = {{.var = 0, .lo = -1, .hi = 1}}}};
   s.outputs = {1};
   g.stages = {s};
   const plan p = make_plan(g);
@@ -50,21 +50,21 @@ TEST(random_pipeline, legal_compute_at) {
   g.buffers[2].producer = 1;
   g.buffers[2].output = true;
   g.stages.resize(2);
-  g.stages[0].inputs = {{0, {{0}}}};
+  g.stages[0].inputs = {{.buffer = 0, .dims = {{.var = 0}}}};
   g.stages[0].outputs = {1};
-  g.stages[1].inputs = {{1, {{0}}}};
+  g.stages[1].inputs = {{.buffer = 1, .dims = {{.var = 0}}}};
   g.stages[1].outputs = {2};
   schedule_spec s;
   s.stages.resize(2);
-  s.stages[1].loops = {{0, 2}};
-  s.stages[0].compute_at = level{1, 0};
+  s.stages[1].loops = {{.var = 0, .step = 2}};
+  s.stages[0].compute_at = level{.stage = 1, .var = 0};
   placement p = legalize(g, s);
   ASSERT_TRUE(s.stages[0].compute_at.has_value());
-  EXPECT_EQ(p.compute_chain[0], (std::vector<level>{{1, 0}}));
+  EXPECT_EQ(p.compute_chain[0], (std::vector<level>{{.stage = 1, .var = 0}}));
   // f1 produces the output: it cannot be computed inside f0, and a loop it does not have is
   // dropped.
-  s.stages[1].compute_at = level{0, 0};
-  s.stages[1].loops.push_back({1, 3});
+  s.stages[1].compute_at = level{.stage = 0, .var = 0};
+  s.stages[1].loops.push_back({.var = 1, .step = 3});
   legalize(g, s);
   EXPECT_FALSE(s.stages[1].compute_at.has_value());
   EXPECT_EQ(s.stages[1].loops.size(), 1u);

@@ -34,14 +34,16 @@ TEST(random_regressions, fold_of_hull_window_moving_by_a_reshape_stride) {
   auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
   auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
   auto out4 = buffer_expr::make(ctx, "out4", 3, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x), point(0)}}},
-          {{t1, {x}}}, {}, {.name = "f0"});
-  func f1(random_test::kernel({1, {{{1, 1, 1, 0, 0}}}, {2}}, &m), {{t1, {point(y)}}}, {{t2, {x, y}}}, {},
-          {.name = "f1"});
-  func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 1}}, {{0, 1, 1, 0, 0}}}, {3}}, &m),
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = -1}}}, .outputs = {1}}, &m),
+          {{in0, {point(x), point(0)}}}, {{t1, {x}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 1}}}, .outputs = {2}}, &m), {{t1, {point(y)}}},
+          {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}, {.var = 1, .hi = 1}}, {{.var = 0}}}, .outputs = {3}},
+                              &m),
           {{t2, {point(x), bounds(y, y + 1)}}, {t1, {point(x)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
-  func f3(random_test::kernel({3, {{{0, 1, 1, 0, 0, false, 0, 1, 5}, {2, 1, 1, 0, 0}}}, {4}}, &m),
-          {{t3, {point(y * 5 + x), point(z)}}}, {{out4, {x, y, z}}}, {}, {.name = "f3"});
+  func f3(
+      random_test::kernel({.stage = 3, .inputs = {{{.var = 0, .var2 = 1, .mul2 = 5}, {.var = 2}}}, .outputs = {4}}, &m),
+      {{t3, {point(y * 5 + x), point(z)}}}, {{out4, {x, y, z}}}, {}, {.name = "f3"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
   f2.loops({{y, 1}});
   f3.loops({{y, 1}});
@@ -86,10 +88,12 @@ TEST(random_regressions, padded_copy_between_two_folded_buffers) {
   auto c2 = buffer_expr::make_scalar<std::int32_t>(ctx, "c2", 411355329);
   auto t3 = buffer_expr::make(ctx, "t3", 1, 4);
   auto out4 = buffer_expr::make(ctx, "out4", 2, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x), point(0)}}},
-          {{t1, {x}}}, {}, {.name = "f0"});
-  func f1 = func::make_copy({t1, {point(x)}, {interval_expr(expr(), 8)}, {}}, {t3, {x}}, {c2, {}});
-  func f2(random_test::kernel({2, {{{0, 1, 1, 0, 5}}, {{0, 1, 1, -3, -3}}}, {4}}, &m),
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = -1}}}, .outputs = {1}}, &m),
+          {{in0, {point(x), point(0)}}}, {{t1, {x}}}, {}, {.name = "f0"});
+  func f1 = func::make_copy({.buffer = t1, .bounds = {point(x)}, .input_crop = {interval_expr(expr(), 8)}}, {t3, {x}},
+                            {c2, {}});
+  func f2(random_test::kernel(
+              {.stage = 2, .inputs = {{{.var = 0, .hi = 5}}, {{.var = 0, .lo = -3, .hi = -3}}}, .outputs = {4}}, &m),
           {{t3, {bounds(x, x + 5)}}, {t3, {point(x - 3)}}}, {{out4, {x, y}}}, {}, {.name = "f2"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
   f1.loops({{x, 8}});
@@ -129,10 +133,10 @@ TEST(random_regressions, copy_aliased_to_a_source_with_a_user_fold) {
     t1->dim(0).fold_factor = 26;
     auto t2 = buffer_expr::make(ctx, "t2", 3, 4);
     auto out3 = buffer_expr::make(ctx, "out3", 3, 4);
-    func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x), point(y)}}},
-            {{t1, {x, y}}}, {}, {.name = "f0"});
+    func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {1}}, &m),
+            {{in0, {point(x), point(y)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
     func f1 = func::make_copy({t1, {point(x), point(z)}}, {t2, {x, y, z}});
-    func f2(random_test::kernel({2, {{{2, 1, 1, 0, 0}, {1, 1, 1, 0, 0}, {0, 1, 1, 0, 0}}}, {3}}, &m),
+    func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 2}, {.var = 1}, {.var = 0}}}, .outputs = {3}}, &m),
             {{t2, {point(z), point(y), point(x)}}}, {{out3, {x, y, z}}}, {}, {.name = "f2"});
     build_options options;
     options.no_alias_buffers = no_alias;
@@ -166,9 +170,10 @@ TEST(random_regressions, input_bounds_with_a_loop_variable_shadowing_a_func_vari
   auto in0 = buffer_expr::make(ctx, "in0", 3, 4);
   auto t1 = buffer_expr::make(ctx, "t1", 3, 4);
   auto out2 = buffer_expr::make(ctx, "out2", 2, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}, {2, 1, 3, 0, 0}}}, {1}}, &m),
-          {{in0, {point(x), point(y), point(z / 3)}}}, {{t1, {x, y, z}}}, {}, {.name = "f0"});
-  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {2}}, &m),
+  func f0(
+      random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 1}, {.var = 2, .div = 3}}}, .outputs = {1}}, &m),
+      {{in0, {point(x), point(y), point(z / 3)}}}, {{t1, {x, y, z}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}, {.var = -1}, {.var = 1}}}, .outputs = {2}}, &m),
           {{t1, {point(x), point(0), point(y)}}}, {{out2, {x, y}}}, {}, {.name = "f1"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2});
   f1.loops({{y, 1}});

@@ -17,10 +17,11 @@ namespace {
 using random_test::host_buffer;
 using random_test::kernel;
 
-// A kernel reading one input at the given accesses ({var, mul, div, lo, hi}: the interval
-// [floor(mul * x_var / div) + lo, ... + hi] of output variable var, or [lo, hi] for var -1).
+// The callback of func f<stage> (without a monitor), reading each input at the given accesses,
+// one per dimension (random_test::access: {.var = v, .lo = a, .hi = b} is the interval
+// [x_v + a, x_v + b] of output variable v, or [a, b] for v = -1; .mul and .div scale x_v).
 call_stmt::callable k(int stage, std::vector<std::vector<random_test::access>> inputs, std::vector<int> outputs) {
-  return kernel({stage, std::move(inputs), std::move(outputs)});
+  return kernel({.stage = stage, .inputs = std::move(inputs), .outputs = std::move(outputs)});
 }
 
 // Evaluates two pipelines of one input and one output on the same input and expects the same
@@ -46,7 +47,7 @@ TEST(random_regressions, copy_with_loops_overwrites_loop_variables) {
   auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
   auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
   auto out2 = buffer_expr::make(ctx, "out2", 2, 4);
-  func f0(k(0, {{{0}, {1}}}, {1}), {{in0, {point(x0), point(y0)}}}, {{t1, {x0, y0}}}, {}, {.name = "f0"});
+  func f0(k(0, {{{.var = 0}, {.var = 1}}}, {1}), {{in0, {point(x0), point(y0)}}}, {{t1, {x0, y0}}}, {}, {.name = "f0"});
   func f1 = func::make_copy({t1, {point(x1), point(y1)}}, {out2, {x1, y1}});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2});
   f1.loops({{y1, 1}, {x1, 2}});
@@ -66,9 +67,9 @@ TEST(random_regressions, warm_up_calls_func_stored_inside_loop_outside_its_regio
   auto t1 = buffer_expr::make(ctx, "t1", 1, 4);
   auto t2 = buffer_expr::make(ctx, "t2", 1, 4);
   auto out3 = buffer_expr::make(ctx, "out3", 1, 4);
-  func f0(k(0, {{{0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{0, 1, 1, 0, 1}}}, {2}), {{t1, {bounds(x1, x1 + 1)}}}, {{t2, {x1}}}, {}, {.name = "f1"});
-  func f2(k(2, {{{0}}}, {3}), {{t2, {point(x2)}}}, {{out3, {x2}}}, {}, {.name = "f2"});
+  func f0(k(0, {{{.var = 0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0, .hi = 1}}}, {2}), {{t1, {bounds(x1, x1 + 1)}}}, {{t2, {x1}}}, {}, {.name = "f1"});
+  func f2(k(2, {{{.var = 0}}}, {3}), {{t2, {point(x2)}}}, {{out3, {x2}}}, {}, {.name = "f2"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
   f2.loops({{x2, 1}});
   t2->store_at({&f2, x2});
@@ -88,12 +89,12 @@ TEST(random_regressions, warm_up_calls_func_in_inner_parallel_loop_outside_its_r
   auto t0 = buffer_expr::make(ctx, "t0", 3, 4);
   auto t1 = buffer_expr::make(ctx, "t1", 3, 4);
   auto out2 = buffer_expr::make(ctx, "out2", 3, 4);
-  func f0(k(0, {{{0}, {1}, {2}}}, {1}), {{in0, {point(x0), point(y0), point(z0)}}}, {{t0, {x0, y0, z0}}}, {},
-          {.name = "f0"});
-  func f1(k(1, {{{0}, {1}, {2, 1, 1, 0, 1}}}, {2}), {{t0, {point(x1), point(y1), bounds(z1, z1 + 1)}}},
-          {{t1, {x1, y1, z1}}}, {}, {.name = "f1"});
-  func f2(k(2, {{{0}, {1}, {2}}}, {3}), {{t1, {point(x2), point(y2), point(z2)}}}, {{out2, {x2, y2, z2}}}, {},
-          {.name = "f2"});
+  func f0(k(0, {{{.var = 0}, {.var = 1}, {.var = 2}}}, {1}), {{in0, {point(x0), point(y0), point(z0)}}},
+          {{t0, {x0, y0, z0}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0}, {.var = 1}, {.var = 2, .hi = 1}}}, {2}),
+          {{t0, {point(x1), point(y1), bounds(z1, z1 + 1)}}}, {{t1, {x1, y1, z1}}}, {}, {.name = "f1"});
+  func f2(k(2, {{{.var = 0}, {.var = 1}, {.var = 2}}}, {3}), {{t1, {point(x2), point(y2), point(z2)}}},
+          {{out2, {x2, y2, z2}}}, {}, {.name = "f2"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2});
   f0.compute_at({&f2, z2});
   f2.loops({{y2, 1, loop::parallel}, {z2, 1}});
@@ -113,10 +114,10 @@ TEST(random_regressions, buffer_stored_inside_sliding_loop_allocated_larger_than
   auto t2 = buffer_expr::make(ctx, "t2", 1, 4);
   auto t3 = buffer_expr::make(ctx, "t3", 1, 4);
   auto out4 = buffer_expr::make(ctx, "out4", 1, 4);
-  func f0(k(0, {{{0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{0}}}, {2}), {{t1, {point(x1)}}}, {{t2, {x1}}}, {}, {.name = "f1"});
-  func f2(k(2, {{{0, 1, 1, 0, 1}}}, {3}), {{t2, {bounds(x2, x2 + 1)}}}, {{t3, {x2}}}, {}, {.name = "f2"});
-  func f3(k(3, {{{0}}}, {4}), {{t3, {point(x3)}}}, {{out4, {x3}}}, {}, {.name = "f3"});
+  func f0(k(0, {{{.var = 0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0}}}, {2}), {{t1, {point(x1)}}}, {{t2, {x1}}}, {}, {.name = "f1"});
+  func f2(k(2, {{{.var = 0, .hi = 1}}}, {3}), {{t2, {bounds(x2, x2 + 1)}}}, {{t3, {x2}}}, {}, {.name = "f2"});
+  func f3(k(3, {{{.var = 0}}}, {4}), {{t3, {point(x3)}}}, {{out4, {x3}}}, {}, {.name = "f3"});
   f3.loops({{x3, 3}});
   t2->store_at({&f3, x3});
   pipeline p = build_pipeline(ctx, {in0}, {out4});
@@ -147,8 +148,8 @@ TEST(random_regressions, two_outputs_stored_at_different_levels) {
   auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
   auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
   auto out3 = buffer_expr::make(ctx, "out3", 2, 4);
-  func f0(k(0, {{{0}}}, {1, 2}), {{in0, {point(x0)}}}, {{t1, {x0, y0}}, {t2, {x0, y0}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{0}, {1}}, {{0, 1, 1, 2, 2}, {1}}}, {3}),
+  func f0(k(0, {{{.var = 0}}}, {1, 2}), {{in0, {point(x0)}}}, {{t1, {x0, y0}}, {t2, {x0, y0}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0}, {.var = 1}}, {{.var = 0, .lo = 2, .hi = 2}, {.var = 1}}}, {3}),
           {{t1, {point(x1), point(y1)}}, {t2, {point(x1 + 2), point(y1)}}}, {{out3, {x1, y1}}}, {}, {.name = "f1"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
   f1.loops({{x1, 1}});
@@ -168,8 +169,9 @@ TEST(random_regressions, loop_over_a_variable_of_an_enclosing_loop) {
   auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
   auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
   auto out2 = buffer_expr::make(ctx, "out2", 1, 4);
-  func f0(k(0, {{{0}, {1}}}, {1}), {{in0, {point(x), point(y)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{-1, 1, 1, -2, -2}, {0}}}, {2}), {{t1, {point(-2), point(x)}}}, {{out2, {x}}}, {}, {.name = "f1"});
+  func f0(k(0, {{{.var = 0}, {.var = 1}}}, {1}), {{in0, {point(x), point(y)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = -1, .lo = -2, .hi = -2}, {.var = 0}}}, {2}), {{t1, {point(-2), point(x)}}}, {{out2, {x}}}, {},
+          {.name = "f1"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2});
   f0.loops({{x, 1}});
   f1.loops({{x, 1}});
@@ -186,10 +188,11 @@ TEST(random_regressions, loop_over_a_variable_of_an_enclosing_loop_wrong_values)
   auto t1 = buffer_expr::make(ctx, "t1", 3, 4);
   auto t2 = buffer_expr::make(ctx, "t2", 3, 4);
   auto out3 = buffer_expr::make(ctx, "out3", 3, 4);
-  func f0(k(0, {{{0}, {2}}}, {1}), {{in0, {point(x), point(z)}}}, {{t1, {x, y, z}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{0}, {1}, {2}}}, {2}), {{t1, {point(x), point(y), point(z)}}}, {{t2, {x, y, z}}}, {}, {.name = "f1"});
-  func f2(k(2, {{{0}, {1}, {2, 1, 1, 3, 3}}}, {3}), {{t2, {point(x), point(y), point(z + 3)}}}, {{out3, {x, y, z}}}, {},
-          {.name = "f2"});
+  func f0(k(0, {{{.var = 0}, {.var = 2}}}, {1}), {{in0, {point(x), point(z)}}}, {{t1, {x, y, z}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0}, {.var = 1}, {.var = 2}}}, {2}), {{t1, {point(x), point(y), point(z)}}}, {{t2, {x, y, z}}},
+          {}, {.name = "f1"});
+  func f2(k(2, {{{.var = 0}, {.var = 1}, {.var = 2, .lo = 3, .hi = 3}}}, {3}),
+          {{t2, {point(x), point(y), point(z + 3)}}}, {{out3, {x, y, z}}}, {}, {.name = "f2"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
   f1.loops({{z, 1}});
   f2.loops({{z, 1, loop::parallel}});
@@ -213,8 +216,8 @@ TEST(random_regressions, window_moving_in_two_dimensions_with_one_loop) {
   auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
   auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
   auto out2 = buffer_expr::make(ctx, "out2", 1, 4);
-  func f0(k(0, {{{0}, {1}}}, {1}), {{in0, {point(x0), point(y0)}}}, {{t1, {x0, y0}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{0, 1, 1, 0, 1}, {0, 1, 1, 0, 1}}}, {2}), {{t1, {bounds(x1, x1 + 1), bounds(x1, x1 + 1)}}},
+  func f0(k(0, {{{.var = 0}, {.var = 1}}}, {1}), {{in0, {point(x0), point(y0)}}}, {{t1, {x0, y0}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0, .hi = 1}, {.var = 0, .hi = 1}}}, {2}), {{t1, {bounds(x1, x1 + 1), bounds(x1, x1 + 1)}}},
           {{out2, {x1}}}, {}, {.name = "f1"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2});
   f1.loops({{x1, 1}});
@@ -237,12 +240,13 @@ TEST(random_regressions, fold_factor_smaller_than_hull_of_fixed_and_moving_windo
   auto t3 = buffer_expr::make(ctx, "t3", 1, 4);
   auto t4 = buffer_expr::make(ctx, "t4", 2, 4);
   auto out5 = buffer_expr::make(ctx, "out5", 1, 4);
-  func f0(k(0, {{{0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{0}}}, {2}), {{t1, {point(x1)}}}, {{t2, {x1}}}, {}, {.name = "f1"});
-  func f2(k(2, {{{0}}}, {3}), {{t1, {point(x2)}}}, {{t3, {x2}}}, {}, {.name = "f2"});
-  func f3(k(3, {{{1, 1, 1, 0, 1}}, {{0}}}, {4}), {{t3, {bounds(y3, y3 + 1)}}, {t2, {point(x3)}}}, {{t4, {x3, y3}}}, {},
-          {.name = "f3"});
-  func f4(k(4, {{{0}, {-1, 1, 1, -2, -2}}}, {5}), {{t4, {point(x4), point(-2)}}}, {{out5, {x4}}}, {}, {.name = "f4"});
+  func f0(k(0, {{{.var = 0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0}}}, {2}), {{t1, {point(x1)}}}, {{t2, {x1}}}, {}, {.name = "f1"});
+  func f2(k(2, {{{.var = 0}}}, {3}), {{t1, {point(x2)}}}, {{t3, {x2}}}, {}, {.name = "f2"});
+  func f3(k(3, {{{.var = 1, .hi = 1}}, {{.var = 0}}}, {4}), {{t3, {bounds(y3, y3 + 1)}}, {t2, {point(x3)}}},
+          {{t4, {x3, y3}}}, {}, {.name = "f3"});
+  func f4(k(4, {{{.var = 0}, {.var = -1, .lo = -2, .hi = -2}}}, {5}), {{t4, {point(x4), point(-2)}}}, {{out5, {x4}}},
+          {}, {.name = "f4"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out5});
   f1.compute_at({&f4, x4});
   f3.loops({{y3, 1}});
@@ -263,8 +267,8 @@ TEST(random_regressions, empty_output_widens_the_region_of_its_func) {
   auto t1 = buffer_expr::make(ctx, "t1", 1, 4);
   auto out2 = buffer_expr::make(ctx, "out2", 1, 4);
   auto out3 = buffer_expr::make(ctx, "out3", 1, 4);
-  func f0(k(0, {{{0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{0}}}, {2, 3}), {{t1, {point(x1)}}}, {{out2, {x1}}, {out3, {x1}}}, {}, {.name = "f1"});
+  func f0(k(0, {{{.var = 0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0}}}, {2, 3}), {{t1, {point(x1)}}}, {{out2, {x1}}, {out3, {x1}}}, {}, {.name = "f1"});
   pipeline p = build_pipeline(ctx, {in0}, {out2, out3});
   // in0 covers all that is needed.
   host_buffer in(4, {{-6, -6}});
@@ -282,7 +286,8 @@ TEST(random_regressions, empty_output_requires_input_bounds) {
   var x0(ctx, "x0"), y0(ctx, "y0");
   auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
   auto out1 = buffer_expr::make(ctx, "out1", 2, 4);
-  func f0(k(0, {{{0}, {1}}}, {1}), {{in0, {point(x0), point(y0)}}}, {{out1, {x0, y0}}}, {}, {.name = "f0"});
+  func f0(k(0, {{{.var = 0}, {.var = 1}}}, {1}), {{in0, {point(x0), point(y0)}}}, {{out1, {x0, y0}}}, {},
+          {.name = "f0"});
   pipeline p = build_pipeline(ctx, {in0}, {out1});
   host_buffer in(4, {{0, 0}, {2, 2}});
   host_buffer out(4, {{0, 0}, {0, -1}});
@@ -299,7 +304,7 @@ TEST(random_regressions, empty_output_with_stencil_requires_input_bounds) {
   var x(ctx, "x"), y(ctx, "y");
   auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
   auto out1 = buffer_expr::make(ctx, "out1", 2, 4);
-  func f0(k(0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 5}}}, {1}), {{in0, {point(x), bounds(y, y + 5)}}}, {{out1, {x, y}}}, {},
+  func f0(k(0, {{{.var = 0}, {.var = 1, .hi = 5}}}, {1}), {{in0, {point(x), bounds(y, y + 5)}}}, {{out1, {x, y}}}, {},
           {.name = "f0"});
   pipeline p = build_pipeline(ctx, {in0}, {out1});
   host_buffer in(4, {{0, 0}, {0, 0}});
@@ -320,10 +325,10 @@ TEST(random_regressions, sliding_with_upsampling_consumer_skips_first_row) {
   auto t2 = buffer_expr::make(ctx, "t2", 1, 4);
   auto t3 = buffer_expr::make(ctx, "t3", 1, 4);
   auto out4 = buffer_expr::make(ctx, "out4", 1, 4);
-  func f0(k(0, {{{0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{0, 1, 3, 0, 0}}}, {2}), {{t1, {point(x1 / 3)}}}, {{t2, {x1}}}, {}, {.name = "f1"});
-  func f2(k(2, {{{0}}}, {3}), {{t2, {point(x2)}}}, {{t3, {x2}}}, {}, {.name = "f2"});
-  func f3(k(3, {{{-1, 1, 1, 0, 0}}}, {4}), {{t3, {point(0)}}}, {{out4, {x3}}}, {}, {.name = "f3"});
+  func f0(k(0, {{{.var = 0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0, .div = 3}}}, {2}), {{t1, {point(x1 / 3)}}}, {{t2, {x1}}}, {}, {.name = "f1"});
+  func f2(k(2, {{{.var = 0}}}, {3}), {{t2, {point(x2)}}}, {{t3, {x2}}}, {}, {.name = "f2"});
+  func f3(k(3, {{{.var = -1}}}, {4}), {{t3, {point(0)}}}, {{out4, {x3}}}, {}, {.name = "f3"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
   f2.loops({{x2, 1}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out4});
@@ -345,14 +350,14 @@ TEST(random_regressions, slide_in_single_iteration_loop) {
   auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
   auto t3 = buffer_expr::make(ctx, "t3", 1, 4);
   auto out4 = buffer_expr::make(ctx, "out4", 2, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x0), point(y0)}}},
-          {{t1, {x0, y0}}}, {}, {.name = "f0"});
-  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {2}}, &m), {{t1, {point(x1), point(y1)}}},
-          {{t2, {x1, y1}}}, {}, {.name = "f1"});
-  func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}}}, {3}}, &m), {{t2, {point(x2), point(0)}}},
-          {{t3, {x2}}}, {}, {.name = "f2"});
-  func f3(random_test::kernel({3, {{{1, 1, 1, 0, 0}}}, {4}}, &m), {{t3, {point(y3)}}}, {{out4, {x3, y3}}}, {},
-          {.name = "f3"});
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {1}}, &m),
+          {{in0, {point(x0), point(y0)}}}, {{t1, {x0, y0}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {2}}, &m),
+          {{t1, {point(x1), point(y1)}}}, {{t2, {x1, y1}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}, {.var = -1}}}, .outputs = {3}}, &m),
+          {{t2, {point(x2), point(0)}}}, {{t3, {x2}}}, {}, {.name = "f2"});
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 1}}}, .outputs = {4}}, &m), {{t3, {point(y3)}}},
+          {{out4, {x3, y3}}}, {}, {.name = "f3"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
   f1.loops({{y1, 3}});
   build_options options;
@@ -389,12 +394,12 @@ TEST(random_regressions, warm_up_of_inner_loop_widens_buffer_stored_outside_para
   auto t3 = buffer_expr::make(ctx, "t3", 1, 4);
   auto t4 = buffer_expr::make(ctx, "t4", 2, 4);
   auto out5 = buffer_expr::make(ctx, "out5", 2, 4);
-  func f0(k(0, {{{0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{0}}}, {2}), {{t1, {point(x1)}}}, {{t2, {x1}}}, {}, {.name = "f1"});
-  func f2(k(2, {{{0}}}, {3}), {{t2, {point(x2)}}}, {{t3, {x2}}}, {}, {.name = "f2"});
-  func f3(k(3, {{{1}}}, {4}), {{t3, {point(y3)}}}, {{t4, {x3, y3}}}, {}, {.name = "f3"});
-  func f4(k(4, {{{0, 1, 1, 0, 1}, {1}}, {{0}}}, {5}), {{t4, {bounds(x4, x4 + 1), point(y4)}}, {t2, {point(x4)}}},
-          {{out5, {x4, y4}}}, {}, {.name = "f4"});
+  func f0(k(0, {{{.var = 0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0}}}, {2}), {{t1, {point(x1)}}}, {{t2, {x1}}}, {}, {.name = "f1"});
+  func f2(k(2, {{{.var = 0}}}, {3}), {{t2, {point(x2)}}}, {{t3, {x2}}}, {}, {.name = "f2"});
+  func f3(k(3, {{{.var = 1}}}, {4}), {{t3, {point(y3)}}}, {{t4, {x3, y3}}}, {}, {.name = "f3"});
+  func f4(k(4, {{{.var = 0, .hi = 1}, {.var = 1}}, {{.var = 0}}}, {5}),
+          {{t4, {bounds(x4, x4 + 1), point(y4)}}, {t2, {point(x4)}}}, {{out5, {x4, y4}}}, {}, {.name = "f4"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out5});
   f2.compute_at({&f4, y4});
   f4.loops({{x4, 4}, {y4, 1, loop::parallel}});
@@ -428,10 +433,10 @@ TEST(random_regressions, two_producers_sliding_over_loop_of_constant_range) {
   auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
   auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
   auto out4 = buffer_expr::make(ctx, "out4", 1, 4);
-  func f0(k(0, {{{0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0, y0}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{0}, {1}}}, {2}), {{t1, {point(x1), point(y1)}}}, {{t2, {x1, y1}}}, {}, {.name = "f1"});
-  func f2(k(2, {{{0}, {1}}}, {3}), {{t2, {point(x2), point(y2)}}}, {{t3, {x2, y2}}}, {}, {.name = "f2"});
-  func f3(k(3, {{{0}, {-1, 1, 1, 0, 0}}}, {4}), {{t3, {point(x3), point(0)}}}, {{out4, {x3}}}, {}, {.name = "f3"});
+  func f0(k(0, {{{.var = 0}}}, {1}), {{in0, {point(x0)}}}, {{t1, {x0, y0}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0}, {.var = 1}}}, {2}), {{t1, {point(x1), point(y1)}}}, {{t2, {x1, y1}}}, {}, {.name = "f1"});
+  func f2(k(2, {{{.var = 0}, {.var = 1}}}, {3}), {{t2, {point(x2), point(y2)}}}, {{t3, {x2, y2}}}, {}, {.name = "f2"});
+  func f3(k(3, {{{.var = 0}, {.var = -1}}}, {4}), {{t3, {point(x3), point(0)}}}, {{out4, {x3}}}, {}, {.name = "f3"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
   f2.loops({{y2, 2}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out4});
@@ -458,17 +463,19 @@ TEST(random_regressions, diagonal_read_with_nested_loops) {
   auto t6 = buffer_expr::make(ctx, "t6", 1, 4);
   auto t7 = buffer_expr::make(ctx, "t7", 2, 4);
   auto out8 = buffer_expr::make(ctx, "out8", 2, 4);
-  func f0(k(0, {{{0}, {1}}}, {1}), {{in0, {point(x0), point(y0)}}}, {{t1, {x0, y0}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{0}, {1, 1, 1, 0, 1}}}, {2}), {{t1, {point(x1), bounds(y1, y1 + 1)}}}, {{t2, {x1, y1}}}, {},
+  func f0(k(0, {{{.var = 0}, {.var = 1}}}, {1}), {{in0, {point(x0), point(y0)}}}, {{t1, {x0, y0}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0}, {.var = 1, .hi = 1}}}, {2}), {{t1, {point(x1), bounds(y1, y1 + 1)}}}, {{t2, {x1, y1}}}, {},
           {.name = "f1"});
-  func f2(k(2, {{{0}, {2}}}, {3}), {{t2, {point(x2), point(z2)}}}, {{t3, {x2, y2, z2}}}, {}, {.name = "f2"});
-  func f3(k(3, {{{2}, {0}, {1}}}, {4}), {{t3, {point(z3), point(x3), point(y3)}}}, {{t4, {x3, y3, z3}}}, {},
-          {.name = "f3"});
-  func f4(k(4, {{{0}, {1}, {-1, 1, 1, 0, 0}}}, {5}), {{t4, {point(x4), point(y4), point(0)}}}, {{t5, {x4, y4}}}, {},
-          {.name = "f4"});
-  func f5(k(5, {{{-1, 1, 1, 0, 0}, {0}}}, {6}), {{t5, {point(0), point(x5)}}}, {{t6, {x5}}}, {}, {.name = "f5"});
-  func f6(k(6, {{{1}}}, {7}), {{t6, {point(y6)}}}, {{t7, {x6, y6}}}, {}, {.name = "f6"});
-  func f7(k(7, {{{1}, {1}}}, {8}), {{t7, {point(y7), point(y7)}}}, {{out8, {x7, y7}}}, {}, {.name = "f7"});
+  func f2(k(2, {{{.var = 0}, {.var = 2}}}, {3}), {{t2, {point(x2), point(z2)}}}, {{t3, {x2, y2, z2}}}, {},
+          {.name = "f2"});
+  func f3(k(3, {{{.var = 2}, {.var = 0}, {.var = 1}}}, {4}), {{t3, {point(z3), point(x3), point(y3)}}},
+          {{t4, {x3, y3, z3}}}, {}, {.name = "f3"});
+  func f4(k(4, {{{.var = 0}, {.var = 1}, {.var = -1}}}, {5}), {{t4, {point(x4), point(y4), point(0)}}},
+          {{t5, {x4, y4}}}, {}, {.name = "f4"});
+  func f5(k(5, {{{.var = -1}, {.var = 0}}}, {6}), {{t5, {point(0), point(x5)}}}, {{t6, {x5}}}, {}, {.name = "f5"});
+  func f6(k(6, {{{.var = 1}}}, {7}), {{t6, {point(y6)}}}, {{t7, {x6, y6}}}, {}, {.name = "f6"});
+  func f7(k(7, {{{.var = 1}, {.var = 1}}}, {8}), {{t7, {point(y7), point(y7)}}}, {{out8, {x7, y7}}}, {},
+          {.name = "f7"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out8});
   f6.loops({{x6, 1}});
   f7.loops({{y7, 1}});
@@ -487,9 +494,9 @@ TEST(random_regressions, alias_view_base_substitutes_loop_variable_twice) {
   auto t1 = buffer_expr::make(ctx, "t1", 2, 2);
   auto t2 = buffer_expr::make(ctx, "t2", 2, 2);
   auto out3 = buffer_expr::make(ctx, "out3", 3, 4);
-  func f0(k(0, {{{0}, {1}}}, {1}), {{in0, {point(x), point(y)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
+  func f0(k(0, {{{.var = 0}, {.var = 1}}}, {1}), {{in0, {point(x), point(y)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
   func f1 = func::make_copy({t1, {point(x), point(y)}}, {t2, {x, y}});
-  func f2(k(2, {{{1}, {2}}}, {3}), {{t2, {point(y), point(z)}}}, {{out3, {x, y, z}}}, {}, {.name = "f2"});
+  func f2(k(2, {{{.var = 1}, {.var = 2}}}, {3}), {{t2, {point(y), point(z)}}}, {{out3, {x, y, z}}}, {}, {.name = "f2"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
   f0.compute_root();
   f2.loops({{y, 1, loop::parallel}});
@@ -507,9 +514,9 @@ TEST(random_regressions, alias_into_ring_buffer_of_source_computed_outside_loop)
   auto t1 = buffer_expr::make(ctx, "t1", 1, 4);
   auto t2 = buffer_expr::make(ctx, "t2", 1, 4);
   auto out3 = buffer_expr::make(ctx, "out3", 1, 4);
-  func f0(k(0, {{{0}}}, {1}), {{in0, {point(x)}}}, {{t1, {x}}}, {}, {.name = "f0"});
+  func f0(k(0, {{{.var = 0}}}, {1}), {{in0, {point(x)}}}, {{t1, {x}}}, {}, {.name = "f0"});
   func f1 = func::make_copy({t1, {point(x)}}, {t2, {x}});
-  func f2(k(2, {{{0}}}, {3}), {{t2, {point(x)}}}, {{out3, {x}}}, {}, {.name = "f2"});
+  func f2(k(2, {{{.var = 0}}}, {3}), {{t2, {point(x)}}}, {{out3, {x}}}, {}, {.name = "f2"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
   f0.compute_root();
   f2.loops({{x, 1}});
@@ -530,12 +537,12 @@ TEST(random_regressions, alias_into_ring_buffer_of_widened_multi_output_source) 
   auto t4 = buffer_expr::make(ctx, "t4", 1, 4);
   auto t5 = buffer_expr::make(ctx, "t5", 1, 4);
   auto out6 = buffer_expr::make(ctx, "out6", 1, 4);
-  func f0(k(0, {{{0, 1, 1, -3, 3}}}, {1, 2}), {{in0, {bounds(x - 3, x + 3)}}}, {{t1, {x}}, {t2, {x}}}, {},
+  func f0(k(0, {{{.var = 0, .lo = -3, .hi = 3}}}, {1, 2}), {{in0, {bounds(x - 3, x + 3)}}}, {{t1, {x}}, {t2, {x}}}, {},
           {.name = "f0"});
   func f1 = func::make_copy({t2, {point(x)}}, {t3, {x}});
-  func f2(k(2, {{{0, 1, 1, 1, 1}}, {{0, 1, 1, -2, 3}}}, {4}), {{t3, {point(x + 1)}}, {t1, {bounds(x - 2, x + 3)}}},
-          {{t4, {x}}}, {}, {.name = "f2"});
-  func f3(k(3, {{{0, 1, 1, -2, 1}}, {{0, 1, 1, -1, 3}}}, {5, 6}),
+  func f2(k(2, {{{.var = 0, .lo = 1, .hi = 1}}, {{.var = 0, .lo = -2, .hi = 3}}}, {4}),
+          {{t3, {point(x + 1)}}, {t1, {bounds(x - 2, x + 3)}}}, {{t4, {x}}}, {}, {.name = "f2"});
+  func f3(k(3, {{{.var = 0, .lo = -2, .hi = 1}}, {{.var = 0, .lo = -1, .hi = 3}}}, {5, 6}),
           {{t4, {bounds(x - 2, x + 1)}}, {t4, {bounds(x - 1, x + 3)}}}, {{t5, {x}}, {out6, {x}}}, {}, {.name = "f3"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out6});
   f0.compute_at({&f2, x});
@@ -562,11 +569,9 @@ TEST(random_regressions, bounding_box_of_transposed_reads_in_two_loops) {
   auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
   auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
   auto out3 = buffer_expr::make(ctx, "out3", 2, 4);
-  func f0(k(0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {1}), {{in0, {point(x), point(y)}}}, {{t1, {x, y}}}, {},
-          {.name = "f0"});
-  func f1(k(1, {{{1, 1, 1, 0, 0}, {0, 1, 1, 0, 0}}}, {2}), {{t1, {point(y), point(x)}}}, {{t2, {x, y}}}, {},
-          {.name = "f1"});
-  func f2(k(2, {{{0, 1, 1, 0, 1}, {1, 1, 1, 0, 0}}, {{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {3}),
+  func f0(k(0, {{{.var = 0}, {.var = 1}}}, {1}), {{in0, {point(x), point(y)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 1}, {.var = 0}}}, {2}), {{t1, {point(y), point(x)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(k(2, {{{.var = 0, .hi = 1}, {.var = 1}}, {{.var = 0}, {.var = 1}}}, {3}),
           {{t2, {bounds(x, x + 1), point(y)}}, {t1, {point(x), point(y)}}}, {{out3, {x, y}}}, {}, {.name = "f2"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
   f2.loops({{x, 1}, {y, 1}});
@@ -592,15 +597,13 @@ TEST(random_regressions, upsampling_producer_sliding_over_loop_of_constant_range
   auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
   auto t4 = buffer_expr::make(ctx, "t4", 1, 4);
   auto out5 = buffer_expr::make(ctx, "out5", 2, 4);
-  func f0(k(0, {{{0, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {1}), {{in0, {point(x), point(0), point(y)}}},
-          {{t1, {x, y}}}, {}, {.name = "f0"});
-  func f1(k(1, {{{0, 1, 2, 0, 0}, {1, 1, 1, 0, 0}}}, {2}), {{t1, {point(x / 2), point(y)}}}, {{t2, {x, y}}}, {},
+  func f0(k(0, {{{.var = 0}, {.var = -1}, {.var = 1}}}, {1}), {{in0, {point(x), point(0), point(y)}}}, {{t1, {x, y}}},
+          {}, {.name = "f0"});
+  func f1(k(1, {{{.var = 0, .div = 2}, {.var = 1}}}, {2}), {{t1, {point(x / 2), point(y)}}}, {{t2, {x, y}}}, {},
           {.name = "f1"});
-  func f2(k(2, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {3}), {{t2, {point(x), point(y)}}}, {{t3, {x, y}}}, {},
-          {.name = "f2"});
-  func f3(k(3, {{{-1, 1, 1, 0, 0}, {0, 1, 1, 0, 0}}}, {4}), {{t3, {point(0), point(x)}}}, {{t4, {x}}}, {},
-          {.name = "f3"});
-  func f4(k(4, {{{1, 1, 1, 0, 0}}}, {5}), {{t4, {point(y)}}}, {{out5, {x, y}}}, {}, {.name = "f4"});
+  func f2(k(2, {{{.var = 0}, {.var = 1}}}, {3}), {{t2, {point(x), point(y)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
+  func f3(k(3, {{{.var = -1}, {.var = 0}}}, {4}), {{t3, {point(0), point(x)}}}, {{t4, {x}}}, {}, {.name = "f3"});
+  func f4(k(4, {{{.var = 1}}}, {5}), {{t4, {point(y)}}}, {{out5, {x, y}}}, {}, {.name = "f4"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out5});
   f2.loops({{x, 2}});
   f3.loops({{x, 1}});
@@ -622,8 +625,8 @@ TEST(random_regressions, idle_intermediate_is_not_allocated) {
   auto t1 = buffer_expr::make(ctx, "t1", 1, 1);
   auto out2 = buffer_expr::make(ctx, "out2", 1, 4);
   func f0 = func::make_copy({in0, {point(x)}}, {t1, {x}});
-  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 1}}}, {2}}, &m), {{t1, {bounds(x, x + 1)}}}, {{out2, {x}}}, {},
-          {.name = "f1"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0, .hi = 1}}}, .outputs = {2}}, &m),
+          {{t1, {bounds(x, x + 1)}}}, {{out2, {x}}}, {}, {.name = "f1"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2});
   build_options options;
   options.no_alias_buffers = true;
@@ -656,11 +659,12 @@ TEST(random_regressions, fork_into_empty_and_non_empty_outputs) {
   auto t1 = buffer_expr::make(ctx, "t1", 1, 4);
   auto out2 = buffer_expr::make(ctx, "out2", 1, 4);
   auto out3 = buffer_expr::make(ctx, "out3", 1, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x)}}}, {{t1, {x}}}, {}, {.name = "f0"});
-  func f1(random_test::kernel({1, {{{0, 1, 1, 3, 3}}}, {2}}, &m), {{t1, {point(x + 3)}}}, {{out2, {x}}}, {},
-          {.name = "f1"});
-  func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}}}, {3}}, &m), {{t1, {point(x)}}}, {{out3, {x}}}, {},
-          {.name = "f2"});
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}}}, .outputs = {1}}, &m), {{in0, {point(x)}}},
+          {{t1, {x}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0, .lo = 3, .hi = 3}}}, .outputs = {2}}, &m),
+          {{t1, {point(x + 3)}}}, {{out2, {x}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}}}, .outputs = {3}}, &m), {{t1, {point(x)}}},
+          {{out3, {x}}}, {}, {.name = "f2"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2, out3});
   f0.loops({{x, 3}});
   build_options options;
@@ -696,10 +700,10 @@ TEST(random_regressions, empty_output_of_multi_output_func_lifted_over_loop) {
   auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
   auto out3 = buffer_expr::make(ctx, "out3", 2, 4);
   auto out4 = buffer_expr::make(ctx, "out4", 2, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {1, 2}}, &m), {{in0, {point(x), point(y)}}},
-          {{out1, {x, y}}, {t2, {x, y}}}, {}, {.name = "f0"});
-  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {3, 4}}, &m), {{t2, {point(x), point(y)}}},
-          {{out3, {x, y}}, {out4, {x, y}}}, {}, {.name = "f1"});
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {1, 2}}, &m),
+          {{in0, {point(x), point(y)}}}, {{out1, {x, y}}, {t2, {x, y}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {3, 4}}, &m),
+          {{t2, {point(x), point(y)}}}, {{out3, {x, y}}, {out4, {x, y}}}, {}, {.name = "f1"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out1, out3, out4});
   f1.loops({{x, 1}});
   build_options options;
@@ -739,15 +743,15 @@ TEST(random_regressions, allocation_guard_skipped_a_non_idle_func) {
   auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
   auto t4 = buffer_expr::make(ctx, "t4", 1, 4);
   auto out5 = buffer_expr::make(ctx, "out5", 2, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x), point(y)}}},
-          {{t1, {x, y}}}, {}, {.name = "f0"});
-  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {2}}, &m), {{t1, {point(x), point(y)}}},
-          {{out2, {x, y}}}, {}, {.name = "f1"});
-  func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {3}}, &m), {{t1, {point(x), point(y)}}},
-          {{t3, {x, y}}}, {}, {.name = "f2"});
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {1}}, &m),
+          {{in0, {point(x), point(y)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {2}}, &m),
+          {{t1, {point(x), point(y)}}}, {{out2, {x, y}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {3}}, &m),
+          {{t1, {point(x), point(y)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
   func f3 = func::make_copy({t3, {point(x), point(0)}}, {t4, {x}});
-  func f4(random_test::kernel({4, {{{0, 1, 1, 0, 0}}}, {5}}, &m), {{t4, {point(x)}}}, {{out5, {x, y}}}, {},
-          {.name = "f4"});
+  func f4(random_test::kernel({.stage = 4, .inputs = {{{.var = 0}}}, .outputs = {5}}, &m), {{t4, {point(x)}}},
+          {{out5, {x, y}}}, {}, {.name = "f4"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2, out5});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out2, out5}, options);
@@ -784,12 +788,13 @@ TEST(random_regressions, allocation_guard_skipped_a_non_idle_func_2) {
   auto t3 = buffer_expr::make(ctx, "t3", 1, 4);
   auto t4 = buffer_expr::make(ctx, "t4", 1, 4);
   auto out5 = buffer_expr::make(ctx, "out5", 2, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}}}, {1, 2}}, &m), {{in0, {point(x)}}}, {{out1, {x}}, {t2, {x}}}, {},
-          {.name = "f0"});
-  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}}}, {3}}, &m), {{t2, {point(x)}}}, {{t3, {x}}}, {}, {.name = "f1"});
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}}}, .outputs = {1, 2}}, &m), {{in0, {point(x)}}},
+          {{out1, {x}}, {t2, {x}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}}}, .outputs = {3}}, &m), {{t2, {point(x)}}},
+          {{t3, {x}}}, {}, {.name = "f1"});
   func f2 = func::make_copy({t3, {point(x)}}, {t4, {x}});
-  func f3(random_test::kernel({3, {{{1, 1, 1, 0, 0}}}, {5}}, &m), {{t4, {point(y)}}}, {{out5, {x, y}}}, {},
-          {.name = "f3"});
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 1}}}, .outputs = {5}}, &m), {{t4, {point(y)}}},
+          {{out5, {x, y}}}, {}, {.name = "f3"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out1, out5});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out1, out5}, options);
@@ -831,14 +836,14 @@ TEST(random_regressions, allocation_guard_skipped_a_non_idle_func_3) {
   auto t3 = buffer_expr::make(ctx, "t3", 3, 4);
   auto t4 = buffer_expr::make(ctx, "t4", 3, 4);
   auto out5 = buffer_expr::make(ctx, "out5", 3, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}, {2, 1, 1, 0, 0}}}, {1}}, &m),
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 1}, {.var = 2}}}, .outputs = {1}}, &m),
           {{in0, {point(x), point(y), point(z)}}}, {{t1, {x, y, z}}}, {}, {.name = "f0"});
-  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}}}, {2}}, &m),
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}, {.var = 1}, {.var = -1}}}, .outputs = {2}}, &m),
           {{t1, {point(x), point(y), point(0)}}}, {{out2, {x, y}}}, {}, {.name = "f1"});
-  func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}, {2, 1, 1, 0, 0}}}, {3}}, &m),
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}, {.var = 1}, {.var = 2}}}, .outputs = {3}}, &m),
           {{t1, {point(x), point(y), point(z)}}}, {{t3, {x, y, z}}}, {}, {.name = "f2"});
   func f3 = func::make_copy({t3, {point(x), point(y), point(z)}}, {t4, {x, y, z}});
-  func f4(random_test::kernel({4, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}, {2, 1, 1, 0, 0}}}, {5}}, &m),
+  func f4(random_test::kernel({.stage = 4, .inputs = {{{.var = 0}, {.var = 1}, {.var = 2}}}, .outputs = {5}}, &m),
           {{t4, {point(x), point(y), point(z)}}}, {{out5, {x, y, z}}}, {}, {.name = "f4"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2, out5});
   build_options options;
@@ -880,18 +885,20 @@ TEST(random_regressions, idle_intermediate_allocated_among_running_funcs) {
   auto t4 = buffer_expr::make(ctx, "t4", 2, 4);
   auto out5 = buffer_expr::make(ctx, "out5", 2, 4);
   auto out6 = buffer_expr::make(ctx, "out6", 1, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}}}, {1}}, &m),
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 1}, {.var = -1}}}, .outputs = {1}}, &m),
           {{in0, {point(x), point(y), point(0)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
-  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {2}}, &m), {{t1, {point(x), point(y)}}},
-          {{t2, {x, y}}}, {}, {.name = "f1"});
-  func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}}}, {3}}, &m),
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {2}}, &m),
+          {{t1, {point(x), point(y)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}, {.var = 1}, {.var = -1}}}, .outputs = {3}}, &m),
           {{in0, {point(x), point(y), point(0)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
-  func f3(random_test::kernel({3, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {4}}, &m), {{t2, {point(x), point(y)}}},
-          {{t4, {x, y}}}, {}, {.name = "f3"});
-  func f4(random_test::kernel({4, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 1}}, {{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {5}}, &m),
-          {{t4, {point(x), bounds(y, y + 1)}}, {t3, {point(x), point(y)}}}, {{out5, {x, y}}}, {}, {.name = "f4"});
-  func f5(random_test::kernel({5, {{{-1, 1, 1, 0, 0}, {0, 1, 1, 0, 0}}}, {6}}, &m), {{t3, {point(0), point(x)}}},
-          {{out6, {x}}}, {}, {.name = "f5"});
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {4}}, &m),
+          {{t2, {point(x), point(y)}}}, {{t4, {x, y}}}, {}, {.name = "f3"});
+  func f4(
+      random_test::kernel(
+          {.stage = 4, .inputs = {{{.var = 0}, {.var = 1, .hi = 1}}, {{.var = 0}, {.var = 1}}}, .outputs = {5}}, &m),
+      {{t4, {point(x), bounds(y, y + 1)}}, {t3, {point(x), point(y)}}}, {{out5, {x, y}}}, {}, {.name = "f4"});
+  func f5(random_test::kernel({.stage = 5, .inputs = {{{.var = -1}, {.var = 0}}}, .outputs = {6}}, &m),
+          {{t3, {point(0), point(x)}}}, {{out6, {x}}}, {}, {.name = "f5"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out5, out6});
   f1.compute_root();
   f4.loops({{y, 1}});
@@ -934,12 +941,12 @@ TEST(random_regressions, loop_variable_captured_by_another_funcs_variable) {
   auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
   auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
   auto out3 = buffer_expr::make(ctx, "out3", 1, 4);
-  func f0(random_test::kernel({0, {{{1, 1, 1, 0, 0}, {0, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(y), point(x)}}},
-          {{t1, {x, y}}}, {}, {.name = "f0"});
-  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}, {1, 1, 2, 0, 0}}}, {2}}, &m), {{t1, {point(x), point(y / 2)}}},
-          {{t2, {x, y}}}, {}, {.name = "f1"});
-  func f2(random_test::kernel({2, {{{-1, 1, 1, 0, 0}, {0, 1, 1, 0, 0}}}, {3}}, &m), {{t2, {point(0), point(x)}}},
-          {{out3, {x}}}, {}, {.name = "f2"});
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 1}, {.var = 0}}}, .outputs = {1}}, &m),
+          {{in0, {point(y), point(x)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}, {.var = 1, .div = 2}}}, .outputs = {2}}, &m),
+          {{t1, {point(x), point(y / 2)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = -1}, {.var = 0}}}, .outputs = {3}}, &m),
+          {{t2, {point(0), point(x)}}}, {{out3, {x}}}, {}, {.name = "f2"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
   f2.loops({{x, 1}});
   build_options options;
@@ -976,14 +983,16 @@ TEST(random_regressions, slide_while_another_dimension_moves) {
   auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
   auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
   auto out4 = buffer_expr::make(ctx, "out4", 1, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}, {2, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x), point(z)}}},
-          {{t1, {x, y, z}}}, {}, {.name = "f0"});
-  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0, false, 2, -1, 0}, {0, 1, 2, 0, 0}, {1, 1, 1, 0, 0}}}, {2}}, &m),
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 2}}}, .outputs = {1}}, &m),
+          {{in0, {point(x), point(z)}}}, {{t1, {x, y, z}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel(
+              {.stage = 1, .inputs = {{{.var = 0, .mod = 2}, {.var = 0, .div = 2}, {.var = 1}}}, .outputs = {2}}, &m),
           {{t1, {point(x % 2), point(x / 2), point(y)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
-  func f2(random_test::kernel({2, {{{0, 1, 3, 0, 0}, {1, 1, 1, 0, 0}}}, {3}}, &m), {{t2, {point(x / 3), point(y)}}},
-          {{t3, {x, y}}}, {}, {.name = "f2"});
-  func f3(random_test::kernel({3, {{{-1, 1, 1, 4, 4}, {0, 1, 1, 0, 0}}}, {4}}, &m), {{t3, {point(4), point(x)}}},
-          {{out4, {x}}}, {}, {.name = "f3"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0, .div = 3}, {.var = 1}}}, .outputs = {3}}, &m),
+          {{t2, {point(x / 3), point(y)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
+  func f3(
+      random_test::kernel({.stage = 3, .inputs = {{{.var = -1, .lo = 4, .hi = 4}, {.var = 0}}}, .outputs = {4}}, &m),
+      {{t3, {point(4), point(x)}}}, {{out4, {x}}}, {}, {.name = "f3"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
   f2.loops({{x, 2}});
   build_options options;
@@ -1019,14 +1028,15 @@ TEST(random_regressions, sliding_func_computes_beyond_its_window) {
   auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
   auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
   auto out4 = buffer_expr::make(ctx, "out4", 1, 4);
-  func f0(random_test::kernel({0, {{{0, 1, 1, 0, 0}}}, {1}}, &m), {{in0, {point(x)}}}, {{t1, {x, y}}}, {},
-          {.name = "f0"});
-  func f1(random_test::kernel({1, {{{0, 1, 1, 0, 0}, {1, 1, 1, 0, 0}}}, {2}}, &m), {{t1, {point(x), point(y)}}},
-          {{t2, {x, y}}}, {}, {.name = "f1"});
-  func f2(random_test::kernel({2, {{{0, 1, 1, 0, 0}, {1, 1, 3, 0, 1}}}, {3}}, &m),
-          {{t2, {point(x), bounds(y / 3, y / 3 + 1)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
-  func f3(random_test::kernel({3, {{{0, 1, 1, 0, 0}, {-1, 1, 1, 0, 0}}}, {4}}, &m), {{t3, {point(x), point(0)}}},
-          {{out4, {x}}}, {}, {.name = "f3"});
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}}}, .outputs = {1}}, &m), {{in0, {point(x)}}},
+          {{t1, {x, y}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {2}}, &m),
+          {{t1, {point(x), point(y)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(
+      random_test::kernel({.stage = 2, .inputs = {{{.var = 0}, {.var = 1, .div = 3, .hi = 1}}}, .outputs = {3}}, &m),
+      {{t2, {point(x), bounds(y / 3, y / 3 + 1)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 0}, {.var = -1}}}, .outputs = {4}}, &m),
+          {{t3, {point(x), point(0)}}}, {{out4, {x}}}, {}, {.name = "f3"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
   f1.loops({{x, 1}});
   f2.loops({{y, 1}});
