@@ -560,35 +560,32 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
   os << "  build_options options;\n";
   if (s && s->no_alias_buffers) os << "  options.no_alias_buffers = true;\n";
   os << "  pipeline scheduled = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";
-  std::string in_list = "{", a_list = "{", b_list = "{";
+  // The run and its checks: random_test::expect_same (slinky/builder/test/random_regression.h).
+  std::vector<std::string> fields;
+  std::string inputs = "{", outputs = "{";
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
     const buffer_spec& bs = g.buffers[b];
     if ((!bs.input && !bs.output) || bs.constant) continue;
-    const std::string n = buffer_name(g, static_cast<int>(b));
-    std::string layout = bs.order.empty() ? "" : ", " + cpp_list(bs.order) + ", " + cpp_list(bs.padding);
-    auto make = [&](const std::string& v) {
-      os << "  random_test::host_buffer " << v << "(" << bs.elem_size << ", " << cpp(p.bounds[b]) << layout << ");\n";
-    };
-    if (bs.input) {
-      make(n + "_buf");
-      os << "  random_test::fill(" << n << "_buf, " << c.data_seed + b << "ull);\n";
-      in_list += (in_list.size() > 1 ? ", " : "") + std::string("&") + n + "_buf.raw()";
-    } else {
-      make(n + "_a");
-      make(n + "_b");
-      a_list += (a_list.size() > 1 ? ", " : "") + std::string("&") + n + "_a.raw()";
-      b_list += (b_list.size() > 1 ? ", " : "") + std::string("&") + n + "_b.raw()";
+    std::string arg = "{";
+    // (4 bytes, buffer_arg's default, is not printed.)
+    if (bs.elem_size != 4) arg.append(".elem_size = ").append(std::to_string(bs.elem_size)).append(", ");
+    arg.append(".bounds = ").append(cpp(p.bounds[b]));
+    if (!bs.order.empty()) {
+      arg.append(", .order = ").append(cpp_list(bs.order)).append(", .padding = ").append(cpp_list(bs.padding));
     }
+    if (bs.input) arg.append(", .seed = ").append(std::to_string(c.data_seed + b)).append("ull");
+    arg += "}";
+    std::string& list = bs.input ? inputs : outputs;
+    list.append(list.size() > 1 ? ", " : "").append(arg);
   }
-  in_list += "}";
-  a_list += "}";
-  b_list += "}";
-  os << "  random_test::eval_hooks a_hooks, b_hooks;\n";
+  fields.push_back(std::string(".inputs = ").append(inputs).append("}"));
+  fields.push_back(std::string(".outputs = ").append(outputs).append("}"));
+  fields.push_back(".monitor = &m");
   if (s && s->thread_pool) {
-    os << "  thread_pool_impl pool(" << s->pool_workers << ");\n  b_hooks.config.thread_pool = &pool;\n";
+    os << "  thread_pool_impl pool(" << s->pool_workers << ");\n";
+    fields.push_back(".pool = &pool");
   }
-  const bool failing = g.fail_stage >= 0;
-  if (failing) {
+  if (g.fail_stage >= 0) {
     // A failure on purpose: evaluate returns it, call_failed is called once, nothing leaks, no
     // callback runs after it (in a schedule with no parallel loop), and outputs are compared only
     // if neither run failed.
@@ -597,76 +594,63 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
       for (const loop_spec& l : s->stages[i].loops) serial = serial && !l.parallel;
     }
     os << "  // f" << g.fail_stage << " fails on its call " << g.fail_call << ".\n";
-    os << "  const index_t a_result = unscheduled.evaluate(" << in_list << ", " << a_list << ", a_hooks.context);\n";
-    os << "  const bool a_failed = m.failed;\n";
-    os << "  EXPECT_EQ(a_result, a_failed ? random_test::injected_failure : 0);\n";
-    os << "  EXPECT_EQ(a_hooks.call_failures(), a_failed ? 1 : 0);\n";
-    os << "  EXPECT_EQ(m.after_failure, 0);\n";
-    os << "  EXPECT_EQ(a_hooks.check() + m.failure(), \"\");\n";
-    os << "  m.reset();\n";
-    os << "  const index_t b_result = scheduled.evaluate(" << in_list << ", " << b_list << ", b_hooks.context);\n";
-    os << "  const bool b_failed = m.failed;\n";
-    os << "  EXPECT_EQ(b_result, b_failed ? random_test::injected_failure : 0);\n";
-    os << "  EXPECT_EQ(b_hooks.call_failures(), b_failed ? 1 : 0);\n";
-    if (serial) os << "  EXPECT_EQ(m.after_failure, 0);\n";
-    os << "  EXPECT_EQ(b_hooks.check() + m.failure(), \"\");\n";
-    os << "  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());\n";
-  } else {
-    os << "  ASSERT_EQ(unscheduled.evaluate(" << in_list << ", " << a_list << ", a_hooks.context), 0);\n";
-    os << "  EXPECT_EQ(a_hooks.check() + m.failure(), \"\");\n";
-    if (o.kind == "recompute") os << "  const std::vector<index_t> a_points = m.points;\n  m.points.clear();\n";
-    os << "  ASSERT_EQ(scheduled.evaluate(" << in_list << ", " << b_list << ", b_hooks.context), 0);\n";
-    os << "  EXPECT_EQ(b_hooks.check() + m.failure(), \"\");\n";
-    os << "  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());\n";
+    fields.push_back(".failing = true");
+    if (!serial) fields.push_back(".serial = false");
   }
-  std::vector<const raw_buffer*> input_raw;
-  std::vector<std::unique_ptr<host_buffer>> inputs;
-  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
-    if (!g.buffers[b].output) continue;
-    const std::string n = buffer_name(g, static_cast<int>(b));
-    os << "  " << (failing ? "if (!a_failed && !b_failed) " : "") << "EXPECT_TRUE(random_test::equal(" << n << "_a, "
-       << n << "_b));\n";
-  }
+  auto buffer_list = [&](const std::vector<int>& buffers) {
+    std::string list = "{";
+    for (int b : buffers) list.append(list.size() > 1 ? ", " : "").append(buffer_name(g, b));
+    return list + "}";
+  };
   // No heap allocation larger than unscheduled (checked for the buffers of a memory failure).
-  for (std::size_t b = 0; o.kind == "memory" && b < g.buffers.size(); ++b) {
-    if (g.buffers[b].input || g.buffers[b].output) continue;
-    const std::string n = buffer_name(g, static_cast<int>(b));
-    os << "  EXPECT_LE(b_hooks.max_bytes(" << n << "->sym()), a_hooks.max_bytes(" << n << "->sym()));\n";
+  std::vector<int> intermediates;
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    if (!g.buffers[b].input && !g.buffers[b].output) intermediates.push_back(static_cast<int>(b));
   }
+  if (o.kind == "memory" && !intermediates.empty())
+    fields.push_back(std::string(".no_larger = ").append(buffer_list(intermediates)));
   if (s && (o.kind == "recompute" || o.kind == "allocations")) {
     schedule_spec legal = *s;
     const placement where = legalize(g, legal);
     const std::vector<bool> recompute = may_recompute(g, legal, where);
+    std::vector<int> once;
     for (std::size_t st = 0; o.kind == "recompute" && st < g.stages.size(); ++st) {
-      if (g.stages[st].copy || recompute[st]) continue;
-      os << "  // f" << st << " is computed once.\n";
-      os << "  EXPECT_LE(m.points_of(" << st << "), a_points[" << st << "]);\n";
+      if (!g.stages[st].copy && !recompute[st]) once.push_back(static_cast<int>(st));
     }
-    for (std::size_t b = 0; o.kind == "allocations" && b < g.buffers.size(); ++b) {
-      if (g.buffers[b].input || g.buffers[b].output || !stored_at_root(g, legal, where, static_cast<int>(b))) continue;
-      os << "  // " << buffer_name(g, static_cast<int>(b)) << " is stored outside every loop.\n";
-      os << "  EXPECT_LE(b_hooks.allocations(" << buffer_name(g, static_cast<int>(b)) << "->sym()), 1);\n";
+    if (o.kind == "recompute" && !once.empty())
+      fields.push_back(std::string(".computed_once = ").append(cpp_list(once)));
+    std::vector<int> at_root;
+    for (int b : intermediates) {
+      if (stored_at_root(g, legal, where, b)) at_root.push_back(b);
     }
+    if (o.kind == "allocations" && !at_root.empty())
+      fields.push_back(std::string(".allocated_once = ").append(buffer_list(at_root)));
   }
   if (o.kind == "unscheduled_mismatch") {
+    std::vector<const raw_buffer*> input_raw;
+    std::vector<std::unique_ptr<host_buffer>> input_data;
     for (std::size_t b = 0; b < g.buffers.size(); ++b) {
       if (!g.buffers[b].input) continue;
-      inputs.push_back(internal_run::make_buffer(g.buffers[b], p.bounds[b]));
-      fill(*inputs.back(), c.data_seed + b);
-      input_raw.push_back(&inputs.back()->raw());
+      input_data.push_back(internal_run::make_buffer(g.buffers[b], p.bounds[b]));
+      fill(*input_data.back(), c.data_seed + b);
+      input_raw.push_back(&input_data.back()->raw());
     }
     std::vector<std::unique_ptr<host_buffer>> expected = reference(g, p, input_raw);
+    // The reference's values of each output, dim 0 fastest.
+    std::string values_list = "{";
     for (std::size_t b = 0; b < g.buffers.size(); ++b) {
       if (!g.buffers[b].output) continue;
       std::vector<std::int64_t> values;
       for_each_point(p.bounds[b], [&](const index_t* at) {
         values.push_back(static_cast<std::int32_t>(load(expected[b]->raw(), at)));
       });
-      os << "  // The reference's values, dim 0 fastest.\n";
-      os << "  EXPECT_TRUE(random_test::equal_values(" << buffer_name(g, static_cast<int>(b)) << "_a, "
-         << cpp_list(values) << "));\n";
+      values_list.append(values_list.size() > 1 ? ", " : "").append(cpp_list(values));
     }
+    fields.push_back(std::string(".reference = ").append(values_list).append("}"));
   }
+  os << "  random_test::expect_same(unscheduled, scheduled,\n                           {";
+  for (std::size_t i = 0; i < fields.size(); ++i) os << (i ? ",\n                            " : "") << fields[i];
+  os << "});\n";
   os << "}\n";
   return os.str();
 }

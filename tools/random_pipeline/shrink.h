@@ -27,10 +27,12 @@ shrink(case_spec c, outcome failure, const features& f, bool use_fork, double se
 // Printing a case as a C++ test.
 
 // A gtest TEST that builds the case's graph with the builder API, builds it unscheduled and with
-// its first schedule, runs both on the same inputs and expects the same outputs, callbacks that
-// compute no more than the unscheduled pipeline computes and read only what their inputs cover,
-// no failed check (and, for an unscheduled_mismatch, the reference's values; for a memory
-// failure, no allocation larger than unscheduled). It needs random_pipeline/build.h (and
+// its first schedule, and runs and compares both with random_test::expect_same: the same outputs,
+// callbacks that compute no more than the unscheduled pipeline computes and read only what their
+// inputs cover, no failed check, no leak (and, for an unscheduled_mismatch, the reference's
+// values; for a memory failure, no allocation larger than unscheduled; for recompute and
+// allocations, the funcs computed once and the buffers allocated once). It needs
+// random_pipeline/build.h and slinky/builder/test/random_regression.h (and
 // slinky/base/thread_pool_impl.h when the schedule runs on a thread pool), inside namespace
 // slinky.
 std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o);

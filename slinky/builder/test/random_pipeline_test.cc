@@ -1,13 +1,16 @@
 // Random pipelines under random schedules must give the results of the unscheduled pipeline and
 // of a plain reference. Time-boxed by SLINKY_RANDOM_SECONDS (default 120), seeded by
 // SLINKY_RANDOM_SEED (default 1); SLINKY_RANDOM_FEATURES switches generator features.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <string>
 
 #include "random_pipeline/run.h"
+#include "random_regression.h"
 
 namespace slinky {
 namespace random_test {
@@ -68,6 +71,52 @@ TEST(random_pipeline, legal_compute_at) {
   legalize(g, s);
   EXPECT_FALSE(s.stages[1].compute_at.has_value());
   EXPECT_EQ(s.stages[1].loops.size(), 1u);
+}
+
+// out1(x) = in0(x), computed by func f<stage> (whose index salts the values), as a pipeline.
+pipeline one_func(int stage, monitor* m) {
+  node_context ctx;
+  var x(ctx, "x");
+  auto in0 = buffer_expr::make(ctx, "in0", 1, 4);
+  auto out1 = buffer_expr::make(ctx, "out1", 1, 4);
+  func f(kernel({.stage = stage, .inputs = {{{.var = 0}}}, .outputs = {1}}, m), {{in0, {point(x)}}}, {{out1, {x}}}, {},
+         {.name = "f"});
+  return build_pipeline(ctx, {in0}, {out1});
+}
+
+// The messages of the failures a check reports, fatal or not.
+std::string failures_of(const std::function<void()>& check) {
+  testing::TestPartResultArray results;
+  {
+    testing::ScopedFakeTestPartResultReporter reporter(
+        testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
+    check();
+  }
+  std::string messages;
+  for (int i = 0; i < results.size(); ++i) messages.append(results.GetTestPartResult(i).message()).append("\n");
+  return messages;
+}
+
+// expect_same (random_regression.h), the check of the regression tests, fails where the
+// pipelines differ.
+TEST(random_pipeline, expect_same_reports_differences) {
+  monitor m;
+  m.allowed = {{}, {{0, 3}}};
+  const pipeline a = one_func(0, &m), b = one_func(1, &m);
+  const comparison c = {.inputs = {{.bounds = {{0, 3}}, .seed = 1}}, .outputs = {{.bounds = {{0, 3}}}}, .monitor = &m};
+  EXPECT_EQ(failures_of([&]() { expect_same(a, a, c); }), "");
+  // Other values.
+  EXPECT_NE(failures_of([&]() { expect_same(a, b, c); }).find("output 0"), std::string::npos);
+  comparison wrong_reference = c;
+  wrong_reference.reference = {{1, 2, 3, 4}};
+  EXPECT_NE(failures_of([&]() { expect_same(a, a, wrong_reference); }).find("of the unscheduled pipeline"),
+            std::string::npos);
+  // A callback asked to compute more than the monitor allows fails, and so does the run.
+  comparison crop = c;
+  crop.inputs[0].bounds = {{0, 4}};
+  crop.outputs = {{.bounds = {{0, 4}}}};
+  EXPECT_NE(failures_of([&]() { expect_same(a, a, crop); }).find("unscheduled"), std::string::npos);
+  m.reset();
 }
 
 TEST(random_pipeline, schedules_do_not_change_results) {

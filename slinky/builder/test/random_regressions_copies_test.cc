@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "random_pipeline/build.h"
+#include "random_regression.h"
 #include "slinky/base/thread_pool.h"
 
 namespace slinky {
@@ -49,17 +50,10 @@ TEST(random_regressions, fold_of_hull_window_moving_by_a_reshape_stride) {
   f3.loops({{y, 1}});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out4}, options);
-  random_test::host_buffer in0_buf(4, {{0, 5}, {0, 0}});
-  random_test::fill(in0_buf, 10627921868803421944ull);
-  random_test::host_buffer out4_a(4, {{5, 5}, {0, 0}, {0, 0}});
-  random_test::host_buffer out4_b(4, {{5, 5}, {0, 0}, {0, 0}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out4_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out4_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out4_a, out4_b));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 5}, {0, 0}}, .seed = 10627921868803421944ull}},
+                            .outputs = {{.bounds = {{5, 5}, {0, 0}, {0, 0}}}},
+                            .monitor = &m});
 }
 
 // Bug C2 (fixed; found with seed 1, case 30, padded_copies on). f1 copies t1 into t3 with the pad
@@ -101,17 +95,10 @@ TEST(random_regressions, padded_copy_between_two_folded_buffers) {
   t3->store_in(memory_type::stack);
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out4}, options);
-  random_test::host_buffer in0_buf(4, {{0, 8}, {0, 0}});
-  random_test::fill(in0_buf, 11368831756179503113ull);
-  random_test::host_buffer out4_a(4, {{8, 8}, {0, 0}});
-  random_test::host_buffer out4_b(4, {{8, 8}, {0, 0}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out4_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out4_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out4_a, out4_b));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 8}, {0, 0}}, .seed = 11368831756179503113ull}},
+                            .outputs = {{.bounds = {{8, 8}, {0, 0}}}},
+                            .monitor = &m});
 }
 
 // Bug C3 (fixed; found with seed 1, case 30, folds on). t1 has a user fold factor (26, larger than
@@ -178,16 +165,10 @@ TEST(random_regressions, input_bounds_with_a_loop_variable_shadowing_a_func_vari
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2});
   f1.loops({{y, 1}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out2});
-  random_test::host_buffer in0_buf(4, {{0, 0}, {0, 0}, {-3, -2}});
-  random_test::fill(in0_buf, 10750087693644716623ull);
-  random_test::host_buffer out2_a(4, {{0, 0}, {-8, -8}});
-  random_test::host_buffer out2_b(4, {{0, 0}, {-8, -8}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out2_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out2_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_TRUE(random_test::equal(out2_a, out2_b));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}, {0, 0}, {-3, -2}}, .seed = 10750087693644716623ull}},
+                            .outputs = {{.bounds = {{0, 0}, {-8, -8}}}},
+                            .monitor = &m});
 }
 
 }  // namespace

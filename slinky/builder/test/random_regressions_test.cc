@@ -8,6 +8,7 @@
 
 #include "random_pipeline/build.h"
 #include "random_pipeline/check.h"
+#include "random_regression.h"
 #include "slinky/base/thread_pool.h"
 #include "slinky/runtime/print.h"
 
@@ -22,18 +23,6 @@ using random_test::kernel;
 // [x_v + a, x_v + b] of output variable v, or [a, b] for v = -1; .mul and .div scale x_v).
 call_stmt::callable k(int stage, std::vector<std::vector<random_test::access>> inputs, std::vector<int> outputs) {
   return kernel({.stage = stage, .inputs = std::move(inputs), .outputs = std::move(outputs)});
-}
-
-// Evaluates two pipelines of one input and one output on the same input and expects the same
-// output: `unscheduled` is the reference.
-void expect_same(const pipeline& unscheduled, const pipeline& scheduled, const random_test::box& in_bounds,
-                 const random_test::box& out_bounds) {
-  host_buffer in(4, in_bounds);
-  random_test::fill(in, 1);
-  host_buffer a(4, out_bounds), b(4, out_bounds);
-  ASSERT_EQ(unscheduled.evaluate({&in.raw()}, {&a.raw()}), 0);
-  ASSERT_EQ(scheduled.evaluate({&in.raw()}, {&b.raw()}), 0);
-  EXPECT_EQ(random_test::compare(a.raw(), b.raw()), "");
 }
 
 // Bug 1 (fixed in b1ff8ab). The evaluator's element-wise copy (exec_copy in evaluate.cc) sets the
@@ -52,7 +41,9 @@ TEST(random_regressions, copy_with_loops_overwrites_loop_variables) {
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2});
   f1.loops({{y1, 1}, {x1, 2}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out2});
-  expect_same(unscheduled, scheduled, {{0, 2}, {0, 2}}, {{0, 2}, {0, 2}});
+  random_test::expect_same(
+      unscheduled, scheduled,
+      {.inputs = {{.bounds = {{0, 2}, {0, 2}}, .seed = 1}}, .outputs = {{.bounds = {{0, 2}, {0, 2}}}}});
 }
 
 // Bug 2 (fixed in b1ff8ab). Sliding window warm-up: t1 is stored at the root and slides over f2's
@@ -74,7 +65,8 @@ TEST(random_regressions, warm_up_calls_func_stored_inside_loop_outside_its_regio
   f2.loops({{x2, 1}});
   t2->store_at({&f2, x2});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out3});
-  expect_same(unscheduled, scheduled, {{0, 1}}, {{0, 0}});
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 1}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}}}}});
 }
 
 // Bug 2 (fixed in b1ff8ab) again, without store_at: f0's output slides over the serial loop z2 of
@@ -99,7 +91,9 @@ TEST(random_regressions, warm_up_calls_func_in_inner_parallel_loop_outside_its_r
   f0.compute_at({&f2, z2});
   f2.loops({{y2, 1, loop::parallel}, {z2, 1}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out2});
-  expect_same(unscheduled, scheduled, {{0, 0}, {0, 0}, {0, 1}}, {{0, 0}, {0, 0}, {0, 0}});
+  random_test::expect_same(
+      unscheduled, scheduled,
+      {.inputs = {{.bounds = {{0, 0}, {0, 0}, {0, 1}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}, {0, 0}, {0, 0}}}}});
 }
 
 // Bug 3 (fixed in b1ff8ab). A buffer stored inside a loop that another buffer slides over is
@@ -155,7 +149,8 @@ TEST(random_regressions, two_outputs_stored_at_different_levels) {
   f1.loops({{x1, 1}});
   t1->store_at({&f1, x1});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out3});
-  expect_same(unscheduled, scheduled, {{0, 3}}, {{0, 1}, {0, 0}});
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 3}}, .seed = 1}}, .outputs = {{.bounds = {{0, 1}, {0, 0}}}}});
 }
 
 // Bug 5 (fixed in b1ff8ab). Variable capture in bounds inference: with the same variables for every
@@ -176,7 +171,8 @@ TEST(random_regressions, loop_over_a_variable_of_an_enclosing_loop) {
   f0.loops({{x, 1}});
   f1.loops({{x, 1}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out2});
-  expect_same(unscheduled, scheduled, {{-2, -2}, {0, 0}}, {{0, 0}});
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{-2, -2}, {0, 0}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}}}}});
 }
 
 // Bug 5 (fixed in b1ff8ab) again, giving wrong values: f1 (computed in f2's loop over z) loops over
@@ -197,12 +193,9 @@ TEST(random_regressions, loop_over_a_variable_of_an_enclosing_loop_wrong_values)
   f1.loops({{z, 1}});
   f2.loops({{z, 1, loop::parallel}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out3});
-  host_buffer in(4, {{0, 0}, {3, 3}});
-  random_test::fill(in, 1);
-  host_buffer a(4, {{0, 0}, {0, 0}, {0, 0}}), b(4, {{0, 0}, {0, 0}, {0, 0}});
-  ASSERT_EQ(unscheduled.evaluate({&in.raw()}, {&a.raw()}), 0);
-  ASSERT_EQ(scheduled.evaluate({&in.raw()}, {&b.raw()}), 0);
-  EXPECT_EQ(random_test::compare(a.raw(), b.raw()), "");
+  random_test::expect_same(
+      unscheduled, scheduled,
+      {.inputs = {{.bounds = {{0, 0}, {3, 3}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}, {0, 0}, {0, 0}}}}});
 }
 
 // Bug 6 (fixed in b1ff8ab). Sliding a window that moves in two dimensions with the same loop: f1
@@ -222,7 +215,8 @@ TEST(random_regressions, window_moving_in_two_dimensions_with_one_loop) {
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2});
   f1.loops({{x1, 1}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out2});
-  expect_same(unscheduled, scheduled, {{0, 4}, {0, 4}}, {{0, 3}});
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 4}, {0, 4}}, .seed = 1}}, .outputs = {{.bounds = {{0, 3}}}}});
 }
 
 // Bug 7 (fixed in b1ff8ab). Folding a window that is the hull of a fixed range and a moving one: t1
@@ -252,7 +246,8 @@ TEST(random_regressions, fold_factor_smaller_than_hull_of_fixed_and_moving_windo
   f3.loops({{y3, 1}});
   f4.loops({{x4, 1}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out5});
-  expect_same(unscheduled, scheduled, {{-2, 3}}, {{0, 3}});
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{-2, 3}}, .seed = 1}}, .outputs = {{.bounds = {{0, 3}}}}});
 }
 
 // Bug 8 (fixed). A func with two outputs, one of them empty: the region f1 computes is the hull of both
@@ -332,7 +327,8 @@ TEST(random_regressions, sliding_with_upsampling_consumer_skips_first_row) {
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
   f2.loops({{x2, 1}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out4});
-  expect_same(unscheduled, scheduled, {{0, 0}}, {{0, 0}});
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}}}}});
 }
 
 // Sliding window in a loop of one iteration: the region was simplified with the loop
@@ -362,17 +358,10 @@ TEST(random_regressions, slide_in_single_iteration_loop) {
   f1.loops({{y1, 3}});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out4}, options);
-  random_test::host_buffer in0_buf(4, {{0, 0}, {0, 0}});
-  random_test::fill(in0_buf, 9872416750292099527ull);
-  random_test::host_buffer out4_a(4, {{0, 0}, {0, 0}});
-  random_test::host_buffer out4_b(4, {{0, 0}, {0, 0}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out4_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out4_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out4_a, out4_b));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}, {0, 0}}, .seed = 9872416750292099527ull}},
+                            .outputs = {{.bounds = {{0, 0}, {0, 0}}}},
+                            .monitor = &m});
 }
 
 // Bug 11 (fixed in ba6f4dc). A buffer stored outside a parallel loop around its producer, whose window is
@@ -405,16 +394,13 @@ TEST(random_regressions, warm_up_of_inner_loop_widens_buffer_stored_outside_para
   f4.loops({{x4, 4}, {y4, 1, loop::parallel}});
   t2->store_root();
   pipeline scheduled = build_pipeline(ctx, {in0}, {out5});
-  expect_same(unscheduled, scheduled, {{-5, 0}}, {{0, 0}, {-5, -3}});
-  random_test::eval_hooks hooks;
-  hooks.config.thread_pool = random_test::shared_thread_pool();
-  host_buffer in(4, {{-5, 0}});
-  random_test::fill(in, 1);
-  host_buffer a(4, {{0, 0}, {-5, -3}}), b(4, {{0, 0}, {-5, -3}});
-  ASSERT_EQ(unscheduled.evaluate({&in.raw()}, {&a.raw()}), 0);
-  ASSERT_EQ(scheduled.evaluate({&in.raw()}, {&b.raw()}, hooks.context), 0);
-  EXPECT_EQ(hooks.check(), "");
-  EXPECT_EQ(random_test::compare(a.raw(), b.raw()), "");
+  const random_test::comparison c = {.inputs = {{.bounds = {{-5, 0}}, .seed = 1}},
+                                     .outputs = {{.bounds = {{0, 0}, {-5, -3}}}}};
+  random_test::expect_same(unscheduled, scheduled, c);
+  // And with a thread pool.
+  random_test::comparison with_pool = c;
+  with_pool.pool = random_test::shared_thread_pool();
+  random_test::expect_same(unscheduled, scheduled, with_pool);
 }
 
 // Bug 12 (fixed). A loop over a constant range with two sliding producers chained inside it:
@@ -440,7 +426,8 @@ TEST(random_regressions, two_producers_sliding_over_loop_of_constant_range) {
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
   f2.loops({{y2, 2}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out4});
-  expect_same(unscheduled, scheduled, {{0, 0}}, {{0, 0}});
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}}}}});
 }
 
 // Bug 13 (fixed). f7 reads t7 on the diagonal (y7, y7) in its loop over y7, and f6 computes t7 in
@@ -480,7 +467,9 @@ TEST(random_regressions, diagonal_read_with_nested_loops) {
   f6.loops({{x6, 1}});
   f7.loops({{y7, 1}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out8});
-  expect_same(unscheduled, scheduled, {{0, 0}, {0, 1}}, {{0, 0}, {0, 0}});
+  random_test::expect_same(
+      unscheduled, scheduled,
+      {.inputs = {{.bounds = {{0, 0}, {0, 1}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}, {0, 0}}}}});
 }
 
 // Found while writing aliasing (fixed before it landed). The destination of a copy made a view of
@@ -501,7 +490,9 @@ TEST(random_regressions, alias_view_base_substitutes_loop_variable_twice) {
   f0.compute_root();
   f2.loops({{y, 1, loop::parallel}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out3});
-  expect_same(unscheduled, scheduled, {{0, 1}, {0, 0}}, {{0, 0}, {0, 1}, {0, 0}});
+  random_test::expect_same(
+      unscheduled, scheduled,
+      {.inputs = {{.bounds = {{0, 1}, {0, 0}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}, {0, 1}, {0, 0}}}}});
 }
 
 // Found while writing aliasing (fixed before it landed). A copy's source was made a view of a
@@ -521,7 +512,8 @@ TEST(random_regressions, alias_into_ring_buffer_of_source_computed_outside_loop)
   f0.compute_root();
   f2.loops({{x, 1}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out3});
-  expect_same(unscheduled, scheduled, {{0, 2}}, {{0, 2}});
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 2}}, .seed = 1}}, .outputs = {{.bounds = {{0, 2}}}}});
 }
 
 // Found while writing aliasing (fixed before it landed). As above, with the source computed in
@@ -552,7 +544,8 @@ TEST(random_regressions, alias_into_ring_buffer_of_widened_multi_output_source) 
   f3.compute_root();
   t4->store_root();
   pipeline scheduled = build_pipeline(ctx, {in0}, {out6});
-  expect_same(unscheduled, scheduled, {{-3, 25}}, {{4, 16}});
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{-3, 25}}, .seed = 1}}, .outputs = {{.bounds = {{4, 16}}}}});
 }
 
 // Bug 16 (fixed; found with seed 102, case 3164, once diagonal was on). t1 is read by f1
@@ -576,7 +569,9 @@ TEST(random_regressions, bounding_box_of_transposed_reads_in_two_loops) {
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
   f2.loops({{x, 1}, {y, 1}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out3});
-  expect_same(unscheduled, scheduled, {{0, 6}, {0, 6}}, {{0, 0}, {6, 6}});
+  random_test::expect_same(
+      unscheduled, scheduled,
+      {.inputs = {{.bounds = {{0, 6}, {0, 6}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}, {6, 6}}}}});
 }
 
 // Bug 15 (fixed; found with seed 102, case 5173, once constant_loops was on). f3 reads t3 at the
@@ -608,7 +603,9 @@ TEST(random_regressions, upsampling_producer_sliding_over_loop_of_constant_range
   f2.loops({{x, 2}});
   f3.loops({{x, 1}});
   pipeline scheduled = build_pipeline(ctx, {in0}, {out5});
-  expect_same(unscheduled, scheduled, {{0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 0}});
+  random_test::expect_same(
+      unscheduled, scheduled,
+      {.inputs = {{.bounds = {{0, 0}, {0, 0}, {0, 0}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}, {0, 0}}}}});
 }
 
 // Empty outputs (found with seed 601, case 72, once empty_outputs was on, with the fix of bug 14).
@@ -631,18 +628,11 @@ TEST(random_regressions, idle_intermediate_is_not_allocated) {
   build_options options;
   options.no_alias_buffers = true;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out2}, options);
-  random_test::host_buffer in0_buf(1, {{0, 0}});
-  random_test::fill(in0_buf, 11167955024190127470ull);
-  random_test::host_buffer out2_a(4, {{0, -1}});
-  random_test::host_buffer out2_b(4, {{0, -1}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out2_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out2_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out2_a, out2_b));
-  EXPECT_LE(b_hooks.max_bytes(t1->sym()), a_hooks.max_bytes(t1->sym()));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.elem_size = 1, .bounds = {{0, 0}}, .seed = 11167955024190127470ull}},
+                            .outputs = {{.bounds = {{0, -1}}}},
+                            .monitor = &m,
+                            .no_larger = {t1}});
 }
 
 // Empty outputs (seed 601, case 176). t1 is read by f1 for out2 (empty) and by f2 for out3; its
@@ -669,20 +659,10 @@ TEST(random_regressions, fork_into_empty_and_non_empty_outputs) {
   f0.loops({{x, 3}});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out2, out3}, options);
-  random_test::host_buffer in0_buf(4, {{0, 0}});
-  random_test::fill(in0_buf, 11981978459439159429ull);
-  random_test::host_buffer out2_a(4, {{0, -1}});
-  random_test::host_buffer out2_b(4, {{0, -1}});
-  random_test::host_buffer out3_a(4, {{0, 0}});
-  random_test::host_buffer out3_b(4, {{0, 0}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out2_a.raw(), &out3_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out2_b.raw(), &out3_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out2_a, out2_b));
-  EXPECT_TRUE(random_test::equal(out3_a, out3_b));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}}, .seed = 11981978459439159429ull}},
+                            .outputs = {{.bounds = {{0, -1}}}, {.bounds = {{0, 0}}}},
+                            .monitor = &m});
 }
 
 // Empty outputs (seed 601, case 283). f1 has two outputs, out3 empty; its region leaves out3 out
@@ -708,23 +688,11 @@ TEST(random_regressions, empty_output_of_multi_output_func_lifted_over_loop) {
   f1.loops({{x, 1}});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out1, out3, out4}, options);
-  random_test::host_buffer in0_buf(4, {{0, 0}, {0, 7}});
-  random_test::fill(in0_buf, 8115143317573279868ull);
-  random_test::host_buffer out1_a(4, {{0, 0}, {7, 7}});
-  random_test::host_buffer out1_b(4, {{0, 0}, {7, 7}});
-  random_test::host_buffer out3_a(4, {{0, 0}, {0, -1}});
-  random_test::host_buffer out3_b(4, {{0, 0}, {0, -1}});
-  random_test::host_buffer out4_a(4, {{0, 0}, {3, 3}});
-  random_test::host_buffer out4_b(4, {{0, 0}, {3, 3}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out1_a.raw(), &out3_a.raw(), &out4_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out1_b.raw(), &out3_b.raw(), &out4_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out1_a, out1_b));
-  EXPECT_TRUE(random_test::equal(out3_a, out3_b));
-  EXPECT_TRUE(random_test::equal(out4_a, out4_b));
+  random_test::expect_same(
+      unscheduled, scheduled,
+      {.inputs = {{.bounds = {{0, 0}, {0, 7}}, .seed = 8115143317573279868ull}},
+       .outputs = {{.bounds = {{0, 0}, {7, 7}}}, {.bounds = {{0, 0}, {0, -1}}}, {.bounds = {{0, 0}, {3, 3}}}},
+       .monitor = &m});
 }
 
 // Empty outputs (seed 602, cases 526, 615, 796). out5 is empty, out2 is not. t3's allocation at
@@ -755,24 +723,11 @@ TEST(random_regressions, allocation_guard_skipped_a_non_idle_func) {
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2, out5});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out2, out5}, options);
-  random_test::host_buffer in0_buf(4, {{0, 0}, {0, 0}});
-  random_test::fill(in0_buf, 16718695112081908640ull);
-  random_test::host_buffer out2_a(4, {{0, 0}, {0, 0}});
-  random_test::host_buffer out2_b(4, {{0, 0}, {0, 0}});
-  random_test::host_buffer out5_a(4, {{0, -1}, {0, 0}});
-  random_test::host_buffer out5_b(4, {{0, -1}, {0, 0}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out2_a.raw(), &out5_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out2_b.raw(), &out5_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out2_a, out2_b));
-  EXPECT_TRUE(random_test::equal(out5_a, out5_b));
-  // The reference's values, dim 0 fastest.
-  EXPECT_TRUE(random_test::equal_values(out2_a, {782026768}));
-  // The reference's values, dim 0 fastest.
-  EXPECT_TRUE(random_test::equal_values(out5_a, {}));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}, {0, 0}}, .seed = 16718695112081908640ull}},
+                            .outputs = {{.bounds = {{0, 0}, {0, 0}}}, {.bounds = {{0, -1}, {0, 0}}}},
+                            .monitor = &m,
+                            .reference = {{782026768}, {}}});
 }
 
 // The same as the previous test, in one dimension (seed 602, case 615).
@@ -798,24 +753,11 @@ TEST(random_regressions, allocation_guard_skipped_a_non_idle_func_2) {
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out1, out5});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out1, out5}, options);
-  random_test::host_buffer in0_buf(4, {{0, 0}});
-  random_test::fill(in0_buf, 13112984609315864276ull);
-  random_test::host_buffer out1_a(4, {{0, 0}});
-  random_test::host_buffer out1_b(4, {{0, 0}});
-  random_test::host_buffer out5_a(4, {{0, 0}, {0, -1}});
-  random_test::host_buffer out5_b(4, {{0, 0}, {0, -1}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out1_a.raw(), &out5_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out1_b.raw(), &out5_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out1_a, out1_b));
-  EXPECT_TRUE(random_test::equal(out5_a, out5_b));
-  // The reference's values, dim 0 fastest.
-  EXPECT_TRUE(random_test::equal_values(out1_a, {953773762}));
-  // The reference's values, dim 0 fastest.
-  EXPECT_TRUE(random_test::equal_values(out5_a, {}));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}}, .seed = 13112984609315864276ull}},
+                            .outputs = {{.bounds = {{0, 0}}}, {.bounds = {{0, 0}, {0, -1}}}},
+                            .monitor = &m,
+                            .reference = {{953773762}, {}}});
 }
 
 // The same, in three dimensions (seed 602, case 796).
@@ -848,24 +790,11 @@ TEST(random_regressions, allocation_guard_skipped_a_non_idle_func_3) {
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out2, out5});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out2, out5}, options);
-  random_test::host_buffer in0_buf(4, {{0, 0}, {0, 0}, {0, 0}});
-  random_test::fill(in0_buf, 13615739163227224290ull);
-  random_test::host_buffer out2_a(4, {{0, 0}, {0, 0}});
-  random_test::host_buffer out2_b(4, {{0, 0}, {0, 0}});
-  random_test::host_buffer out5_a(4, {{0, 0}, {0, 0}, {0, -1}});
-  random_test::host_buffer out5_b(4, {{0, 0}, {0, 0}, {0, -1}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out2_a.raw(), &out5_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out2_b.raw(), &out5_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out2_a, out2_b));
-  EXPECT_TRUE(random_test::equal(out5_a, out5_b));
-  // The reference's values, dim 0 fastest.
-  EXPECT_TRUE(random_test::equal_values(out2_a, {-78654592}));
-  // The reference's values, dim 0 fastest.
-  EXPECT_TRUE(random_test::equal_values(out5_a, {}));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}, {0, 0}, {0, 0}}, .seed = 13615739163227224290ull}},
+                            .outputs = {{.bounds = {{0, 0}, {0, 0}}}, {.bounds = {{0, 0}, {0, 0}, {0, -1}}}},
+                            .monitor = &m,
+                            .reference = {{-78654592}, {}}});
 }
 
 // Empty outputs (seed 603, case 375). t2 is used only for out5 (empty), but its allocation
@@ -904,24 +833,11 @@ TEST(random_regressions, idle_intermediate_allocated_among_running_funcs) {
   f4.loops({{y, 1}});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out5, out6}, options);
-  random_test::host_buffer in0_buf(4, {{0, 0}, {0, 0}, {0, 0}});
-  random_test::fill(in0_buf, 5383976849274889917ull);
-  random_test::host_buffer out5_a(4, {{0, 0}, {0, -1}});
-  random_test::host_buffer out5_b(4, {{0, 0}, {0, -1}});
-  random_test::host_buffer out6_a(4, {{0, 0}});
-  random_test::host_buffer out6_b(4, {{0, 0}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out5_a.raw(), &out6_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out5_b.raw(), &out6_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out5_a, out5_b));
-  EXPECT_TRUE(random_test::equal(out6_a, out6_b));
-  EXPECT_LE(b_hooks.max_bytes(t1->sym()), a_hooks.max_bytes(t1->sym()));
-  EXPECT_LE(b_hooks.max_bytes(t2->sym()), a_hooks.max_bytes(t2->sym()));
-  EXPECT_LE(b_hooks.max_bytes(t3->sym()), a_hooks.max_bytes(t3->sym()));
-  EXPECT_LE(b_hooks.max_bytes(t4->sym()), a_hooks.max_bytes(t4->sym()));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}, {0, 0}, {0, 0}}, .seed = 5383976849274889917ull}},
+                            .outputs = {{.bounds = {{0, 0}, {0, -1}}}, {.bounds = {{0, 0}}}},
+                            .monitor = &m,
+                            .no_larger = {t1, t2, t3, t4}});
 }
 
 // Variable capture (seed 701, case 1260; with all features on). Every func uses the variables x
@@ -951,17 +867,10 @@ TEST(random_regressions, loop_variable_captured_by_another_funcs_variable) {
   f2.loops({{x, 1}});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out3}, options);
-  random_test::host_buffer in0_buf(4, {{0, 3}, {0, 0}});
-  random_test::fill(in0_buf, 12628568783127166663ull);
-  random_test::host_buffer out3_a(4, {{7, 7}});
-  random_test::host_buffer out3_b(4, {{7, 7}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out3_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out3_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out3_a, out3_b));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 3}, {0, 0}}, .seed = 12628568783127166663ull}},
+                            .outputs = {{.bounds = {{7, 7}}}},
+                            .monitor = &m});
 }
 
 // Sliding in one dimension while another moves (seed 901, case 2273, all features on). f1 reads t1
@@ -997,17 +906,10 @@ TEST(random_regressions, slide_while_another_dimension_moves) {
   f2.loops({{x, 2}});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out4}, options);
-  random_test::host_buffer in0_buf(4, {{0, 1}, {0, 0}});
-  random_test::fill(in0_buf, 15786414933752704201ull);
-  random_test::host_buffer out4_a(4, {{0, 0}});
-  random_test::host_buffer out4_b(4, {{0, 0}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out4_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out4_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out4_a, out4_b));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 1}, {0, 0}}, .seed = 15786414933752704201ull}},
+                            .outputs = {{.bounds = {{0, 0}}}},
+                            .monitor = &m});
 }
 
 // A sliding func computing beyond its window (seed 902, case 3636, all features on). f2 loops over
@@ -1043,17 +945,10 @@ TEST(random_regressions, sliding_func_computes_beyond_its_window) {
   t1->store_at({&f1, x});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {in0}, {out4}, options);
-  random_test::host_buffer in0_buf(4, {{0, 0}});
-  random_test::fill(in0_buf, 5910405525592212893ull);
-  random_test::host_buffer out4_a(4, {{0, 0}});
-  random_test::host_buffer out4_b(4, {{0, 0}});
-  random_test::eval_hooks a_hooks, b_hooks;
-  ASSERT_EQ(unscheduled.evaluate({&in0_buf.raw()}, {&out4_a.raw()}, a_hooks.context), 0);
-  EXPECT_EQ(a_hooks.check() + m.failure(), "");
-  ASSERT_EQ(scheduled.evaluate({&in0_buf.raw()}, {&out4_b.raw()}, b_hooks.context), 0);
-  EXPECT_EQ(b_hooks.check() + m.failure(), "");
-  EXPECT_EQ(b_hooks.allocations(), b_hooks.frees());
-  EXPECT_TRUE(random_test::equal(out4_a, out4_b));
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}}, .seed = 5910405525592212893ull}},
+                            .outputs = {{.bounds = {{0, 0}}}},
+                            .monitor = &m});
 }
 
 }  // namespace
