@@ -42,9 +42,21 @@ struct outcome {
 // unscheduled pipeline computes, and no heap allocation larger than the unscheduled one.
 outcome run_case(const case_spec& c, const features& f = features());
 
+// How long one case may run before it counts as a hang: 20 s, or 120 s in a build with a
+// sanitizer, which runs the same case 5 to 20 times slower (the largest cases, with the extra
+// serial runs of the memory bound, take over 20 s under AddressSanitizer on a loaded machine).
+constexpr int case_timeout_seconds() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return 120;
+#else
+  return 20;
+#endif
+}
+
 // run_case in a child process (unless use_fork is false), so that a crash, an abort or a hang
 // (past timeout_seconds) is reported as an outcome instead of ending the batch.
-outcome run_isolated(const case_spec& c, bool use_fork, const features& f = features(), int timeout_seconds = 20);
+outcome run_isolated(const case_spec& c, bool use_fork, const features& f = features(),
+                     int timeout_seconds = case_timeout_seconds());
 
 namespace internal_run {
 

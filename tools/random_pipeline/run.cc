@@ -63,7 +63,7 @@ std::vector<report> run_worker(const batch_options& o, std::int64_t first, doubl
       if (o.only_case < 0 && std::chrono::steady_clock::now() >= deadline) break;
       std::fprintf(out, "begin %lld\n", static_cast<long long>(i));
       std::fflush(out);
-      alarm(20);
+      alarm(case_timeout_seconds());
       const outcome r = run_case(generate_case(case_seed(o.seed, i), o.f), o.f);
       std::fprintf(out, "end %lld %d %d %s\n%s\n", static_cast<long long>(i), r.runs, r.schedule,
                    r.ok() ? "ok" : r.kind.c_str(), escape(r.message).c_str());
