@@ -61,9 +61,18 @@ constexpr T round_div(T a, T b) {
 }
 
 // Euclidean modulo for a known positive modulus, the common case on hot paths (fold factors).
+// A 64-bit division costs tens of cycles: a power-of-two modulus is a mask instead, and operands
+// that fit in 32 bits divide in 32 bits.
 template <typename T>
 constexpr T euclidean_mod_positive_modulus(T a, T b) {
+  if ((b & (b - 1)) == 0) return a & (b - 1);  // two's complement: Euclidean for a < 0 too
   if constexpr (std::is_signed_v<T>) {
+    if constexpr (sizeof(T) > sizeof(std::int32_t)) {
+      if (a == static_cast<std::int32_t>(a) && b <= std::numeric_limits<std::int32_t>::max()) {
+        const std::int32_t r = static_cast<std::int32_t>(a) % static_cast<std::int32_t>(b);
+        return r < 0 ? r + b : r;
+      }
+    }
     T r = a % b;
     return r < 0 ? r + b : r;
   } else {

@@ -150,6 +150,8 @@ public:
   // is exactly `unfolded` or the stride is 0, otherwise euclidean_mod(i, fold_factor) * stride.
   std::ptrdiff_t flat_offset_bytes(index_t i) const {
     if (fold_factor_ == unfolded || stride_ == 0) return (i - min_) * stride_;
+    // A positive fold factor (a ring buffer) takes the cheaper modulo.
+    if (fold_factor_ > 0) return euclidean_mod_positive_modulus(i, fold_factor_) * stride_;
     return euclidean_mod(i, fold_factor_) * stride_;
   }
   constexpr std::ptrdiff_t flat_offset_bytes(slice_tag) const { return 0; }

@@ -1,8 +1,10 @@
 // Binding arguments to a program and running it.
 #include "slinky/runtime/pipeline.h"
 
+#include <atomic>
 #include <iostream>
 
+#include "slinky/runtime/executable.h"
 #include "slinky/runtime/print.h"
 
 namespace slinky {
@@ -13,6 +15,26 @@ std::ostream& operator<<(std::ostream& os, const named_stmt& s) {
 }
 
 std::ostream& operator<<(std::ostream& os, const pipeline& p) { return os << p.body; }
+
+namespace internal {
+
+executable_cache::executable_cache(const executable_cache& other) : cached_(std::atomic_load(&other.cached_)) {}
+executable_cache& executable_cache::operator=(const executable_cache& other) {
+  if (this != &other) std::atomic_store(&cached_, std::atomic_load(&other.cached_));
+  return *this;
+}
+executable_cache::~executable_cache() = default;
+
+std::shared_ptr<const executable> executable_cache::get(const stmt& body) const {
+  std::shared_ptr<const executable> result = std::atomic_load(&cached_);
+  // The executable holds its source, so a program at the same address is the same program.
+  if (result && result->source().same_as(body)) return result;
+  result = std::make_shared<const executable>(body);
+  std::atomic_store(&cached_, result);
+  return result;
+}
+
+}  // namespace internal
 
 namespace {
 
@@ -75,7 +97,8 @@ index_t pipeline::evaluate(eval_context& ctx) const {
   if (body.symbols && !ctx.symbols) ctx.symbols = body.symbols.get();
   // Every symbol of a built program comes from its node_context; hand-made programs are counted.
   ctx.reserve(body.symbols ? body.symbols->size() : symbol_count(body));
-  const index_t result = evaluate_reserved(body, ctx);
+  const index_t result =
+      internal::executable::enabled() ? executable_.get(body)->run(ctx) : evaluate_reserved(body, ctx);
   ctx.symbols = old_symbols;
   return result;
 }

@@ -16,6 +16,28 @@
 
 namespace slinky {
 
+namespace internal {
+
+class executable;
+
+// The executable form of a pipeline's program (executable.h), compiled on first use and shared
+// by copies of the pipeline; recompiled if the program changes. Thread-safe.
+class executable_cache {
+public:
+  executable_cache() = default;
+  executable_cache(const executable_cache& other);
+  executable_cache& operator=(const executable_cache& other);
+  ~executable_cache();
+
+  // The executable form of body.
+  std::shared_ptr<const executable> get(const stmt& body) const;
+
+private:
+  mutable std::shared_ptr<const executable> cached_;
+};
+
+}  // namespace internal
+
 // A statement that remembers the names of its symbols, so `std::cout << p.body` prints them.
 // It is a stmt in every other respect.
 class named_stmt : public stmt {
@@ -67,6 +89,8 @@ public:
   index_t evaluate(buffers inputs, buffers outputs) const;
 
 private:
+  internal::executable_cache executable_;
+
   bool bind(scalars args, buffers inputs, buffers outputs, eval_context& ctx,
             std::vector<std::pair<var, index_t>>* saved) const;
 };

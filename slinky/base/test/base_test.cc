@@ -50,9 +50,20 @@ TEST(arithmetic, euclidean_division) {
       ASSERT_LT(r, b < 0 ? -b : b);
       if (b > 0) {
         ASSERT_EQ(euclidean_mod_positive_modulus(a, b), r);
+        // Beyond 32 bits, and with power-of-two moduli (a mask).
+        const i64 big = a * (i64{1} << 40) + a;
+        ASSERT_EQ(euclidean_mod_positive_modulus(big, b), euclidean_mod(big, b)) << big << " " << b;
+        ASSERT_EQ(euclidean_mod_positive_modulus(a, b << 40), euclidean_mod(a, b << 40)) << a << " " << b;
       }
     }
   }
+  EXPECT_EQ(euclidean_mod_positive_modulus(min_i64, i64{1} << 62), 0);
+  EXPECT_EQ(euclidean_mod_positive_modulus(min_i64 + 1, i64{1} << 62), 1);
+  EXPECT_EQ(euclidean_mod_positive_modulus(min_i64 - 1 + (i64{1} << 62), i64{1} << 62), (i64{1} << 62) - 1);
+  EXPECT_EQ(euclidean_mod_positive_modulus(max_i64, max_i64), 0);
+  EXPECT_EQ(euclidean_mod_positive_modulus(min_i64, max_i64), max_i64 - 1);
+  EXPECT_EQ(euclidean_mod_positive_modulus<int>(-7, 4), 1);
+  EXPECT_EQ(euclidean_mod_positive_modulus<unsigned>(7, 3), 1u);
   EXPECT_EQ(ceil_div<i64>(7, 2), 4);
   EXPECT_EQ(ceil_div<i64>(-7, 2), -3);
   EXPECT_EQ(floor_div<i64>(-7, 2), -4);

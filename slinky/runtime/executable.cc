@@ -1,0 +1,340 @@
+// The executable form of a program (executable.h): each statement becomes a node that knows its
+// operands. The statements on the per-iteration path (serial loops, crops, lets, blocks) are
+// specialised: their symbols are ids read once, and their expressions are classified once as a
+// constant, a symbol, a symbol plus a constant, or a tree left to the evaluator. The other
+// statements run the evaluator's own logic (evaluator.h) with compiled bodies, so their
+// semantics are written once.
+#include "slinky/runtime/executable.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "slinky/runtime/evaluator.h"
+
+namespace slinky {
+namespace internal {
+
+namespace {
+
+// An expression in the shape it was found in at compile time.
+class compiled_expr {
+public:
+  compiled_expr() = default;
+  explicit compiled_expr(const expr& e) {
+    const base_expr_node* n = e.get();
+    if (!n) return;
+    if (const constant* c = e.as<constant>()) {
+      kind_ = kind::constant;
+      value_ = c->value;
+    } else if (const variable* v = e.as<variable>(); v && v->field == buffer_field::none) {
+      kind_ = kind::symbol;
+      sym_ = v->sym.sym();
+    } else if (const add* a = e.as<add>()) {
+      const variable* v = a->a.as<variable>();
+      const constant* c = a->b.as<constant>();
+      if (v && c && v->field == buffer_field::none) {
+        kind_ = kind::symbol_plus_constant;
+        sym_ = v->sym.sym();
+        value_ = c->value;
+      } else {
+        kind_ = kind::tree;
+        tree_ = n;
+      }
+    } else {
+      kind_ = kind::tree;
+      tree_ = n;
+    }
+  }
+
+  bool defined() const { return kind_ != kind::undefined; }
+
+  // The value; `otherwise` if the expression is undefined.
+  index_t eval(evaluator& e, index_t otherwise) const {
+    switch (kind_) {
+    case kind::undefined: return otherwise;
+    case kind::constant: return value_;
+    case kind::symbol: return e.values[sym_];
+    case kind::symbol_plus_constant: return saturate_add(e.values[sym_], value_);
+    case kind::tree: return e.eval_node(tree_);
+    }
+    return otherwise;
+  }
+
+private:
+  enum class kind : std::uint8_t { undefined, constant, symbol, symbol_plus_constant, tree };
+  kind kind_ = kind::undefined;
+  symbol_id sym_ = 0;
+  index_t value_ = 0;
+  const base_expr_node* tree_ = nullptr;
+};
+
+// Runs a compiled body (null: nothing to run).
+inline index_t run_body(evaluator& e, const exec_node* body) { return body ? body->run(e) : 0; }
+
+class block_node final : public exec_node {
+public:
+  std::vector<const exec_node*> stmts;
+
+  index_t run(evaluator& e) const override {
+    for (const exec_node* s : stmts) {
+      if (index_t result = s->run(e)) return result;
+    }
+    return 0;
+  }
+};
+
+class loop_node final : public exec_node {
+public:
+  const loop* op;
+  compiled_expr min, max, step, workers;
+  const exec_node* body;
+
+  explicit loop_node(const loop* op, const exec_node* body)
+      : op(op), min(op->bounds.min), max(op->bounds.max), step(op->step), workers(op->max_workers), body(body) {}
+
+  index_t run(evaluator& e) const override {
+    const index_t lo = min.eval(e, 0);
+    const index_t hi = max.eval(e, 0);
+    const index_t s = step.eval(e, 0);
+    if (s <= 0) return e.fail_check(op->step > 0);
+    if (lo > hi) return 0;
+    const std::size_t span = static_cast<std::size_t>(hi) - static_cast<std::size_t>(lo);
+    if (e.config.thread_pool && span >= static_cast<std::size_t>(s)) {
+      const index_t w = workers.eval(e, 1);
+      if (w > 1) return e.exec_parallel_loop(op, lo, hi, s, w, body_ref(body));
+    }
+    evaluator::scoped_value bind(e, op->sym, lo);
+    for (index_t i = lo;;) {
+      if (index_t result = run_body(e, body)) return result;
+      // Inside a parallel loop, stop promptly when another worker failed.
+      if (e.failures && e.failures->failed.load(std::memory_order_relaxed)) return 1;
+      // Stop before i + s could overflow.
+      if (static_cast<std::size_t>(hi) - static_cast<std::size_t>(i) < static_cast<std::size_t>(s)) break;
+      i += s;
+      bind.set(i);
+    }
+    return 0;
+  }
+};
+
+// One dimension's new bounds in a crop: an undefined end keeps the old one.
+struct compiled_interval {
+  compiled_expr min, max;
+  bool point;
+
+  explicit compiled_interval(const interval_expr& b) : min(b.min), max(b.max), point(b.is_point() && b.min.defined()) {}
+
+  void crop(evaluator& e, raw_buffer& buf, std::size_t d) const {
+    const dim& old = buf.dims[d];
+    const index_t lo = min.eval(e, old.min());
+    const index_t hi = point ? lo : max.eval(e, old.max());
+    crop_and_unfold(buf, d, lo, hi);
+  }
+};
+
+class crop_dim_node final : public exec_node {
+public:
+  const crop_dim* op;
+  symbol_id sym, src;
+  std::size_t d;
+  compiled_interval bounds;
+  const exec_node* body;
+
+  crop_dim_node(const crop_dim* op, const exec_node* body)
+      : op(op), sym(op->sym.sym()), src(op->src.sym()), d(static_cast<std::size_t>(op->dim)), bounds(op->bounds),
+        body(body) {}
+
+  index_t run(evaluator& e) const override {
+    const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[src]);
+    if (!in) return e.fail_check(expr(variable::make(op->src)) != 0);
+    raw_buffer buf{in->base, in->elem_size, in->rank, SLINKY_STACK_DIMS(in->rank)};
+    copy_dims(*in, buf.dims);
+    // A negative dim converts to a huge d: no crop, like the interpreter.
+    if (d < buf.rank) bounds.crop(e, buf, d);
+    evaluator::scoped_value bind(e, op->sym, reinterpret_cast<index_t>(&buf));
+    return run_body(e, body);
+  }
+};
+
+class crop_buffer_node final : public exec_node {
+public:
+  const crop_buffer* op;
+  symbol_id src;
+  std::vector<compiled_interval> bounds;
+  const exec_node* body;
+
+  crop_buffer_node(const crop_buffer* op, const exec_node* body) : op(op), src(op->src.sym()), body(body) {
+    for (const interval_expr& b : op->bounds) bounds.emplace_back(b);
+  }
+
+  index_t run(evaluator& e) const override {
+    const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[src]);
+    if (!in) return e.fail_check(expr(variable::make(op->src)) != 0);
+    raw_buffer buf{in->base, in->elem_size, in->rank, SLINKY_STACK_DIMS(in->rank)};
+    copy_dims(*in, buf.dims);
+    const std::size_t n = std::min(bounds.size(), buf.rank);
+    for (std::size_t d = 0; d < n; ++d) bounds[d].crop(e, buf, d);
+    evaluator::scoped_value bind(e, op->sym, reinterpret_cast<index_t>(&buf));
+    return run_body(e, body);
+  }
+};
+
+class let_node final : public exec_node {
+public:
+  std::vector<std::pair<symbol_id, compiled_expr>> lets;
+  const exec_node* body;
+
+  let_node(const let_stmt* op, const exec_node* body) : body(body) {
+    for (const auto& i : op->lets) lets.emplace_back(i.first.sym(), compiled_expr(i.second));
+  }
+
+  index_t run(evaluator& e) const override {
+    // Bind in order (later values may refer to earlier ones), then unbind in reverse.
+    index_t* saved = static_cast<index_t*>(alloca(sizeof(index_t) * lets.size()));
+    for (std::size_t i = 0; i < lets.size(); ++i) {
+      const index_t value = lets[i].second.eval(e, 0);
+      saved[i] = e.values[lets[i].first];
+      e.values[lets[i].first] = value;
+    }
+    const index_t result = run_body(e, body);
+    for (std::size_t i = lets.size(); i-- > 0;) e.values[lets[i].first] = saved[i];
+    return result;
+  }
+};
+
+// Statements without a body, run by the evaluator.
+template <typename T, index_t (evaluator::*exec)(const T*)>
+class leaf_node final : public exec_node {
+public:
+  const T* op;
+  explicit leaf_node(const T* op) : op(op) {}
+  index_t run(evaluator& e) const override { return (e.*exec)(op); }
+};
+
+// Statements with one body, run by the evaluator with the compiled body.
+template <typename T, index_t (evaluator::*exec)(const T*, body_ref)>
+class body_node final : public exec_node {
+public:
+  const T* op;
+  const exec_node* body;
+  body_node(const T* op, const exec_node* body) : op(op), body(body) {}
+  index_t run(evaluator& e) const override { return (e.*exec)(op, body_ref(body)); }
+};
+
+class async_node final : public exec_node {
+public:
+  const async* op;
+  const exec_node* task;
+  const exec_node* body;
+  async_node(const async* op, const exec_node* task, const exec_node* body) : op(op), task(task), body(body) {}
+  index_t run(evaluator& e) const override { return e.exec_async(op, body_ref(task), body_ref(body)); }
+};
+
+class if_then_else_node final : public exec_node {
+public:
+  const if_then_else* op;
+  const exec_node* true_body;
+  const exec_node* false_body;
+  if_then_else_node(const if_then_else* op, const exec_node* t, const exec_node* f)
+      : op(op), true_body(t), false_body(f) {}
+  index_t run(evaluator& e) const override {
+    return e.exec_if_then_else(op, body_ref(true_body), body_ref(false_body));
+  }
+};
+
+}  // namespace
+
+class compiler {
+public:
+  explicit compiler(executable& exe) : exe_(exe) {}
+
+  // The compiled form of s; null if s is undefined (nothing to run).
+  const exec_node* compile(const stmt& s) {
+    if (!s.defined()) return nullptr;
+    switch (s.type()) {
+    case stmt_node_type::none: return nullptr;
+    case stmt_node_type::call_stmt: return leaf<call_stmt, &evaluator::exec_call>(s);
+    case stmt_node_type::copy_stmt: return leaf<copy_stmt, &evaluator::exec_copy>(s);
+    case stmt_node_type::check: return leaf<check, &evaluator::exec_check>(s);
+    case stmt_node_type::let_stmt: {
+      const let_stmt* op = s.as<let_stmt>();
+      return add(std::make_unique<let_node>(op, compile(op->body)));
+    }
+    case stmt_node_type::block: {
+      auto node = std::make_unique<block_node>();
+      for (const stmt& i : s.as<block>()->stmts) {
+        if (const exec_node* c = compile(i)) node->stmts.push_back(c);
+      }
+      return add(std::move(node));
+    }
+    case stmt_node_type::loop: {
+      const loop* op = s.as<loop>();
+      return add(std::make_unique<loop_node>(op, compile(op->body)));
+    }
+    case stmt_node_type::crop_dim: {
+      const crop_dim* op = s.as<crop_dim>();
+      return add(std::make_unique<crop_dim_node>(op, compile(op->body)));
+    }
+    case stmt_node_type::crop_buffer: {
+      const crop_buffer* op = s.as<crop_buffer>();
+      return add(std::make_unique<crop_buffer_node>(op, compile(op->body)));
+    }
+    case stmt_node_type::allocate: return with_body<allocate, &evaluator::exec_allocate>(s);
+    case stmt_node_type::make_buffer: return with_body<make_buffer, &evaluator::exec_make_buffer>(s);
+    case stmt_node_type::clone_buffer: return with_body<clone_buffer, &evaluator::exec_clone_buffer>(s);
+    case stmt_node_type::slice_buffer: return with_body<slice_buffer, &evaluator::exec_slice_buffer>(s);
+    case stmt_node_type::slice_dim: return with_body<slice_dim, &evaluator::exec_slice_dim>(s);
+    case stmt_node_type::transpose: return with_body<transpose, &evaluator::exec_transpose>(s);
+    case stmt_node_type::constant_buffer: return with_body<constant_buffer, &evaluator::exec_constant_buffer>(s);
+    case stmt_node_type::async: {
+      const async* op = s.as<async>();
+      const exec_node* task = compile(op->task);
+      return add(std::make_unique<async_node>(op, task, compile(op->body)));
+    }
+    case stmt_node_type::if_then_else: {
+      const if_then_else* op = s.as<if_then_else>();
+      const exec_node* t = compile(op->true_body);
+      return add(std::make_unique<if_then_else_node>(op, t, compile(op->false_body)));
+    }
+    }
+    return nullptr;
+  }
+
+private:
+  executable& exe_;
+
+  const exec_node* add(std::unique_ptr<exec_node> node) {
+    exe_.nodes_.push_back(std::move(node));
+    return exe_.nodes_.back().get();
+  }
+  template <typename T, index_t (evaluator::*exec)(const T*)>
+  const exec_node* leaf(const stmt& s) {
+    return add(std::make_unique<leaf_node<T, exec>>(s.as<T>()));
+  }
+  template <typename T, index_t (evaluator::*exec)(const T*, body_ref)>
+  const exec_node* with_body(const stmt& s) {
+    const T* op = s.as<T>();
+    return add(std::make_unique<body_node<T, exec>>(op, compile(op->body)));
+  }
+};
+
+executable::executable(stmt s) : source_(std::move(s)) { root_ = compiler(*this).compile(source_); }
+
+executable::~executable() = default;
+
+index_t executable::run(eval_context& ctx) const {
+  evaluator e(ctx, nullptr);
+  return root_ ? root_->run(e) : 0;
+}
+
+bool executable::enabled() {
+  static const bool enabled = [] {
+    const char* mode = std::getenv("SLINKY_EVALUATOR");
+    return !(mode && std::strcmp(mode, "interpret") == 0);
+  }();
+  return enabled;
+}
+
+}  // namespace internal
+}  // namespace slinky

@@ -1,0 +1,244 @@
+// The executable form (executable.h) against the tree interpreter, the reference semantics: for
+// programs using every statement kind, both must make the same calls with the same buffer
+// descriptors, allocate the same sizes, leave the same data, and fail the same way.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "slinky/base/thread_pool_impl.h"
+#include "slinky/runtime/buffer.h"
+#include "slinky/runtime/evaluate.h"
+#include "slinky/runtime/executable.h"
+#include "slinky/runtime/expr.h"
+#include "slinky/runtime/print.h"
+#include "slinky/runtime/stmt.h"
+
+namespace slinky {
+namespace {
+
+node_context ctx;
+var x(ctx, "x"), y(ctx, "y"), n(ctx, "n");
+var in(ctx, "in"), out(ctx, "out"), t(ctx, "t"), t2(ctx, "t2"), v(ctx, "v"), task(ctx, "task");
+
+// What a run did, as text: each call's buffers (rank, elem size, dims, whether based), each
+// allocation's size, each failure, the result, and the output's contents.
+struct recorder {
+  std::ostringstream log;
+  eval_config config;
+  thread_pool_impl* pool = nullptr;
+
+  recorder() {
+    config.allocate = [this](var sym, raw_buffer* b) {
+      void* p = default_allocate(sym, b, 64);
+      log << "allocate " << sym.id << " " << b->size_bytes() << "\n";
+      return p;
+    };
+    config.free = [this](var sym, raw_buffer* b, void* p) {
+      log << "free " << sym.id << "\n";
+      default_free(sym, b, p);
+    };
+    config.check_failed = [this](const expr& c) { log << "check failed: " << print_expr(c) << "\n"; };
+    config.call_failed = [this](const call_stmt* op) { log << "call failed: " << op->attrs.name << "\n"; };
+  }
+  std::string print_expr(const expr& e) {
+    std::ostringstream s;
+    print(s, e, &ctx);
+    return s.str();
+  }
+};
+
+// Calls fn(coordinates) for every point of b, dim 0 fastest.
+template <typename Fn>
+void for_each_index(const raw_buffer& b, const Fn& fn) {
+  std::vector<index_t> at(b.rank);
+  for (std::size_t d = 0; d < b.rank; ++d) {
+    if (b.dims[d].empty()) return;
+    at[d] = b.dims[d].min();
+  }
+  for (;;) {
+    fn(span<const index_t>(at.data(), at.size()));
+    std::size_t d = 0;
+    for (; d < b.rank; ++d) {
+      if (at[d] < b.dims[d].max()) {
+        ++at[d];
+        break;
+      }
+      at[d] = b.dims[d].min();
+    }
+    if (d == b.rank) return;
+  }
+}
+
+void describe(std::ostream& os, const raw_buffer* b) {
+  if (!b) {
+    os << "null";
+    return;
+  }
+  os << "rank " << b->rank << " elem " << b->elem_size << (b->base ? " based" : " null base");
+  for (std::size_t d = 0; d < b->rank; ++d) {
+    const dim& i = b->dims[d];
+    os << " [" << i.min() << "," << i.max() << " s" << i.stride() << " f" << i.fold_factor() << "]";
+  }
+}
+
+// A callback that logs its buffers (serial programs only) and writes, to every element of its
+// output, the sum of the input elements at the same coordinates (missing ones count 0) plus 1.
+call_stmt::callable logging_call(recorder& r, bool log = true) {
+  return [&r, log](const call_stmt* op, eval_context& c) -> index_t {
+    if (log) {
+      r.log << "call " << op->attrs.name << ":";
+      for (var i : op->inputs) describe(r.log << " in ", c.lookup_buffer(i));
+      for (var o : op->outputs) describe(r.log << " out ", c.lookup_buffer(o));
+      for (const expr& s : op->scalars) r.log << " scalar " << evaluate(s, c);
+      r.log << "\n";
+    }
+    for (var o : op->outputs) {
+      const raw_buffer* ob = c.lookup_buffer(o);
+      if (!ob || !ob->base) continue;
+      for_each_index(*ob, [&](span<const index_t> at) {
+        int sum = 1;
+        for (var i : op->inputs) {
+          const raw_buffer* ib = c.lookup_buffer(i);
+          if (ib && ib->base && ib->contains(at)) sum += *static_cast<const int*>(ib->address_at(at));
+        }
+        *static_cast<int*>(ob->address_at(at)) = sum;
+      });
+    }
+    return 0;
+  };
+}
+
+// Runs s both ways with the given output (2-D ints, n x n) and input, and compares the logs.
+void expect_same(const stmt& s, index_t size = 8, bool with_pool = false, index_t expected_result = 0,
+                 const std::function<stmt(recorder&)>& make = nullptr) {
+  std::string logs[2];
+  for (int mode = 0; mode < 2; ++mode) {
+    recorder r;
+    thread_pool_impl pool(2);
+    if (with_pool) r.config.thread_pool = &pool;
+    const stmt program = make ? make(r) : s;
+    buffer<int, 2> input({size, size}), output({size, size});
+    input.allocate();
+    output.allocate();
+    for_each_index(input, [&](span<const index_t> at) { input(at) = static_cast<int>(at[0] * 100 + at[1]); });
+    for_each_index(output, [&](span<const index_t> at) { output(at) = -1; });
+    eval_context c;
+    c.config = &r.config;
+    c[in] = reinterpret_cast<index_t>(static_cast<const raw_buffer*>(&input));
+    c[out] = reinterpret_cast<index_t>(static_cast<const raw_buffer*>(&output));
+    c[n] = size;
+    c.reserve(symbol_count(program));
+    const index_t result = mode == 0 ? evaluate(program, c) : internal::executable(program).run(c);
+    r.log << "result " << result << "\n";
+    EXPECT_EQ(result, expected_result) << (mode == 0 ? "interpreter" : "executable");
+    for_each_index(output, [&](span<const index_t> at) { r.log << output(at) << " "; });
+    logs[mode] = r.log.str();
+  }
+  EXPECT_EQ(logs[0], logs[1]) << "interpreter:\n" << logs[0] << "\nexecutable:\n" << logs[1];
+}
+
+TEST(executable, sliding_loop_with_crops_and_a_ring_buffer) {
+  expect_same(stmt(), 8, false, 0, [](recorder& r) {
+    stmt body = block::make({
+        crop_dim::make(t2, t, 1, bounds(y, expr(y) + 1),
+                       call_stmt::make(logging_call(r), {in}, {t2}, {expr(y) * 3}, {.name = "producer"})),
+        crop_buffer::make(v, out, {interval_expr(), point(y)},
+                          call_stmt::make(logging_call(r), {t}, {v}, {}, {.name = "consumer"})),
+    });
+    return allocate::make(t, memory_type::heap, 4, {{bounds(0, n - 1), expr(), expr()}, {bounds(0, n), expr(), 2}},
+                          loop::make(y, loop::serial, bounds(0, n - 1), 1, body));
+  });
+}
+
+TEST(executable, crops_out_of_range_and_undefined_bounds) {
+  expect_same(stmt(), 6, false, 0, [](recorder& r) {
+    auto call = [&](const char* name) { return call_stmt::make(logging_call(r), {in}, {v}, {}, {.name = name}); };
+    return block::make({
+        crop_dim::make(v, out, 0, bounds(-3, 2), call("low")),
+        crop_dim::make(v, out, 1, bounds(4, 100), call("high")),
+        crop_dim::make(v, out, 1, bounds(expr(), 3), call("undefined_min")),
+        crop_dim::make(v, out, 0, bounds(5, 2), call("empty")),
+        crop_dim::make(v, out, 7, bounds(1, 2), call("past_rank")),
+        crop_buffer::make(v, out, {bounds(1, 1), bounds(expr(n) - 2, expr()), bounds(0, 0)}, call("more_dims")),
+        crop_buffer::make(v, out, {point(expr(n) - 1)}, call("point")),
+        let_stmt::make({{x, expr(n) / 2}, {y, expr(x) + 1}}, crop_dim::make(v, out, 0, point(y), call("let"))),
+    });
+  });
+}
+
+TEST(executable, views_allocations_and_branches) {
+  expect_same(stmt(), 5, false, 0, [](recorder& r) {
+    auto call = [&](const char* name, var o) {
+      return call_stmt::make(logging_call(r), {in}, {o}, {}, {.name = name});
+    };
+    return block::make({
+        slice_dim::make(v, out, 1, 2, call("slice_dim", v)),
+        slice_buffer::make(v, out, {expr(), 3}, call("slice_buffer", v)),
+        transpose::make(v, out, {1, 0}, call("transpose", v)),
+        clone_buffer::make(v, out, call("clone", v)),
+        allocate::make(t, memory_type::stack, 4, {{bounds(0, 3), expr(), expr()}}, call("stack", t)),
+        allocate::make(t, memory_type::automatic, 4, {{bounds(0, 3), expr(), expr()}}, call("automatic", t)),
+        allocate::make(t, memory_type::heap, 4, {{bounds(0, 3), expr(), expr()}},
+                       block::make({call("heap", t), check::make(call::make(intrinsic::free, {t})),
+                                    allocate::make(t2, memory_type::heap, 4, {{bounds(0, 2), expr(), expr()}},
+                                                   call("reuses", t2))})),
+        if_then_else::make(expr(n) > 3, call("then", out), call("else", out)),
+        if_then_else::make(expr(n) < 3, call("then2", out)),
+        constant_buffer::make(t, raw_buffer::make_scalar<int>(9), call("constant", t)),
+        copy_stmt::make(nullptr, in, {expr(y) + 1, x}, out, {x, y}),
+    });
+  });
+}
+
+TEST(executable, failures) {
+  expect_same(stmt(), 4, false, 1,
+              [](recorder&) { return loop::make(y, loop::serial, bounds(0, n), 1, check::make(expr(y) < 2)); });
+  expect_same(stmt(), 4, false, 1, [](recorder&) { return crop_dim::make(v, t, 0, bounds(0, 1), stmt()); });
+  expect_same(stmt(), 4, false, 1, [](recorder&) { return loop::make(y, loop::serial, bounds(0, n), 0, stmt()); });
+  expect_same(stmt(), 4, false, 7, [](recorder& r) {
+    stmt failing =
+        call_stmt::make([](const call_stmt*, eval_context&) -> index_t { return 7; }, {}, {}, {}, {.name = "failing"});
+    return loop::make(y, loop::serial, bounds(0, n), 1,
+                      block::make({call_stmt::make(logging_call(r), {in}, {out}, {}, {.name = "before"}),
+                                   if_then_else::make(expr(y) == 2, failing)}));
+  });
+}
+
+TEST(executable, parallel_loops_and_async) {
+  // With a pool, calls run on several threads: compare the outputs only (the callbacks do not log).
+  expect_same(stmt(), 16, true, 0, [](recorder& r) {
+    stmt rows =
+        crop_dim::make(v, out, 1, point(y), call_stmt::make(logging_call(r, false), {in}, {v}, {}, {.name = "row"}));
+    return block::make({
+        loop::make(y, loop::parallel, bounds(0, n - 1), 1, rows),
+        async::make(task, loop::make(y, 2, bounds(0, n - 1), 3, rows),
+                    check::make(call::make(intrinsic::wait_for, {task}))),
+    });
+  });
+}
+
+TEST(executable, pipelines_use_it_unless_told_to_interpret) {
+  const char* mode = std::getenv("SLINKY_EVALUATOR");
+  EXPECT_EQ(internal::executable::enabled(), !(mode && std::string(mode) == "interpret"));
+  // The executable keeps its source alive and says what it was compiled from.
+  stmt s = check::make(expr(x) < 3);
+  internal::executable e(s);
+  EXPECT_TRUE(e.source().same_as(s));
+  eval_context c;
+  c.reserve(symbol_count(s));
+  recorder r;
+  c.config = &r.config;
+  c[x] = 2;
+  EXPECT_EQ(e.run(c), 0);
+  c[x] = 3;
+  EXPECT_EQ(e.run(c), 1);
+  EXPECT_EQ(r.log.str(), "check failed: x < 3\n");
+  // An undefined program does nothing.
+  EXPECT_EQ(internal::executable(stmt()).run(c), 0);
+}
+
+}  // namespace
+}  // namespace slinky
