@@ -1,7 +1,8 @@
 // The executable form of a program (executable.h): each statement becomes a node that knows its
 // operands. The statements on the per-iteration path (serial loops, crops, lets, blocks) are
 // specialised: their symbols are ids read once, and their expressions are classified once as a
-// constant, a symbol, a symbol plus a constant, or a tree left to the evaluator. The other
+// constant, a symbol, a symbol plus a constant, a buffer's min or max in one dimension, or a tree
+// left to the evaluator. The other
 // statements run the evaluator's own logic (evaluator.h) with compiled bodies, so their
 // semantics are written once.
 #include "slinky/runtime/executable.h"
@@ -30,6 +31,10 @@ public:
     } else if (const variable* v = e.as<variable>(); v && v->field == buffer_field::none) {
       kind_ = kind::symbol;
       sym_ = v->sym.sym();
+    } else if (v && (v->field == buffer_field::min || v->field == buffer_field::max)) {
+      kind_ = v->field == buffer_field::min ? kind::buffer_min : kind::buffer_max;
+      sym_ = v->sym.sym();
+      value_ = v->dim;
     } else if (const add* a = e.as<add>()) {
       const variable* v = a->a.as<variable>();
       const constant* c = a->b.as<constant>();
@@ -56,13 +61,23 @@ public:
     case kind::constant: return value_;
     case kind::symbol: return e.values[sym_];
     case kind::symbol_plus_constant: return saturate_add(e.values[sym_], value_);
+    case kind::buffer_min: return buffer_dim(e).min();
+    case kind::buffer_max: return buffer_dim(e).max();
     case kind::tree: return e.eval_node(tree_);
     }
     return otherwise;
   }
 
 private:
-  enum class kind : std::uint8_t { undefined, constant, symbol, symbol_plus_constant, tree };
+  enum class kind : std::uint8_t { undefined, constant, symbol, symbol_plus_constant, buffer_min, buffer_max, tree };
+
+  // The dimension value_ of the buffer bound to sym_, as the interpreter reads it: a broadcast
+  // (bounds 0) for a null buffer, a negative dimension or one past the rank.
+  const dim& buffer_dim(evaluator& e) const {
+    const raw_buffer* b = reinterpret_cast<const raw_buffer*>(e.values[sym_]);
+    return b && value_ >= 0 ? b->dim(static_cast<std::size_t>(value_)) : dim::broadcast();
+  }
+
   kind kind_ = kind::undefined;
   symbol_id sym_ = 0;
   index_t value_ = 0;

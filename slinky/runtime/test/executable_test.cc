@@ -165,6 +165,10 @@ TEST(executable, crops_out_of_range_and_undefined_bounds) {
         crop_buffer::make(v, out, {bounds(1, 1), bounds(expr(n) - 2, expr()), bounds(0, 0)}, call("more_dims")),
         crop_buffer::make(v, out, {point(expr(n) - 1)}, call("point")),
         let_stmt::make({{x, expr(n) / 2}, {y, expr(x) + 1}}, crop_dim::make(v, out, 0, point(y), call("let"))),
+        // Buffer bounds: of a dimension, past the rank, of an unbound buffer (t).
+        crop_dim::make(v, out, 0, bounds(buffer_min(in, 0) + 1, buffer_max(in, 1) - 2), call("buffer_bounds")),
+        crop_dim::make(v, out, 1, bounds(buffer_min(in, 5), buffer_max(t, 0) + 1), call("broadcast_bounds")),
+        crop_buffer::make(v, out, {bounds(buffer_max(in, 0) * 2 - 9, buffer_max(in, 0))}, call("tree")),
     });
   });
 }
