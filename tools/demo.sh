@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds slinky in Release and runs the demo (the founding document's examples).
+# Builds the demo (the founding document's examples; only the libraries and apps/demo, not the
+# tests) in Release and runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build
+cmake --build build --target demo
 ./build/apps/demo "$@"

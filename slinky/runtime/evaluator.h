@@ -68,16 +68,27 @@ public:
   using body_ref = internal::body_ref;
 
   eval_context& ctx;
-  // Symbol values, indexed by symbol id. The evaluator makes room for every symbol of the
-  // program before it runs (see symbol_count), so accesses need no bounds checks; the vector
-  // may still be reallocated by a callback that sets a new symbol, so it is never cached.
-  std::vector<index_t>& values;
+  // Symbol values, indexed by symbol id: the data of ctx's vector. The evaluator makes room for
+  // every symbol of the program before it runs (see symbol_count), so accesses need no bounds
+  // checks. Only user code can grow the vector (a callback that sets a new symbol in its
+  // eval_context): the pointer is read again after every call of a callback
+  // (refresh_values), and otherwise never held across one.
+  index_t* values;
   const eval_config& config;
   failure_state* failures;
 
   evaluator(eval_context& ctx, failure_state* failures)
-      : ctx(ctx), values(ctx.values_), config(ctx.config ? *ctx.config : internal::default_eval_config()),
+      : ctx(ctx), values(ctx.values_.data()), config(ctx.config ? *ctx.config : internal::default_eval_config()),
         failures(failures) {}
+
+  void refresh_values() { values = ctx.values_.data(); }
+  // Calls a user function (a callback or a pure function of an expression) with ctx.
+  template <typename Op>
+  index_t call_user(const Op* op) {
+    const index_t result = op->target(op, ctx);
+    refresh_values();
+    return result;
+  }
 
   // Binds a symbol for the lifetime of this object, restoring the old value afterwards. Values
   // are accessed by index because binding may grow the vector.
@@ -235,7 +246,7 @@ public:
 
   index_t eval_call(const call* op) {
     switch (op->intrinsic) {
-    case intrinsic::none: return op->target ? op->target(op, ctx) : 0;
+    case intrinsic::none: return op->target ? call_user(op) : 0;
     case intrinsic::and_then:
       for (const expr& i : op->args) {
         if (eval(i) == 0) return 0;
@@ -412,7 +423,7 @@ public:
   index_t run(body_ref b);
   index_t exec_call(const call_stmt* op) {
     if (allocations.any_parked()) give_back_parked();
-    const index_t result = op->target ? op->target(op, ctx) : 0;
+    const index_t result = op->target ? call_user(op) : 0;
     return result == 0 ? 0 : report_call_failure(op, result);
   }
   // Reports a callback's failure (once, through call_failed) and returns its result.

@@ -224,6 +224,35 @@ TEST(executable, parallel_loops_and_async) {
   });
 }
 
+// Callbacks (and functions called from expressions) may set symbols the program does not know,
+// growing (and so moving) the context's values: everything bound around the call must survive.
+TEST(executable, callbacks_that_grow_the_context) {
+  expect_same(stmt(), 6, false, 0, [](recorder& r) {
+    static std::size_t next = 1000;
+    auto grow = [](eval_context& c) {
+      next += 4096;
+      c[var(next)] = 1;
+    };
+    call_stmt::callable log = logging_call(r);
+    stmt growing = call_stmt::make(
+        [=](const call_stmt* op, eval_context& c) -> index_t {
+          grow(c);
+          return log(op, c);
+        },
+        {in}, {v}, {expr(y)}, {.name = "grows"});
+    expr grown = call::make(
+        [=](const call* op, eval_context& c) -> index_t {
+          grow(c);
+          return op->args.empty() ? 0 : 1;
+        },
+        {expr(y)});
+    return loop::make(
+        y, loop::serial, bounds(0, n - 1), 1,
+        crop_dim::make(t, out, 1, point(y),
+                       let_stmt::make(x, grown + y, crop_dim::make(v, t, 0, bounds(x, expr(x) + 1), growing))));
+  });
+}
+
 TEST(executable, pipelines_use_it_unless_told_to_interpret) {
   const char* mode = std::getenv("SLINKY_EVALUATOR");
   EXPECT_EQ(internal::executable::enabled(), !(mode && std::string(mode) == "interpret"));
