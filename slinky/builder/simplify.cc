@@ -183,11 +183,37 @@ bool uses(const stmt& s, var v) { return any_node(s, symbol_search(v, /*declarat
 bool uses(const expr& e, var v) { return any_node(e, symbol_search(v, /*declarations=*/false)); }
 bool uses(const interval_expr& i, var v) { return uses(i.min, v) || uses(i.max, v); }
 
+namespace {
+
+const alignment_map& no_alignment() {
+  static const alignment_map none;
+  return none;
+}
+
+}  // namespace
+
 simplifier::simplifier(const bounds_map& bounds, bool use_bounds, const alignment_map& alignment)
-    : bounds_(bounds), alignment_(alignment), use_bounds_(use_bounds) {
-  for (std::size_t i = 0; i < bounds_.size(); ++i) {
-    if (bounds_.lookup(i)) bounded_.push_back(var(i));
+    : shared_bounds_(&bounds), shared_alignment_(&alignment), use_bounds_(use_bounds) {}
+simplifier::simplifier(const bounds_map& bounds, bool use_bounds)
+    : shared_bounds_(&bounds), shared_alignment_(&no_alignment()), use_bounds_(use_bounds) {}
+simplifier::simplifier(bounds_map&& bounds, bool use_bounds)
+    : shared_bounds_(nullptr), own_bounds_(std::move(bounds)), owns_bounds_(true), shared_alignment_(&no_alignment()),
+      use_bounds_(use_bounds) {}
+
+bounds_map& simplifier::mutable_bounds() {
+  if (!owns_bounds_) {
+    own_bounds_ = *shared_bounds_;
+    owns_bounds_ = true;
   }
+  return own_bounds_;
+}
+
+alignment_map& simplifier::mutable_alignment() {
+  if (!owns_alignment_) {
+    own_alignment_ = *shared_alignment_;
+    owns_alignment_ = true;
+  }
+  return own_alignment_;
 }
 
 simplifier::~simplifier() = default;
@@ -195,9 +221,9 @@ simplifier::~simplifier() = default;
 simplifier::scope::~scope() {
   while (s_.undo_.size() > undo_size_) {
     undo_entry& u = s_.undo_.back();
-    s_.bounds_.set(u.sym, std::move(u.bounds));
+    s_.mutable_bounds().set(u.sym, std::move(u.bounds));
     s_.values_.set(u.sym, std::move(u.value));
-    if (u.alignment || s_.alignment_.lookup(u.sym)) s_.alignment_.set(u.sym, std::move(u.alignment));
+    if (u.alignment || s_.alignment().lookup(u.sym)) s_.mutable_alignment().set(u.sym, std::move(u.alignment));
     s_.undo_.pop_back();
   }
   s_.bounded_.resize(bounded_size_);
@@ -209,19 +235,31 @@ void simplifier::declare(var sym, std::optional<interval_expr> bounds, expr valu
   ++generation_;
   // Bounds in terms of sym itself refer to the outer sym, which the declaration hides.
   if (bounds && uses(*bounds, sym)) bounds = std::nullopt;
-  undo_.push_back({sym, bounds_.lookup(sym), values_.lookup(sym), alignment_.lookup(sym)});
-  // Bounds that refer to sym meant an outer symbol of the same id; they do not apply here.
-  for (var i : bounded_) {
-    const std::optional<interval_expr>& b = bounds_.lookup(i);
-    if (i == sym || !b || !uses(*b, sym)) continue;
-    undo_.push_back({i, b, values_.lookup(i), alignment_.lookup(i)});
-    bounds_.set(i, std::nullopt);
+  if (!given_bounds_found_) {
+    const bounds_map& given = this->bounds();
+    for (std::size_t i = 0; i < given.size(); ++i) {
+      if (given.lookup(i)) given_bounds_.push_back(var(i));
+    }
+    given_bounds_found_ = true;
   }
+  bounds_map& map = mutable_bounds();
+  undo_.push_back({sym, map.lookup(sym), values_.lookup(sym), this->alignment().lookup(sym)});
+  // Bounds that refer to sym meant an outer symbol of the same id; they do not apply here.
+  auto forget_uses = [&](const std::vector<var>& symbols) {
+    for (var i : symbols) {
+      const std::optional<interval_expr>& b = map.lookup(i);
+      if (i == sym || !b || !uses(*b, sym)) continue;
+      undo_.push_back({i, b, values_.lookup(i), this->alignment().lookup(i)});
+      map.set(i, std::nullopt);
+    }
+  };
+  forget_uses(given_bounds_);
+  forget_uses(bounded_);
   if (bounds) bounded_.push_back(sym);
-  bounds_.set(sym, std::move(bounds));
+  map.set(sym, std::move(bounds));
   values_.set(sym, value.defined() ? std::optional<expr>(std::move(value)) : std::nullopt);
   if (alignment && *alignment == alignment_type()) alignment = std::nullopt;
-  if (alignment || alignment_.lookup(sym)) alignment_.set(sym, std::move(alignment));
+  if (alignment || this->alignment().lookup(sym)) mutable_alignment().set(sym, std::move(alignment));
 }
 
 simplifier& simplifier::endpoint_maker() {
@@ -279,7 +317,7 @@ alignment_type simplifier::alignment_of(const expr& e) const {
   case expr_node_type::variable: {
     const variable* v = e.as<variable>();
     if (v->field != buffer_field::none) return unknown;
-    const std::optional<alignment_type>& a = alignment_.lookup(v->sym);
+    const std::optional<alignment_type>& a = alignment().lookup(v->sym);
     return a ? *a : unknown;
   }
   case expr_node_type::add: {

@@ -45,15 +45,17 @@ bool align_constant_bounds(const interval_expr& b, const alignment_type& a, inte
 // the size of the expression. Where an operand's bounds are the operand itself (it uses only
 // free symbols), the node is its own bound and is not rebuilt.
 class bounds_finder : public expr_visitor {
-  bounds_map& bounds_;
+  // The caller's bounds, or own_ once a let needs to bind its symbols.
+  const bounds_map* bounds_;
+  std::optional<bounds_map> own_;
   simplifier& m_;
   const bool free_unbounded_;
   const alignment_map* alignment_;
   interval_expr result_;
 
 public:
-  bounds_finder(bounds_map& bounds, simplifier& maker, bool free_unbounded, const alignment_map* alignment)
-      : bounds_(bounds), m_(maker), free_unbounded_(free_unbounded), alignment_(alignment) {}
+  bounds_finder(const bounds_map& bounds, simplifier& maker, bool free_unbounded, const alignment_map* alignment)
+      : bounds_(&bounds), m_(maker), free_unbounded_(free_unbounded), alignment_(alignment) {}
 
   interval_expr find(const expr& e) {
     e.accept(this);
@@ -86,7 +88,7 @@ public:
   }
 
   void visit(const variable* op) override {
-    const std::optional<interval_expr>& b = bounds_.lookup(op->sym);
+    const std::optional<interval_expr>& b = bounds_->lookup(op->sym);
     if (op->field != buffer_field::none) {
       // Buffer metadata is its own bound (unless its symbol has bounds, which would make it
       // something other than a buffer).
@@ -107,9 +109,13 @@ public:
   void visit(const constant* op) override { set_point(expr(op)); }
 
   void visit(const let* op) override {
+    if (!own_) {
+      own_ = *bounds_;
+      bounds_ = &*own_;
+    }
     std::vector<bounds_map::scoped_value> scoped;
     scoped.reserve(op->lets.size());
-    for (const auto& l : op->lets) scoped.emplace_back(bounds_, l.first, find(l.second));
+    for (const auto& l : op->lets) scoped.emplace_back(*own_, l.first, find(l.second));
     result_ = find(op->body);
     while (!scoped.empty()) scoped.pop_back();
   }
@@ -260,7 +266,7 @@ public:
       // idle consumer, select(idle, oo, ...), stay infinite when it is idle).
       // (A let in the condition counts as a bounded symbol: its values may use one.)
       const bool bounded = any_node(
-          op->condition, [this](const variable* v) { return bounds_.contains(v->sym); },
+          op->condition, [this](const variable* v) { return bounds_->contains(v->sym); },
           [](const let*) { return true; });
       if (!bounded) {
         interval_expr t = find(op->true_value);
@@ -373,17 +379,17 @@ bool decides(fact f, const interval_expr& b) {
 
 }  // namespace
 
-interval_expr find_bounds(const expr& e, bounds_map& bounds, simplifier& maker, bool free_unbounded,
+interval_expr find_bounds(const expr& e, const bounds_map& bounds, simplifier& maker, bool free_unbounded,
                           const alignment_map* alignment) {
   bounds_finder f(bounds, maker, free_unbounded, alignment);
   return f.find(e);
 }
 
 interval_expr simplifier::bounds_of(const expr& e) {
-  return find_bounds(e, bounds_, endpoint_maker(), false, &alignment_);
+  return find_bounds(e, bounds(), endpoint_maker(), false, &alignment());
 }
 
-bool simplifier::has_range(const expr& e) const { return any_node(e, range_search(bounds_)); }
+bool simplifier::has_range(const expr& e) const { return any_node(e, range_search(bounds())); }
 
 bool simplifier::prove(fact f, const expr& e) {
   if (f == fact::finite) return !contains_infinity(e);
@@ -449,10 +455,10 @@ bool simplifier::prove_bounds(fact f, interval_expr b) {
     // An endpoint without a range only widens to infinity (or stays a constant).
     interval_expr wider = b;
     if (need_min && has_range(b.min)) {
-      wider.min = find_bounds(b.min, bounds_, endpoint_maker(), true, &alignment_).min;
+      wider.min = find_bounds(b.min, bounds(), endpoint_maker(), true, &alignment()).min;
     }
     if (need_max && has_range(b.max)) {
-      wider.max = find_bounds(b.max, bounds_, endpoint_maker(), true, &alignment_).max;
+      wider.max = find_bounds(b.max, bounds(), endpoint_maker(), true, &alignment()).max;
     }
     if (wider.min.same_as(b.min) && wider.max.same_as(b.max)) return false;
     b = std::move(wider);

@@ -26,7 +26,12 @@ namespace internal {
 // not recurse.
 class simplifier : public node_mutator {
 public:
-  simplifier(const bounds_map& bounds, bool use_bounds, const alignment_map& alignment = alignment_map());
+  // The simplifier reads the caller's maps, which must outlive it, until a declaration needs
+  // copies of its own (most simplifications of expressions declare nothing, and a copy costs a
+  // slot per symbol of the program). A temporary bounds map is moved in instead.
+  simplifier(const bounds_map& bounds, bool use_bounds, const alignment_map& alignment);
+  simplifier(const bounds_map& bounds, bool use_bounds);
+  simplifier(bounds_map&& bounds, bool use_bounds);
   ~simplifier() override;
 
   using node_mutator::mutate;
@@ -135,11 +140,24 @@ private:
     std::optional<alignment_type> alignment;
   };
 
-  bounds_map bounds_;
-  alignment_map alignment_;
+  // Copy on write: the caller's maps until mutable_bounds() or mutable_alignment().
+  const bounds_map* shared_bounds_;
+  bounds_map own_bounds_;
+  bool owns_bounds_ = false;
+  const alignment_map* shared_alignment_;
+  alignment_map own_alignment_;
+  bool owns_alignment_ = false;
+  const bounds_map& bounds() const { return owns_bounds_ ? own_bounds_ : *shared_bounds_; }
+  const alignment_map& alignment() const { return owns_alignment_ ? own_alignment_ : *shared_alignment_; }
+  bounds_map& mutable_bounds();
+  alignment_map& mutable_alignment();
+  // The symbols the caller's map gives bounds (found at the first declaration).
+  std::vector<var> given_bounds_;
+  bool given_bounds_found_ = false;
   // Substitutions for symbols (lets of constants and variables).
   symbol_map<expr> values_;
-  // Symbols that were given bounds (for forgetting those that refer to a redeclared symbol).
+  // Symbols that were given bounds by declarations (for forgetting those that refer to a
+  // redeclared symbol; given_bounds_ has the others).
   std::vector<var> bounded_;
   // Conditions of the enclosing if_then_else true bodies.
   std::vector<expr> known_true_;
@@ -184,7 +202,7 @@ bool apply_abs_rules(rule_applicator& r);
 // unbounded instead of their own bounds (so that the result does not use them).
 // Constant bounds of symbols are tightened to the nearest values their alignment allows, if
 // `alignment` is given.
-interval_expr find_bounds(const expr& e, bounds_map& bounds, simplifier& maker, bool free_unbounded = false,
+interval_expr find_bounds(const expr& e, const bounds_map& bounds, simplifier& maker, bool free_unbounded = false,
                           const alignment_map* alignment = nullptr);
 
 // True if e refers to an infinity.
