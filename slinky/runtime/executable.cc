@@ -148,26 +148,26 @@ struct compiled_interval {
   }
 };
 
+// A crop of one dimension: a crop_dim, or a crop_buffer with bounds for dim 0 only (the two
+// are the same then).
 class crop_dim_node final : public exec_node {
 public:
-  const crop_dim* op;
-  symbol_id sym, src;
+  var sym, src;
   std::size_t d;
   compiled_interval bounds;
   const exec_node* body;
 
-  crop_dim_node(const crop_dim* op, const exec_node* body)
-      : op(op), sym(op->sym.sym()), src(op->src.sym()), d(static_cast<std::size_t>(op->dim)), bounds(op->bounds),
-        body(body) {}
+  crop_dim_node(var sym, var src, int dim, const interval_expr& bounds, const exec_node* body)
+      : sym(sym), src(src), d(static_cast<std::size_t>(dim)), bounds(bounds), body(body) {}
 
   index_t run(evaluator& e) const override {
-    const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[src]);
-    if (!in) return e.fail_check(expr(variable::make(op->src)) != 0);
+    const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[src.sym()]);
+    if (!in) return e.fail_check(expr(variable::make(src)) != 0);
     raw_buffer buf{in->base, in->elem_size, in->rank, SLINKY_STACK_DIMS(in->rank)};
     copy_dims(*in, buf.dims);
     // A negative dim converts to a huge d: no crop, like the interpreter.
     if (d < buf.rank) bounds.crop(e, buf, d);
-    evaluator::scoped_value bind(e, op->sym, reinterpret_cast<index_t>(&buf));
+    evaluator::scoped_value bind(e, sym, reinterpret_cast<index_t>(&buf));
     return run_body(e, body);
   }
 };
@@ -289,10 +289,13 @@ public:
     }
     case stmt_node_type::crop_dim: {
       const crop_dim* op = s.as<crop_dim>();
-      return add(std::make_unique<crop_dim_node>(op, compile(op->body)));
+      return add(std::make_unique<crop_dim_node>(op->sym, op->src, op->dim, op->bounds, compile(op->body)));
     }
     case stmt_node_type::crop_buffer: {
       const crop_buffer* op = s.as<crop_buffer>();
+      if (op->bounds.size() == 1) {
+        return add(std::make_unique<crop_dim_node>(op->sym, op->src, 0, op->bounds[0], compile(op->body)));
+      }
       return add(std::make_unique<crop_buffer_node>(op, compile(op->body)));
     }
     case stmt_node_type::allocate: return with_body<allocate, &evaluator::exec_allocate>(s);

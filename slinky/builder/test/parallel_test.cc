@@ -82,6 +82,51 @@ bool same(const buffer<int, 2>& a, const buffer<int, 2>& b) {
   return true;
 }
 
+// A pipeline evaluated from several threads at once (each with its own buffers and context):
+// the first evaluations compile the program's executable form concurrently (docs/runtime.md),
+// a copy of the pipeline shares it, and replacing the body of a copy recompiles only the copy.
+TEST(parallel, one_pipeline_evaluated_from_several_threads) {
+  const int w = 37, h = 29;
+  stencil_pipeline s(4, loop::parallel);
+  buffer<int, 2> in_buf({w + 2, h + 2});
+  in_buf.translate(-1, -1);
+  in_buf.allocate();
+  test::fill_random(in_buf, 17);
+  buffer<int, 2> expected = run_stencil(1, loop::serial, nullptr);
+  thread_pool_impl pool(2);
+  pipeline copy = s.p;
+  std::atomic<int> mismatches{0}, failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t]() {
+      const pipeline& p = t % 2 == 0 ? s.p : copy;
+      for (int i = 0; i < 20; ++i) {
+        buffer<int, 2> out_buf({w, h});
+        out_buf.allocate();
+        eval_config config;
+        if (t >= 2) config.thread_pool = &pool;
+        eval_context ctx;
+        ctx.config = &config;
+        if (p.evaluate({&in_buf}, {&out_buf}, ctx) != 0) ++failures;
+        if (!same(expected, out_buf)) ++mismatches;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
+  // A copy whose body is replaced runs its new body; the original keeps its own.
+  pipeline changed = s.p;
+  changed.body = check::make(expr(0) != 0);
+  buffer<int, 2> out_buf({w, h});
+  out_buf.allocate();
+  memory_counter quiet;
+  quiet.config.check_failed = [](const expr&) {};
+  EXPECT_NE(changed.evaluate({&in_buf}, {&out_buf}, quiet.context), 0);
+  EXPECT_EQ(s.p.evaluate({&in_buf}, {&out_buf}), 0);
+  EXPECT_TRUE(same(expected, out_buf));
+}
+
 TEST(parallel, stencil_matches_serial) {
   thread_pool_impl pool(2);
   buffer<int, 2> serial = run_stencil(1, loop::serial, nullptr);

@@ -201,6 +201,10 @@ TEST(executable, failures) {
   expect_same(stmt(), 4, false, 1,
               [](recorder&) { return loop::make(y, loop::serial, bounds(0, n), 1, check::make(expr(y) < 2)); });
   expect_same(stmt(), 4, false, 1, [](recorder&) { return crop_dim::make(v, t, 0, bounds(0, 1), stmt()); });
+  expect_same(stmt(), 4, false, 1, [](recorder&) { return crop_buffer::make(v, t, {bounds(0, 1)}, stmt()); });
+  expect_same(stmt(), 4, false, 1, [](recorder&) {
+    return crop_buffer::make(v, t, {bounds(0, 1), bounds(2, 3)}, stmt());
+  });
   expect_same(stmt(), 4, false, 1, [](recorder&) { return loop::make(y, loop::serial, bounds(0, n), 0, stmt()); });
   expect_same(stmt(), 4, false, 7, [](recorder& r) {
     stmt failing =
