@@ -155,10 +155,12 @@ public:
   var sym, src;
   std::size_t d;
   compiled_interval bounds;
+  // The body: a call (the common case, run without another node), or compiled.
+  const call_stmt* call;
   const exec_node* body;
 
-  crop_dim_node(var sym, var src, int dim, const interval_expr& bounds, const exec_node* body)
-      : sym(sym), src(src), d(static_cast<std::size_t>(dim)), bounds(bounds), body(body) {}
+  crop_dim_node(var sym, var src, int dim, const interval_expr& bounds, const call_stmt* call, const exec_node* body)
+      : sym(sym), src(src), d(static_cast<std::size_t>(dim)), bounds(bounds), call(call), body(body) {}
 
   index_t run(evaluator& e) const override {
     const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[src.sym()]);
@@ -168,7 +170,7 @@ public:
     // A negative dim converts to a huge d: no crop, like the interpreter.
     if (d < buf.rank) bounds.crop(e, buf, d);
     evaluator::scoped_value bind(e, sym, reinterpret_cast<index_t>(&buf));
-    return run_body(e, body);
+    return call ? e.exec_call(call) : run_body(e, body);
   }
 };
 
@@ -289,12 +291,12 @@ public:
     }
     case stmt_node_type::crop_dim: {
       const crop_dim* op = s.as<crop_dim>();
-      return add(std::make_unique<crop_dim_node>(op->sym, op->src, op->dim, op->bounds, compile(op->body)));
+      return crop_one_dim(op->sym, op->src, op->dim, op->bounds, op->body);
     }
     case stmt_node_type::crop_buffer: {
       const crop_buffer* op = s.as<crop_buffer>();
       if (op->bounds.size() == 1) {
-        return add(std::make_unique<crop_dim_node>(op->sym, op->src, 0, op->bounds[0], compile(op->body)));
+        return crop_one_dim(op->sym, op->src, 0, op->bounds[0], op->body);
       }
       return add(std::make_unique<crop_buffer_node>(op, compile(op->body)));
     }
@@ -322,6 +324,10 @@ public:
 private:
   executable& exe_;
 
+  const exec_node* crop_one_dim(var sym, var src, int dim, const interval_expr& bounds, const stmt& body) {
+    const call_stmt* call = body.as<call_stmt>();
+    return add(std::make_unique<crop_dim_node>(sym, src, dim, bounds, call, call ? nullptr : compile(body)));
+  }
   const exec_node* add(std::unique_ptr<exec_node> node) {
     exe_.nodes_.push_back(std::move(node));
     return exe_.nodes_.back().get();
