@@ -106,16 +106,7 @@ index_t evaluator::report_call_failure(const call_stmt* op, index_t result) {
 }
 
 index_t evaluator::exec_let(const let_stmt* op, body_ref body) {
-  index_t* saved = static_cast<index_t*>(alloca(sizeof(index_t) * op->lets.size()));
-  for (std::size_t i = 0; i < op->lets.size(); ++i) {
-    index_t value = eval(op->lets[i].second);
-    symbol_id sym = op->lets[i].first.sym();
-    saved[i] = values[sym];
-    values[sym] = value;
-  }
-  index_t result = run(body);
-  for (std::size_t i = op->lets.size(); i-- > 0;) values[op->lets[i].first.sym()] = saved[i];
-  return result;
+  return with_lets(op->lets, [&]() { return run(body); });
 }
 
 index_t evaluator::exec_loop(const loop* op, body_ref body) {

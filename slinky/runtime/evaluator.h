@@ -194,18 +194,23 @@ public:
     return 0;
   }
 
-  index_t eval_let(const let* op) {
-    // Bind in order (later values may refer to earlier ones), then unbind in reverse.
-    index_t* saved = static_cast<index_t*>(alloca(sizeof(index_t) * op->lets.size()));
-    for (std::size_t i = 0; i < op->lets.size(); ++i) {
-      index_t value = eval(op->lets[i].second);
-      symbol_id sym = op->lets[i].first.sym();
+  // Binds the lets in order (later values may refer to earlier ones), runs body(), then unbinds
+  // them in reverse.
+  template <typename Body>
+  index_t with_lets(const std::vector<std::pair<var, expr>>& lets, const Body& body) {
+    index_t* saved = static_cast<index_t*>(alloca(sizeof(index_t) * lets.size()));
+    for (std::size_t i = 0; i < lets.size(); ++i) {
+      index_t value = eval(lets[i].second);
+      symbol_id sym = lets[i].first.sym();
       saved[i] = values[sym];
       values[sym] = value;
     }
-    index_t result = eval(op->body);
-    for (std::size_t i = op->lets.size(); i-- > 0;) values[op->lets[i].first.sym()] = saved[i];
+    index_t result = body();
+    for (std::size_t i = lets.size(); i-- > 0;) values[lets[i].first.sym()] = saved[i];
     return result;
+  }
+  index_t eval_let(const let* op) {
+    return with_lets(op->lets, [&]() { return eval(op->body); });
   }
 
   index_t eval_buffer_at(const call* op) {
