@@ -2,9 +2,9 @@
 // operands. The statements on the per-iteration path (serial loops, crops, lets, blocks) are
 // specialised: their symbols are ids read once, and their expressions are classified once as a
 // constant, a symbol, a symbol plus a constant, a buffer's min or max in one dimension, or a tree
-// left to the evaluator. The other
-// statements run the evaluator's own logic (evaluator.h) with compiled bodies, so their
-// semantics are written once.
+// left to the evaluator. A crop of one dimension (a crop_dim, or a crop_buffer with one bound)
+// whose body is a call runs the call itself. The other statements run the evaluator's own logic
+// (evaluator.h) with compiled bodies, so their semantics are written once.
 #include "slinky/runtime/executable.h"
 
 #include <cstdint>
@@ -51,8 +51,6 @@ public:
       tree_ = n;
     }
   }
-
-  bool defined() const { return kind_ != kind::undefined; }
 
   // The value; `otherwise` if the expression is undefined.
   index_t eval(evaluator& e, index_t otherwise) const {
