@@ -88,9 +88,12 @@ public:
   index_t evaluate(buffers inputs, buffers outputs, eval_context& ctx) const;
   index_t evaluate(buffers inputs, buffers outputs) const;
 
-private:
-  internal::executable_cache executable_;
+  // The program's executable form, compiled on the first evaluation. Not part of the API: it
+  // is a public member (the last one) only so that pipeline stays an aggregate, which clients
+  // may initialize with designated initializers.
+  internal::executable_cache executable_ = {};
 
+private:
   bool bind(scalars args, buffers inputs, buffers outputs, eval_context& ctx,
             std::vector<std::pair<var, index_t>>* saved) const;
 };

@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "slinky/base/thread_pool_impl.h"
@@ -13,6 +14,7 @@
 #include "slinky/runtime/evaluate.h"
 #include "slinky/runtime/executable.h"
 #include "slinky/runtime/expr.h"
+#include "slinky/runtime/pipeline.h"
 #include "slinky/runtime/print.h"
 #include "slinky/runtime/stmt.h"
 
@@ -255,6 +257,27 @@ TEST(executable, callbacks_that_grow_the_context) {
         crop_dim::make(t, out, 1, point(y),
                        let_stmt::make(x, grown + y, crop_dim::make(v, t, 0, bounds(x, expr(x) + 1), growing))));
   });
+}
+
+// A pipeline carries its executable form but stays an aggregate: clients make pipelines by hand
+// with designated initializers. Replacing the body of one that already ran runs the new body.
+static_assert(std::is_aggregate_v<pipeline>);
+TEST(executable, a_pipeline_made_by_hand_runs_its_current_body) {
+  pipeline p{.args = {x}, .inputs = {}, .outputs = {}, .constants = {}, .body = check::make(expr(x) < 3)};
+  eval_config quiet;
+  quiet.check_failed = [](const expr&) {};
+  eval_context c;
+  c.config = &quiet;
+  const index_t two = 2, five = 5;
+  EXPECT_EQ(p.evaluate(pipeline::scalars(&two, 1), {}, {}, c), 0);
+  EXPECT_NE(p.evaluate(pipeline::scalars(&five, 1), {}, {}, c), 0);
+  p.body = check::make(expr(x) < 10);
+  EXPECT_EQ(p.evaluate(pipeline::scalars(&five, 1), {}, {}, c), 0);
+  // A copy evaluates what it was copied with.
+  pipeline q = p;
+  p.body = check::make(expr(x) < 4);
+  EXPECT_NE(p.evaluate(pipeline::scalars(&five, 1), {}, {}, c), 0);
+  EXPECT_EQ(q.evaluate(pipeline::scalars(&five, 1), {}, {}, c), 0);
 }
 
 TEST(executable, pipelines_use_it_unless_told_to_interpret) {
