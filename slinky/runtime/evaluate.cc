@@ -120,18 +120,7 @@ index_t evaluator::exec_loop(const loop* op, body_ref body) {
       static_cast<std::size_t>(max) - static_cast<std::size_t>(min) >= static_cast<std::size_t>(step)) {
     return exec_parallel_loop(op, min, max, step, workers, body);
   }
-  scoped_value bind(*this, op->sym, min);
-  for (index_t i = min;;) {
-    if (index_t result = run(body)) return result;
-    // Inside a parallel loop, stop promptly when another worker failed.
-    if (failures && failures->failed.load(std::memory_order_relaxed)) return 1;
-    // Stop before i + step could overflow (max - i does not fit in an index_t when the loop
-    // spans more than half the range of one).
-    if (static_cast<std::size_t>(max) - static_cast<std::size_t>(i) < static_cast<std::size_t>(step)) break;
-    i += step;
-    bind.set(i);
-  }
-  return 0;
+  return run_serial_loop(op->sym, min, max, step, [&]() { return run(body); });
 }
 
 index_t evaluator::exec_parallel_loop(const loop* op, index_t min, index_t max, index_t step, index_t workers,

@@ -431,6 +431,23 @@ public:
     const index_t result = op->target ? call_user(op) : 0;
     return result == 0 ? 0 : report_call_failure(op, result);
   }
+  // Runs a serial loop of sym over [min, max] by step (step > 0, min <= max), calling
+  // iteration() for each value, and stops at the first failure (or another worker's).
+  template <typename Iteration>
+  index_t run_serial_loop(var sym, index_t min, index_t max, index_t step, const Iteration& iteration) {
+    scoped_value bind(*this, sym, min);
+    for (index_t i = min;;) {
+      if (index_t result = iteration()) return result;
+      // Inside a parallel loop, stop promptly when another worker failed.
+      if (failures && failures->failed.load(std::memory_order_relaxed)) return 1;
+      // Stop before i + step could overflow (max - i does not fit in an index_t when the loop
+      // spans more than half the range of one).
+      if (static_cast<std::size_t>(max) - static_cast<std::size_t>(i) < static_cast<std::size_t>(step)) break;
+      i += step;
+      bind.set(i);
+    }
+    return 0;
+  }
   // Reports a callback's failure (once, through call_failed) and returns its result.
   index_t report_call_failure(const call_stmt* op, index_t result);
   struct copy_map;

@@ -117,17 +117,7 @@ public:
       const index_t w = workers.eval(e, 1);
       if (w > 1) return e.exec_parallel_loop(op, lo, hi, s, w, body_ref(body));
     }
-    evaluator::scoped_value bind(e, op->sym, lo);
-    for (index_t i = lo;;) {
-      if (index_t result = run_body(e, body)) return result;
-      // Inside a parallel loop, stop promptly when another worker failed.
-      if (e.failures && e.failures->failed.load(std::memory_order_relaxed)) return 1;
-      // Stop before i + s could overflow.
-      if (static_cast<std::size_t>(hi) - static_cast<std::size_t>(i) < static_cast<std::size_t>(s)) break;
-      i += s;
-      bind.set(i);
-    }
-    return 0;
+    return e.run_serial_loop(op->sym, lo, hi, s, [&]() { return run_body(e, body); });
   }
 };
 
@@ -341,7 +331,9 @@ private:
   }
 };
 
-executable::executable(stmt s) : source_(std::move(s)) { root_ = compiler(*this).compile(source_); }
+executable::executable(stmt s) : source_(std::move(s)), symbol_count_(slinky::symbol_count(source_)) {
+  root_ = compiler(*this).compile(source_);
+}
 
 executable::~executable() = default;
 

@@ -29,8 +29,11 @@ public:
   // The statement this was compiled from.
   const stmt& source() const { return source_; }
 
-  // Runs the program with the values in ctx, which must have room for symbol_count(source())
-  // symbols (eval_context::reserve). Returns 0 on success, like evaluate.
+  // symbol_count(source()), counted once.
+  std::size_t symbol_count() const { return symbol_count_; }
+
+  // Runs the program with the values in ctx, which must have room for symbol_count() symbols
+  // (eval_context::reserve). Returns 0 on success, like evaluate.
   index_t run(eval_context& ctx) const;
 
   // Whether pipelines run the executable form (true unless the environment sets
@@ -39,6 +42,7 @@ public:
 
 private:
   stmt source_;
+  std::size_t symbol_count_;
   std::vector<std::unique_ptr<exec_node>> nodes_;
   const exec_node* root_ = nullptr;
 

@@ -95,10 +95,17 @@ index_t pipeline::evaluate(eval_context& ctx) const {
   // Give the default failure messages the names of the symbols.
   const node_context* old_symbols = ctx.symbols;
   if (body.symbols && !ctx.symbols) ctx.symbols = body.symbols.get();
-  // Every symbol of a built program comes from its node_context; hand-made programs are counted.
-  ctx.reserve(body.symbols ? body.symbols->size() : symbol_count(body));
-  const index_t result =
-      internal::executable::enabled() ? executable_.get(body)->run(ctx) : evaluate_reserved(body, ctx);
+  // Every symbol of a built program comes from its node_context; hand-made programs are counted
+  // (once, when compiled).
+  index_t result;
+  if (internal::executable::enabled()) {
+    const std::shared_ptr<const internal::executable> exe = executable_.get(body);
+    ctx.reserve(body.symbols ? body.symbols->size() : exe->symbol_count());
+    result = exe->run(ctx);
+  } else {
+    ctx.reserve(body.symbols ? body.symbols->size() : symbol_count(body));
+    result = evaluate_reserved(body, ctx);
+  }
   ctx.symbols = old_symbols;
   return result;
 }

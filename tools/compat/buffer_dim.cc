@@ -124,6 +124,12 @@ TEST(compat_dim, flat_offset_bytes) {
   EXPECT_EQ(folded.flat_offset_bytes(5), 8);
   EXPECT_EQ(folded.flat_offset_bytes(8), 0);
   EXPECT_EQ(folded.flat_offset_bytes(-1), 24);
+  // A fold factor that is not a power of two, and coordinates beyond 32 bits.
+  const dim folded3(5, 14, 8, 3);
+  EXPECT_EQ(folded3.flat_offset_bytes(7), 8);
+  EXPECT_EQ(folded3.flat_offset_bytes(-7), 16);
+  EXPECT_EQ(folded3.flat_offset_bytes(index_t{3} << 40), 0);
+  EXPECT_EQ(folded3.flat_offset_bytes((index_t{3} << 40) - 1), 16);
   const dim zero_stride(5, 14, 0, 4);
   EXPECT_EQ(zero_stride.flat_offset_bytes(9), 0);
 }
