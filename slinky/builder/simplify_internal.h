@@ -161,6 +161,17 @@ private:
   std::vector<var> bounded_;
   // Conditions of the enclosing if_then_else true bodies.
   std::vector<expr> known_true_;
+  // The enclosing allocations (and clones of them) with the bounds of their dims, and the size
+  // of undo_ after their declaration: a crop of one of them to bounds equal to its own, in terms
+  // of symbols not declared since, does nothing (see crop_keeps_allocated).
+  struct allocated_buffer {
+    var sym;
+    std::vector<interval_expr> bounds;
+    std::size_t undo_size;
+  };
+  std::vector<allocated_buffer> allocated_;
+  // True if cropping dim d of src to b keeps it as allocated.
+  bool crop_keeps_allocated(const interval_expr& b, var src, std::size_t d) const;
   std::vector<undo_entry> undo_;
   bool use_bounds_;
   // The nesting of simplifying constructors, to stop cycles of rules.

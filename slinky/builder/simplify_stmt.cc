@@ -174,10 +174,38 @@ bool simplifier::finish_decl(var sym, const stmt& body) {
   return true;
 }
 
+bool simplifier::crop_keeps_allocated(const interval_expr& b, var src, std::size_t d) const {
+  if (!b.min.defined() || !b.max.defined()) return false;
+  for (std::size_t i = allocated_.size(); i-- > 0;) {
+    const allocated_buffer& a = allocated_[i];
+    if (a.sym != src) continue;
+    if (d >= a.bounds.size() || !match(a.bounds[d].min, b.min) || !match(a.bounds[d].max, b.max)) return false;
+    // The bounds mean the same here as at the allocation if nothing they use (or src) was
+    // declared again in between.
+    for (std::size_t k = a.undo_size; k < undo_.size(); ++k) {
+      const var redeclared = undo_[k].sym;
+      if (redeclared == src || uses(b, redeclared)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
 void simplifier::visit(const allocate* op) {
   expr elem_size = mutate(op->elem_size);
   std::vector<dim_expr> dims = mutate(op->dims);
-  stmt body = mutate_decl_body(op->sym, op->body);
+  stmt body;
+  {
+    scope s(*this);
+    declare(op->sym, std::nullopt);
+    // Only unfolded dims: a crop of a folded dim to its bounds may unfold it, which changes what
+    // callbacks see (not where the data is).
+    allocated_buffer a{op->sym, {}, undo_.size()};
+    for (const dim_expr& d : dims) a.bounds.push_back(d.fold_factor.defined() ? interval_expr() : d.bounds);
+    allocated_.push_back(std::move(a));
+    body = mutate(op->body);
+    allocated_.pop_back();
+  }
   if (finish_decl(op->sym, body)) return;
   if (unchanged(elem_size, op->elem_size, dims, op->dims, body, op->body)) return set_result(op);
   set_result(allocate::make(op->sym, op->storage, std::move(elem_size), std::move(dims), std::move(body)));
@@ -205,11 +233,21 @@ void simplifier::visit(const clone_buffer* op) {
 
 void simplifier::visit(const crop_buffer* op) {
   box_expr bounds(op->bounds.size());
-  for (std::size_t d = 0; d < bounds.size(); ++d) bounds[d] = mutate_crop_bounds(op->bounds[d], op->src, d);
+  for (std::size_t d = 0; d < bounds.size(); ++d) {
+    bounds[d] = mutate_crop_bounds(op->bounds[d], op->src, d);
+    if (crop_keeps_allocated(bounds[d], op->src, d)) bounds[d] = interval_expr();
+  }
   // Trailing dimensions that do not crop are dropped.
   while (!bounds.empty() && crop_is_no_op(bounds.back(), op->src, bounds.size() - 1)) bounds.pop_back();
   if (bounds.empty()) {
     set_result(mutate(op->sym == op->src ? op->body : clone_buffer::make(op->sym, op->src, op->body)));
+    return;
+  }
+  // A crop of one dim is a crop_dim.
+  std::size_t cropped = 0;
+  while (crop_is_no_op(bounds[cropped], op->src, cropped)) ++cropped;
+  if (cropped + 1 == bounds.size() && cropped > 0) {
+    set_result(mutate(crop_dim::make(op->sym, op->src, static_cast<int>(cropped), bounds[cropped], op->body)));
     return;
   }
   stmt body = mutate_decl_body(op->sym, op->body);
@@ -220,7 +258,7 @@ void simplifier::visit(const crop_buffer* op) {
 
 void simplifier::visit(const crop_dim* op) {
   interval_expr bounds = mutate_crop_bounds(op->bounds, op->src, op->dim);
-  if (crop_is_no_op(bounds, op->src, op->dim)) {
+  if (crop_is_no_op(bounds, op->src, op->dim) || crop_keeps_allocated(bounds, op->src, op->dim)) {
     set_result(mutate(op->sym == op->src ? op->body : clone_buffer::make(op->sym, op->src, op->body)));
     return;
   }

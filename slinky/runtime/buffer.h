@@ -112,7 +112,11 @@ public:
   // cannot be addressed as one linear range. Always false for a stride-0 or unfolded dim.
   constexpr bool is_folded(index_t min, index_t max) const {
     if (stride_ == 0 || fold_factor_ <= 0 || max < min) return false;
-    return euclidean_div(min, fold_factor_) != euclidean_div(max, fold_factor_);
+    // min / fold != max / fold (Euclidean): the range is at least a fold long, or runs past the
+    // end of min's fold. Callbacks ask this on every call, so no 64-bit division.
+    const std::size_t span = static_cast<std::size_t>(max) - static_cast<std::size_t>(min);
+    const std::size_t room = static_cast<std::size_t>(fold_factor_ - euclidean_mod_positive_modulus(min, fold_factor_));
+    return span >= room;
   }
   constexpr bool is_folded(const dim& other) const { return is_folded(other.min_, other.max_); }
   // True if this dim's own range crosses a fold boundary.

@@ -52,6 +52,8 @@ public:
     }
   }
 
+  bool defined() const { return kind_ != kind::undefined; }
+
   // The value; `otherwise` if the expression is undefined.
   index_t eval(evaluator& e, index_t otherwise) const {
     switch (kind_) {
@@ -121,22 +123,48 @@ public:
   }
 };
 
-// One dimension's new bounds in a crop: an undefined end keeps the old one.
+// One dimension's new bounds in a crop: an undefined end keeps the old one. The bounds of a loop
+// of step 1, a point of the loop variable, read one value.
 struct compiled_interval {
   compiled_expr min, max;
   bool point;
+  symbol_id point_sym = 0;
+  bool point_of_symbol = false;
 
-  explicit compiled_interval(const interval_expr& b) : min(b.min), max(b.max), point(b.is_point() && b.min.defined()) {}
+  explicit compiled_interval(const interval_expr& b) : min(b.min), max(b.max), point(b.is_point() && b.min.defined()) {
+    const variable* v = point ? b.min.as<variable>() : nullptr;
+    if (v && v->field == buffer_field::none) {
+      point_of_symbol = true;
+      point_sym = v->sym.sym();
+    }
+  }
 
-  void crop(evaluator& e, raw_buffer& buf, std::size_t d) const {
-    const dim& old = buf.dims[d];
-    const index_t lo = min.eval(e, old.min());
-    const index_t hi = point ? lo : max.eval(e, old.max());
+  // True if neither end is defined: the crop keeps the dimension as it is.
+  bool is_no_op() const { return !min.defined() && !max.defined(); }
+
+  __attribute__((always_inline)) void crop(evaluator& e, raw_buffer& buf, std::size_t d) const {
+    index_t lo, hi;
+    if (point_of_symbol) {
+      lo = hi = e.values[point_sym];
+    } else {
+      const dim& old = buf.dims[d];
+      lo = min.eval(e, old.min());
+      hi = point ? lo : max.eval(e, old.max());
+    }
     crop_and_unfold(buf, d, lo, hi);
   }
 };
 
-// A crop of one dimension: a crop_dim, or a crop_buffer with bounds for dim 0 only (the two
+// Reports a null buffer bound to src (out of line: the crops' hot path stays small).
+__attribute__((noinline, cold)) index_t fail_null_buffer(evaluator& e, var src) {
+  return e.fail_check(expr(variable::make(src)) != 0);
+}
+
+// Crops copy the descriptor they crop, with its dims on the stack: in a fixed array up to this
+// rank, else in a block of the rank's size.
+constexpr std::size_t inline_rank = 4;
+
+// A crop of one dimension: a crop_dim, or a crop_buffer with bounds for one dim only (the two
 // are the same then).
 class crop_dim_node final : public exec_node {
 public:
@@ -152,9 +180,19 @@ public:
 
   index_t run(evaluator& e) const override {
     const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[src.sym()]);
-    if (!in) return e.fail_check(expr(variable::make(src)) != 0);
-    raw_buffer buf{in->base, in->elem_size, in->rank, SLINKY_STACK_DIMS(in->rank)};
-    copy_dims(*in, buf.dims);
+    if (!in) return fail_null_buffer(e, src);
+    if (in->rank <= inline_rank) {
+      // Uninitialized: copy_dims fills the first `rank`.
+      alignas(dim) char storage[sizeof(dim) * inline_rank];
+      return run(e, *in, reinterpret_cast<dim*>(storage));
+    }
+    return run(e, *in, SLINKY_STACK_DIMS(in->rank));
+  }
+
+private:
+  __attribute__((always_inline)) index_t run(evaluator& e, const raw_buffer& in, dim* dims) const {
+    raw_buffer buf{in.base, in.elem_size, in.rank, dims};
+    copy_dims(in, dims);
     // A negative dim converts to a huge d: no crop, like the interpreter.
     if (d < buf.rank) bounds.crop(e, buf, d);
     evaluator::scoped_value bind(e, sym, reinterpret_cast<index_t>(&buf));
@@ -166,20 +204,35 @@ class crop_buffer_node final : public exec_node {
 public:
   const crop_buffer* op;
   symbol_id src;
-  std::vector<compiled_interval> bounds;
+  // The dims that crop (an interval with an end defined), and their bounds.
+  std::vector<std::pair<std::size_t, compiled_interval>> bounds;
   const exec_node* body;
 
   crop_buffer_node(const crop_buffer* op, const exec_node* body) : op(op), src(op->src.sym()), body(body) {
-    for (const interval_expr& b : op->bounds) bounds.emplace_back(b);
+    for (std::size_t d = 0; d < op->bounds.size(); ++d) {
+      compiled_interval b(op->bounds[d]);
+      if (!b.is_no_op()) bounds.emplace_back(d, b);
+    }
   }
 
   index_t run(evaluator& e) const override {
     const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[src]);
-    if (!in) return e.fail_check(expr(variable::make(op->src)) != 0);
-    raw_buffer buf{in->base, in->elem_size, in->rank, SLINKY_STACK_DIMS(in->rank)};
-    copy_dims(*in, buf.dims);
-    const std::size_t n = std::min(bounds.size(), buf.rank);
-    for (std::size_t d = 0; d < n; ++d) bounds[d].crop(e, buf, d);
+    if (!in) return fail_null_buffer(e, op->src);
+    if (in->rank <= inline_rank) {
+      // Uninitialized: copy_dims fills the first `rank`.
+      alignas(dim) char storage[sizeof(dim) * inline_rank];
+      return run(e, *in, reinterpret_cast<dim*>(storage));
+    }
+    return run(e, *in, SLINKY_STACK_DIMS(in->rank));
+  }
+
+private:
+  __attribute__((always_inline)) index_t run(evaluator& e, const raw_buffer& in, dim* dims) const {
+    raw_buffer buf{in.base, in.elem_size, in.rank, dims};
+    copy_dims(in, dims);
+    for (const auto& i : bounds) {
+      if (i.first < buf.rank) i.second.crop(e, buf, i.first);
+    }
     evaluator::scoped_value bind(e, op->sym, reinterpret_cast<index_t>(&buf));
     return run_body(e, body);
   }
@@ -283,9 +336,13 @@ public:
     }
     case stmt_node_type::crop_buffer: {
       const crop_buffer* op = s.as<crop_buffer>();
-      if (op->bounds.size() == 1) {
-        return crop_one_dim(op->sym, op->src, 0, op->bounds[0], op->body);
+      // A crop of one dim (the others' bounds undefined) is a crop_dim.
+      int cropped = -1;
+      for (std::size_t d = 0; d < op->bounds.size(); ++d) {
+        if (!op->bounds[d].min.defined() && !op->bounds[d].max.defined()) continue;
+        cropped = cropped == -1 ? static_cast<int>(d) : -2;
       }
+      if (cropped >= 0) return crop_one_dim(op->sym, op->src, cropped, op->bounds[cropped], op->body);
       return add(std::make_unique<crop_buffer_node>(op, compile(op->body)));
     }
     case stmt_node_type::allocate: return with_body<allocate, &evaluator::exec_allocate>(s);

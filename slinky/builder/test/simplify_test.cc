@@ -457,6 +457,31 @@ TEST(simplify_stmt, buffers) {
                 crop_dim::make(buf2, buf, 0, bounds(x, y), call_of(buf2, out)));
 }
 
+TEST(simplify_stmt, crops_to_the_allocated_bounds) {
+  // Inside an allocation, a crop of a dim to the bounds it was allocated with does nothing: it is
+  // dropped (a crop left with one dim is a crop_dim).
+  const stmt use = call_of(buf2, out);
+  auto alloc = [](stmt body, expr fold = expr()) {
+    return allocate::make(buf, memory_type::heap, 4, {{bounds(x, y), 4, expr()}, {bounds(0, z), expr(), fold}}, body);
+  };
+  test_simplify(alloc(crop_buffer::make(buf2, buf, {bounds(x, y), bounds(w, w)}, use)),
+                alloc(crop_dim::make(buf2, buf, 1, point(w), use)));
+  test_simplify(alloc(crop_buffer::make(buf2, buf, {bounds(x, y), bounds(0, z)}, use)),
+                alloc(clone_buffer::make(buf2, buf, use)));
+  test_simplify(alloc(crop_dim::make(buf2, buf, 0, bounds(x, y), use)), alloc(clone_buffer::make(buf2, buf, use)));
+  // Not when the bounds are other ones, or use a symbol declared again in between (the loop's x
+  // is not the allocation's x), or the buffer is another one of the same name.
+  test_simplify(alloc(crop_dim::make(buf2, buf, 0, bounds(x, z), use)),
+                alloc(crop_dim::make(buf2, buf, 0, bounds(x, z), use)));
+  const stmt in_loop = loop::make(vx, loop::serial, bounds(0, 9), 1, crop_dim::make(buf2, buf, 0, bounds(x, y), use));
+  test_simplify(alloc(in_loop), alloc(in_loop));
+  const stmt in_crop = crop_dim::make(buf, buf, 0, bounds(x + 1, y), crop_dim::make(buf2, buf, 0, bounds(x, y), use));
+  test_simplify(alloc(in_crop), alloc(in_crop));
+  // Not a folded dim: its crop can unfold it.
+  const stmt folded = crop_dim::make(buf2, buf, 1, bounds(0, z), use);
+  test_simplify(alloc(folded, 4), alloc(folded, 4));
+}
+
 TEST(simplify_stmt, shadowing) {
   // Inside a redeclaration of y, bounds in terms of the outer y do not apply (x <= y + 1 would be
   // proven with x in [0, y] for the inner y).

@@ -153,6 +153,29 @@ TEST(dim, is_folded) {
   EXPECT_FALSE(dim(0, 100, 4, -3).is_folded());
 }
 
+// is_folded(min, max) is min / fold != max / fold (Euclidean division), without dividing: checked
+// against the division for power-of-two and other folds, negative coordinates, ranges of one,
+// several folds and beyond 32 bits, and ends near the limits of index_t.
+TEST(dim, is_folded_is_a_change_of_fold) {
+  const index_t big = index_t(1) << 40;
+  const index_t lo = std::numeric_limits<index_t>::min();
+  const index_t hi = std::numeric_limits<index_t>::max();
+  for (index_t fold : {index_t(1), index_t(2), index_t(3), index_t(4), index_t(7), index_t(8), big + 3, hi}) {
+    const dim d(0, 0, 4, fold);
+    std::vector<index_t> points;
+    for (index_t x = -20; x <= 20; ++x) points.push_back(x);
+    for (index_t x : {big - 1, big, big + 5, -big, lo, lo + 1, hi - 1, hi, fold - 1, fold, -fold}) points.push_back(x);
+    for (index_t min : points) {
+      for (index_t max : points) {
+        const bool expected = max >= min && euclidean_div(min, fold) != euclidean_div(max, fold);
+        if (d.is_folded(min, max) != expected) {
+          ADD_FAILURE() << "fold " << fold << ", [" << min << ", " << max << "]: expected " << expected;
+        }
+      }
+    }
+  }
+}
+
 TEST(dim, flat_offset) {
   dim d(10, 20, 4);
   EXPECT_EQ(d.flat_offset_bytes(10), 0);
