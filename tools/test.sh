@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 tools/setup.sh
 tools/check_no_rtti.sh
 jobs=$(nproc)
+start=$SECONDS
+phase() { echo "== $1 (at $((SECONDS - start)) s)"; }
 
 run() {  # run <build dir> <cmake args...>
   local dir=$1
@@ -15,28 +17,28 @@ run() {  # run <build dir> <cmake args...>
   cmake --build "$dir"
 }
 
-echo "== Release build and tests"
+phase "Release build and tests"
 run build -DCMAKE_BUILD_TYPE=Release
 ctest --test-dir build --output-on-failure -j "$jobs"
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
+phase "AddressSanitizer + UndefinedBehaviorSanitizer"
 run build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLINKY_SANITIZE=address,undefined -DSLINKY_BUILD_APPS=OFF
 ctest --test-dir build-asan --output-on-failure -j "$jobs"
 
-echo "== Compatibility suite (tools/compat) against the installed sanitizer build"
+phase "Compatibility suite (tools/compat) against the installed sanitizer build"
 # With the vptr check: the library is built with RTTI (it never uses it), so a client built with
 # -fsanitize=undefined finds the type info of library classes it derives from or calls through.
 tools/check_install.sh build-asan \
   "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 
-echo "== ThreadSanitizer (the threaded tests)"
+phase "ThreadSanitizer (the threaded tests)"
 threaded="slinky_base_thread_pool_test slinky_builder_parallel_test slinky_builder_parallel_sliding_test"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLINKY_SANITIZE=thread -DSLINKY_BUILD_APPS=OFF >/dev/null
 # shellcheck disable=SC2086
 cmake --build build-tsan --target $threaded
 ctest --test-dir build-tsan --output-on-failure -R "thread_pool|parallel"
 
-echo "== Install and use from a client (pkg-config and CMake package), and the compatibility suite"
+phase "Install and use from a client (pkg-config and CMake package), and the compatibility suite"
 tools/check_install.sh build
 
-echo "== All tests passed"
+phase "All tests passed"
