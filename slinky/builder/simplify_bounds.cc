@@ -80,9 +80,14 @@ public:
     return {l && *l != 0 ? 1 : 0, u && *u == 0 ? 0 : 1};
   }
 
+  // boolean_bounds(c, c): when the operands are points, the lower and upper bound are the same
+  // expression, made once (nested conditions would otherwise make twice as many at each level).
+  static interval_expr point_truth(const expr& c) { return boolean_bounds(c, c); }
+
   // The bounds of the truth value (0 or 1) of a value in b.
   interval_expr truth(const interval_expr& b, const expr& e) {
     if (is_boolean_form(e)) return b;
+    if (b.is_point()) return point_truth(m_.make<logical_or>(m_.make<less>(0, b.min), m_.make<less>(b.min, 0)));
     return boolean_bounds(m_.make<logical_or>(m_.make<less>(0, b.min), m_.make<less>(b.max, 0)),
                           m_.make<logical_or>(m_.make<less>(b.min, 0), m_.make<less>(0, b.max)));
   }
@@ -229,20 +234,29 @@ public:
   // bounds, the upper bound 0 where it holds for none.
   void visit(const less* op) override {
     interval_expr a = find(op->a), b = find(op->b);
+    if (a.is_point() && b.is_point()) return void(result_ = point_truth(m_.make<less>(a.min, b.min)));
     result_ = boolean_bounds(m_.make<less>(a.max, b.min), m_.make<less>(a.min, b.max));
   }
   void visit(const less_equal* op) override {
     interval_expr a = find(op->a), b = find(op->b);
+    if (a.is_point() && b.is_point()) return void(result_ = point_truth(m_.make<less_equal>(a.min, b.min)));
     result_ = boolean_bounds(m_.make<less_equal>(a.max, b.min), m_.make<less_equal>(a.min, b.max));
   }
   void visit(const equal* op) override {
     interval_expr a = find(op->a), b = find(op->b);
+    if (a.is_point() && b.is_point()) {
+      return void(result_ = point_truth(
+                      m_.make<logical_and>(m_.make<less_equal>(a.min, b.min), m_.make<less_equal>(b.min, a.min))));
+    }
     result_ =
         boolean_bounds(m_.make<logical_and>(m_.make<less_equal>(a.max, b.min), m_.make<less_equal>(b.max, a.min)),
                        m_.make<logical_and>(m_.make<less_equal>(a.min, b.max), m_.make<less_equal>(b.min, a.max)));
   }
   void visit(const not_equal* op) override {
     interval_expr a = find(op->a), b = find(op->b);
+    if (a.is_point() && b.is_point()) {
+      return void(result_ = point_truth(m_.make<logical_or>(m_.make<less>(a.min, b.min), m_.make<less>(b.min, a.min))));
+    }
     result_ = boolean_bounds(m_.make<logical_or>(m_.make<less>(a.max, b.min), m_.make<less>(b.max, a.min)),
                              m_.make<logical_or>(m_.make<less>(a.min, b.max), m_.make<less>(b.min, a.max)));
   }
@@ -250,12 +264,14 @@ public:
   void visit_logical(const T* op) {
     interval_expr a = truth(find(op->a), op->a);
     interval_expr b = truth(find(op->b), op->b);
+    if (a.is_point() && b.is_point()) return void(result_ = point_truth(m_.make<T>(a.min, b.min)));
     result_ = boolean_bounds(m_.make<T>(a.min, b.min), m_.make<T>(a.max, b.max));
   }
   void visit(const logical_and* op) override { visit_logical(op); }
   void visit(const logical_or* op) override { visit_logical(op); }
   void visit(const logical_not* op) override {
     interval_expr a = truth(find(op->a), op->a);
+    if (a.is_point()) return void(result_ = point_truth(m_.make_not(a.min)));
     result_ = boolean_bounds(m_.make_not(a.max), m_.make_not(a.min));
   }
 
