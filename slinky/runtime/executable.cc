@@ -164,6 +164,24 @@ __attribute__((noinline, cold)) index_t fail_null_buffer(evaluator& e, var src) 
 // rank, else in a block of the rank's size.
 constexpr std::size_t inline_rank = 4;
 
+// Calls fn(buf) with buf a copy of the descriptor bound to src (failing if none is).
+template <typename Fn>
+__attribute__((always_inline)) inline index_t with_copy_of(evaluator& e, var src, const Fn& fn) {
+  const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[src.sym()]);
+  if (!in) return fail_null_buffer(e, src);
+  auto copy_to = [&](dim* dims) {
+    raw_buffer buf{in->base, in->elem_size, in->rank, dims};
+    copy_dims(*in, dims);
+    return fn(buf);
+  };
+  if (in->rank <= inline_rank) {
+    // Uninitialized: copy_dims fills the first `rank`.
+    alignas(dim) char storage[sizeof(dim) * inline_rank];
+    return copy_to(reinterpret_cast<dim*>(storage));
+  }
+  return copy_to(SLINKY_STACK_DIMS(in->rank));
+}
+
 // A crop of one dimension: a crop_dim, or a crop_buffer with bounds for one dim only (the two
 // are the same then).
 class crop_dim_node final : public exec_node {
@@ -179,36 +197,23 @@ public:
       : sym(sym), src(src), d(static_cast<std::size_t>(dim)), bounds(bounds), call(call), body(body) {}
 
   index_t run(evaluator& e) const override {
-    const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[src.sym()]);
-    if (!in) return fail_null_buffer(e, src);
-    if (in->rank <= inline_rank) {
-      // Uninitialized: copy_dims fills the first `rank`.
-      alignas(dim) char storage[sizeof(dim) * inline_rank];
-      return run(e, *in, reinterpret_cast<dim*>(storage));
-    }
-    return run(e, *in, SLINKY_STACK_DIMS(in->rank));
-  }
-
-private:
-  __attribute__((always_inline)) index_t run(evaluator& e, const raw_buffer& in, dim* dims) const {
-    raw_buffer buf{in.base, in.elem_size, in.rank, dims};
-    copy_dims(in, dims);
-    // A negative dim converts to a huge d: no crop, like the interpreter.
-    if (d < buf.rank) bounds.crop(e, buf, d);
-    evaluator::scoped_value bind(e, sym, reinterpret_cast<index_t>(&buf));
-    return call ? e.exec_call(call) : run_body(e, body);
+    return with_copy_of(e, src, [&](raw_buffer& buf) {
+      // A negative dim converts to a huge d: no crop, like the interpreter.
+      if (d < buf.rank) bounds.crop(e, buf, d);
+      evaluator::scoped_value bind(e, sym, reinterpret_cast<index_t>(&buf));
+      return call ? e.exec_call(call) : run_body(e, body);
+    });
   }
 };
 
 class crop_buffer_node final : public exec_node {
 public:
   const crop_buffer* op;
-  symbol_id src;
   // The dims that crop (an interval with an end defined), and their bounds.
   std::vector<std::pair<std::size_t, compiled_interval>> bounds;
   const exec_node* body;
 
-  crop_buffer_node(const crop_buffer* op, const exec_node* body) : op(op), src(op->src.sym()), body(body) {
+  crop_buffer_node(const crop_buffer* op, const exec_node* body) : op(op), body(body) {
     for (std::size_t d = 0; d < op->bounds.size(); ++d) {
       compiled_interval b(op->bounds[d]);
       if (!b.is_no_op()) bounds.emplace_back(d, b);
@@ -216,25 +221,13 @@ public:
   }
 
   index_t run(evaluator& e) const override {
-    const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[src]);
-    if (!in) return fail_null_buffer(e, op->src);
-    if (in->rank <= inline_rank) {
-      // Uninitialized: copy_dims fills the first `rank`.
-      alignas(dim) char storage[sizeof(dim) * inline_rank];
-      return run(e, *in, reinterpret_cast<dim*>(storage));
-    }
-    return run(e, *in, SLINKY_STACK_DIMS(in->rank));
-  }
-
-private:
-  __attribute__((always_inline)) index_t run(evaluator& e, const raw_buffer& in, dim* dims) const {
-    raw_buffer buf{in.base, in.elem_size, in.rank, dims};
-    copy_dims(in, dims);
-    for (const auto& i : bounds) {
-      if (i.first < buf.rank) i.second.crop(e, buf, i.first);
-    }
-    evaluator::scoped_value bind(e, op->sym, reinterpret_cast<index_t>(&buf));
-    return run_body(e, body);
+    return with_copy_of(e, op->src, [&](raw_buffer& buf) {
+      for (const auto& i : bounds) {
+        if (i.first < buf.rank) i.second.crop(e, buf, i.first);
+      }
+      evaluator::scoped_value bind(e, op->sym, reinterpret_cast<index_t>(&buf));
+      return run_body(e, body);
+    });
   }
 };
 

@@ -194,6 +194,16 @@ TEST(executable, views_allocations_and_branches) {
         if_then_else::make(expr(n) > 3, call("then", out), call("else", out)),
         if_then_else::make(expr(n) < 3, call("then2", out)),
         constant_buffer::make(t, raw_buffer::make_scalar<int>(9), call("constant", t)),
+        // Crops of a buffer of rank 5 (beyond the dims crops keep in a fixed array).
+        allocate::make(
+            t, memory_type::heap, 4, std::vector<dim_expr>(5, {bounds(0, 2), expr(), expr()}),
+            block::make({
+                crop_dim::make(t2, t, 4, point(1), call("rank_5_crop_dim", t2)),
+                crop_buffer::make(t2, t, {point(0), interval_expr(), bounds(1, 5), interval_expr(), point(2)},
+                                  call("rank_5_crop_buffer", t2)),
+                crop_buffer::make(t2, t, {interval_expr(), interval_expr(), interval_expr(), bounds(-1, 0)},
+                                  call("rank_5_one_dim", t2)),
+            })),
         copy_stmt::make(nullptr, in, {expr(y) + 1, x}, out, {x, y}),
     });
   });
