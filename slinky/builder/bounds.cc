@@ -178,14 +178,11 @@ expr bounds_inference::all_empty(const std::vector<int>& outputs) const {
   if (outputs.empty()) return expr(0);
   expr result;
   for (int bi : outputs) {
-    const buffer_expr& b = *g_.buffers[bi].buffer;
-    expr empty;
-    for (std::size_t d = 0; d < b.rank(); ++d) {
-      const int dd = static_cast<int>(d);
-      const expr e = buffer_max(b.sym(), dd) < buffer_min(b.sym(), dd);
-      empty = empty.defined() ? empty || e : e;
-    }
-    if (!empty.defined()) return expr(0);  // A scalar output is never empty.
+    const buffer_node& b = g_.buffers[bi];
+    if (b.buffer->rank() == 0) return expr(0);  // A scalar output is never empty.
+    // The symbol, unless the test is a constant.
+    expr empty = g_.is_empty(b);
+    if (b.empty_sym.defined() && !as_constant(simplify(empty))) empty = b.empty_sym;
     result = result.defined() ? result && empty : empty;
   }
   return simplify(result);

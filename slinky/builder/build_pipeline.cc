@@ -94,6 +94,9 @@ pipeline build_pipeline(node_context& ctx, std::vector<var> args, std::vector<bu
     body = block::make(checks, body);
     log.done("checks", body);
   }
+  // The symbols naming whether each output is empty (graph's empty_sym), around all of it.
+  std::vector<std::pair<var, expr>> empty = g.empty_lets(body);
+  if (!empty.empty()) body = let_stmt::make(std::move(empty), body);
   body = let_stmt::make(std::move(lets), body);
 
   // 8. Tracing, last, so that it brackets exactly the loops and calls that run.

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <unordered_set>
+#include <utility>
+
+#include "slinky/runtime/depends_on.h"
 
 namespace slinky {
 
@@ -266,7 +269,33 @@ graph check_graph(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
   graph g;
   g.ctx = &ctx;
   graph_builder(g, inputs).build(outputs);
+  std::size_t outputs_with_dims = 0;
+  for (const buffer_node& b : g.buffers) outputs_with_dims += b.is_output && b.buffer->rank() > 0;
+  if (outputs_with_dims > 1) {
+    for (buffer_node& b : g.buffers) {
+      if (b.is_output && b.buffer->rank() > 0) b.empty_sym = var(ctx.insert_unique(g.name(b.buffer->sym()) + ".empty"));
+    }
+  }
   return g;
+}
+
+expr graph::is_empty(const buffer_node& b) const {
+  const buffer_expr& buf = *b.buffer;
+  expr empty;
+  for (std::size_t d = 0; d < buf.rank(); ++d) {
+    const int dd = static_cast<int>(d);
+    const expr e = buffer_max(buf.sym(), dd) < buffer_min(buf.sym(), dd);
+    empty = empty.defined() ? empty || e : e;
+  }
+  return empty.defined() ? empty : expr(0);
+}
+
+std::vector<std::pair<var, expr>> graph::empty_lets(const stmt& program) const {
+  std::vector<std::pair<var, expr>> lets;
+  for (const buffer_node& b : buffers) {
+    if (b.empty_sym.defined() && depends_on(program, b.empty_sym)) lets.emplace_back(b.empty_sym, is_empty(b));
+  }
+  return lets;
 }
 
 namespace {

@@ -60,6 +60,11 @@ struct buffer_node {
   std::vector<int> consumers;
   bool is_input = false;
   bool is_output = false;
+  // For the outputs of a pipeline with several: a symbol bound, around the whole program, to
+  // whether the output is empty (empty_lets). Conditions of idleness (bounds_inference::reach)
+  // name it rather than repeat the test of every dim: they appear in regions and crops, and the
+  // simplifier is much slower on long conditions.
+  var empty_sym;
   // Where an intermediate is allocated (the root for inputs, outputs and constants).
   loop_level store;
   // Default storage only: the parallel loops (of the producer's compute chain) the buffer is
@@ -91,6 +96,10 @@ struct graph {
   var loop_var(loop_level l) const { return funcs[l.func].loop_syms[l.loop]; }
   // The chain of loops (outermost first) around the body of loop l, l included.
   std::vector<loop_level> chain(loop_level l) const;
+  // The test that output b is empty: its max is below its min in some dim (0 for a scalar).
+  expr is_empty(const buffer_node& b) const;
+  // The definitions of the empty_syms that `program` uses.
+  std::vector<std::pair<var, expr>> empty_lets(const stmt& program) const;
 };
 
 // True if a dim_expr field is the default the client did not edit: undefined, or the buffer's
