@@ -229,6 +229,10 @@ outcome run_case(const case_spec& c, const features& f) {
     if (!f.parallel_memory_bound || !parallel || ctx.m.failed) continue;
     const std::vector<index_t> parallel_bytes = ctx.last_bytes;
     std::vector<index_t> bound(parallel_bytes.size(), 0);
+    // Buffers with no allocation of their own in a bounding run: it took the memory of another
+    // one whose users were done (early free and reuse, docs/builder.md), so its size there is
+    // not known, and the other run's size is no bound.
+    std::vector<bool> unknown(parallel_bytes.size(), false);
     schedule_spec legal = s;
     const placement where = legalize(c.graph, legal);
     const std::vector<bool> recompute = may_recompute(c.graph, legal, where);
@@ -239,12 +243,13 @@ outcome run_case(const case_spec& c, const features& f) {
         o.runs = total.runs;
         return o;
       }
-      for (std::size_t b = 0; b < bound.size(); ++b) bound[b] = std::max(bound[b], ctx.last_bytes[b]);
+      for (std::size_t b = 0; b < bound.size(); ++b) {
+        bound[b] = std::max(bound[b], ctx.last_bytes[b]);
+        if (ctx.last_bytes[b] == 0) unknown[b] = true;
+      }
     }
     for (std::size_t b = 0; b < parallel_bytes.size(); ++b) {
-      // A buffer with no allocation of its own in the serial runs took the memory of another one
-      // whose users were done (early free and reuse, docs/builder.md): its size is not known here.
-      if (bound[b] == 0 || parallel_bytes[b] <= bound[b]) continue;
+      if (unknown[b] || parallel_bytes[b] <= bound[b]) continue;
       if (unbounded_by_parallel_fold(c.graph, legal, where, recompute, static_cast<int>(b))) continue;
       o.kind = "memory";
       o.message = "an allocation of " + buffer_name(c.graph, static_cast<int>(b)) + " takes " +
