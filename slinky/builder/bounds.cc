@@ -304,11 +304,7 @@ std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view whi
       // empty buffer can be anywhere, and the hull with them would make the func compute (and
       // read) more than its other outputs need. (Only here: the selects hide a window's
       // structure from sliding and folding.)
-      expr empty = expr(0);
-      for (std::size_t d = 0; d < o.dims.size(); ++d) {
-        empty = empty || buffer_max(sym, static_cast<index_t>(d)) < buffer_min(sym, static_cast<index_t>(d));
-      }
-      empty = simplify(empty);
+      const expr empty = all_empty({bi});
       for (std::size_t d = 0; d < o.dims.size(); ++d) {
         const interval_expr bounds = buffer_bounds(sym, static_cast<index_t>(d));
         region[index_of_var(fi, o.dims[d])] |= interval_expr(select(empty, positive_infinity(), bounds.min),
