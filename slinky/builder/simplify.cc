@@ -2,6 +2,9 @@
 // by node kind, the simplifying constructors, and the public simplify entry points.
 #include "slinky/builder/simplify.h"
 
+#include <cstddef>
+#include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "slinky/builder/simplify_internal.h"
@@ -455,7 +458,93 @@ void simplifier::visit(const call* op) { set_result(simplify_call(op, op->intrin
 
 }  // namespace internal
 
+using internal::has_entries;
+using internal::hash_combine;
+
+// User calls (equal only to themselves) hash their node.
+std::size_t internal::structural_hash(const base_expr_node* e) {
+  if (!e) return 0;
+  std::size_t h = static_cast<std::size_t>(e->type) + 1;
+  switch (e->type) {
+  case expr_node_type::none: return h;
+  case expr_node_type::variable: {
+    const variable* v = static_cast<const variable*>(e);
+    h = hash_combine(h, v->sym.id);
+    h = hash_combine(h, static_cast<std::size_t>(v->field));
+    return hash_combine(h, static_cast<std::size_t>(v->dim));
+  }
+  case expr_node_type::constant:
+    return hash_combine(h, static_cast<std::size_t>(static_cast<const constant*>(e)->value));
+  case expr_node_type::let: {
+    const let* l = static_cast<const let*>(e);
+    for (const auto& i : l->lets) h = hash_combine(hash_combine(h, i.first.id), structural_hash(i.second.get()));
+    return hash_combine(h, structural_hash(l->body.get()));
+  }
+#define SLINKY_X(name)                                                                                                 \
+  case expr_node_type::name: {                                                                                         \
+    const class name* b = static_cast<const class name*>(e);                                                           \
+    return hash_combine(hash_combine(h, structural_hash(b->a.get())), structural_hash(b->b.get()));                    \
+  }
+    SLINKY_FOR_EACH_BINARY_NODE(SLINKY_X)
+#undef SLINKY_X
+  case expr_node_type::logical_not:
+    return hash_combine(h, structural_hash(static_cast<const logical_not*>(e)->a.get()));
+  case expr_node_type::select: {
+    const conditional* c = static_cast<const conditional*>(e);
+    h = hash_combine(h, structural_hash(c->condition.get()));
+    h = hash_combine(h, structural_hash(c->true_value.get()));
+    return hash_combine(h, structural_hash(c->false_value.get()));
+  }
+  case expr_node_type::call: {
+    const call* c = static_cast<const call*>(e);
+    h = hash_combine(h, static_cast<std::size_t>(c->intrinsic));
+    if (c->target) return hash_combine(h, reinterpret_cast<std::size_t>(e));
+    for (const expr& i : c->args) h = hash_combine(h, structural_hash(i.get()));
+    return h;
+  }
+  }
+  return h;
+}
+
+namespace {
+
+// Simplifying without bounds or alignment depends only on the structure of the expression, and
+// bounds inference simplifies the same few expressions over and over (each func of a chain of
+// similar ones needs the same region of its input). This thread's recent results, by structure;
+// bypassed while a rule observer (tests of the rules) is watching.
+class simplify_memo {
+  struct entry {
+    expr in, out;
+  };
+  static constexpr std::size_t max_entries = 4096;
+  std::unordered_map<std::size_t, entry> entries_;
+
+public:
+  expr simplify(const expr& e) {
+    if (!e.defined() || e.as<constant>() || e.as<variable>()) return internal::simplifier(bounds_map(), true).mutate(e);
+    const std::size_t h = internal::structural_hash(e.get());
+    auto i = entries_.find(h);
+    if (i != entries_.end() && match(i->second.in, e)) {
+      // An input that was already simplified comes back as itself (same_as), like without the memo.
+      return i->second.out.same_as(i->second.in) ? e : i->second.out;
+    }
+    expr result = internal::simplifier(bounds_map(), true).mutate(e);
+    if (entries_.size() >= max_entries) entries_.clear();
+    entries_[h] = {e, result};
+    return result;
+  }
+};
+
+expr simplify_without_bounds(const expr& e) {
+  if (rewrite_rules::thread_rule_observer()) return internal::simplifier(bounds_map(), true).mutate(e);
+  static thread_local simplify_memo memo;
+  return memo.simplify(e);
+}
+
+}  // namespace
+
 expr simplify(const expr& e, const bounds_map& bounds, const alignment_map& alignment) {
+  if (!has_entries(bounds) && !has_entries(alignment)) return simplify_without_bounds(e);
   internal::simplifier s(bounds, true, alignment);
   return s.mutate(e);
 }
@@ -466,6 +555,13 @@ stmt simplify(const stmt& st, const bounds_map& bounds, const alignment_map& ali
 }
 
 interval_expr simplify(const interval_expr& i, const bounds_map& bounds, const alignment_map& alignment) {
+  if (!has_entries(bounds) && !has_entries(alignment)) {
+    if (i.is_point()) {
+      expr p = simplify_without_bounds(i.min);
+      return interval_expr(p, p);
+    }
+    return interval_expr(simplify_without_bounds(i.min), simplify_without_bounds(i.max));
+  }
   internal::simplifier s(bounds, true, alignment);
   return s.mutate(i);
 }

@@ -1,6 +1,10 @@
 // Interval arithmetic (bounds_of) and the proofs built on it (the facts of rule predicates,
 // prove_true, attempt_to_prove).
+#include <algorithm>
+#include <cstddef>
 #include <limits>
+#include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -483,7 +487,85 @@ bool simplifier::prove_bounds(fact f, interval_expr b) {
 
 }  // namespace internal
 
+namespace {
+
+// The symbols an expression uses (any field), in order of first use.
+class symbol_collector : public expr_visitor {
+public:
+  std::vector<var> syms;
+  using expr_visitor::visit;
+  void visit(const variable* op) override {
+    if (std::find(syms.begin(), syms.end(), op->sym) == syms.end()) syms.push_back(op->sym);
+  }
+};
+
+// Bounds of an expression depend only on its structure and the bounds of the symbols it uses,
+// and of the symbols those bounds use, and so on. Bounds inference asks for the same few over and
+// over (each func of a chain of similar ones widens the same region over the same loops): this
+// thread's recent results, keyed by the expression and those bounds. Bypassed with an alignment
+// map, and while a rule observer (tests of the rules) is watching.
+class bounds_memo {
+  struct entry {
+    expr in;
+    std::vector<std::pair<var, std::optional<interval_expr>>> given;
+    interval_expr out;
+  };
+  static constexpr std::size_t max_entries = 4096;
+  std::unordered_map<std::size_t, entry> entries_;
+
+public:
+  interval_expr bounds_of(const expr& e, const bounds_map& bounds) {
+    symbol_collector used;
+    e.accept(&used);
+    std::vector<std::pair<var, std::optional<interval_expr>>> given;
+    for (std::size_t k = 0; k < used.syms.size(); ++k) {
+      const std::optional<interval_expr>& b = bounds.lookup(used.syms[k]);
+      given.emplace_back(used.syms[k], b);
+      if (!b) continue;
+      if (b->min.defined()) b->min.accept(&used);
+      if (b->max.defined()) b->max.accept(&used);
+    }
+    std::size_t h = internal::structural_hash(e.get());
+    for (const auto& g : given) {
+      h = internal::hash_combine(h, g.first.id);
+      if (g.second) {
+        h = internal::hash_combine(h, internal::structural_hash(g.second->min.get()));
+        h = internal::hash_combine(h, internal::structural_hash(g.second->max.get()));
+      }
+    }
+    auto i = entries_.find(h);
+    if (i != entries_.end() && same(i->second, e, given)) return i->second.out;
+    internal::simplifier s(bounds, true);
+    interval_expr result = s.bounds_of(s.mutate(e));
+    if (entries_.size() >= max_entries) entries_.clear();
+    entries_[h] = {e, std::move(given), result};
+    return result;
+  }
+
+private:
+  static bool same(const entry& a, const expr& e,
+                   const std::vector<std::pair<var, std::optional<interval_expr>>>& given) {
+    if (a.given.size() != given.size() || !match(a.in, e)) return false;
+    for (std::size_t k = 0; k < given.size(); ++k) {
+      if (a.given[k].first != given[k].first || a.given[k].second.has_value() != given[k].second.has_value()) {
+        return false;
+      }
+      if (!given[k].second) continue;
+      const interval_expr& x = *a.given[k].second;
+      const interval_expr& y = *given[k].second;
+      if (!match(x.min, y.min) || !match(x.max, y.max)) return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
 interval_expr bounds_of(const expr& e, const bounds_map& bounds, const alignment_map& alignment) {
+  if (e.defined() && !internal::has_entries(alignment) && !rewrite_rules::thread_rule_observer()) {
+    static thread_local bounds_memo memo;
+    return memo.bounds_of(e, bounds);
+  }
   internal::simplifier s(bounds, true, alignment);
   return s.bounds_of(s.mutate(e));
 }

@@ -24,6 +24,21 @@ namespace internal {
 // `use_bounds` is set. Without it, only facts evident from an expression itself (constants, its
 // structure) are used: bounds_of builds its results with such a simplifier, so that proofs do
 // not recurse.
+// A hash of an expression's structure, consistent with match() (simplify.cc).
+std::size_t structural_hash(const base_expr_node* e);
+inline std::size_t hash_combine(std::size_t h, std::size_t v) {
+  return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+}
+
+// True if a symbol map has a value for some symbol.
+template <typename T>
+bool has_entries(const symbol_map<T>& m) {
+  for (const std::optional<T>& i : m) {
+    if (i) return true;
+  }
+  return false;
+}
+
 class simplifier : public node_mutator {
 public:
   // The simplifier reads the caller's maps, which must outlive it, until a declaration needs
