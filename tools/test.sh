@@ -9,6 +9,9 @@ tools/check_no_rtti.sh
 jobs=$(nproc)
 start=$SECONDS
 phase() { echo "== $1 (at $((SECONDS - start)) s)"; }
+# Sanitizer builds at -O1 with line tables only: the level the sanitizers recommend, and it
+# compiles the test files 2.5 times faster than -O2 -g (the ASan build was 18 of the 34 minutes).
+sanitizer_opt="-O1 -g1 -DNDEBUG"
 
 run() {  # run <build dir> <cmake args...>
   local dir=$1
@@ -22,7 +25,8 @@ run build -DCMAKE_BUILD_TYPE=Release
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 phase "AddressSanitizer + UndefinedBehaviorSanitizer"
-run build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLINKY_SANITIZE=address,undefined -DSLINKY_BUILD_APPS=OFF
+run build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$sanitizer_opt" \
+  -DSLINKY_SANITIZE=address,undefined -DSLINKY_BUILD_APPS=OFF
 ctest --test-dir build-asan --output-on-failure -j "$jobs"
 
 phase "Compatibility suite (tools/compat) against the installed sanitizer build"
@@ -33,7 +37,8 @@ tools/check_install.sh build-asan \
 
 phase "ThreadSanitizer (the threaded tests)"
 threaded="slinky_base_thread_pool_test slinky_builder_parallel_test slinky_builder_parallel_sliding_test"
-cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLINKY_SANITIZE=thread -DSLINKY_BUILD_APPS=OFF >/dev/null
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$sanitizer_opt" \
+  -DSLINKY_SANITIZE=thread -DSLINKY_BUILD_APPS=OFF >/dev/null
 # shellcheck disable=SC2086
 cmake --build build-tsan --target $threaded
 ctest --test-dir build-tsan --output-on-failure -R "thread_pool|parallel"
