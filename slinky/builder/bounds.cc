@@ -180,9 +180,7 @@ expr bounds_inference::all_empty(const std::vector<int>& outputs) const {
   for (int bi : outputs) {
     const buffer_node& b = g_.buffers[bi];
     if (b.buffer->rank() == 0) return expr(0);  // A scalar output is never empty.
-    // The symbol, unless the test is a constant.
-    expr empty = g_.is_empty(b);
-    if (b.empty_sym.defined() && !as_constant(simplify(empty))) empty = b.empty_sym;
+    const expr empty = b.empty_sym.defined() ? expr(b.empty_sym) : g_.is_empty(b);
     result = result.defined() ? result && empty : empty;
   }
   return simplify(result);

@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "slinky/builder/simplify.h"
 #include "slinky/runtime/depends_on.h"
 
 namespace slinky {
@@ -273,7 +274,9 @@ graph check_graph(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
   for (const buffer_node& b : g.buffers) outputs_with_dims += b.is_output && b.buffer->rank() > 0;
   if (outputs_with_dims > 1) {
     for (buffer_node& b : g.buffers) {
-      if (b.is_output && b.buffer->rank() > 0) b.empty_sym = var(ctx.insert_unique(g.name(b.buffer->sym()) + ".empty"));
+      // An output whose test is a constant (declared bounds) keeps the constant.
+      if (!b.is_output || b.buffer->rank() == 0 || as_constant(simplify(g.is_empty(b)))) continue;
+      b.empty_sym = var(ctx.insert_unique(g.name(b.buffer->sym()) + ".empty"));
     }
   }
   return g;

@@ -63,7 +63,7 @@ struct buffer_node {
   // For the outputs of a pipeline with several: a symbol bound, around the whole program, to
   // whether the output is empty (empty_lets). Conditions of idleness (bounds_inference::reach)
   // name it rather than repeat the test of every dim: they appear in regions and crops, and the
-  // simplifier is much slower on long conditions.
+  // simplifier is much slower on long conditions. Undefined where the test is a constant.
   var empty_sym;
   // Where an intermediate is allocated (the root for inputs, outputs and constants).
   loop_level store;

@@ -508,6 +508,9 @@ std::size_t internal::structural_hash(const base_expr_node* e) {
 
 namespace {
 
+// A simplification without bounds, alignment or memo.
+expr simplify_plain(const expr& e) { return internal::simplifier(bounds_map(), true).mutate(e); }
+
 // Simplifying without bounds or alignment depends only on the structure of the expression, and
 // bounds inference simplifies the same few expressions over and over (each func of a chain of
 // similar ones needs the same region of its input). This thread's recent results, by structure;
@@ -521,14 +524,14 @@ class simplify_memo {
 
 public:
   expr simplify(const expr& e) {
-    if (!e.defined() || e.as<constant>() || e.as<variable>()) return internal::simplifier(bounds_map(), true).mutate(e);
+    if (!e.defined() || e.as<constant>() || e.as<variable>()) return simplify_plain(e);
     const std::size_t h = internal::structural_hash(e.get());
     auto i = entries_.find(h);
     if (i != entries_.end() && match(i->second.in, e)) {
       // An input that was already simplified comes back as itself (same_as), like without the memo.
       return i->second.out.same_as(i->second.in) ? e : i->second.out;
     }
-    expr result = internal::simplifier(bounds_map(), true).mutate(e);
+    expr result = simplify_plain(e);
     if (entries_.size() >= max_entries) entries_.clear();
     entries_[h] = {e, result};
     return result;
@@ -536,7 +539,7 @@ public:
 };
 
 expr simplify_without_bounds(const expr& e) {
-  if (rewrite_rules::thread_rule_observer()) return internal::simplifier(bounds_map(), true).mutate(e);
+  if (rewrite_rules::thread_rule_observer()) return simplify_plain(e);
   static thread_local simplify_memo memo;
   return memo.simplify(e);
 }
