@@ -107,10 +107,13 @@ bool bounds_inference::windows_overlap(int buffer, loop_level l) const {
   const box_expr window = window_in_iteration(buffer, l);
   const var v = g_.loop_var(l);
   const expr& step = g_.funcs[l.func].f->loops()[l.loop].step;
-  // Within the loop (after its first iteration, which has no previous one).
+  // Within the loop (after its first iteration, which has no previous one). The first iteration
+  // is the warm-up's when the loop starts early: a loop whose full range is one iteration has
+  // iterations before it then, whose windows the first one's may overlap.
   bounds_map loop_range;
   const interval_expr range = loop_bounds(l, view::full);
-  loop_range[v] = interval_expr(simplify(range.min + step), range.max);
+  const expr first = has_warm_up(l) ? loop_start(l) : range.min;
+  loop_range[v] = interval_expr(simplify(first + step), range.max);
   for (const interval_expr& i : window) {
     if (!depends_on(i, v)) continue;
     const interval_expr prev = substitute(i, v, v - step);

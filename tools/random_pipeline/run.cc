@@ -183,8 +183,9 @@ batch_result run_batch(const batch_options& o) {
     const std::int64_t i = last.index;
     const outcome& out = last.result;
     std::ostream& log = *o.log;
-    log << "random pipeline case " << i << " of seed " << o.seed << " failed (" << out.kind << "): " << out.message
-        << "\n";
+    log << "random pipeline case " << i << " of seed " << o.seed << " failed (" << out.kind << ")";
+    if (out.schedule >= 0) log << " in schedule " << out.schedule;
+    log << ": " << out.message << "\n";
     log << "reproduce: SLINKY_RANDOM_SEED=" << o.seed << " and case " << i << " (random_pipelines --seed " << o.seed
         << " --case " << i << ")\nshrinking...\n";
     const std::string name = "seed_" + std::to_string(o.seed) + "_case_" + std::to_string(i);
