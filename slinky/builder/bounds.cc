@@ -80,6 +80,22 @@ interval_expr widen(const interval_expr& i, const bounds_map& b) {
 
 }  // namespace
 
+bounds_inference::scratch_bounds::scratch_bounds(const bounds_inference& bi) : bi_(bi) {
+  if (bi.scratch_pool_.empty()) return;
+  map_ = std::move(bi.scratch_pool_.back());
+  bi.scratch_pool_.pop_back();
+}
+
+bounds_inference::scratch_bounds::~scratch_bounds() {
+  for (var v : set_) map_.erase(v);
+  bi_.scratch_pool_.push_back(std::move(map_));
+}
+
+std::optional<interval_expr>& bounds_inference::scratch_bounds::operator[](var v) {
+  set_.push_back(v);
+  return map_[v];
+}
+
 std::optional<std::size_t> bounds_inference::find_var(int fi, var v) const {
   const std::vector<var>& vs = funcs[fi].vars;
   for (std::size_t i = 0; i < vs.size(); ++i) {
@@ -231,24 +247,28 @@ interval_expr bounds_inference::crop_at_call(int fi, var v, view which) const {
 box_expr bounds_inference::need_at_call(int fi, int buffer, view which) const {
   const func& f = *g_.funcs[fi].f;
   const buffer_expr* b = g_.buffers[buffer].buffer.get();
-  bounds_map crops;
+  scratch_bounds crops(*this);
   for (var v : funcs[fi].vars) crops[v] = crop_at_call(fi, v, which);
   box_expr result(b->rank(), interval_expr::none());
+  std::vector<std::pair<var, std::optional<interval_expr>>> saved;
   for (const func::input& i : f.inputs()) {
     if (i.buffer.get() != b) continue;
     // A copy input with an output_crop is read only for that part of the output; one with an
-    // input_crop only inside it (padding comes from elsewhere).
-    bounds_map input_crops = crops;
+    // input_crop only inside it (padding comes from elsewhere). The crops are narrowed for this
+    // input, then restored.
     const std::vector<var>& dims = f.outputs()[0].dims;
+    saved.clear();
     for (std::size_t d = 0; d < i.output_crop.size() && d < dims.size(); ++d) {
-      std::optional<interval_expr>& crop = input_crops[dims[d]];
+      std::optional<interval_expr>& crop = crops[dims[d]];
+      saved.emplace_back(dims[d], crop);
       crop = crop ? *crop & i.output_crop[d] : i.output_crop[d];
     }
     for (std::size_t d = 0; d < b->rank() && d < i.bounds.size(); ++d) {
-      interval_expr need = widen(i.bounds[d], input_crops);
+      interval_expr need = widen(i.bounds[d], crops.map());
       if (d < i.input_crop.size()) need &= i.input_crop[d];
       result[d] |= need;
     }
+    for (std::size_t k = saved.size(); k-- > 0;) crops[saved[k].first] = std::move(saved[k].second);
   }
   for (interval_expr& i : result) i = simplify(i);
   return result;
@@ -262,12 +282,12 @@ box_expr bounds_inference::lift(box_expr b, const std::vector<loop_level>& chain
     stop = i == chain.end() ? -1 : static_cast<int>(i - chain.begin());
   }
   for (int j = static_cast<int>(chain.size()) - 1; j > stop; --j) {
-    bounds_map loop_range;
+    scratch_bounds loop_range(*this);
     interval_expr range = loop_bounds(chain[j], which);
     // Warm-up iterations run too (they are empty for the loop's owner, not for its producers).
     if (warm_up) range.min = loop_start(chain[j]);
     loop_range[g_.loop_var(chain[j])] = range;
-    for (interval_expr& i : b) i = simplify(widen(i, loop_range));
+    for (interval_expr& i : b) i = simplify(widen(i, loop_range.map()));
   }
   return b;
 }
@@ -348,7 +368,7 @@ void bounds_inference::infer_func(int fi) {
   // The range starts a step early: the producers of this func find their previous iteration's
   // window by substituting v - step into its crop, which must still be valid there (a clamp
   // dropped because it cannot bind in the first iteration binds in the one before).
-  bounds_map loops;
+  scratch_bounds loops(*this);
   for (loop_level l : fn.compute_chain) {
     const expr step = g_.funcs[l.func].f->loops()[l.loop].step;
     loops[g_.loop_var(l)] = interval_expr(simplify(loop_start(l) - step), loop_bounds(l).max);
@@ -394,7 +414,7 @@ void bounds_inference::infer_func(int fi) {
         p.max = min(p.max, max(prev.min, prev_steady.min) - 1);
       }
     }
-    p = simplify(p & total[j], loops);
+    p = simplify(p & total[j], loops.map());
   }
 }
 

@@ -115,6 +115,27 @@ public:
   index_t pipeline_workers(loop_level l) const;
 
 private:
+  // A bounds map with a few entries, taken from a pool and given back with them erased: a new
+  // symbol_map costs a slot per symbol up to the largest id it is given, which is in the order of
+  // the program's, and the maps of regions and loops are made once per func and view (building a
+  // chain of n funcs would be quadratic in n).
+  class scratch_bounds {
+  public:
+    explicit scratch_bounds(const bounds_inference& bi);
+    ~scratch_bounds();
+    scratch_bounds(const scratch_bounds&) = delete;
+    scratch_bounds& operator=(const scratch_bounds&) = delete;
+    // The slot of v (erased when this map is given back).
+    std::optional<interval_expr>& operator[](var v);
+    const bounds_map& map() const { return map_; }
+
+  private:
+    const bounds_inference& bi_;
+    bounds_map map_;
+    std::vector<var> set_;
+  };
+  mutable std::vector<bounds_map> scratch_pool_;
+
   // Warm-up starts of each loop, collected while the funcs inside it slide (first pass), then
   // the resulting start of each loop (computed once before the second pass).
   std::vector<std::pair<loop_level, expr>> starts_;

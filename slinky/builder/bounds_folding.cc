@@ -154,7 +154,7 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
   // Over the loops inside l, including their warm-up iterations: the func runs in them too
   // (a window moving with both an inner loop and l is wider by the inner warm-up).
   window = lift(window, fn.compute_chain, l, view::steady, /*warm_up=*/true);
-  bounds_map loop_range;
+  scratch_bounds loop_range(*this);
   const var v = g_.loop_var(l);
   loop_range[v] = interval_expr(loop_start(l), loop_bounds(l).max);
   // A pipelined loop has up to `workers` consecutive iterations in flight (its iterations finish
@@ -176,7 +176,7 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
       }
     }
     expr extent = simplify(window[d].max - window[d].min + 1);
-    expr largest = bounds_of(extent, loop_range).max;
+    expr largest = bounds_of(extent, loop_range.map()).max;
 
     expr difference = difference_upper_bound(window[d].max, window[d].min);
     if (difference.defined()) largest = largest.defined() ? min(largest, difference + 1) : difference + 1;

@@ -110,7 +110,7 @@ bool bounds_inference::windows_overlap(int buffer, loop_level l) const {
   // Within the loop (after its first iteration, which has no previous one). The first iteration
   // is the warm-up's when the loop starts early: a loop whose full range is one iteration has
   // iterations before it then, whose windows the first one's may overlap.
-  bounds_map loop_range;
+  scratch_bounds loop_range(*this);
   const interval_expr range = loop_bounds(l, view::full);
   const expr first = has_warm_up(l) ? loop_start(l) : range.min;
   loop_range[v] = interval_expr(simplify(first + step), range.max);
@@ -122,9 +122,9 @@ bool bounds_inference::windows_overlap(int buffer, loop_level l) const {
     // Overlapping unless proven disjoint in every iteration: a window that overlaps the previous
     // one in some iterations only (x / 2 over x, say) still computes those values twice.
     if (lo == monotonic::increasing && hi == monotonic::increasing) {
-      if (!prove_true(prev.max < i.min, loop_range)) return true;
+      if (!prove_true(prev.max < i.min, loop_range.map())) return true;
     } else if (lo == monotonic::decreasing && hi == monotonic::decreasing) {
-      if (!prove_true(i.max < prev.min, loop_range)) return true;
+      if (!prove_true(i.max < prev.min, loop_range.map())) return true;
     }
   }
   return false;

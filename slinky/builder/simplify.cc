@@ -2,7 +2,9 @@
 // by node kind, the simplifying constructors, and the public simplify entry points.
 #include "slinky/builder/simplify.h"
 
+#include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -185,6 +187,90 @@ bool declares(const expr& e, var v) { return any_node(e, symbol_search(v, /*decl
 bool uses(const stmt& s, var v) { return any_node(s, symbol_search(v, /*declarations=*/false)); }
 bool uses(const expr& e, var v) { return any_node(e, symbol_search(v, /*declarations=*/false)); }
 bool uses(const interval_expr& i, var v) { return uses(i.min, v) || uses(i.max, v); }
+
+namespace {
+
+// Calls fn with each buffer symbol a statement node itself uses (not its expressions or its
+// body), as symbol_search does.
+template <typename Fn>
+void for_each_buffer_use(const base_stmt_node* op, const Fn& fn) {
+  switch (op->type) {
+  case stmt_node_type::call_stmt: {
+    const call_stmt* c = static_cast<const call_stmt*>(op);
+    for (var i : c->inputs) fn(i);
+    for (var i : c->outputs) fn(i);
+    break;
+  }
+  case stmt_node_type::copy_stmt: {
+    const copy_stmt* c = static_cast<const copy_stmt*>(op);
+    fn(c->src);
+    fn(c->dst);
+    fn(c->pad);
+    break;
+  }
+  case stmt_node_type::clone_buffer: fn(static_cast<const clone_buffer*>(op)->src); break;
+  case stmt_node_type::crop_buffer: fn(static_cast<const crop_buffer*>(op)->src); break;
+  case stmt_node_type::crop_dim: fn(static_cast<const crop_dim*>(op)->src); break;
+  case stmt_node_type::slice_buffer: fn(static_cast<const slice_buffer*>(op)->src); break;
+  case stmt_node_type::slice_dim: fn(static_cast<const slice_dim*>(op)->src); break;
+  case stmt_node_type::transpose: fn(static_cast<const transpose*>(op)->src); break;
+  default: break;
+  }
+}
+
+}  // namespace
+
+const stmt_uses::symbol_set& stmt_uses::symbols_of(const stmt& s) {
+  auto found = memo_.find(s.get());
+  if (found != memo_.end()) return found->second.symbols;
+  // The node's own uses (in its expressions, and the buffers it names), and the sets of the
+  // statements inside it.
+  std::vector<symbol_id> own;
+  std::vector<symbol_set> inner;
+  const base_stmt_node* root = s.get();
+  auto add = [&](var v) {
+    if (v.defined()) own.push_back(v.sym());
+  };
+  any_node(
+      s,
+      [&](const variable* op) {
+        add(op->sym);
+        return false;
+      },
+      [&](const base_stmt_node* op) {
+        if (op != root) {
+          inner.push_back(symbols_of(stmt(op)));
+          return node_search::skip_children;
+        }
+        for_each_buffer_use(op, add);
+        return node_search::search_children;
+      });
+  symbol_set result;
+  auto within = [](const std::vector<symbol_id>& set, const std::vector<symbol_id>& syms) {
+    for (symbol_id i : syms) {
+      if (!std::binary_search(set.begin(), set.end(), i)) return false;
+    }
+    return true;
+  };
+  if (inner.size() == 1 && within(*inner[0], own)) {
+    result = inner[0];
+  } else {
+    for (const symbol_set& i : inner) own.insert(own.end(), i->begin(), i->end());
+    std::sort(own.begin(), own.end());
+    own.erase(std::unique(own.begin(), own.end()), own.end());
+    result = std::make_shared<const std::vector<symbol_id>>(std::move(own));
+  }
+  entry& e = memo_[root];
+  e.node = s;
+  e.symbols = std::move(result);
+  return e.symbols;
+}
+
+bool stmt_uses::uses(const stmt& s, var v) {
+  if (!s.defined()) return false;
+  const std::vector<symbol_id>& symbols = *symbols_of(s);
+  return std::binary_search(symbols.begin(), symbols.end(), v.sym());
+}
 
 namespace {
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "slinky/builder/rewrite.h"
@@ -29,6 +30,35 @@ std::size_t structural_hash(const base_expr_node* e);
 inline std::size_t hash_combine(std::size_t h, std::size_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
 }
+
+// True if s (or e) declares the symbol v anywhere.
+bool declares(const stmt& s, var v);
+bool declares(const expr& e, var v);
+// True if s (or e, i) uses the symbol v (as depends_on, conservatively with respect to shadowing).
+bool uses(const stmt& s, var v);
+bool uses(const expr& e, var v);
+bool uses(const interval_expr& i, var v);
+
+// The symbols each statement uses anywhere in it (as `uses` finds them, declarations aside),
+// found once per node: asking whether the body of each of n nested declarations uses its symbol
+// searches each body once, instead of searching the bodies inside it again (quadratic in n).
+// Holds the statements it has seen, so a node's address stays its own.
+class stmt_uses {
+public:
+  bool uses(const stmt& s, var v);
+
+private:
+  // Sorted, unique; shared by a statement and the one inside it when it adds no symbol of its
+  // own (an allocation around the rest of the program, say), so nested declarations cost
+  // nothing per level.
+  using symbol_set = std::shared_ptr<const std::vector<symbol_id>>;
+  struct entry {
+    stmt node;
+    symbol_set symbols;
+  };
+  std::unordered_map<const base_stmt_node*, entry> memo_;
+  const symbol_set& symbols_of(const stmt& s);
+};
 
 // True if a symbol map has a value for some symbol.
 template <typename T>
@@ -141,6 +171,10 @@ private:
   // If body does not use sym, makes body (possibly undefined) the result of the declaration of
   // sym, and returns true.
   bool finish_decl(var sym, const stmt& body);
+  // Whether body (simplified) uses sym.
+  bool body_uses(const stmt& body, var sym);
+  bool body_uses(const expr& body, var sym) { return uses(body, sym); }
+  std::unique_ptr<stmt_uses> stmt_uses_;
   simplifier& endpoint_maker();
   // Whether bounds b of a value prove the fact, widening them if needed.
   bool prove_bounds(rewrite_rules::fact f, interval_expr b);
@@ -239,13 +273,6 @@ bool is_boolean_form(const expr& e);
 // True if e may not be removed, duplicated or moved: it has side effects or calls a user function
 // (!is_pure, see runtime/depends_on.h).
 bool has_side_effects(const expr& e);
-// True if s (or e) declares the symbol v anywhere.
-bool declares(const stmt& s, var v);
-bool declares(const expr& e, var v);
-// True if s (or e, i) uses the symbol v (as depends_on, conservatively with respect to shadowing).
-bool uses(const stmt& s, var v);
-bool uses(const expr& e, var v);
-bool uses(const interval_expr& i, var v);
 
 }  // namespace internal
 }  // namespace slinky

@@ -90,7 +90,7 @@ void simplifier::visit_lets(const T* op) {
   // Remove unused lets, from the back because values may use the symbols of earlier lets.
   for (std::size_t i = lets.size(); i-- > 0;) {
     const var sym = lets[i].first;
-    if (has_side_effects(lets[i].second) || uses(body, sym)) continue;
+    if (has_side_effects(lets[i].second) || body_uses(body, sym)) continue;
     bool used = false;
     for (std::size_t j = i + 1; j < lets.size() && !used; ++j) used = uses(lets[j].second, sym);
     if (used) continue;
@@ -168,8 +168,13 @@ stmt simplifier::mutate_decl_body(var sym, const stmt& body) {
   return mutate(body);
 }
 
+bool simplifier::body_uses(const stmt& body, var sym) {
+  if (!stmt_uses_) stmt_uses_ = std::make_unique<stmt_uses>();
+  return stmt_uses_->uses(body, sym);
+}
+
 bool simplifier::finish_decl(var sym, const stmt& body) {
-  if (body.defined() && uses(body, sym)) return false;
+  if (body.defined() && body_uses(body, sym)) return false;
   set_result(body);
   return true;
 }

@@ -16,6 +16,7 @@
 
 #include "slinky/base/ref_count.h"
 #include "slinky/base/span.h"
+#include "slinky/base/util.h"
 #include "slinky/runtime/buffer.h"
 
 namespace slinky {
@@ -644,8 +645,11 @@ template <typename T>
 class symbol_map {
   std::vector<std::optional<T>> values_;
 
+  // Out of line: inlined, the resize makes GCC warn (-Wstringop-overflow, a false positive) where
+  // a client writes a slot of a new map.
+  SLINKY_NO_INLINE void grow_to(std::size_t id) { values_.resize(id + 1); }
   void grow(std::size_t id) {
-    if (id >= values_.size()) values_.resize(id + 1);
+    if (id >= values_.size()) grow_to(id);
   }
 
 public:

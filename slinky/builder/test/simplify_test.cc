@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
 
 #include "slinky/runtime/print.h"
 
@@ -480,6 +481,38 @@ TEST(simplify_stmt, crops_to_the_allocated_bounds) {
   // Not a folded dim: its crop can unfold it.
   const stmt folded = crop_dim::make(buf2, buf, 1, bounds(0, z), use);
   test_simplify(alloc(folded, 4), alloc(folded, 4));
+}
+
+TEST(simplify_stmt, declarations_used_deep_inside_are_kept) {
+  // A nest of 200 allocations around a block that uses every third buffer, in a call, an
+  // expression or as the source of a crop: the others are dropped (whether a declaration's body
+  // uses its symbol is found once per statement, not by searching the nest again for each one).
+  std::vector<var> bufs;
+  for (int i = 0; i < 200; ++i) {
+    std::string name = "n";
+    name += std::to_string(i);
+    bufs.emplace_back(ctx, name);
+  }
+  std::vector<stmt> uses;
+  for (int i = 0; i < 200; i += 3) {
+    if (i % 9 == 0) {
+      uses.push_back(call_of(bufs[i], out));
+    } else if (i % 9 == 3) {
+      uses.push_back(check::make(buffer_max(bufs[i], 0) > 0));
+    } else {
+      uses.push_back(crop_dim::make(buf2, bufs[i], 0, bounds(x, y), call_of(buf2, out)));
+    }
+  }
+  const stmt inner = block::make(uses);
+  auto nest = [&](bool only_used) {
+    stmt result = inner;
+    for (int i = 0; i < 200; ++i) {
+      if (only_used && i % 3 != 0) continue;
+      result = allocate::make(bufs[i], memory_type::heap, 4, {{bounds(0, z), 4, expr()}}, result);
+    }
+    return result;
+  };
+  test_simplify(nest(false), nest(true));
 }
 
 TEST(simplify_stmt, shadowing) {
