@@ -7,6 +7,7 @@
 
 #include "slinky/base/assert.h"
 #include "slinky/builder/pipelining.h"
+#include "slinky/runtime/node_finder.h"
 #include "slinky/runtime/node_mutator.h"
 
 namespace slinky {
@@ -551,8 +552,14 @@ void check_addressable(var sym, std::size_t d, std::size_t rank, std::vector<stm
 // (rank, element size), the memory, the sizes (no address computation overflows), then the
 // bounds and declared constraints, so the first failure is the most basic one.
 // `unread` is the condition that nothing reads the buffer (its readers are idle, see
-// bounds_inference::reach).
-void check_buffer(const buffer_node& b, const box_expr& needed, const expr& unread, std::vector<stmt> (&checks)[4]) {
+// bounds_inference::reach). A condition that nothing of the buffer is read with selects, mins or
+// maxes in it (in pipelines with several outputs, a select per dim of each reached) becomes a
+// symbol `<buffer>.unread`, defined in `lets` (around all the checks): each bounds check of the
+// buffer names it instead of repeating it, so it is simplified and evaluated once. Plain
+// conditions (a comparison per dim of one output) stay in the checks, whose messages then show
+// them.
+void check_buffer(const graph& g, const buffer_node& b, const box_expr& needed, const expr& unread,
+                  std::vector<stmt> (&checks)[4], std::vector<std::pair<var, expr>>& lets, node_context& ctx) {
   const buffer_expr& buf = *b.buffer;
   const var sym = buf.sym();
   checks[0].push_back(check::make(buffer_rank(sym) == static_cast<index_t>(buf.rank())));
@@ -575,6 +582,14 @@ void check_buffer(const buffer_node& b, const box_expr& needed, const expr& unre
   expr nothing_read = unread;
   for (const interval_expr& n : needed) nothing_read = nothing_read || n.max < n.min;
   nothing_read = simplify(nothing_read);
+  const bool costly = any_node(
+      nothing_read, [](const conditional*) { return true; }, [](const minimum*) { return true; },
+      [](const maximum*) { return true; });
+  if (costly) {
+    const var unread_sym(ctx.insert_unique(g.name(sym) + ".unread"));
+    lets.emplace_back(unread_sym, nothing_read);
+    nothing_read = unread_sym;
+  }
   for (std::size_t d = 0; d < buf.rank(); ++d) {
     const int dd = static_cast<int>(d);
     if (d < needed.size()) {
@@ -609,13 +624,15 @@ stmt emit_program(const graph& g, const bounds_inference& bounds, const alias_pl
   return e.emit_level(loop_level(), stmt());
 }
 
-stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_plan& aliases) {
+stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx) {
   std::vector<stmt> checks[4];
+  std::vector<std::pair<var, expr>> lets;
   for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
     const buffer_node& b = g.buffers[bi];
     if (b.buffer->constant()) continue;
-    if (b.is_input || b.is_output)
-      check_buffer(b, bounds.needed[bi], bounds.all_empty(bounds.readers_reach[bi]), checks);
+    if (b.is_input || b.is_output) {
+      check_buffer(g, b, bounds.needed[bi], bounds.all_empty(bounds.readers_reach[bi]), checks, lets, ctx);
+    }
   }
   // Views of inputs and outputs address them with plain strides.
   for (const buffer_alias& a : aliases.buffers) {
@@ -629,7 +646,7 @@ stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_pla
   }
   std::vector<stmt> result;
   for (auto& group : checks) result.insert(result.end(), group.begin(), group.end());
-  return block::make(std::move(result));
+  return let_stmt::make(std::move(lets), block::make(std::move(result)));
 }
 
 }  // namespace slinky

@@ -29,7 +29,9 @@ stmt emit_program(const graph& g, const bounds_inference& bounds, const alias_pl
 // The checks of the pipeline's inputs and outputs: not null, rank, element size, the bounds
 // every consumer reads, and the constraints the client declared on their dims.
 // Inputs and outputs that other buffers are views of must be unfolded where the views use them.
-stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_plan& aliases);
+// Conditions that nothing of a buffer is read are named by lets around the checks (symbols
+// `<buffer>.unread`, made in ctx).
+stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx);
 
 }  // namespace slinky
 

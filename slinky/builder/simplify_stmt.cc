@@ -77,8 +77,11 @@ void simplifier::visit_lets(const T* op) {
       continue;
     }
     changed = changed || !value.same_as(l.second);
-    declare(l.first, use_bounds_ ? std::optional<interval_expr>(bounds_of(value)) : std::nullopt, expr(),
-            alignment_of(value));
+    // A condition that did not simplify to a constant is 0 or 1: its bounds would say no more,
+    // and finding them can cost as much as simplifying it did (a pipeline's `unread` conditions).
+    std::optional<interval_expr> value_bounds;
+    if (use_bounds_) value_bounds = is_boolean(value) ? interval_expr(0, 1) : bounds_of(value);
+    declare(l.first, std::move(value_bounds), expr(), alignment_of(value));
     lets.emplace_back(l.first, std::move(value));
   }
   handle body = mutate(op->body);

@@ -342,5 +342,75 @@ TEST(bad_input, callback_failure_stops_the_pipeline) {
   EXPECT_EQ(consumer_calls, 4);
 }
 
+// in is read by two funcs, each into its own output (a copy, and a sum of 3 neighbours): what
+// is needed of in depends on which outputs are empty, in selects, and its bounds checks name that
+// condition once, as the symbol in.unread, instead of repeating it in each. A bad input still
+// fails with a message naming the buffer and the dimension; an input that only an empty output
+// would read is not checked.
+TEST(bad_input, bounds_checks_of_an_input_of_two_outputs) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto out1 = buffer_expr::make(ctx, "out1", 1, sizeof(int));
+  auto out2 = buffer_expr::make(ctx, "out2", 1, sizeof(int));
+  var x(ctx, "x");
+  func f1 = func::make(
+      [](const buffer<const int>& a, const buffer<int>& b) -> index_t {
+        for (index_t i = b.dim(0).min(); i <= b.dim(0).max(); ++i) b(i) = a(i);
+        return 0;
+      },
+      {{in, {point(x)}}}, {{out1, {x}}}, {.name = "copy"});
+  func f2 = func::make(
+      [](const buffer<const int>& a, const buffer<int>& b) -> index_t {
+        for (index_t i = b.dim(0).min(); i <= b.dim(0).max(); ++i) b(i) = a(i - 1) + a(i) + a(i + 1);
+        return 0;
+      },
+      {{in, {bounds(x - 1, x + 1)}}}, {{out2, {x}}}, {.name = "sum3"});
+  pipeline p = build_pipeline(ctx, {in}, {out1, out2});
+  const std::string program = to_string(p.body, p.body.symbols.get());
+  std::size_t definitions = 0;
+  for (std::size_t at = program.find("in.unread = "); at != std::string::npos;
+       at = program.find("in.unread = ", at + 1)) {
+    ++definitions;
+  }
+  EXPECT_EQ(definitions, 1) << program;
+  EXPECT_NE(program.find("|| in.unread)"), std::string::npos) << program;
+
+  auto run = [&](const raw_buffer* in_buf, const raw_buffer* o1, const raw_buffer* o2) {
+    eval_config config;
+    std::string message;
+    config.check_failed = [&](const expr& c) { message = to_string(c, p.body.symbols.get()); };
+    eval_context context;
+    context.config = &config;
+    const index_t result = p.evaluate({in_buf}, {o1, o2}, context);
+    return std::make_pair(result, message);
+  };
+  buffer<int, 1> good({12}), small({10}), o1({10}), o2({10}), none({0});
+  good.translate(-1);
+  for (auto* b : {&good, &small, &o1, &o2}) b->allocate();
+  for (index_t i = -1; i <= 10; ++i) good(i) = static_cast<int>(i * i);
+  for (index_t i = 0; i <= 9; ++i) small(i) = static_cast<int>(i);
+
+  auto r = run(&good, &o1, &o2);
+  ASSERT_EQ(r.first, 0) << r.second;
+  for (index_t i = 0; i <= 9; ++i) {
+    EXPECT_EQ(o1(i), i * i);
+    EXPECT_EQ(o2(i), (i - 1) * (i - 1) + i * i + (i + 1) * (i + 1));
+  }
+  // The sum of neighbours needs in(-1) and in(10).
+  r = run(&small, &o1, &o2);
+  EXPECT_NE(r.first, 0);
+  EXPECT_NE(r.second.find("buffer_min(in, 0)"), std::string::npos) << r.second;
+  EXPECT_NE(r.second.find("in.unread"), std::string::npos) << r.second;
+  // Without the sum, the copy needs only in(0 .. 9); with both outputs empty, nothing (an empty
+  // input without memory will do).
+  r = run(&small, &o1, &none);
+  EXPECT_EQ(r.first, 0) << r.second;
+  for (index_t i = 0; i <= 9; ++i) EXPECT_EQ(o1(i), i);
+  r = run(&none, &none, &none);
+  EXPECT_EQ(r.first, 0) << r.second;
+  r = run(&none, &none, &o2);
+  EXPECT_NE(r.first, 0);
+}
+
 }  // namespace
 }  // namespace slinky
