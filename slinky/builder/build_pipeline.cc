@@ -88,9 +88,10 @@ pipeline build_pipeline(node_context& ctx, std::vector<var> args, std::vector<bu
   log.done("simplify", body);
 
   // 7. Checks of the inputs and outputs run first, so no callback sees a bad buffer; they are
-  // simplified separately so a check is never folded away into the program's structure.
+  // simplified separately (by emit_checks) so a check is never folded away into the program's
+  // structure.
   if (!options.no_checks) {
-    stmt checks = simplify(emit_checks(g, bounds, aliases, ctx));
+    stmt checks = emit_checks(g, bounds, aliases, ctx);
     body = block::make(checks, body);
     log.done("checks", body);
   }

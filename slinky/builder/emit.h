@@ -30,7 +30,8 @@ stmt emit_program(const graph& g, const bounds_inference& bounds, const alias_pl
 // every consumer reads, and the constraints the client declared on their dims.
 // Inputs and outputs that other buffers are views of must be unfolded where the views use them.
 // Conditions that nothing of a buffer is read are named by lets around the checks (symbols
-// `<buffer>.unread`, made in ctx).
+// `<buffer>.unread`, made in ctx). The checks come simplified, but for the size checks (no fact
+// proves them), which are written in the simplifier's form.
 stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx);
 
 }  // namespace slinky

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "slinky/builder/pipeline.h"
+#include "slinky/builder/simplify.h"
+#include "slinky/runtime/node_finder.h"
 #include "slinky/runtime/print.h"
 
 namespace slinky {
@@ -334,6 +336,39 @@ TEST(hostile_sizes, allocation_that_fails) {
   EXPECT_EQ(condition, "buffer_at(intm) != 0");
   EXPECT_EQ(frees, 0);
   EXPECT_EQ(s.calls, 0);
+}
+
+// The size checks are not simplified when the pipeline is built (no fact could prove them): they
+// are written as the simplifier would write them, so programs print as if they were, for inputs
+// and outputs of rank 1 to 3.
+TEST(hostile_sizes, size_checks_are_in_simplified_form) {
+  for (std::size_t rank = 1; rank <= 3; ++rank) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", rank, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", rank, sizeof(int));
+    std::vector<var> vars;
+    std::vector<interval_expr> reads;
+    for (std::size_t d = 0; d < rank; ++d) {
+      std::string name = "x";
+      name += std::to_string(d);
+      vars.emplace_back(ctx, name);
+      reads.push_back(point(vars.back()));
+    }
+    func f = func::make([](const raw_buffer&, const raw_buffer&) -> index_t { return 0; }, {{in, reads}}, {{out, vars}},
+                        {.name = "f"});
+    pipeline p = build_pipeline(ctx, {in}, {out});
+    int size_checks = 0;
+    any_node(p.body, [&](const check* c) {
+      const bool is_size_check = any_node(c->condition, [](const call* op) { return op->intrinsic == intrinsic::abs; });
+      if (is_size_check) {
+        ++size_checks;
+        const stmt s(c);
+        EXPECT_EQ(to_string(simplify(s), &ctx), to_string(s, &ctx));
+      }
+      return false;
+    });
+    EXPECT_EQ(size_checks, static_cast<int>(8 * rank));
+  }
 }
 
 }  // namespace
