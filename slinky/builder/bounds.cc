@@ -408,13 +408,18 @@ void bounds_inference::infer_func(int fi) {
       // is (the loop starts early enough for it), the region need not be (it may be an empty
       // crop widened to a non-empty interval), so the trim is limited by both.
       const interval_expr prev_steady = substitute(fb.steady[j], v, v - info.step);
+      // (Equal operands are merged first: the simplifier would remove them only by proofs.)
       if (fb.slides_up[j]) {
-        p.min = max(p.min, min(prev.max, prev_steady.max) + 1);
+        p.min = max(p.min, (match(prev.max, prev_steady.max) ? prev.max : min(prev.max, prev_steady.max)) + 1);
       } else {
-        p.max = min(p.max, max(prev.min, prev_steady.min) - 1);
+        p.max = min(p.max, (match(prev.min, prev_steady.min) ? prev.min : max(prev.min, prev_steady.min)) - 1);
       }
     }
-    p = simplify(p & total[j], loops.map());
+    // Within the total, where the region is not obviously within it already.
+    const interval_expr& t = total[j];
+    if (!match(t.min, fb.actual[j].min)) p.min = max(p.min, t.min);
+    if (!match(t.max, fb.actual[j].max) && !match(t.max, p.max)) p.max = min(p.max, t.max);
+    p = simplify(p, loops.map());
   }
 }
 
