@@ -415,11 +415,13 @@ void bounds_inference::infer_func(int fi) {
         p.max = min(p.max, (match(prev.min, prev_steady.min) ? prev.min : max(prev.min, prev_steady.min)) - 1);
       }
     }
-    // Within the total, where the region is not obviously within it already.
-    const interval_expr& t = total[j];
-    if (!match(t.min, fb.actual[j].min)) p.min = max(p.min, t.min);
-    if (!match(t.max, fb.actual[j].max) && !match(t.max, p.max)) p.max = min(p.max, t.max);
-    p = simplify(p, loops.map());
+    // Within the total, where the region is not obviously within it already: p is within the
+    // region (actual), so an end of the total equal to the region's binds nothing. (An undefined
+    // end of an interval is unbounded: & takes the other side.)
+    interval_expr within = total[j];
+    if (match(within.min, fb.actual[j].min)) within.min = expr();
+    if (match(within.max, fb.actual[j].max) || match(within.max, p.max)) within.max = expr();
+    p = simplify(p & within, loops.map());
   }
 }
 
