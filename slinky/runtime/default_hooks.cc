@@ -46,6 +46,15 @@ void print_operands(std::ostream& os, const expr& e, eval_context& ctx, const no
     print(os, b, names);
     os << " = " << evaluate(b, ctx);
   };
+  if (const variable* op = e.as<variable>()) {
+    // A condition named by a symbol (a let, such as the builder's "nothing of b is read").
+    if (op->field == buffer_field::none) {
+      os << "\n  ";
+      print(os, e, names);
+      os << " = " << evaluate(e, ctx);
+    }
+    return;
+  }
   if (const less_equal* op = e.as<less_equal>()) return show(op->a, op->b);
   if (const less* op = e.as<less>()) return show(op->a, op->b);
   if (const equal* op = e.as<equal>()) return show(op->a, op->b);

@@ -396,11 +396,17 @@ TEST(bad_input, bounds_checks_of_an_input_of_two_outputs) {
     EXPECT_EQ(o1(i), i * i);
     EXPECT_EQ(o2(i), (i - 1) * (i - 1) + i * i + (i + 1) * (i + 1));
   }
-  // The sum of neighbours needs in(-1) and in(10).
+  // The sum of neighbours needs in(-1) and in(10). The default message shows the value of
+  // in.unread too.
   r = run(&small, &o1, &o2);
   EXPECT_NE(r.first, 0);
   EXPECT_NE(r.second.find("buffer_min(in, 0)"), std::string::npos) << r.second;
   EXPECT_NE(r.second.find("in.unread"), std::string::npos) << r.second;
+  testing::internal::CaptureStderr();
+  EXPECT_NE(p.evaluate({&small}, {&o1, &o2}), 0);
+  const std::string message = testing::internal::GetCapturedStderr();
+  EXPECT_NE(message.find("buffer_min(in, 0) = 0"), std::string::npos) << message;
+  EXPECT_NE(message.find("in.unread = 0"), std::string::npos) << message;
   // Without the sum, the copy needs only in(0 .. 9); with both outputs empty, nothing (an empty
   // input without memory will do).
   r = run(&small, &o1, &none);
