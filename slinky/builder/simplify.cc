@@ -110,6 +110,34 @@ expr apply_rules_to(simplifier& s, int& depth, expr e, bool* applied = nullptr) 
   return std::move(r.result);
 }
 
+// Calls fn with each buffer symbol a statement node itself uses (not in its expressions or its
+// body): what symbol_search and stmt_uses count as uses besides variables.
+template <typename Fn>
+void for_each_buffer_use(const base_stmt_node* op, const Fn& fn) {
+  switch (op->type) {
+  case stmt_node_type::call_stmt: {
+    const call_stmt* c = static_cast<const call_stmt*>(op);
+    for (var i : c->inputs) fn(i);
+    for (var i : c->outputs) fn(i);
+    break;
+  }
+  case stmt_node_type::copy_stmt: {
+    const copy_stmt* c = static_cast<const copy_stmt*>(op);
+    fn(c->src);
+    fn(c->dst);
+    fn(c->pad);
+    break;
+  }
+  case stmt_node_type::clone_buffer: fn(static_cast<const clone_buffer*>(op)->src); break;
+  case stmt_node_type::crop_buffer: fn(static_cast<const crop_buffer*>(op)->src); break;
+  case stmt_node_type::crop_dim: fn(static_cast<const crop_dim*>(op)->src); break;
+  case stmt_node_type::slice_buffer: fn(static_cast<const slice_buffer*>(op)->src); break;
+  case stmt_node_type::slice_dim: fn(static_cast<const slice_dim*>(op)->src); break;
+  case stmt_node_type::transpose: fn(static_cast<const transpose*>(op)->src); break;
+  default: break;
+  }
+}
+
 // Finds a use (as node_mutator.h's depends_on) or a declaration of a symbol, in statements and
 // in let expressions, and stops at the first one: most declared symbols are used early in their
 // scope, so this is usually much cheaper than a full traversal.
@@ -119,6 +147,11 @@ class symbol_search {
 
   bool use(var sym) const { return !declarations_ && sym == v_; }
   bool declare(var sym) const { return declarations_ && sym == v_; }
+  bool uses_buffer(const base_stmt_node* op) const {
+    bool found = false;
+    if (!declarations_) for_each_buffer_use(op, [&](var b) { found = found || b == v_; });
+    return found;
+  }
   template <typename T>
   bool declare_lets(const T* op) const {
     for (const auto& l : op->lets) {
@@ -133,17 +166,9 @@ public:
   bool operator()(const variable* op) const { return use(op->sym); }
   bool operator()(const let* op) const { return declare_lets(op); }
   bool operator()(const let_stmt* op) const { return declare_lets(op); }
-  bool operator()(const call_stmt* op) const {
-    for (var i : op->inputs) {
-      if (use(i)) return true;
-    }
-    for (var i : op->outputs) {
-      if (use(i)) return true;
-    }
-    return false;
-  }
+  bool operator()(const call_stmt* op) const { return uses_buffer(op); }
   bool operator()(const copy_stmt* op) const {
-    if (use(op->src) || use(op->dst) || use(op->pad)) return true;
+    if (uses_buffer(op)) return true;
     for (var i : op->dst_x) {
       if (declare(i)) return true;
     }
@@ -158,7 +183,7 @@ public:
   SLINKY_DECLARATION(async)
 #undef SLINKY_DECLARATION
 #define SLINKY_BUFFER_DECLARATION(node)                                                                                \
-  bool operator()(const node* op) const { return use(op->src) || declare(op->sym); }
+  bool operator()(const node* op) const { return uses_buffer(op) || declare(op->sym); }
   SLINKY_BUFFER_DECLARATION(clone_buffer)
   SLINKY_BUFFER_DECLARATION(crop_buffer)
   SLINKY_BUFFER_DECLARATION(crop_dim)
@@ -189,38 +214,6 @@ bool declares(const expr& e, var v) { return any_node(e, symbol_search(v, /*decl
 bool uses(const stmt& s, var v) { return any_node(s, symbol_search(v, /*declarations=*/false)); }
 bool uses(const expr& e, var v) { return any_node(e, symbol_search(v, /*declarations=*/false)); }
 bool uses(const interval_expr& i, var v) { return uses(i.min, v) || uses(i.max, v); }
-
-namespace {
-
-// Calls fn with each buffer symbol a statement node itself uses (not its expressions or its
-// body), as symbol_search does.
-template <typename Fn>
-void for_each_buffer_use(const base_stmt_node* op, const Fn& fn) {
-  switch (op->type) {
-  case stmt_node_type::call_stmt: {
-    const call_stmt* c = static_cast<const call_stmt*>(op);
-    for (var i : c->inputs) fn(i);
-    for (var i : c->outputs) fn(i);
-    break;
-  }
-  case stmt_node_type::copy_stmt: {
-    const copy_stmt* c = static_cast<const copy_stmt*>(op);
-    fn(c->src);
-    fn(c->dst);
-    fn(c->pad);
-    break;
-  }
-  case stmt_node_type::clone_buffer: fn(static_cast<const clone_buffer*>(op)->src); break;
-  case stmt_node_type::crop_buffer: fn(static_cast<const crop_buffer*>(op)->src); break;
-  case stmt_node_type::crop_dim: fn(static_cast<const crop_dim*>(op)->src); break;
-  case stmt_node_type::slice_buffer: fn(static_cast<const slice_buffer*>(op)->src); break;
-  case stmt_node_type::slice_dim: fn(static_cast<const slice_dim*>(op)->src); break;
-  case stmt_node_type::transpose: fn(static_cast<const transpose*>(op)->src); break;
-  default: break;
-  }
-}
-
-}  // namespace
 
 const stmt_uses::symbol_set& stmt_uses::symbols_of(const stmt& s) {
   auto found = memo_.find(s.get());
