@@ -152,14 +152,23 @@ public:
 
   // The byte offset of coordinate i from the buffer's base: (i - min) * stride if the fold factor
   // is exactly `unfolded` or the stride is 0, otherwise euclidean_mod(i, fold_factor) * stride.
+  // Callbacks index on every element: the unfolded case is a subtraction and a multiplication
+  // inline, the rest (a modulo) out of line.
   std::ptrdiff_t flat_offset_bytes(index_t i) const {
-    if (fold_factor_ == unfolded || stride_ == 0) return (i - min_) * stride_;
+    if (__builtin_expect(fold_factor_ == unfolded, 1)) return (i - min_) * stride_;
+    return folded_offset_bytes(i);
+  }
+  constexpr std::ptrdiff_t flat_offset_bytes(slice_tag) const { return 0; }
+
+private:
+  SLINKY_NO_INLINE std::ptrdiff_t folded_offset_bytes(index_t i) const {
+    if (stride_ == 0) return 0;
     // A positive fold factor (a ring buffer) takes the cheaper modulo.
     if (fold_factor_ > 0) return euclidean_mod_positive_modulus(i, fold_factor_) * stride_;
     return euclidean_mod(i, fold_factor_) * stride_;
   }
-  constexpr std::ptrdiff_t flat_offset_bytes(slice_tag) const { return 0; }
 
+public:
   friend constexpr bool operator==(const dim& a, const dim& b) {
     return a.min_ == b.min_ && a.max_ == b.max_ && a.stride_ == b.stride_ && a.fold_factor_ == b.fold_factor_;
   }

@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <limits>
+#include <unordered_map>
 
 #include "slinky/runtime/evaluator.h"
 
@@ -99,30 +102,6 @@ public:
   }
 };
 
-class loop_node final : public exec_node {
-public:
-  const loop* op;
-  compiled_expr min, max, step, workers;
-  const exec_node* body;
-
-  explicit loop_node(const loop* op, const exec_node* body)
-      : op(op), min(op->bounds.min), max(op->bounds.max), step(op->step), workers(op->max_workers), body(body) {}
-
-  index_t run(evaluator& e) const override {
-    const index_t lo = min.eval(e, 0);
-    const index_t hi = max.eval(e, 0);
-    const index_t s = step.eval(e, 0);
-    if (s <= 0) return e.fail_check(op->step > 0);
-    if (lo > hi) return 0;
-    const std::size_t span = static_cast<std::size_t>(hi) - static_cast<std::size_t>(lo);
-    if (e.config.thread_pool && span >= static_cast<std::size_t>(s)) {
-      const index_t w = workers.eval(e, 1);
-      if (w > 1) return e.exec_parallel_loop(op, lo, hi, s, w, body_ref(body));
-    }
-    return e.run_serial_loop(op->sym, lo, hi, s, [&]() { return run_body(e, body); });
-  }
-};
-
 // One dimension's new bounds in a crop: an undefined end keeps the old one. The bounds of a loop
 // of step 1, a point of the loop variable, read one value.
 struct compiled_interval {
@@ -131,7 +110,8 @@ struct compiled_interval {
   symbol_id point_sym = 0;
   bool point_of_symbol = false;
 
-  explicit compiled_interval(const interval_expr& b) : min(b.min), max(b.max), point(b.is_point() && b.min.defined()) {
+  explicit compiled_interval(const interval_expr& b)
+      : min(b.min), max(b.max), point(b.min.defined() && (b.is_point() || match(b.min, b.max))) {
     const variable* v = point ? b.min.as<variable>() : nullptr;
     if (v && v->field == buffer_field::none) {
       point_of_symbol = true;
@@ -231,6 +211,147 @@ public:
   }
 };
 
+// A loop body flattened into one sequence of operations run by one function, so that an
+// iteration does not go through a virtual call, a prologue and an epilogue per statement: a crop
+// (a crop_dim, or a crop_buffer of any number of dims) opens a scope that the matching `end`
+// closes, or, when its body is one call, runs the call and closes itself; calls run the callback;
+// blocks disappear; every other statement is an operation that runs its compiled node. A crop's
+// descriptor lives in a slot of a frame that a loop allocates once per run of the loop (not per
+// iteration): crops open at the same depth are never live together, so there is one slot per
+// level of nesting.
+class flat_body final : public exec_node {
+public:
+  struct slot {
+    raw_buffer buf;
+    index_t saved;
+    dim dims[inline_rank];
+  };
+
+  struct crop_op {
+    symbol_id sym;
+    var src;
+    std::size_t slot;
+    // This crop's op, and the op after its end (after itself if it runs a call).
+    std::size_t begin, next;
+    // The first dim cropped (a huge d if none: a negative dim converts to one too), and the
+    // others.
+    std::size_t d;
+    compiled_interval bounds;
+    std::vector<std::pair<std::size_t, compiled_interval>> more;
+    // The body if it is one call.
+    const call_stmt* call;
+    // The crop with its body as compiled nodes, for a source of rank above inline_rank (a slot
+    // has room for inline_rank dims).
+    const exec_node* fallback;
+  };
+
+  enum class op_kind : std::uint8_t { crop, crop_call, end, call, node };
+  struct op {
+    op_kind kind;
+    // crop, crop_call and end: a crop_op; call: a call_stmt; node: an exec_node.
+    const void* target;
+  };
+
+  std::vector<op> ops;
+  // Pointed to by ops: a deque keeps them in place as it grows.
+  std::deque<crop_op> crops;
+  std::size_t depth = 0;
+
+  std::size_t frame_bytes() const { return sizeof(slot) * (depth > 0 ? depth : 1); }
+
+  index_t run(evaluator& e) const override { return run_in(e, static_cast<slot*>(alloca(frame_bytes()))); }
+
+  // Runs the ops with crops' descriptors in frame (frame_bytes() of storage).
+  __attribute__((always_inline)) index_t run_in(evaluator& e, slot* frame) const {
+    const op* const first = ops.data();
+    const op* const last = first + ops.size();
+    index_t result = 0;
+    const op* o = first;
+    for (; o != last; ++o) {
+      switch (o->kind) {
+      case op_kind::crop:
+      case op_kind::crop_call: {
+        const crop_op& c = *static_cast<const crop_op*>(o->target);
+        const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[c.src.sym()]);
+        if (SLINKY_UNLIKELY(!in || in->rank > inline_rank)) {
+          result = in ? c.fallback->run(e) : fail_null_buffer(e, c.src);
+          if (result) goto failed;
+          o = first + c.next - 1;
+          break;
+        }
+        slot& s = frame[c.slot];
+        s.buf.base = in->base;
+        s.buf.elem_size = in->elem_size;
+        s.buf.rank = in->rank;
+        s.buf.dims = s.dims;
+        copy_dims(*in, s.dims);
+        if (c.d < s.buf.rank) c.bounds.crop(e, s.buf, c.d);
+        for (const auto& j : c.more) {
+          if (j.first < s.buf.rank) j.second.crop(e, s.buf, j.first);
+        }
+        s.saved = e.values[c.sym];
+        e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
+        if (o->kind == op_kind::crop) break;
+        result = e.exec_call(c.call);
+        e.values[c.sym] = s.saved;
+        if (SLINKY_UNLIKELY(result)) goto failed;
+        break;
+      }
+      case op_kind::end: {
+        const crop_op& c = *static_cast<const crop_op*>(o->target);
+        e.values[c.sym] = frame[c.slot].saved;
+        break;
+      }
+      case op_kind::call:
+        result = e.exec_call(static_cast<const call_stmt*>(o->target));
+        if (SLINKY_UNLIKELY(result)) goto failed;
+        break;
+      case op_kind::node:
+        result = static_cast<const exec_node*>(o->target)->run(e);
+        if (SLINKY_UNLIKELY(result)) goto failed;
+        break;
+      }
+    }
+    return 0;
+  failed:
+    // Close the crops open at o, innermost first: the ends after o of crops that began before it.
+    const std::size_t i = static_cast<std::size_t>(o - first);
+    for (const op* j = o + 1; j != last; ++j) {
+      if (j->kind != op_kind::end) continue;
+      const crop_op& c = *static_cast<const crop_op*>(j->target);
+      if (c.begin < i) e.values[c.sym] = frame[c.slot].saved;
+    }
+    return result;
+  }
+};
+
+class loop_node final : public exec_node {
+public:
+  const loop* op;
+  compiled_expr min, max, step, workers;
+  // The body, flattened.
+  const flat_body* body;
+
+  explicit loop_node(const loop* op, const flat_body* body)
+      : op(op), min(op->bounds.min), max(op->bounds.max), step(op->step), workers(op->max_workers), body(body) {}
+
+  index_t run(evaluator& e) const override {
+    const index_t lo = min.eval(e, 0);
+    const index_t hi = max.eval(e, 0);
+    const index_t s = step.eval(e, 0);
+    if (s <= 0) return e.fail_check(op->step > 0);
+    if (lo > hi) return 0;
+    const std::size_t span = static_cast<std::size_t>(hi) - static_cast<std::size_t>(lo);
+    if (e.config.thread_pool && span >= static_cast<std::size_t>(s)) {
+      const index_t w = workers.eval(e, 1);
+      if (w > 1) return e.exec_parallel_loop(op, lo, hi, s, w, body_ref(body));
+    }
+    // One frame for the crops of every iteration.
+    flat_body::slot* frame = static_cast<flat_body::slot*>(alloca(body->frame_bytes()));
+    return e.run_serial_loop(op->sym, lo, hi, s, [&]() { return body->run_in(e, frame); });
+  }
+};
+
 class let_node final : public exec_node {
 public:
   std::vector<std::pair<symbol_id, compiled_expr>> lets;
@@ -300,9 +421,20 @@ class compiler {
 public:
   explicit compiler(executable& exe) : exe_(exe) {}
 
-  // The compiled form of s; null if s is undefined (nothing to run).
+  // The compiled form of s; null if s is undefined (nothing to run). A statement is compiled once
+  // (a flattened loop body refers to the nodes of its statements).
   const exec_node* compile(const stmt& s) {
     if (!s.defined()) return nullptr;
+    auto [i, inserted] = compiled_.try_emplace(s.get(), nullptr);
+    if (inserted) i->second = compile_new(s);
+    return i->second;
+  }
+
+private:
+  executable& exe_;
+  std::unordered_map<const base_stmt_node*, const exec_node*> compiled_;
+
+  const exec_node* compile_new(const stmt& s) {
     switch (s.type()) {
     case stmt_node_type::none: return nullptr;
     case stmt_node_type::call_stmt: return leaf<call_stmt, &evaluator::exec_call>(s);
@@ -321,7 +453,7 @@ public:
     }
     case stmt_node_type::loop: {
       const loop* op = s.as<loop>();
-      return add(std::make_unique<loop_node>(op, compile(op->body)));
+      return add(std::make_unique<loop_node>(op, flatten(op->body)));
     }
     case stmt_node_type::crop_dim: {
       const crop_dim* op = s.as<crop_dim>();
@@ -359,8 +491,69 @@ public:
     return nullptr;
   }
 
-private:
-  executable& exe_;
+  // s as a flat body (a loop's body).
+  const flat_body* flatten(const stmt& s) {
+    auto body = std::make_unique<flat_body>();
+    flatten(*body, s, 0);
+    const flat_body* result = body.get();
+    add(std::move(body));
+    return result;
+  }
+
+  void flatten(flat_body& fb, const stmt& s, std::size_t depth) {
+    if (!s.defined()) return;
+    switch (s.type()) {
+    case stmt_node_type::block:
+      for (const stmt& i : s.as<block>()->stmts) flatten(fb, i, depth);
+      return;
+    case stmt_node_type::call_stmt: fb.ops.push_back({flat_body::op_kind::call, s.as<call_stmt>()}); return;
+    case stmt_node_type::crop_dim: {
+      const crop_dim* op = s.as<crop_dim>();
+      flatten_crop(fb, s, op->sym, op->src, {{static_cast<std::size_t>(op->dim), op->bounds}}, op->body, depth);
+      return;
+    }
+    case stmt_node_type::crop_buffer: {
+      const crop_buffer* op = s.as<crop_buffer>();
+      std::vector<std::pair<std::size_t, interval_expr>> dims;
+      for (std::size_t d = 0; d < op->bounds.size(); ++d) {
+        if (op->bounds[d].min.defined() || op->bounds[d].max.defined()) dims.emplace_back(d, op->bounds[d]);
+      }
+      flatten_crop(fb, s, op->sym, op->src, dims, op->body, depth);
+      return;
+    }
+    default:
+      if (const exec_node* node = compile(s)) fb.ops.push_back({flat_body::op_kind::node, node});
+      return;
+    }
+  }
+
+  void flatten_crop(flat_body& fb, const stmt& s, var sym, var src,
+                    const std::vector<std::pair<std::size_t, interval_expr>>& dims, const stmt& body,
+                    std::size_t depth) {
+    // Compiled first, so that the statements inside are compiled once and shared.
+    const exec_node* fallback = compile(s);
+    flat_body::crop_op& c = fb.crops.emplace_back(
+        flat_body::crop_op{sym.sym(),
+                           src,
+                           depth,
+                           fb.ops.size(),
+                           0,
+                           dims.empty() ? std::numeric_limits<std::size_t>::max() : dims.front().first,
+                           compiled_interval(dims.empty() ? interval_expr() : dims.front().second),
+                           {},
+                           body.as<call_stmt>(),
+                           fallback});
+    for (std::size_t i = 1; i < dims.size(); ++i) c.more.emplace_back(dims[i].first, compiled_interval(dims[i].second));
+    fb.depth = std::max(fb.depth, depth + 1);
+    if (c.call) {
+      fb.ops.push_back({flat_body::op_kind::crop_call, &c});
+    } else {
+      fb.ops.push_back({flat_body::op_kind::crop, &c});
+      flatten(fb, body, depth + 1);
+      fb.ops.push_back({flat_body::op_kind::end, &c});
+    }
+    c.next = fb.ops.size();
+  }
 
   const exec_node* crop_one_dim(var sym, var src, int dim, const interval_expr& bounds, const stmt& body) {
     const call_stmt* call = body.as<call_stmt>();

@@ -133,8 +133,14 @@ void expect_same(const stmt& s, index_t size = 8, bool with_pool = false, index_
     c[out] = reinterpret_cast<index_t>(static_cast<const raw_buffer*>(&output));
     c[n] = size;
     c.reserve(symbol_count(program));
+    std::vector<index_t> before(c.size());
+    for (std::size_t i = 0; i < before.size(); ++i) before[i] = c.lookup(var(i));
     const index_t result = mode == 0 ? evaluate(program, c) : internal::executable(program).run(c);
     r.log << "result " << result << "\n";
+    // Every symbol bound while running is unbound after, even when the program failed.
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      if (c.lookup(var(i)) != before[i]) r.log << "symbol " << i << " left bound\n";
+    }
     EXPECT_EQ(result, expected_result) << (mode == 0 ? "interpreter" : "executable");
     for_each_index(output, [&](span<const index_t> at) { r.log << output(at) << " "; });
     logs[mode] = r.log.str();
@@ -224,6 +230,63 @@ TEST(executable, failures) {
     return loop::make(y, loop::serial, bounds(0, n), 1,
                       block::make({call_stmt::make(logging_call(r), {in}, {out}, {}, {.name = "before"}),
                                    if_then_else::make(expr(y) == 2, failing)}));
+  });
+}
+
+// Loop bodies run flattened (crops, their ends and calls in one sequence, each crop's descriptor
+// in a frame slot per level of nesting): crops nested in blocks, crops of several dims, crops
+// whose body is one call, crops beyond the frame's rank (run as nodes), other statements between
+// them, and failures at every depth, which must unbind everything bound.
+TEST(executable, loop_bodies_run_flattened) {
+  auto failing_at = [](index_t at) {
+    return call_stmt::make([at](const call_stmt*, eval_context& c) -> index_t { return c[y] == at ? 5 : 0; }, {}, {},
+                           {}, {.name = "failing"});
+  };
+  for (index_t fail_at : {-1, 0, 2}) {
+    expect_same(stmt(), 6, false, fail_at < 0 ? 0 : 5, [&](recorder& r) {
+      auto call = [&](const char* name, var i, var o) {
+        return call_stmt::make(logging_call(r), {i}, {o}, {}, {.name = name});
+      };
+      stmt body = block::make({
+          crop_dim::make(
+              v, out, 1, point(y),
+              block::make({
+                  crop_buffer::make(t2, t, {bounds(1, 4), point(y)}, call("inner_2d", in, t2)),
+                  crop_dim::make(x, t, 0, bounds(y, expr(y) + 1),
+                                 block::make({call("in_crop", in, x), failing_at(fail_at), check::make(expr(n) > 0)})),
+                  call("outer", in, v),
+                  let_stmt::make({{task, expr(y) * 2}},
+                                 crop_dim::make(v, v, 0, bounds(task, expr(task) + 1), call("in_let", in, v))),
+              })),
+          crop_dim::make(v, out, 0, point(y), call("sibling", in, v)),
+          crop_dim::make(t2, out, 0, bounds(expr(), 2), stmt()),
+          loop::make(x, loop::serial, bounds(0, 1), 1, crop_dim::make(v, out, 0, point(x), call("nested", in, v))),
+      });
+      return allocate::make(t, memory_type::heap, 4,
+                            {{bounds(0, n - 1), expr(), expr()}, {bounds(0, n - 1), expr(), 2}},
+                            loop::make(y, loop::serial, bounds(0, n - 1), 1, body));
+    });
+  }
+  // Buffers of rank 5, above the rank a frame slot holds, and a crop of a null buffer.
+  expect_same(stmt(), 4, false, 0, [](recorder& r) {
+    auto call = [&](const char* name, var o) {
+      return call_stmt::make(logging_call(r), {in}, {o}, {}, {.name = name});
+    };
+    return allocate::make(
+        t, memory_type::heap, 4, std::vector<dim_expr>(5, {bounds(0, 2), expr(), expr()}),
+        loop::make(y, loop::serial, bounds(0, 2), 1,
+                   block::make({
+                       crop_dim::make(t2, t, 4, point(y), call("rank_5_crop_dim", t2)),
+                       crop_buffer::make(t2, t, {point(0), interval_expr(), bounds(y, 5)},
+                                         block::make({call("rank_5_crop_buffer", t2),
+                                                      crop_dim::make(v, t2, 1, point(1), call("inside", v))})),
+                   })));
+  });
+  expect_same(stmt(), 4, false, 1, [](recorder& r) {
+    return loop::make(y, loop::serial, bounds(0, 2), 1,
+                      crop_dim::make(v, out, 1, point(y),
+                                     block::make({call_stmt::make(logging_call(r), {in}, {v}, {}, {.name = "before"}),
+                                                  crop_dim::make(t2, t, 0, point(y), stmt())})));
   });
 }
 
