@@ -382,7 +382,9 @@ class emitter {
 
   // The allocation of buffer bi, stored at level l, if an item uses it. A buffer other buffers
   // are views of is used by their users too.
-  std::optional<allocation> find_allocation(int bi, loop_level l, const std::vector<level_item>& items) const {
+  // item_of_func: the index of the item computing each func at this level (-1 if none).
+  std::optional<allocation> find_allocation(int bi, loop_level l, const std::vector<level_item>& items,
+                                            const std::vector<int>& item_of_func) const {
     const buffer_node& b = g_.buffers[bi];
     std::vector<int> users = b.consumers;
     users.push_back(b.producer);
@@ -391,14 +393,24 @@ class emitter {
       users.insert(users.end(), user.consumers.begin(), user.consumers.end());
       if (user.producer >= 0) users.push_back(user.producer);
     }
+    // The items a user runs in (runs_in): the item computing it or a func whose loops contain
+    // it, and the continuation.
     std::optional<std::size_t> first;
     std::size_t last = 0;
-    for (std::size_t k = 0; k < items.size(); ++k) {
-      for (int u : users) {
-        if (!runs_in(items[k], u, l)) continue;
-        if (!first) first = k;
-        last = k;
+    auto runs_in_item = [&](int k) {
+      if (k < 0) return;
+      const std::size_t kk = static_cast<std::size_t>(k);
+      first = first ? std::min(*first, kk) : kk;
+      last = std::max(last, kk);
+    };
+    const bool has_continuation = !items.empty() && items.back().what == level_item::kind::continuation;
+    for (int u : users) {
+      if (u < 0) continue;
+      runs_in_item(item_of_func[u]);
+      for (loop_level i : g_.funcs[u].compute_chain) {
+        if (i.func >= 0) runs_in_item(item_of_func[i.func]);
       }
+      if (has_continuation && runs_in_continuation(u, l)) runs_in_item(static_cast<int>(items.size()) - 1);
     }
     if (!first) return std::nullopt;
     const std::vector<int>* same_reach = nullptr;
@@ -415,10 +427,14 @@ class emitter {
   // use, and for the same first use, views inside what they view.
   std::vector<allocation> level_allocations(loop_level l, const std::vector<level_item>& items) const {
     std::vector<allocation> allocations;
+    std::vector<int> item_of_func(g_.funcs.size(), -1);
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      if (items[k].what == level_item::kind::func) item_of_func[items[k].func] = static_cast<int>(k);
+    }
     for (std::size_t bi = 0; bi < g_.buffers.size(); ++bi) {
       const buffer_node& b = g_.buffers[bi];
       if (b.producer < 0 || b.is_output || b.is_input || b.store != l) continue;
-      std::optional<allocation> a = find_allocation(static_cast<int>(bi), l, items);
+      std::optional<allocation> a = find_allocation(static_cast<int>(bi), l, items, item_of_func);
       if (a) allocations.push_back(*a);
     }
     std::stable_sort(allocations.begin(), allocations.end(), [](const allocation& a, const allocation& b) {
@@ -457,12 +473,10 @@ class emitter {
   // Lifetimes that cross (a chain: t1 used by f1 and f2, t2 by f2 and f3) then keep no dead
   // buffer alive: t1 is freed before t3 is allocated.
   void add_frees(std::vector<level_item>& items, const std::vector<allocation>& allocations) const {
-    for (std::size_t k = 0; k + 1 < items.size(); ++k) {
-      for (const allocation& a : allocations) {
-        if (a.memory_last_user != k || a.donor || aliases_.is_alias(a.buffer)) continue;
-        const var sym = g_.buffers[a.buffer].buffer->sym();
-        items[k].frees.push_back(check::make(call::make(intrinsic::free, {sym})));
-      }
+    for (const allocation& a : allocations) {
+      if (a.memory_last_user + 1 >= items.size() || a.donor || aliases_.is_alias(a.buffer)) continue;
+      const var sym = g_.buffers[a.buffer].buffer->sym();
+      items[a.memory_last_user].frees.push_back(check::make(call::make(intrinsic::free, {sym})));
     }
   }
 

@@ -240,20 +240,31 @@ const stmt_uses::symbol_set& stmt_uses::symbols_of(const stmt& s) {
         for_each_buffer_use(op, add);
         return node_search::search_children;
       });
-  symbol_set result;
-  auto within = [](const std::vector<symbol_id>& set, const std::vector<symbol_id>& syms) {
-    for (symbol_id i : syms) {
-      if (!std::binary_search(set.begin(), set.end(), i)) return false;
+  // The largest inner set is the layer below this node's; the symbols of the rest that it does
+  // not have are this node's layer.
+  std::size_t largest = 0;
+  for (std::size_t i = 1; i < inner.size(); ++i) {
+    if (inner[i]->depth + inner[i]->symbols.size() > inner[largest]->depth + inner[largest]->symbols.size()) {
+      largest = i;
     }
-    return true;
-  };
-  if (inner.size() == 1 && within(*inner[0], own)) {
-    result = inner[0];
+  }
+  for (std::size_t i = 0; i < inner.size(); ++i) {
+    if (i != largest) append_all(inner[i].get(), own);
+  }
+  const symbol_layer* below = inner.empty() ? nullptr : inner[largest].get();
+  own.erase(std::remove_if(own.begin(), own.end(), [&](symbol_id i) { return contains(below, i); }), own.end());
+  std::sort(own.begin(), own.end());
+  own.erase(std::unique(own.begin(), own.end()), own.end());
+  symbol_set result;
+  if (below && own.empty()) {
+    result = inner[largest];
+  } else if (below && below->depth + 1 < max_layers) {
+    result = std::make_shared<const symbol_layer>(symbol_layer{std::move(own), inner[largest], below->depth + 1});
   } else {
-    for (const symbol_set& i : inner) own.insert(own.end(), i->begin(), i->end());
+    append_all(below, own);
     std::sort(own.begin(), own.end());
     own.erase(std::unique(own.begin(), own.end()), own.end());
-    result = std::make_shared<const std::vector<symbol_id>>(std::move(own));
+    result = std::make_shared<const symbol_layer>(symbol_layer{std::move(own), nullptr, 0});
   }
   entry& e = memo_[root];
   e.node = s;
@@ -261,10 +272,20 @@ const stmt_uses::symbol_set& stmt_uses::symbols_of(const stmt& s) {
   return e.symbols;
 }
 
+bool stmt_uses::contains(const symbol_layer* set, symbol_id i) {
+  for (; set; set = set->below.get()) {
+    if (std::binary_search(set->symbols.begin(), set->symbols.end(), i)) return true;
+  }
+  return false;
+}
+
+void stmt_uses::append_all(const symbol_layer* set, std::vector<symbol_id>& to) {
+  for (; set; set = set->below.get()) to.insert(to.end(), set->symbols.begin(), set->symbols.end());
+}
+
 bool stmt_uses::uses(const stmt& s, var v) {
   if (!s.defined()) return false;
-  const std::vector<symbol_id>& symbols = *symbols_of(s);
-  return std::binary_search(symbols.begin(), symbols.end(), v.sym());
+  return contains(symbols_of(s).get(), v.sym());
 }
 
 namespace {

@@ -48,10 +48,20 @@ public:
   bool uses(const stmt& s, var v);
 
 private:
-  // Sorted, unique; shared by a statement and the one inside it when it adds no symbol of its
-  // own (an allocation around the rest of the program, say), so nested declarations cost
-  // nothing per level.
-  using symbol_set = std::shared_ptr<const std::vector<symbol_id>>;
+  // A set of symbols as layers: the symbols a statement adds (sorted, unique) over the set of the
+  // largest statement inside it. A statement that adds nothing shares the set inside it; a layer
+  // that would be more than max_layers deep is flattened into one. So in a nest of n
+  // declarations each level costs what it adds (not the whole set again: n^2 time and memory),
+  // and a lookup at most max_layers binary searches.
+  struct symbol_layer {
+    std::vector<symbol_id> symbols;
+    std::shared_ptr<const symbol_layer> below;
+    std::size_t depth;
+  };
+  using symbol_set = std::shared_ptr<const symbol_layer>;
+  static constexpr std::size_t max_layers = 16;
+  static bool contains(const symbol_layer* set, symbol_id i);
+  static void append_all(const symbol_layer* set, std::vector<symbol_id>& to);
   struct entry {
     stmt node;
     symbol_set symbols;
