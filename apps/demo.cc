@@ -9,8 +9,10 @@
 // callbacks"): a pointer per row, computed once per row (the ring buffer's fold is handled
 // there), and plain pointer arithmetic along the row.
 //
-// Usage: demo [--quiet] [--trace file.json]
+// Usage: demo [--quiet] [--trace file.json] [--visualize dir]
 //   --quiet skips printing the programs;
+//   --visualize writes to dir an HTML page replaying the stencil's strips schedule on a small
+//   image (slinky/runtime/visualize.h, docs/tools.md);
 //   --trace builds the pipelines with build_options::trace and writes every evaluation's
 //   "pipeline", "loop <var>", "loop <var> iteration" and call events to file.json through
 //   eval_config's trace_begin/trace_end hooks and a chrome_trace (open it in ui.perfetto.dev).
@@ -29,6 +31,7 @@
 #include "slinky/base/chrome_trace.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/print.h"
+#include "slinky/runtime/visualize.h"
 
 using namespace slinky;
 using namespace slinky_bench;
@@ -37,6 +40,7 @@ namespace {
 
 bool quiet = false;
 chrome_trace* trace = nullptr;  // set by --trace
+std::string visualize_dir;      // set by --visualize
 
 // The build options of every example: tracing brackets when --trace is given.
 build_options options() {
@@ -296,6 +300,20 @@ void stencil(index_t step) {
       "but on this machine the 3x3 sums, done between the loads of each row instead of hidden behind "
       "one long stream, cost about as much time as the memory traffic saved; strips of rows amortize "
       "the per-call cost");
+
+  // A page replaying the strips schedule on a small image (docs/tools.md): the ring buffer of
+  // step + 2 rows, the strips sliding down it.
+  if (!visualize_dir.empty() && step > 1) {
+    buffer<int, 2> small_in({26, 50}), small_out({24, 48});
+    small_in.translate(-1, -1);
+    small_in.allocate();
+    small_out.allocate();
+    const std::string path = visualize_dir + "/stencil_strips_of_" + std::to_string(step) + ".html";
+    std::ofstream page(path);
+    visualize(page, p, {&small_in}, {&small_out}, &ctx);
+    std::printf("visualization of this schedule on a 24x48 image: %s%s\n\n", path.c_str(),
+                page ? "" : " (could not be written)");
+  }
 }
 
 }  // namespace
@@ -306,6 +324,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quiet") == 0) {
       quiet = true;
+    } else if (std::strcmp(argv[i], "--visualize") == 0 && i + 1 < argc) {
+      visualize_dir = argv[++i];
     } else if (std::strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
       trace_file.open(argv[++i]);
       if (!trace_file) {
@@ -315,7 +335,7 @@ int main(int argc, char** argv) {
       trace_writer = std::make_unique<chrome_trace>(trace_file);
       trace = trace_writer.get();
     } else {
-      std::fprintf(stderr, "usage: demo [--quiet] [--trace file.json]\n");
+      std::fprintf(stderr, "usage: demo [--quiet] [--trace file.json] [--visualize dir]\n");
       return 1;
     }
   }

@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 tools/setup.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target demo
-./build/apps/demo "$@"
+mkdir -p build/demo
+./build/apps/demo --visualize build/demo "$@"
