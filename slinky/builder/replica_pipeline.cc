@@ -37,40 +37,13 @@ const char* binary_class(expr_node_type t) {
   }
 }
 
-const char* field_name(buffer_field f) {
-  switch (f) {
-  case buffer_field::none: return "none";
-  case buffer_field::rank: return "rank";
-  case buffer_field::elem_size: return "elem_size";
-  case buffer_field::size_bytes: return "size_bytes";
-  case buffer_field::min: return "min";
-  case buffer_field::max: return "max";
-  case buffer_field::stride: return "stride";
-  case buffer_field::fold_factor: return "fold_factor";
-  }
-  return "none";
-}
-
+// The intrinsic's enumerator (to_string prints the infinities as oo and -oo).
 const char* intrinsic_name(intrinsic i) {
   switch (i) {
-  case intrinsic::none: return "none";
-  case intrinsic::negative_infinity: return "negative_infinity";
   case intrinsic::positive_infinity: return "positive_infinity";
-  case intrinsic::indeterminate: return "indeterminate";
-  case intrinsic::abs: return "abs";
-  case intrinsic::and_then: return "and_then";
-  case intrinsic::or_else: return "or_else";
-  case intrinsic::buffer_at: return "buffer_at";
-  case intrinsic::semaphore_init: return "semaphore_init";
-  case intrinsic::semaphore_signal: return "semaphore_signal";
-  case intrinsic::semaphore_wait: return "semaphore_wait";
-  case intrinsic::wait_for: return "wait_for";
-  case intrinsic::trace_begin: return "trace_begin";
-  case intrinsic::trace_end: return "trace_end";
-  case intrinsic::free: return "free";
-  case intrinsic::validate_buffer: return "validate_buffer";
+  case intrinsic::negative_infinity: return "negative_infinity";
+  default: return to_string(i);
   }
-  return "indeterminate";
 }
 
 bool is_keyword(const std::string& s) {
@@ -205,7 +178,12 @@ private:
       if (v->field == buffer_field::none) {
         os << "expr(" << sym(v->sym) << ")";
       } else {
-        os << "variable::make(" << sym(v->sym) << ", buffer_field::" << field_name(v->field) << ", " << v->dim << ")";
+        // buffer_min(b, d), buffer_rank(b), ...: the functions that make these nodes.
+        const bool has_dim = v->field != buffer_field::rank && v->field != buffer_field::elem_size &&
+                             v->field != buffer_field::size_bytes;
+        os << to_string(v->field) << "(" << sym(v->sym);
+        if (has_dim) os << ", " << v->dim;
+        os << ")";
       }
     } else if (const let* l = e.as<let>()) {
       os << "let::make({";
