@@ -9,8 +9,10 @@
 // callbacks"): a pointer per row, computed once per row (the ring buffer's fold is handled
 // there), and plain pointer arithmetic along the row.
 //
-// Usage: demo [--quiet] [--trace file.json] [--visualize dir]
+// Usage: demo [--quiet] [--explain] [--trace file.json] [--visualize dir]
 //   --quiet skips printing the programs;
+//   --explain prints what the builder decided for the stencil's strips schedule, and why
+//   (slinky/builder/explain.h);
 //   --visualize writes to dir an HTML page replaying the stencil's strips schedule on a small
 //   image (slinky/runtime/visualize.h, docs/tools.md);
 //   --trace builds the pipelines with build_options::trace and writes every evaluation's
@@ -29,6 +31,7 @@
 
 #include "benchmark_util.h"
 #include "slinky/base/chrome_trace.h"
+#include "slinky/builder/explain.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/print.h"
 #include "slinky/runtime/visualize.h"
@@ -41,6 +44,7 @@ namespace {
 bool quiet = false;
 chrome_trace* trace = nullptr;  // set by --trace
 std::string visualize_dir;      // set by --visualize
+bool explain = false;           // set by --explain
 
 // The build options of every example: tracing brackets when --trace is given.
 build_options options() {
@@ -269,6 +273,10 @@ void stencil(index_t step) {
       func::make(sum_3x3, {{intm, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{out, {x, y}}}, {.name = "sum_3x3"});
   if (step > 0) sum.loops({{y, step}});
   pipeline p = build_pipeline(ctx, {in}, {out}, options());
+  if (explain && step > 1) {
+    std::printf("What the builder decided for the stencil in strips of %lld rows, and why:\n\n%s\n",
+                static_cast<long long>(step), explain_pipeline(ctx, {in}, {out}, options()).c_str());
+  }
 
   const index_t w = 4096, h = 4096;
   buffer<int, 2> in_buf({w + 2, h + 2}), out_buf({w, h});
@@ -324,6 +332,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quiet") == 0) {
       quiet = true;
+    } else if (std::strcmp(argv[i], "--explain") == 0) {
+      explain = true;
     } else if (std::strcmp(argv[i], "--visualize") == 0 && i + 1 < argc) {
       visualize_dir = argv[++i];
     } else if (std::strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
@@ -335,7 +345,7 @@ int main(int argc, char** argv) {
       trace_writer = std::make_unique<chrome_trace>(trace_file);
       trace = trace_writer.get();
     } else {
-      std::fprintf(stderr, "usage: demo [--quiet] [--trace file.json] [--visualize dir]\n");
+      std::fprintf(stderr, "usage: demo [--quiet] [--explain] [--trace file.json] [--visualize dir]\n");
       return 1;
     }
   }

@@ -113,6 +113,9 @@ public:
   // threads when that is one stage and no func slides with the loop), at most the machine's
   // hardware threads and its constant max_workers, and 1 (serial) inside another parallel loop.
   index_t pipeline_workers(loop_level l) const;
+  // The loop an intermediate folds along: the outermost loop inside its storage level on its
+  // producer's compute chain (none if the producer is computed where the buffer is stored).
+  std::optional<loop_level> fold_loop(int buffer) const;
 
 private:
   // A bounds map with a few entries, taken from a pool and given back with them erased: a new
@@ -157,9 +160,6 @@ private:
   std::vector<interval_expr> needs_of_consumers(int fi, view which) const;
   void infer_func(int fi);
   void decide_slides(int fi);
-  // The loop an intermediate folds along: the outermost loop inside its storage level on its
-  // producer's compute chain (none if the producer is computed where the buffer is stored).
-  std::optional<loop_level> fold_loop(int buffer) const;
   std::vector<expr> fold_factors(int buffer) const;
   std::size_t storage_depth(int fi) const;
   // The index of variable v among func fi's vars, if it is one of them.
