@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs a built slinky into a temporary prefix and builds a small client against it, once with
-# pkg-config and once with find_package(slinky CONFIG), to keep the installed package usable. Then
+# pkg-config and once with find_package(slinky CONFIG), to keep the installed package usable, and
+# a host's client (tools/client/hosts.cc) with RTTI on and off and under the sanitizers. Then
 # builds and runs the compatibility suite (tools/compat) against the same prefix.
 # Usage: tools/check_install.sh [build dir] [extra C++ flags for the compat suite]
 set -euo pipefail
@@ -21,6 +22,18 @@ cmake -S tools/client -B "$prefix/client_build" -G Ninja -DCMAKE_PREFIX_PATH="$p
 cmake --build "$prefix/client_build" >/dev/null
 "$prefix/client_build/client"
 echo "install check: pkg-config and find_package clients build and run"
+
+# A host's client (its own thread_pool subclass, an IR visitor subclass) in the usual client
+# configurations, against the same installed package (once, in the plain install check).
+if [ -z "$compat_flags" ]; then
+  for flags in "" "-fno-rtti" "-fsanitize=address,undefined -fno-sanitize-recover=all" "-fsanitize=thread"; do
+    # shellcheck disable=SC2046,SC2086
+    g++ -std=c++17 -Wall -Wextra -Werror $flags -o "$prefix/hosts" tools/client/hosts.cc \
+      $(pkg-config --cflags --libs --static slinky)
+    "$prefix/hosts"
+  done
+  echo "install check: a host's client builds and runs with RTTI, without, under ASan+UBSan, and under TSan"
+fi
 
 # The compatibility suite: client code written against the original slinky's API.
 # SLINKY_SKIP_COMPAT=1 skips it (e.g. while the library is still catching up with the contract).

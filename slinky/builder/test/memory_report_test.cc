@@ -115,6 +115,7 @@ TEST(memory_report, stencil_in_strips_is_exact) {
     in_buf.translate(0, -1);
     in_buf.allocate();
     out_buf.allocate();
+    for_each_element([](int* v) { *v = 1; }, in_buf);
     expect_exact(p, &in_buf, &out_buf);
 
     // The report's account: intm is one allocation, outside the loop, of its fold's rows.
@@ -166,7 +167,10 @@ TEST(memory_report, matmul_chain_in_row_blocks_is_exact) {
     if (rows > 0) g.loops({{i, rows}});
     pipeline p = build_pipeline(ctx, {a, b, c}, {abc});
     buffer<int, 2> a_buf({32, 32}), b_buf({32, 32}), c_buf({32, 32}), out({32, 32});
-    for (auto* buf : {&a_buf, &b_buf, &c_buf, &out}) buf->allocate();
+    for (auto* buf : {&a_buf, &b_buf, &c_buf, &out}) {
+      buf->allocate();
+      for_each_element([](int* v) { *v = 1; }, *buf);
+    }
     const raw_buffer* ins[] = {&a_buf, &b_buf, &c_buf};
     const raw_buffer* outs[] = {&out};
     for (std::size_t threshold : {std::size_t(0), std::size_t(4096)}) {
