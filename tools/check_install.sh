@@ -33,6 +33,12 @@ if [ -z "$compat_flags" ]; then
     "$prefix/hosts"
   done
   echo "install check: a host's client builds and runs with RTTI, without, under ASan+UBSan, and under TSan"
+
+  # The source tree as a sub-project (add_subdirectory, as FetchContent does): only the libraries.
+  cmake -S tools/subproject -B "$prefix/subproject_build" -G Ninja -DSLINKY_SOURCE_DIR="$PWD" >/dev/null
+  cmake --build "$prefix/subproject_build" --target client >/dev/null
+  "$prefix/subproject_build/client"
+  echo "install check: slinky as a sub-project builds only its libraries, without target clashes"
 fi
 
 # The compatibility suite: client code written against the original slinky's API.

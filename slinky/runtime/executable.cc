@@ -425,9 +425,12 @@ public:
   // (a flattened loop body refers to the nodes of its statements).
   const exec_node* compile(const stmt& s) {
     if (!s.defined()) return nullptr;
-    auto [i, inserted] = compiled_.try_emplace(s.get(), nullptr);
-    if (inserted) i->second = compile_new(s);
-    return i->second;
+    auto found = compiled_.find(s.get());
+    if (found != compiled_.end()) return found->second;
+    // Compiling inserts the statements inside: no iterator is held across it.
+    const exec_node* node = compile_new(s);
+    compiled_.emplace(s.get(), node);
+    return node;
   }
 
 private:

@@ -5,6 +5,10 @@
 #include "slinky/runtime/evaluate.h"
 #include "slinky/runtime/expr.h"
 #include "slinky/runtime/stmt.h"
+#include "slinky/version.h"
+
+static_assert(SLINKY_VERSION_MAJOR >= 0 && SLINKY_VERSION_MINOR >= 0 && SLINKY_VERSION_PATCH >= 0,
+              "slinky/version.h gives the version");
 
 int main() {
   using namespace slinky;
@@ -30,5 +34,6 @@ int main() {
       return 1;
     }
   }
+  std::printf("client: slinky %s\n", SLINKY_VERSION_STRING);
   return 0;
 }
