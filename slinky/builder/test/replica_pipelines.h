@@ -72,7 +72,8 @@ inline graph_def multiple_outputs(node_context& ctx) {
   var x(ctx, "x"), y(ctx, "y"), n(ctx, "n"), w(ctx, "w");
   g.funcs.push_back(stand_in({{in, {bounds(x, x + n), point(y)}}}, {{a, {x, y}}, {b, {x, y}}}, "split", {expr(n) * 2}));
   g.funcs.push_back(
-      stand_in({{a, {point(x), point(y)}}, {b, {point(x), point(select(expr(y) > w, expr(y) - 1, expr(y)))}}}, {{out, {x, y}}}, "join"));
+      stand_in({{a, {point(x), point(y)}}, {b, {point(x), point(select(expr(y) > w, expr(y) - 1, expr(y)))}}},
+               {{out, {x, y}}}, "join"));
   g.funcs.back().loops({{y, 4, loop::parallel}});
   g.args = {n};
   g.lets = {{w, expr(n) + 1}};
