@@ -144,6 +144,19 @@ __attribute__((noinline, cold)) index_t fail_null_buffer(evaluator& e, var src) 
 // rank, else in a block of the rank's size.
 constexpr std::size_t inline_rank = 4;
 
+// Copies the dims of src (rank at most inline_rank) to dims: one fixed-size copy per rank, which
+// beats the loop of copy_dims for these tiny counts.
+__attribute__((always_inline)) inline void copy_small_dims(const raw_buffer& src, dim* dims) {
+  static_assert(inline_rank == 4, "one case per rank up to inline_rank");
+  switch (src.rank) {
+  case 4: dims[3] = src.dims[3]; [[fallthrough]];
+  case 3: dims[2] = src.dims[2]; [[fallthrough]];
+  case 2: dims[1] = src.dims[1]; [[fallthrough]];
+  case 1: dims[0] = src.dims[0]; [[fallthrough]];
+  default: break;
+  }
+}
+
 // Calls fn(buf) with buf a copy of the descriptor bound to src (failing if none is).
 template <typename Fn>
 __attribute__((always_inline)) inline index_t with_copy_of(evaluator& e, var src, const Fn& fn) {
@@ -284,10 +297,12 @@ public:
         s.buf.elem_size = in->elem_size;
         s.buf.rank = in->rank;
         s.buf.dims = s.dims;
-        copy_dims(*in, s.dims);
+        copy_small_dims(*in, s.dims);
         if (c.d < s.buf.rank) c.bounds.crop(e, s.buf, c.d);
-        for (const auto& j : c.more) {
-          if (j.first < s.buf.rank) j.second.crop(e, s.buf, j.first);
+        if (SLINKY_UNLIKELY(!c.more.empty())) {
+          for (const auto& j : c.more) {
+            if (j.first < s.buf.rank) j.second.crop(e, s.buf, j.first);
+          }
         }
         s.saved = e.values[c.sym];
         e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
