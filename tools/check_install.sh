@@ -4,10 +4,13 @@
 # a host's client (tools/client/hosts.cc) with RTTI on and off and under the sanitizers. Then
 # builds and runs the compatibility suite (tools/compat) against the same prefix.
 # Usage: tools/check_install.sh [build dir] [extra C++ flags for the compat suite]
+#   [optimization flags of the compat suite, default "-O2 -g"; the sanitizer run uses -O0, which
+#   compiles it about five times faster under AddressSanitizer]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 compat_flags=${2:-}
+compat_opt=${3:-"-O2 -g"}
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
@@ -48,7 +51,8 @@ if [ "${SLINKY_SKIP_COMPAT:-0}" = 1 ]; then
   exit 0
 fi
 cmake -S tools/compat -B "$prefix/compat_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="$compat_flags" >/dev/null
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="$compat_flags" \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$compat_opt -DNDEBUG" >/dev/null
 cmake --build "$prefix/compat_build"
 "$prefix/compat_build/compat_test"
 echo "install check: compat suite passes"
