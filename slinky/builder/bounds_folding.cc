@@ -27,9 +27,16 @@ namespace {
 // An upper bound of hi - lo, where the interval arithmetic of bounds_of cannot see one: the two
 // are the same expression up to constant offsets, products and floor divisions by the same
 // constant and clamps ((y + 1) / 2 - y / 2 <= 1; min(y + 1, n) - min(y - 1, n) <= 2; a clamp of the high end,
-// the last chunk of a loop, only lowers it).
-std::optional<index_t> difference_bound(const expr& hi, const expr& lo) {
+// the last chunk of a loop, only lowers it). Each step takes one operand apart; the search stops
+// this many steps deep (the max and min cases look at both sides, which could otherwise grow
+// exponentially with the depth of nested clamps).
+constexpr int max_difference_depth = 12;
+
+std::optional<index_t> difference_bound(const expr& hi, const expr& lo, int depth = 0) {
   if (match(hi, lo)) return 0;
+  if (depth >= max_difference_depth) return std::nullopt;
+  // The bound of a part of hi - lo, one step deeper.
+  auto part = [depth](const expr& h, const expr& l) { return difference_bound(h, l, depth + 1); };
   // (a + k1) - (b + k2) = (a - b) + k1 - k2.
   auto split = [](const expr& e, expr& a) -> index_t {
     a = e;
@@ -44,7 +51,7 @@ std::optional<index_t> difference_bound(const expr& hi, const expr& lo) {
   expr a, b;
   const index_t ka = split(hi, a), kb = split(lo, b);
   if (ka != 0 || kb != 0) {
-    std::optional<index_t> d = difference_bound(a, b);
+    std::optional<index_t> d = part(a, b);
     if (d) return *d + ka - kb;
   }
   // p * c - q * c = (p - q) * c <= bound(p - q) * c for c > 0 (strided windows: x * 2).
@@ -53,7 +60,7 @@ std::optional<index_t> difference_bound(const expr& hi, const expr& lo) {
   if (ma && mb) {
     std::optional<index_t> c = as_constant(ma->b);
     if (c && *c > 0 && as_constant(mb->b) == c) {
-      std::optional<index_t> inner = difference_bound(ma->a, mb->a);
+      std::optional<index_t> inner = part(ma->a, mb->a);
       if (inner) return *inner * *c;
     }
   }
@@ -63,7 +70,7 @@ std::optional<index_t> difference_bound(const expr& hi, const expr& lo) {
   if (da && db) {
     std::optional<index_t> d = as_constant(da->b);
     if (d && *d > 0 && as_constant(db->b) == d) {
-      std::optional<index_t> inner = difference_bound(da->a, db->a);
+      std::optional<index_t> inner = part(da->a, db->a);
       if (inner) return ceil_div<index_t>(*inner, *d);
     }
   }
@@ -72,12 +79,12 @@ std::optional<index_t> difference_bound(const expr& hi, const expr& lo) {
   const minimum* minb = lo.as<minimum>();
   const maximum* maxa = hi.as<maximum>();
   const maximum* maxb = lo.as<maximum>();
-  auto same_clamp = [](const expr& pa, const expr& pb, const expr& qa, const expr& qb) -> std::optional<index_t> {
+  auto same_clamp = [&part](const expr& pa, const expr& pb, const expr& qa, const expr& qb) -> std::optional<index_t> {
     std::optional<index_t> d;
-    if (match(pb, qb)) d = difference_bound(pa, qa);
-    if (!d && match(pa, qa)) d = difference_bound(pb, qb);
-    if (!d && match(pa, qb)) d = difference_bound(pb, qa);
-    if (!d && match(pb, qa)) d = difference_bound(pa, qb);
+    if (match(pb, qb)) d = part(pa, qa);
+    if (!d && match(pa, qa)) d = part(pb, qb);
+    if (!d && match(pa, qb)) d = part(pb, qa);
+    if (!d && match(pb, qa)) d = part(pa, qb);
     if (d) return std::max<index_t>(*d, 0);
     return std::nullopt;
   };
@@ -93,13 +100,23 @@ std::optional<index_t> difference_bound(const expr& hi, const expr& lo) {
     if (d && (!best || *d < *best)) best = d;
   };
   if (mina) {
-    consider(difference_bound(mina->a, lo));
-    consider(difference_bound(mina->b, lo));
+    consider(part(mina->a, lo));
+    consider(part(mina->b, lo));
   }
   if (maxb) {
-    consider(difference_bound(hi, maxb->a));
-    consider(difference_bound(hi, maxb->b));
+    consider(part(hi, maxb->a));
+    consider(part(hi, maxb->b));
   }
+  // max(p, q) - r <= max(p - r, q - r), and r - min(p, q) <= max(r - p, r - q): both sides
+  // bounded (a window whose high end is the larger of two clamps).
+  auto both = [&](const expr& h1, const expr& l1, const expr& h2, const expr& l2) {
+    std::optional<index_t> d1 = part(h1, l1);
+    if (!d1) return;
+    std::optional<index_t> d2 = part(h2, l2);
+    if (d2) consider(std::max(*d1, *d2));
+  };
+  if (maxa) both(maxa->a, lo, maxa->b, lo);
+  if (minb) both(hi, minb->a, hi, minb->b);
   return best;
 }
 

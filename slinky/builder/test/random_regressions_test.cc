@@ -1087,5 +1087,18 @@ TEST(random_regressions, parallel_memory_bound_of_a_buffer_that_reuses_memory) {
   EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;
 }
 
+// Seed 6, case 307: t1 slides along a pipelined parallel loop of 2 workers, and the consumers'
+// window of one iteration is [x + 1, max(min(x + 3, M), min(M - 3, x) + 1) + 1] (M the output's
+// max): at most 4 elements, but the fold's bound on the difference of the two ends did not look
+// into a max, and bounds_of alone gives the whole extent, so t1 was not folded with parallel loops
+// (20 bytes, against 16 with serial loops of twice the step). max(p, q) - r is now bounded by the
+// larger of p - r and q - r (and r - min(p, q) likewise). A canary, like the case above.
+TEST(random_regressions, parallel_fold_of_a_window_ending_in_a_max) {
+  const random_test::features f;
+  const random_test::case_spec c = random_test::generate_case(random_test::case_seed(6, 307), f);
+  const random_test::outcome o = random_test::run_case(c, f);
+  EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;
+}
+
 }  // namespace
 }  // namespace slinky
