@@ -57,8 +57,8 @@ cp "$csv"/*.csv "$out"/
   echo
   echo "Targets of docs/benchmarks.md in this run:"
   echo
-  for report in overhead elementwise stencil parallel_*threads; do
-    grep -h -E ": (PASS|MISS)$|machine's .* ceiling" "$csv/$report.txt" | sed "s/^/- $report: /"
+  for report in "$csv"/{overhead,elementwise,stencil}.txt "$csv"/parallel_*threads.txt; do
+    grep -h -E ": (PASS|MISS)$|machine's .* ceiling" "$report" | sed "s/^/- $(basename "$report" .txt): /"
   done
   echo
   for name in overhead elementwise stencil parallel; do
