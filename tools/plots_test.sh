@@ -7,6 +7,10 @@ set -euo pipefail
 apps=$1
 work=$2
 plots=$(cd "$(dirname "$0")" && pwd)/plots.py
+if ! command -v python3 >/dev/null; then
+  echo "skipped: no python3 (tools/setup.sh installs python3-matplotlib)"
+  exit 77
+fi
 rm -rf "$work"
 mkdir -p "$work"
 # Tiny sizes, one repetition: the numbers mean nothing, the files' shape is what is tested.
