@@ -135,9 +135,9 @@ build_options options(bool alias) {
 }
 
 // Times the variants interleaved, measures memory and copies (checking each variant's output
-// against ref after its run), prints the table rows.
+// against ref after its run), adds the table and CSV rows.
 void run(const std::string& pipeline_name, std::vector<variant>& variants, const std::vector<buffer<float, 2>>& outs,
-         const buffer<float, 2>& ref, int reps, table& t) {
+         const buffer<float, 2>& ref, int reps, table& t, csv_writer& csv) {
   std::vector<std::function<void()>> fns;
   for (variant& v : variants) {
     fns.push_back([&v] {
@@ -150,6 +150,8 @@ void run(const std::string& pipeline_name, std::vector<variant>& variants, const
     expect_equal(outs[i], ref, pipeline_name + ", " + variants[i].name);
     t.add({pipeline_name, variants[i].name, fmt(times[i] * 1e3, 2), fmt(times[i] / times[0], 2),
            std::to_string(r.peak / 1024), std::to_string(r.allocations), std::to_string(r.copies)});
+    csv.add(
+        {pipeline_name, variants[i].name, reps, times[i] * 1e3, times[i] / times[0], r.peak, r.allocations, r.copies});
   }
 }
 
@@ -164,6 +166,9 @@ int main(int argc, char** argv) {
               "pipeline; peak = peak intermediate memory (allocate hook, auto_stack_threshold = 0)\n\n",
               static_cast<long long>(n), static_cast<long long>(n), reps);
   table t({"pipeline", "variant", "ms", "relative", "peak KiB", "allocations", "copy calls"});
+  csv_writer csv(argc, argv,
+                 {"pipeline", "variant", "repetitions", "time_ms", "time_vs_first_variant", "peak_intermediate_bytes",
+                  "allocations", "copy_calls"});
 
   // Transpose then elementwise.
   {
@@ -191,7 +196,7 @@ int main(int argc, char** argv) {
         variants.push_back({name, build_pipeline(ctx, {bin}, {bout}, options(alias)), {&in}, {&outs[variants.size()]}});
       }
     }
-    run("transpose, elementwise", variants, outs, ref, reps, t);
+    run("transpose, elementwise", variants, outs, ref, reps, t, csv);
   }
 
   // Pad then stencil: out(x, y) = box of p, p = scale2(in) inside in's bounds, 0 outside.
@@ -227,7 +232,7 @@ int main(int argc, char** argv) {
         variants.push_back({name, build_pipeline(ctx, {bin}, {bout}, options(alias)), {&in}, {&outs[variants.size()]}});
       }
     }
-    run("pad, 3x3 stencil", variants, outs, ref, reps, t);
+    run("pad, 3x3 stencil", variants, outs, ref, reps, t, csv);
   }
 
   // ML-style block: reshape, elementwise, concat, transpose, elementwise.
@@ -276,10 +281,9 @@ int main(int argc, char** argv) {
                           {&in0, &in1},
                           {&outs[variants.size()]}});
     }
-    run("ML block (reshape, concat, transpose)", variants, outs, ref, reps, t);
+    run("ML block (reshape, concat, transpose)", variants, outs, ref, reps, t, csv);
   }
 
   t.print();
-  t.write_csv(arg(argc, argv, "--csv"));
   return 0;
 }

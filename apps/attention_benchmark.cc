@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
 
   table tab(
       {"rows x keys", "schedule", "time (ms)", "peak intermediates (bytes)", "allocations", "score matrix (bytes)"});
+  csv_writer csv(argc, argv,
+                 {"rows", "keys", "head_size", "schedule", "block_rows", "repetitions", "time_ms",
+                  "peak_intermediate_bytes", "allocations", "score_matrix_bytes"});
   struct shape {
     index_t rows, keys;
   };
@@ -185,13 +188,14 @@ int main(int argc, char** argv) {
       const alloc_tracker& t = *trackers[b];
       tab.add({dims, blocks[b] ? "rows in blocks of " + std::to_string(blocks[b]) : "no schedule",
                fmt(times[b] * 1e3, 3), std::to_string(t.peak), std::to_string(t.allocations), std::to_string(matrix)});
+      csv.add({sh.rows, sh.keys, d, blocks[b] ? "row_blocks" : "no_schedule",
+               csv_writer::if_measured(blocks[b] > 0, blocks[b]), reps, times[b] * 1e3, t.peak, t.allocations, matrix});
       // Unscheduled: scores, e and prob are rows x keys each; at most two live at once (plus the
       // row vectors).
       if (blocks[b] == 0) two_matrices = two_matrices && t.peak <= 2 * matrix + 2 * sh.rows * index_t{sizeof(float)};
     }
   }
   tab.print();
-  tab.write_csv(arg(argc, argv, "--csv"));
   std::printf("\nno schedule: at most two score matrices live at once (of the three computed): %s\n",
               pass_or_miss(two_matrices));
   return 0;

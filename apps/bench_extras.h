@@ -1,5 +1,5 @@
 // Helpers of the benchmarks 1 and 3-6 beside benchmark_util.h: peak intermediate memory through the
-// eval_config allocate/free hooks, interleaved timing by wall or thread CPU time, flags, CSV names.
+// eval_config allocate/free hooks, interleaved timing by wall or thread CPU time, flags.
 #ifndef SLINKY_APPS_BENCH_EXTRAS_H
 #define SLINKY_APPS_BENCH_EXTRAS_H
 
@@ -122,15 +122,6 @@ inline bool has_flag(int argc, char** argv, const char* flag) {
     if (std::strcmp(argv[i], flag) == 0) return true;
   }
   return false;
-}
-
-// FILE.csv -> FILE_suffix.csv (FILE -> FILE_suffix without an extension): the name of the CSV of
-// one of several tables.
-inline std::string with_suffix(const std::string& path, const std::string& suffix) {
-  const std::size_t dot = path.rfind('.');
-  const std::size_t slash = path.rfind('/');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + "_" + suffix;
-  return path.substr(0, dot) + "_" + suffix + path.substr(dot);
 }
 
 // The seconds of CPU time the calling thread has used (user and system).

@@ -1,11 +1,12 @@
 // Shared helpers of the benchmark programs: timing (warm-up, repetitions, median), the machine
-// description every report starts with, and a table printed as markdown and optionally CSV.
+// description every report starts with, a table printed as markdown, and results as CSV (--csv).
 #ifndef SLINKY_APPS_BENCHMARK_UTIL_H
 #define SLINKY_APPS_BENCHMARK_UTIL_H
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -75,7 +76,7 @@ inline void print_machine(const char* title) {
   std::printf("- machine: %u hardware threads, %s\n\n", std::thread::hardware_concurrency(), cpu_model().c_str());
 }
 
-// A table printed as markdown, and as CSV if a path was given (--csv FILE).
+// A table printed as markdown.
 class table {
   std::vector<std::string> header_;
   std::vector<std::vector<std::string>> rows_;
@@ -97,15 +98,91 @@ public:
     for (const auto& r : rows_) line(r);
     std::printf("\n");
   }
-  void write_csv(const std::string& path) const {
-    if (path.empty()) return;
-    std::ofstream f(path);
-    auto line = [&](const std::vector<std::string>& cells) {
-      for (std::size_t i = 0; i < cells.size(); ++i) f << (i ? "," : "") << cells[i];
-      f << "\n";
-    };
-    line(header_);
-    for (const auto& r : rows_) line(r);
+};
+
+// A benchmark's results as CSV, for plots (tools/plots.py) and comparisons over time, written to
+// the file given by `--csv FILE` (nothing without it): one header line, then one row per measured
+// point. Columns name what was varied, then what was measured, with their units in the name
+// (`chunk_elements`, `time_ms`, `peak_intermediate_bytes`). Numbers are written unformatted (6
+// significant digits), a cell not measured for a row is empty, and text is quoted when it holds a
+// comma or a quote. Rows are written as they are added, so a run that stops early leaves the rows
+// it had measured. A file that cannot be written ends the program with an error.
+class csv_writer {
+  std::ofstream file_;
+  std::string path_;
+  std::size_t columns_;
+
+  void check() {
+    if (file_) return;
+    std::fprintf(stderr, "could not write %s\n", path_.c_str());
+    std::exit(1);
+  }
+
+public:
+  // One cell: a number, text, or nothing (an empty cell).
+  struct cell {
+    std::string text;
+    cell() = default;
+    cell(const char* s) : cell(std::string(s)) {}
+    cell(const std::string& s) : text(quoted(s)) {}
+    cell(double x) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.6g", x);
+      text = buf;
+    }
+    cell(float x) : cell(static_cast<double>(x)) {}
+    cell(int x) : text(std::to_string(x)) {}
+    cell(unsigned x) : text(std::to_string(x)) {}
+    cell(long x) : text(std::to_string(x)) {}
+    cell(long long x) : text(std::to_string(x)) {}
+    cell(unsigned long x) : text(std::to_string(x)) {}
+    cell(unsigned long long x) : text(std::to_string(x)) {}
+    cell(bool) = delete;  // say what it means: a 0/1 column or words
+  };
+  // s, between quotes (doubled inside) if it holds a comma, a quote or a line break.
+  static std::string quoted(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) {
+      q += c;
+      if (c == '"') q += c;
+    }
+    return q + "\"";
+  }
+  // x, or an empty cell where it was not measured.
+  template <typename T>
+  static cell if_measured(bool measured, T x) {
+    return measured ? cell(x) : cell();
+  }
+
+  // Opens the file of `--csv FILE` (if given) and writes the header.
+  csv_writer(int argc, char** argv, const std::vector<std::string>& columns) : columns_(columns.size()) {
+    for (int i = 1; i + 1 < argc; ++i) {
+      if (std::strcmp(argv[i], "--csv") == 0) path_ = argv[i + 1];
+    }
+    if (path_.empty()) return;
+    file_.open(path_);
+    std::vector<cell> header(columns.begin(), columns.end());
+    write(header);
+  }
+  bool enabled() const { return !path_.empty(); }
+
+  // Writes one row, with as many cells as there are columns.
+  void add(const std::vector<cell>& row) {
+    if (!enabled()) return;
+    if (row.size() != columns_) {
+      std::fprintf(stderr, "%s: a row of %zu cells under %zu columns\n", path_.c_str(), row.size(), columns_);
+      std::exit(1);
+    }
+    write(row);
+  }
+
+private:
+  void write(const std::vector<cell>& row) {
+    for (std::size_t i = 0; i < row.size(); ++i) file_ << (i ? "," : "") << row[i].text;
+    file_ << "\n";
+    file_.flush();
+    check();
   }
 };
 

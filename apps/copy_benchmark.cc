@@ -16,6 +16,7 @@
 
 #include <unistd.h>
 
+#include "benchmark_util.h"
 #include "slinky/runtime/buffer.h"
 
 namespace {
@@ -183,15 +184,17 @@ double gb_per_s(std::size_t bytes, double seconds) { return bytes / seconds * 1e
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string csv_path;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
-      csv_path = argv[++i];
+      ++i;
     } else {
       std::fprintf(stderr, "usage: %s [--csv FILE]\n", argv[0]);
       return 2;
     }
   }
+  slinky_bench::csv_writer csv(argc, argv,
+                               {"copy", "bytes", "repetitions_per_sample", "slinky_time_us", "memcpy_time_us",
+                                "slinky_gb_per_s", "memcpy_gb_per_s", "slinky_over_memcpy_throughput"});
   std::printf("%s\n", compiler_flags().c_str());
   std::printf("nproc: %ld, cpu: %s\n", sysconf(_SC_NPROCESSORS_ONLN), cpu_model().c_str());
   std::printf("%d warm-up and %d timed samples per row, interleaved with memcpy; medians reported, and the\n"
@@ -222,17 +225,9 @@ int main(int argc, char** argv) {
                 ratio, ratio >= 0.90 ? "PASS" : "MISS");
   }
 
-  if (!csv_path.empty()) {
-    std::ofstream csv(csv_path);
-    csv << "copy,bytes,reps,slinky_us,memcpy_us,slinky_gbps,memcpy_gbps,ratio\n";
-    for (const result& r : results) {
-      csv << r.name << "," << r.bytes << "," << r.reps << "," << r.slinky_s * 1e6 << "," << r.memcpy_s * 1e6 << ","
-          << gb_per_s(r.bytes, r.slinky_s) << "," << gb_per_s(r.bytes, r.memcpy_s) << "," << r.ratio << "\n";
-    }
-    if (!csv) {
-      std::fprintf(stderr, "could not write %s\n", csv_path.c_str());
-      return 1;
-    }
+  for (const result& r : results) {
+    csv.add({r.name, r.bytes, r.reps, r.slinky_s * 1e6, r.memcpy_s * 1e6, gb_per_s(r.bytes, r.slinky_s),
+             gb_per_s(r.bytes, r.memcpy_s), r.ratio});
   }
   return 0;
 }

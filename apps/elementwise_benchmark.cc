@@ -1,6 +1,6 @@
 // Benchmark 3 of docs/benchmarks.md: a chain of K = 4 and 8 elementwise float funcs over 16M elements,
 // no schedule vs chunks of 1K..64K elements, beside a hand-written chunk loop and a fused pass.
-// Usage: elementwise_benchmark [--quick] [--cpu-time] [--reps N] [--n N] [--csv F.csv] (F_K4.csv, F_K8.csv)
+// Usage: elementwise_benchmark [--quick] [--cpu-time] [--reps N] [--n N] [--csv FILE]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -109,6 +109,8 @@ struct row {
   index_t peak = -1;         // peak intermediate bytes (slinky variants only)
   index_t allocations = -1;  // allocations through the hooks per run
   int reps = 0;
+  std::string key = "";  // the variant in the CSV
+  index_t chunk = 0;     // elements per chunk (0: none)
 };
 
 }  // namespace
@@ -119,7 +121,6 @@ int main(int argc, char** argv) {
   const int reps = std::stoi(arg(argc, argv, "--reps", quick ? "5" : "11"));
   const int slow_reps = 3;
   const index_t n = std::stol(arg(argc, argv, "--n", quick ? "4194304" : "16777216"));
-  const std::string csv = arg(argc, argv, "--csv");
   print_machine("Benchmark 3: elementwise chains, no schedule vs chunks vs hand-written limits");
   print_fresh_page_cost();
   std::printf("%lld floats (%lld MiB) per buffer. Times are medians of %d repetitions interleaved in rounds\n",
@@ -139,6 +140,9 @@ int main(int argc, char** argv) {
   ref.allocate();
   for (index_t i = 0; i < n; ++i) in_buf(i) = static_cast<float>(i % 1000) * 0.001f;
   std::vector<float> s0(chunks.back()), s1(chunks.back());
+  csv_writer csv(argc, argv,
+                 {"k_funcs", "elements", "variant", "chunk_elements", "repetitions", "time_ms", "time_all_on_heap_ms",
+                  "gb_per_s", "vs_best_hand_chunk_loop", "peak_intermediate_bytes", "allocations_per_run"});
 
   for (int k : {4, 8}) {
     // The reference: the stages one after the other, element by element.
@@ -195,6 +199,7 @@ int main(int argc, char** argv) {
     rows.push_back({"slinky, no schedule (malloc)"});
     rows.back().ms = median_of([&]() { run(pipelines[0]->p, nullptr); }, slow_reps, 0, cpu_time) * 1e3;
     rows.back().reps = slow_reps;
+    rows.back().key = "no_schedule_malloc";
     rows.back().peak = heap[0]->peak;
     rows.back().allocations = heap[0]->allocations;
     check("no schedule, after timing");
@@ -203,20 +208,26 @@ int main(int argc, char** argv) {
     // chunked variants again with all allocations on the heap.
     std::vector<std::function<void()>> fns;
     rows.push_back({"slinky, no schedule (memory reused)"});
+    rows.back().key = "no_schedule_memory_reused";
     rows.back().peak = heap[0]->peak;
     rows.back().allocations = heap[0]->allocations;
     fns.push_back([&]() { run(pipelines[0]->p, &heap[0]->context); });
     for (std::size_t i = 1; i < pipelines.size(); ++i) {
       rows.push_back({"slinky, chunks of " + std::to_string(schedules[i])});
+      rows.back().key = "slinky_chunks";
+      rows.back().chunk = schedules[i];
       rows.back().peak = heap[i]->peak;
       rows.back().allocations = heap[i]->allocations;
       fns.push_back([&, i]() { run(pipelines[i]->p, nullptr); });
     }
     for (index_t c : chunks) {
       rows.push_back({"hand-written chunk loop, chunks of " + std::to_string(c)});
+      rows.back().key = "hand_chunk_loop";
+      rows.back().chunk = c;
       fns.push_back([&, c]() { hand_chunk_loop(k, in_buf.base(), out_buf.base(), n, c, s0.data(), s1.data()); });
     }
     rows.push_back({"hand-fused single pass"});
+    rows.back().key = "hand_fused";
     fns.push_back([&]() {
       if (k == 4)
         hand_fused<4>(in_buf.base(), out_buf.base(), n);
@@ -255,7 +266,12 @@ int main(int argc, char** argv) {
              r.peak < 0 ? "" : std::to_string(r.peak), r.allocations < 0 ? "" : std::to_string(r.allocations)});
     }
     t.print();
-    if (!csv.empty()) t.write_csv(with_suffix(csv, "K" + std::to_string(k)));
+    for (const row& r : rows) {
+      csv.add({k, n, r.key, csv_writer::if_measured(r.chunk > 0, r.chunk), r.reps, r.ms,
+               csv_writer::if_measured(r.ms_heap >= 0, r.ms_heap), 2.0 * n * sizeof(float) / (r.ms * 1e6),
+               r.ms / hand_ms, csv_writer::if_measured(r.peak >= 0, r.peak),
+               csv_writer::if_measured(r.allocations >= 0, r.allocations)});
+    }
     const double ratio = rows[best_chunked].ms / hand_ms;
     std::printf("K = %d: best chunked: %s, %.2f ms; best hand chunk loop: %s, %.2f ms; hand-fused: %.2f ms\n", k,
                 rows[best_chunked].variant.c_str(), rows[best_chunked].ms, rows[best_hand].variant.c_str(), hand_ms,

@@ -5,8 +5,9 @@
 // pipelined: each value computed once), with the intermediates stored inside the loop by
 // store_at (data-parallel: each iteration recomputes its halo), and stored at the root by
 // store_root (pipelined, like the default). The elementwise chains' windows do not overlap: by
-// default each worker keeps its own blocks.
-// Usage: parallel_benchmark [--quick] [--reps N] [--size N] [--n N] [--print] [--csv F.csv]
+// default each worker keeps its own blocks. --threads T runs the parallel loops on T threads
+// (T - 1 workers) instead of 2, for curves of speed-up against threads on larger machines.
+// Usage: parallel_benchmark [--quick] [--reps N] [--size N] [--n N] [--threads T] [--print] [--csv FILE]
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -73,6 +74,17 @@ const char* mode_name(mode m) {
   case mode::parallel: return "parallel, default storage";
   case mode::store_inside: return "parallel, store_at inside (data-parallel)";
   case mode::store_root: return "parallel, store_root (pipelined)";
+  }
+  return "";
+}
+
+// The loop in the CSV.
+const char* mode_key(mode m) {
+  switch (m) {
+  case mode::serial: return "serial";
+  case mode::parallel: return "parallel";
+  case mode::store_inside: return "parallel_store_inside";
+  case mode::store_root: return "parallel_store_root";
   }
   return "";
 }
@@ -159,20 +171,22 @@ pipeline make_stencil(int stages, index_t strip, mode m) {
   return build_pipeline(ctx, {in}, {out});
 }
 
-// A compute loop with no memory traffic, to measure how much of 2 threads this machine gives now.
+// A compute loop with no memory traffic, to measure how much of its threads this machine gives now.
 double spin(index_t n, index_t seed) {
   double x = static_cast<double>(seed);
   for (index_t i = 0; i < n; ++i) x = x * 0.999999 + 1.0;
   return x;
 }
 
-// The speed-up of pool.parallel_for over 2 halves of a compute loop vs the whole loop on one thread:
-// the ceiling of any 2-thread speed-up in this run (2 on an idle machine with 2 cores).
-double parallel_ceiling(thread_pool& pool, int reps) {
+// The speed-up of pool.parallel_for over `threads` parts of a compute loop vs the whole loop on one
+// thread: the ceiling of any speed-up on that many threads in this run (2 on an idle machine with
+// 2 cores and 2 threads).
+double parallel_ceiling(thread_pool& pool, int threads, int reps) {
   const index_t n = 20000000;
   volatile double sink = 0;
   std::vector<double> t = interleaved_median_seconds(
-      {[&]() { sink = spin(n, 1); }, [&]() { pool.parallel_for(2, [&](std::size_t i) { sink = spin(n / 2, i); }); }},
+      {[&]() { sink = spin(n, 1); },
+       [&]() { pool.parallel_for(threads, [&](std::size_t i) { sink = spin(n / threads, i); }); }},
       reps);
   (void)sink;
   return t[0] / t[1];
@@ -207,6 +221,9 @@ std::vector<double> interleaved_median_cpu_seconds(const std::vector<std::functi
 struct result_row {
   std::string workload, schedule;
   mode m;
+  std::string key;  // the workload in the CSV
+  index_t size;     // elements (elementwise) or the image's side (stencil)
+  index_t step;     // elements per chunk or rows per strip
   double ms;
   double cpu_ms;
   double speedup;  // vs the serial loop of the same chunk or strip
@@ -223,11 +240,19 @@ int main(int argc, char** argv) {
   const int reps = std::stoi(arg(argc, argv, "--reps", quick ? "3" : "9"));
   const index_t size = std::stol(arg(argc, argv, "--size", quick ? "1024" : "4096"));
   const index_t n = std::stol(arg(argc, argv, "--n", quick ? "1048576" : "16777216"));
-  const std::string csv = arg(argc, argv, "--csv");
+  const int threads = std::stoi(arg(argc, argv, "--threads", "2"));
   const double target = 1.7;
+  if (threads < 2) {
+    std::fprintf(stderr, "--threads: at least 2\n");
+    return 1;
+  }
 
-  thread_pool_impl pool(1);
-  print_machine("Benchmark 7: parallel loops on 2 threads vs serial");
+  // One row per workload, step and loop, and two for the ceiling (a speed-up only).
+  csv_writer csv(argc, argv,
+                 {"workload", "size", "step", "loop", "threads", "repetitions", "time_ms", "speedup_vs_serial",
+                  "cpu_all_threads_ms", "peak_intermediate_bytes", "callback_points"});
+  thread_pool_impl pool(threads - 1);
+  print_machine(("Benchmark 7: parallel loops on " + std::to_string(threads) + " threads vs serial").c_str());
   {
     // Parallel speed-ups mean little on a machine busy with other work: say how busy it was.
     std::ifstream loadavg("/proc/loadavg");
@@ -236,8 +261,9 @@ int main(int argc, char** argv) {
     std::printf("Load average when starting (1 and 5 min): %s %s on %u hardware threads.\n", one.c_str(), five.c_str(),
                 std::thread::hardware_concurrency());
   }
-  std::printf("thread_pool_impl(1): %d threads (one worker plus the calling thread). Times are wall-clock\n",
-              pool.thread_count() + 1);
+  const std::string workers = threads == 2 ? "one worker" : std::to_string(threads - 1) + " workers";
+  std::printf("thread_pool_impl(%d): %d threads (%s plus the calling thread). Times are wall-clock\n", threads - 1,
+              pool.thread_count() + 1, workers.c_str());
   std::printf("medians of %d repetitions, the serial and parallel variants of each workload interleaved in\n", reps);
   std::printf("rounds after one warm-up run each. Every variant's output is checked against plain C++.\n");
   std::printf("Peak intermediates: the most bytes live at once through the allocate/free hooks\n");
@@ -247,10 +273,12 @@ int main(int argc, char** argv) {
   std::printf("(docs/benchmarks.md): >= %.1fx on 2 threads for the compute-bound stencil; the elementwise\n", target);
   std::printf("chains are memory-bound and have no target.\n\n");
 
-  const double ceiling_before = parallel_ceiling(pool, reps);
+  const double ceiling_before = parallel_ceiling(pool, threads, reps);
   std::vector<result_row> rows;
-  auto timed = [&](const std::string& workload, const std::vector<std::string>& schedules,
-                   const std::vector<mode>& modes, const std::vector<std::vector<pipeline>>& pipelines,
+  // key, size and steps[s] (the chunk or strip of schedules[s]) describe the rows in the CSV.
+  auto timed = [&](const std::string& workload, const std::string& key, index_t size, const std::vector<index_t>& steps,
+                   const std::vector<std::string>& schedules, const std::vector<mode>& modes,
+                   const std::vector<std::vector<pipeline>>& pipelines,
                    const std::function<index_t(const pipeline&, eval_context&)>& run,
                    const std::function<void(const std::string&)>& check, bool has_target) {
     for (std::size_t s = 0; s < schedules.size(); ++s) {
@@ -278,8 +306,8 @@ int main(int argc, char** argv) {
       std::vector<double> cpu = interleaved_median_cpu_seconds(fns, reps);
       check(workload + ", " + schedules[s] + ", after timing");
       for (std::size_t m = 0; m < modes.size(); ++m) {
-        rows.push_back(
-            {workload, schedules[s], modes[m], t[m] * 1e3, cpu[m] * 1e3, t[0] / t[m], peaks[m], counts[m], has_target});
+        rows.push_back({workload, schedules[s], modes[m], key, size, steps[s], t[m] * 1e3, cpu[m] * 1e3, t[0] / t[m],
+                        peaks[m], counts[m], has_target});
       }
     }
   };
@@ -314,8 +342,8 @@ int main(int argc, char** argv) {
         pipelines.push_back({make_chain(k, c, mode::serial), make_chain(k, c, mode::parallel)});
       }
       auto run = [&](const pipeline& p, eval_context& ctx) { return p.evaluate({&in_buf}, {&out_buf}, ctx); };
-      timed("elementwise K = " + std::to_string(k) + ", " + std::to_string(n) + " floats", schedules, modes, pipelines,
-            run, check, false);
+      timed("elementwise K = " + std::to_string(k) + ", " + std::to_string(n) + " floats",
+            "elementwise_k" + std::to_string(k), n, chunks, schedules, modes, pipelines, run, check, false);
     }
   }
 
@@ -352,15 +380,16 @@ int main(int argc, char** argv) {
       }
       auto run = [&](const pipeline& p, eval_context& ctx) { return p.evaluate({&in_buf}, {&out_buf}, ctx); };
       timed("stencil, " + std::to_string(stages) + " stages, " + std::to_string(size) + "x" + std::to_string(size),
-            schedules, modes, pipelines, run, check, true);
+            "stencil_" + std::to_string(stages) + "stages", size, strips, schedules, modes, pipelines, run, check,
+            true);
     }
   }
 
-  const double ceiling_after = parallel_ceiling(pool, reps);
-  std::printf("Ceiling: a compute loop without memory traffic split over the same 2 threads ran %.2fx (before)\n"
-              "and %.2fx (after) faster than on one thread. On an idle 2-core machine it is about 2; below the\n"
+  const double ceiling_after = parallel_ceiling(pool, threads, reps);
+  std::printf("Ceiling: a compute loop without memory traffic split over the same %d threads ran %.2fx (before)\n"
+              "and %.2fx (after) faster than on one thread. On an idle %d-core machine it is about %d; below the\n"
               "target, the target cannot be met by any schedule in this run (other processes hold the cores).\n\n",
-              ceiling_before, ceiling_after);
+              threads, ceiling_before, ceiling_after, threads, threads);
   table tab({"workload", "schedule", "loop", "repetitions", "time (ms)", "speed-up vs serial", "target",
              "CPU, all threads (ms)", "peak intermediates (bytes)", "callback points", "points vs serial"});
   bool all_pass = true, points_equal = true;
@@ -386,7 +415,15 @@ int main(int argc, char** argv) {
              std::to_string(r.peak_bytes), std::to_string(r.points), points_cell});
   }
   tab.print();
-  tab.write_csv(csv);
+  for (const result_row& r : rows) {
+    csv.add({r.key, r.size, r.step, mode_key(r.m), r.m == mode::serial ? 1 : threads, reps, r.ms, r.speedup, r.cpu_ms,
+             r.peak_bytes, r.points});
+  }
+  const std::pair<const char*, double> ceilings[] = {{"ceiling_before", ceiling_before},
+                                                     {"ceiling_after", ceiling_after}};
+  for (const auto& [key, ceiling] : ceilings) {
+    csv.add({key, {}, {}, "parallel_for", threads, reps, {}, ceiling, {}, {}, {}});
+  }
   for (const auto& b : best) {
     std::printf("%s, default storage: best parallel speed-up %.2f (target >= %.1f): %s\n", b.first.c_str(), b.second,
                 target, pass_or_miss(b.second >= target));
@@ -394,7 +431,7 @@ int main(int argc, char** argv) {
   std::printf("every default-storage stencil variant >= %.1f: %s\n", target, pass_or_miss(all_pass));
   std::printf("default storage computes the same callback points as serial: %s\n", pass_or_miss(points_equal));
   if (std::min(ceiling_before, ceiling_after) < target) {
-    std::printf("(the machine's 2-thread ceiling, %.2f, was below the target in this run)\n",
+    std::printf("(the machine's %d-thread ceiling, %.2f, was below the target in this run)\n", threads,
                 std::min(ceiling_before, ceiling_after));
   }
   return 0;

@@ -1,6 +1,6 @@
 // Benchmark 4 of docs/benchmarks.md: stencil chains on a 4096x4096 float image (elementwise then one or
 // two 3x3 boxes), no schedule vs a loop over rows vs strips of 8 and 32 rows; time and memory.
-// Usage: stencil_benchmark [--quick] [--cpu-time] [--reps N] [--size N] [--print] [--csv F.csv] (F_2stages.csv...)
+// Usage: stencil_benchmark [--quick] [--cpu-time] [--reps N] [--size N] [--print] [--csv FILE]
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -63,7 +63,6 @@ int main(int argc, char** argv) {
   const int reps = std::stoi(arg(argc, argv, "--reps", quick ? "5" : "9"));
   const int slow_reps = 3;
   const index_t size = std::stol(arg(argc, argv, "--size", quick ? "2048" : "4096"));
-  const std::string csv = arg(argc, argv, "--csv");
   print_machine("Benchmark 4: stencil chains, no schedule vs rows vs strips");
   print_fresh_page_cost();
   std::printf("%lldx%lld float output. Times are medians of %d repetitions interleaved in rounds (after one\n",
@@ -78,6 +77,11 @@ int main(int argc, char** argv) {
 
   const std::vector<index_t> strips = {1, 8, 32};
   bool memory_ok = true;
+  // Per intermediate: e (both chains) and b1 (3 stages only; empty for 2).
+  csv_writer csv(argc, argv,
+                 {"stages", "size", "schedule", "strip_rows", "repetitions", "time_ms", "speedup_vs_no_schedule_malloc",
+                  "speedup_vs_no_schedule_memory_reused", "peak_e_bytes", "bound_e_bytes", "peak_b1_bytes",
+                  "bound_b1_bytes", "peak_intermediate_bytes"});
   for (int stages : {2, 3}) {
     const int border = stages - 1;
     buffer<float, 2> in_buf({size + 2 * border, size + 2 * border}), out_buf({size, size}), ref({size, size});
@@ -158,15 +162,30 @@ int main(int argc, char** argv) {
                                                  : names[pi],
                                         std::to_string(i == 0 ? slow_reps : reps), fmt(sec * 1e3, 2),
                                         fmt(t_malloc / sec, 2), fmt(t[0] / sec, 2)};
+      std::vector<csv_writer::cell> csv_row = {stages,
+                                               size,
+                                               i == 0   ? "no_schedule_malloc"
+                                               : i == 1 ? "no_schedule_memory_reused"
+                                                        : "strips",
+                                               csv_writer::if_measured(strip > 0, strip),
+                                               i == 0 ? slow_reps : reps,
+                                               sec * 1e3,
+                                               t_malloc / sec,
+                                               t[0] / sec};
       for (int s = 0; s < stages - 1; ++s) {
         const index_t peak = trackers[pi]->peak_of(pipelines[pi]->intermediates[s]);
         const index_t width = size + 2 * pipelines[pi]->borders[s];
         const index_t bound = strip == 0 ? width * (size + 2 * pipelines[pi]->borders[s]) * 4 : width * (strip + 2) * 4;
         cells.push_back(std::to_string(peak));
         cells.push_back(strip == 0 ? "" : std::to_string(bound));
+        csv_row.push_back(peak);
+        csv_row.push_back(csv_writer::if_measured(strip > 0, bound));
         if (strip > 0 && peak > bound) memory_ok = false;
       }
       cells.push_back(std::to_string(trackers[pi]->peak));
+      for (int s = stages - 1; s < 2; ++s) csv_row.insert(csv_row.end(), {{}, {}});
+      csv_row.push_back(trackers[pi]->peak);
+      csv.add(csv_row);
       tab.add(cells);
       if (i >= 2 && t_malloc / sec > best_malloc) {
         best_malloc = t_malloc / sec;
@@ -175,7 +194,6 @@ int main(int argc, char** argv) {
       }
     }
     tab.print();
-    if (!csv.empty()) tab.write_csv(with_suffix(csv, std::to_string(stages) + "stages"));
     std::printf(
         "best schedule (%s) speed-up (%d stages), vs no schedule with memory reused: %.2f (target >= 3.5): %s\n",
         best_name.c_str(), stages, best_reused, pass_or_miss(best_reused >= 3.5));

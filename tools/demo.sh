@@ -8,3 +8,4 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target demo
 mkdir -p build/demo
 ./build/apps/demo --visualize build/demo "$@"
+echo "Plots of the benchmarks (overhead, elementwise, stencil, parallel): docs/plots/ (tools/plots.sh regenerates them)"

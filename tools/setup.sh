@@ -8,6 +8,8 @@ command -v g++ >/dev/null || need+=(g++)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
 [ -f /usr/include/benchmark/benchmark.h ] || need+=(libbenchmark-dev)
+# The plots of the benchmarks (tools/plots.sh) and their test: matplotlib for Debian's python3.
+[ -d /usr/lib/python3/dist-packages/matplotlib ] || need+=(python3-matplotlib)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}"
   sudo_cmd=""
