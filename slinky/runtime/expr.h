@@ -76,7 +76,7 @@ namespace slinky {
 /// constant last).
 enum class expr_node_type {
   none,  ///< The kind of an undefined expression.
-#define SLINKY_X(name) name, /**< The kind of a name node. */
+#define SLINKY_X(name) name, /**< The kind of class name. */
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
 #undef SLINKY_X
 };
@@ -84,7 +84,7 @@ enum class expr_node_type {
 /// The kinds of statement nodes (stmt.h).
 enum class stmt_node_type {
   none,  ///< The kind of an undefined statement.
-#define SLINKY_X(name) name, /**< The kind of a name node. */
+#define SLINKY_X(name) name, /**< The kind of class name. */
   SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)
 #undef SLINKY_X
 };
@@ -501,7 +501,7 @@ class expr_visitor {
 public:
   /// Virtual: visitors are used through this base.
   virtual ~expr_visitor() = default;
-#define SLINKY_X(name) /** Visits a name node; by default, its children. */ virtual void visit(const class name* op);
+#define SLINKY_X(name) /** Visits op (of class name); by default, its children. */ virtual void visit(const class name* op);
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
 #undef SLINKY_X
 };
