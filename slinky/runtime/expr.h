@@ -75,7 +75,8 @@ namespace slinky {
 /// The kinds of expression nodes. The order of the kinds is the original slinky's (none first,
 /// constant last).
 enum class expr_node_type {
-  none,  ///< The kind of an undefined expression.
+  /// The kind of an undefined expression.
+  none,
 #define SLINKY_X(name) name, /**< The kind of class name. */
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
 #undef SLINKY_X
@@ -83,7 +84,8 @@ enum class expr_node_type {
 
 /// The kinds of statement nodes (stmt.h).
 enum class stmt_node_type {
-  none,  ///< The kind of an undefined statement.
+  /// The kind of an undefined statement.
+  none,
 #define SLINKY_X(name) name, /**< The kind of class name. */
   SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)
 #undef SLINKY_X
@@ -432,11 +434,11 @@ public:
 
 /// Declares the node class of a binary operator (undefined after use).
 #define SLINKY_DECLARE_BINARY(name)                                                                                    \
-  /** The binary operator node name(a, b). Division and modulo are Euclidean, and x / 0 == x % 0 == 0. Comparisons \
+  /** The binary operator node name(a, b). Division and modulo are Euclidean, and x / 0 == x % 0 == 0. Comparisons     \
    * and logical operators give 0 or 1; logical operators treat non-zero as true. */                                   \
   class name : public binary_node<class name, expr_node_type::name> {                                                  \
   public:                                                                                                              \
-    /** The node name(a, b) (a and b must be defined; a constant operand of a commutative operator goes to b). */     \
+    /** The node name(a, b) (a and b must be defined; a constant operand of a commutative operator goes to b). */      \
     static expr make(expr a, expr b);                                                                                  \
   };
 SLINKY_FOR_EACH_BINARY_NODE(SLINKY_DECLARE_BINARY)
@@ -501,7 +503,8 @@ class expr_visitor {
 public:
   /// Virtual: visitors are used through this base.
   virtual ~expr_visitor() = default;
-#define SLINKY_X(name) /** Visits op (of class name); by default, its children. */ virtual void visit(const class name* op);
+#define SLINKY_X(name) /** Visits op (of class name); by default, its children. */                                     \
+  virtual void visit(const class name* op);
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
 #undef SLINKY_X
 };

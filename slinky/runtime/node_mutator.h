@@ -136,7 +136,7 @@ public:
   ///@}
 
 #define SLINKY_X(name)                                                                                                 \
-  /** Mutates op (of class name): by default its children, rebuilding op only if one of them changed. */             \
+  /** Mutates op (of class name): by default its children, rebuilding op only if one of them changed. */               \
   void visit(const class name* op) override;
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
   SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)

@@ -485,7 +485,8 @@ class stmt_visitor : public expr_visitor {
 public:
   /// The visits of expression nodes.
   using expr_visitor::visit;
-#define SLINKY_X(name) /** Visits op (of class name); by default, its children. */ virtual void visit(const class name* op);
+#define SLINKY_X(name) /** Visits op (of class name); by default, its children. */                                     \
+  virtual void visit(const class name* op);
   SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)
 #undef SLINKY_X
 };
