@@ -1,5 +1,5 @@
 /// \file
-/// chrome_trace writes a trace of named, nested durations per thread in the Chrome/Perfetto JSON
+/// `chrome_trace` writes a trace of named, nested durations per thread in the Chrome/Perfetto JSON
 /// format (open it in ui.perfetto.dev or chrome://tracing); scoped_trace brackets a scope.
 #ifndef SLINKY_BASE_CHROME_TRACE_H
 #define SLINKY_BASE_CHROME_TRACE_H

@@ -1,5 +1,5 @@
 /// \file
-/// function_ref<R(Args...)>: a non-owning, non-allocating reference to a callable. The callable
+/// `function_ref<R(Args...)>`: a non-owning, non-allocating reference to a callable. The callable
 /// must outlive the function_ref (pass it down a call stack, never store it).
 #ifndef SLINKY_BASE_FUNCTION_REF_H
 #define SLINKY_BASE_FUNCTION_REF_H

@@ -1,5 +1,5 @@
 /// \file
-/// modulus_remainder<T>: what is known about an integer's alignment, the set {modulus * k + remainder}
+/// `modulus_remainder<T>`: what is known about an integer's alignment, the set {modulus * k + remainder}
 /// for every integer k, with conservative arithmetic on such sets (after Halide's ModulusRemainder).
 /// For example, if x is in (8, 3) then x * 2 + 1 is in (16, 7) and x % 4 is in (0, 3): always 3.
 #ifndef SLINKY_BASE_MODULUS_REMAINDER_H

@@ -1,5 +1,5 @@
 /// \file
-/// thread_pool_impl: the thread pool bundled with slinky. A fixed set of worker threads shares
+/// `thread_pool_impl`: the thread pool bundled with slinky. A fixed set of worker threads shares
 /// each parallel loop with the threads that wait for it.
 #ifndef SLINKY_BASE_THREAD_POOL_IMPL_H
 #define SLINKY_BASE_THREAD_POOL_IMPL_H

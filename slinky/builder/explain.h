@@ -1,5 +1,5 @@
 /// \file
-/// explain_pipeline: a readable account of what build_pipeline decides for a graph and why.
+/// `explain_pipeline`: a readable account of what build_pipeline decides for a graph and why.
 #ifndef SLINKY_BUILDER_EXPLAIN_H
 #define SLINKY_BUILDER_EXPLAIN_H
 

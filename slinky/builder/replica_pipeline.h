@@ -1,5 +1,5 @@
 /// \file
-/// define_replica_pipeline: C++ source that rebuilds a pipeline's graph and schedule, for bug
+/// `define_replica_pipeline`: C++ source that rebuilds a pipeline's graph and schedule, for bug
 /// reports (a pipeline can be reproduced without the code or the data of the application).
 #ifndef SLINKY_BUILDER_REPLICA_PIPELINE_H
 #define SLINKY_BUILDER_REPLICA_PIPELINE_H

@@ -1,5 +1,5 @@
 /// \file
-/// report_memory: what a pipeline will allocate for given shapes, found without running its
+/// `report_memory`: what a pipeline will allocate for given shapes, found without running its
 /// callbacks.
 #ifndef SLINKY_RUNTIME_MEMORY_REPORT_H
 #define SLINKY_RUNTIME_MEMORY_REPORT_H

@@ -1,5 +1,5 @@
 /// \file
-/// node_mutator: the base of passes that rewrite programs. Each visit produces the rewritten
+/// `node_mutator`: the base of passes that rewrite programs. Each visit produces the rewritten
 /// node; by default a node's children are mutated and the node is rebuilt only if one of them
 /// changed, so an untouched program comes back as the very same nodes.
 #ifndef SLINKY_RUNTIME_NODE_MUTATOR_H

@@ -1,5 +1,5 @@
 /// \file
-/// pipeline: a built, runnable program. It binds the caller's buffers and scalars to the
+/// `pipeline`: a built, runnable program. It binds the caller's buffers and scalars to the
 /// program's symbols and runs it. It does not depend on the graph that described it.
 #ifndef SLINKY_RUNTIME_PIPELINE_H
 #define SLINKY_RUNTIME_PIPELINE_H

@@ -1,5 +1,5 @@
 /// \file
-/// substitutor: the base of the mutators that replace uses of symbols (substitute in
+/// `substitutor`: the base of the mutators that replace uses of symbols (substitute in
 /// runtime/node_mutator.h, substitute_buffer in builder/substitute.h). It tracks the scopes of
 /// declarations through hooks, so that a subclass can leave alone uses that a declaration shadows.
 #ifndef SLINKY_RUNTIME_SUBSTITUTOR_H

@@ -1,5 +1,5 @@
 /// \file
-/// visualize: one self-contained HTML page that replays what a pipeline does for given shapes.
+/// `visualize`: one self-contained HTML page that replays what a pipeline does for given shapes.
 #ifndef SLINKY_RUNTIME_VISUALIZE_H
 #define SLINKY_RUNTIME_VISUALIZE_H
 
