@@ -1,6 +1,7 @@
-// Integer arithmetic with the semantics slinky programs use: Euclidean division and modulo
-// (x / 0 == 0, x % 0 == 0), overflow-checked and saturating operations, gcd/lcm, alignment,
-// and the bounds of sums of staircase functions.
+/// \file
+/// Integer arithmetic with the semantics slinky programs use: Euclidean division and modulo
+/// (x / 0 == 0, x % 0 == 0), overflow-checked and saturating operations, gcd/lcm, alignment,
+/// and the bounds of sums of staircase functions.
 #ifndef SLINKY_BASE_ARITHMETIC_H
 #define SLINKY_BASE_ARITHMETIC_H
 
@@ -12,8 +13,8 @@
 
 namespace slinky {
 
-// Euclidean division: the remainder is always in [0, |b|), and a == (a / b) * b + a % b.
-// Division by zero gives define_b_zero. The one overflowing case, min / -1, saturates to max.
+/// Euclidean division: the remainder is always in [0, |b|), and a == (a / b) * b + a % b.
+/// Division by zero gives define_b_zero. The one overflowing case, min / -1, saturates to max.
 template <typename T>
 constexpr T euclidean_div(T a, T b, T define_b_zero = 0) {
   if (b == 0) return define_b_zero;
@@ -28,7 +29,7 @@ constexpr T euclidean_div(T a, T b, T define_b_zero = 0) {
   }
 }
 
-// Euclidean modulo: always in [0, |b|); x % 0 == define_b_zero.
+/// Euclidean modulo: always in [0, |b|); x % 0 == define_b_zero.
 template <typename T>
 constexpr T euclidean_mod(T a, T b, T define_b_zero = 0) {
   if (b == 0) return define_b_zero;
@@ -42,8 +43,8 @@ constexpr T euclidean_mod(T a, T b, T define_b_zero = 0) {
   }
 }
 
-// Euclidean division (rounding toward negative infinity) by a divisor known to be positive;
-// cheaper than euclidean_div.
+/// Euclidean division (rounding toward negative infinity) by a divisor known to be positive;
+/// cheaper than euclidean_div.
 template <typename T>
 constexpr T euclidean_div_positive_divisor(T a, T b) {
   if constexpr (std::is_signed_v<T>) {
@@ -54,15 +55,15 @@ constexpr T euclidean_div_positive_divisor(T a, T b) {
   }
 }
 
-// a / b rounded to the nearest integer, halves rounded up (toward positive infinity), for b > 0.
+/// a / b rounded to the nearest integer, halves rounded up (toward positive infinity), for b > 0.
 template <typename T>
 constexpr T round_div(T a, T b) {
   return euclidean_div(a + b / 2, b);
 }
 
-// Euclidean modulo for a known positive modulus, the common case on hot paths (fold factors).
-// A 64-bit division costs tens of cycles: a power-of-two modulus is a mask instead, and operands
-// that fit in 32 bits divide in 32 bits.
+/// Euclidean modulo for a known positive modulus, the common case on hot paths (fold factors).
+/// A 64-bit division costs tens of cycles: a power-of-two modulus is a mask instead, and operands
+/// that fit in 32 bits divide in 32 bits.
 template <typename T>
 constexpr T euclidean_mod_positive_modulus(T a, T b) {
   if ((b & (b - 1)) == 0) return a & (b - 1);  // two's complement: Euclidean for a < 0 too
@@ -80,19 +81,21 @@ constexpr T euclidean_mod_positive_modulus(T a, T b) {
   }
 }
 
-// Division rounding toward negative infinity for a positive divisor.
+/// Division rounding toward negative infinity for a positive divisor.
 template <typename T>
 constexpr T floor_div(T a, T b) {
   return euclidean_div(a, b);
 }
 
-// Division rounding toward positive infinity for a positive divisor.
+/// Division rounding toward positive infinity for a positive divisor.
 template <typename T>
 constexpr T ceil_div(T a, T b) {
   return euclidean_div(a + b - 1, b);
 }
 
-// Overflow-checked arithmetic: returns true (and stores the wrapped value) on overflow.
+/// Overflow-checked arithmetic: *result = a + b, a - b or a * b, wrapped around on overflow;
+/// returns true if it overflowed T.
+///@{
 template <typename T>
 inline bool add_overflows(T a, T b, T* result) {
   return __builtin_add_overflow(a, b, result);
@@ -105,8 +108,10 @@ template <typename T>
 inline bool mul_overflows(T a, T b, T* result) {
   return __builtin_mul_overflow(a, b, result);
 }
+///@}
 
-// Whether a + b, a - b or a * b overflows T.
+/// Whether a + b, a - b or a * b overflows T.
+///@{
 template <typename T>
 inline bool add_overflows(T a, T b) {
   T r;
@@ -122,9 +127,11 @@ inline bool mul_overflows(T a, T b) {
   T r;
   return __builtin_mul_overflow(a, b, &r);
 }
+///@}
 
-// Sets result to a + b, a - b or a * b and returns false; on overflow, sets result to 0 and
-// returns true.
+/// Sets result to a + b, a - b or a * b and returns false; on overflow, sets result to 0 and
+/// returns true.
+///@{
 template <typename T>
 inline bool add_with_overflow(T a, T b, T& result) {
   if (!__builtin_add_overflow(a, b, &result)) return false;
@@ -143,8 +150,11 @@ inline bool mul_with_overflow(T a, T b, T& result) {
   result = 0;
   return true;
 }
+///@}
 
-// Saturating arithmetic: results that overflow are clamped to the range of T.
+/// Saturating arithmetic: a + b, a - b, a * b or -a, clamped to the range of T where it
+/// overflows.
+///@{
 template <typename T>
 inline T saturate_add(T a, T b) {
   T r;
@@ -167,9 +177,11 @@ template <typename T>
 inline T saturate_negate(T a) {
   return a == std::numeric_limits<T>::min() ? std::numeric_limits<T>::max() : -a;
 }
+///@}
 
-// The same saturating operations under the original's names; div_sat is euclidean_div, whose
-// only overflow (min / -1) saturates to max, and which gives 0 for b == 0.
+/// The same saturating operations under the original's names; div_sat is euclidean_div, whose
+/// only overflow (min / -1) saturates to max, and which gives 0 for b == 0.
+///@{
 template <typename T>
 inline T add_sat(T a, T b) {
   return saturate_add(a, b);
@@ -186,20 +198,24 @@ template <typename T>
 inline T div_sat(T a, T b) {
   return euclidean_div(a, b);
 }
+///@}
 
-// -1, 0 or 1.
+/// The sign of x: -1, 0 or 1.
 template <typename T>
 constexpr T sign(T x) {
   return x > 0 ? 1 : (x < 0 ? -1 : 0);
 }
 
+/// |a| (for the minimum of a signed T, which has no positive counterpart, it overflows).
 template <typename T>
 constexpr T abs_value(T a) {
   if constexpr (std::is_signed_v<T>) return a < 0 ? -a : a;
   return a;
 }
 
-// Greatest common divisor (always >= 0; gcd(0, 0) == 0) and least common multiple.
+/// Greatest common divisor (always >= 0; gcd(0, 0) == 0) and least common multiple (always
+/// >= 0; 0 if a or b is 0).
+///@{
 template <typename T>
 constexpr T gcd(T a, T b) {
   a = abs_value(a);
@@ -216,8 +232,10 @@ constexpr T lcm(T a, T b) {
   if (a == 0 || b == 0) return 0;
   return abs_value(a / gcd(a, b) * b);
 }
+///@}
 
-// Rounds x down or up to a multiple of the positive alignment a.
+/// Rounds x down or up to a multiple of the positive alignment a.
+///@{
 template <typename T>
 constexpr T align_down(T x, T a) {
   return euclidean_div(x, a) * a;
@@ -226,31 +244,38 @@ template <typename T>
 constexpr T align_up(T x, T a) {
   return euclidean_div(x + a - 1, a) * a;
 }
+///@}
 
+/// True if x is a positive power of two (1, 2, 4, ...).
 template <typename T>
 constexpr bool is_power_of_two(T x) {
   return x > 0 && (x & (x - 1)) == 0;
 }
 
-// floor((x + a) / b) * c, with Euclidean division (so 0 where b == 0).
+/// floor((x + a) / b) * c, with Euclidean division (so 0 where b == 0).
 template <typename T>
 constexpr T staircase(T x, T a, T b, T c) {
   return euclidean_div(x + a, b) * c;
 }
 
-// A range of values [min, max]; a missing end is unbounded.
+/// A range of values [min, max]; a missing end is unbounded.
 template <typename T>
 struct interval {
+  ///@{
+  /// The ends; std::nullopt is unbounded.
   std::optional<T> min, max;
+  ///@}
 
+  /// Equal if both ends are (two missing ends are equal).
   bool operator==(const interval& other) const { return min == other.min && max == other.max; }
+  /// Not operator==.
   bool operator!=(const interval& other) const { return !(*this == other); }
 };
 
-// The bounds, over all integers x, of staircase(x, a1, b1, c1) + staircase(x, a2, b2, c2),
-// computed exactly (without overflow) as integers: an end is missing where the sum is
-// unbounded (the two slopes c1 / b1 and c2 / b2 do not cancel) or where the bound does not fit
-// in T. For example, x / 4 * 4 - x / 2 * 2 (a1 = a2 = 0) is bounded by [-2, 0].
+/// The bounds, over all integers x, of staircase(x, a1, b1, c1) + staircase(x, a2, b2, c2),
+/// computed exactly (without overflow) as integers: an end is missing where the sum is
+/// unbounded (the two slopes c1 / b1 and c2 / b2 do not cancel) or where the bound does not fit
+/// in T. For example, x / 4 * 4 - x / 2 * 2 (a1 = a2 = 0) is bounded by [-2, 0].
 template <typename T>
 interval<T> staircase_sum_bounds(T a1, T b1, T c1, T a2, T b2, T c2) {
   static_assert(std::is_signed_v<T> && sizeof(T) <= 8, "staircase_sum_bounds computes in 128 bits");

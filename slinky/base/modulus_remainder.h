@@ -1,6 +1,7 @@
-// modulus_remainder<T>: what is known about an integer's alignment, the set {modulus * k + remainder}
-// for every integer k, with conservative arithmetic on such sets (after Halide's ModulusRemainder).
-// For example, if x is in (8, 3) then x * 2 + 1 is in (16, 7) and x % 4 is in (0, 3): always 3.
+/// \file
+/// `modulus_remainder<T>`: what is known about an integer's alignment, the set {modulus * k + remainder}
+/// for every integer k, with conservative arithmetic on such sets (after Halide's ModulusRemainder).
+/// For example, if x is in (8, 3) then x * 2 + 1 is in (16, 7) and x % 4 is in (0, 3): always 3.
 #ifndef SLINKY_BASE_MODULUS_REMAINDER_H
 #define SLINKY_BASE_MODULUS_REMAINDER_H
 
@@ -11,21 +12,24 @@
 
 namespace slinky {
 
-// The set {modulus * k + remainder : k an integer}. A modulus of 0 is the single value
-// `remainder`; a modulus of 1 (the default) is every integer. Values are kept normalized: the
-// modulus is not negative, and if it is positive the remainder is in [0, modulus). Every
-// operator below returns a set that contains every result of the operation applied to members of
-// its operands (conservative: possibly more); where computing it would overflow T, the result is
-// (1, 0). Division and modulo are Euclidean, and x / 0 == x % 0 == 0, as in slinky expressions.
+/// The set {modulus * k + remainder : k an integer}. A modulus of 0 is the single value
+/// `remainder`; a modulus of 1 (the default) is every integer. Values are kept normalized: the
+/// modulus is not negative, and if it is positive the remainder is in [0, modulus). Every
+/// operator below returns a set that contains every result of the operation applied to members of
+/// its operands (conservative: possibly more); where computing it would overflow T, the result is
+/// (1, 0). Division and modulo are Euclidean, and x / 0 == x % 0 == 0, as in slinky expressions.
 template <typename T>
 struct modulus_remainder {
   static_assert(std::is_integral_v<T> && std::is_signed_v<T>, "modulus_remainder needs a signed integer type");
 
+  /// The modulus: 0 for a single value, else positive.
   T modulus = 1;
+  /// The remainder: the value if modulus is 0, else in [0, modulus).
   T remainder = 0;
 
+  /// Every integer: (1, 0).
   modulus_remainder() = default;
-  // The set {m * k + r}, normalized (so (8, 11) and (-8, 3) are both (8, 3)).
+  /// The set {m * k + r}, normalized (so (8, 11) and (-8, 3) are both (8, 3)).
   modulus_remainder(T m, T r) : modulus(m), remainder(r) {
     if (modulus < 0) {
       if (modulus == std::numeric_limits<T>::min()) {
@@ -37,19 +41,21 @@ struct modulus_remainder {
     if (modulus > 0) remainder = euclidean_mod(remainder, modulus);
   }
 
-  // The set of one value.
+  /// The set of one value.
   static modulus_remainder constant(T value) { return modulus_remainder(0, value); }
-  // Every integer.
+  /// Every integer.
   static modulus_remainder unknown() { return modulus_remainder(); }
 
-  // Whether the set is a single value.
+  /// Whether the set is a single value.
   bool is_constant() const { return modulus == 0; }
-  // Whether x is in the set.
+  /// Whether x is in the set.
   bool contains(T x) const { return modulus == 0 ? x == remainder : euclidean_mod(x, modulus) == remainder; }
 
+  /// The same set (both are normalized).
   bool operator==(const modulus_remainder& other) const {
     return modulus == other.modulus && remainder == other.remainder;
   }
+  /// Not operator==.
   bool operator!=(const modulus_remainder& other) const { return !(*this == other); }
 };
 
@@ -88,8 +94,8 @@ bool mr_contains_zero(const modulus_remainder<T>& a) {
 
 }  // namespace internal
 
-// {x + y}: x + y == (ma * i + mb * j) + (ra + rb), and {ma * i + mb * j} is the multiples of
-// gcd(ma, mb).
+/// {x + y}: x + y == (ma * i + mb * j) + (ra + rb), and {ma * i + mb * j} is the multiples of
+/// gcd(ma, mb).
 template <typename T>
 modulus_remainder<T> operator+(const modulus_remainder<T>& a, const modulus_remainder<T>& b) {
   T r;
@@ -97,6 +103,7 @@ modulus_remainder<T> operator+(const modulus_remainder<T>& a, const modulus_rema
   return modulus_remainder<T>(internal::mr_gcd(a.modulus, b.modulus), r);
 }
 
+/// {x - y}: as for +, congruent to ra - rb modulo gcd(ma, mb).
 template <typename T>
 modulus_remainder<T> operator-(const modulus_remainder<T>& a, const modulus_remainder<T>& b) {
   T r;
@@ -104,8 +111,8 @@ modulus_remainder<T> operator-(const modulus_remainder<T>& a, const modulus_rema
   return modulus_remainder<T>(internal::mr_gcd(a.modulus, b.modulus), r);
 }
 
-// {x * y}: (ma * i + ra) * (mb * j + rb) == ma * mb * i * j + ma * rb * i + mb * ra * j + ra * rb,
-// so the modulus is gcd(ma * mb, ma * rb, mb * ra).
+/// {x * y}: (ma * i + ra) * (mb * j + rb) == ma * mb * i * j + ma * rb * i + mb * ra * j + ra * rb,
+/// so the modulus is gcd(ma * mb, ma * rb, mb * ra).
 template <typename T>
 modulus_remainder<T> operator*(const modulus_remainder<T>& a, const modulus_remainder<T>& b) {
   T mm, mr, rm, rr;
@@ -118,8 +125,8 @@ modulus_remainder<T> operator*(const modulus_remainder<T>& a, const modulus_rema
   return modulus_remainder<T>(internal::mr_gcd(internal::mr_gcd(mm, amr), arm), rr);
 }
 
-// {x / y}: known only for a constant divisor c that divides the modulus (or a constant dividend):
-// (m * k + r) / c == (m / c) * k + r / c exactly (Euclidean), because m * k is a multiple of c.
+/// {x / y}: known only for a constant divisor c that divides the modulus (or a constant dividend):
+/// (m * k + r) / c == (m / c) * k + r / c exactly (Euclidean), because m * k is a multiple of c.
 template <typename T>
 modulus_remainder<T> operator/(const modulus_remainder<T>& a, const modulus_remainder<T>& b) {
   if (!b.is_constant()) return modulus_remainder<T>();
@@ -134,9 +141,9 @@ modulus_remainder<T> operator/(const modulus_remainder<T>& a, const modulus_rema
   return modulus_remainder<T>(a.modulus / c, euclidean_div(a.remainder, c));
 }
 
-// {x % y}: x % y == x - y * q, and y * q is a multiple of gcd(mb, rb), so x % y is congruent to ra
-// modulo gcd(ma, mb, rb). If y may be 0, x % y may also be 0. For a constant y == c whose
-// multiple is ma, x % c is the single value ra % c.
+/// {x % y}: x % y == x - y * q, and y * q is a multiple of gcd(mb, rb), so x % y is congruent to ra
+/// modulo gcd(ma, mb, rb). If y may be 0, x % y may also be 0. For a constant y == c whose
+/// multiple is ma, x % c is the single value ra % c.
 template <typename T>
 modulus_remainder<T> operator%(const modulus_remainder<T>& a, const modulus_remainder<T>& b) {
   if (b.is_constant()) {
@@ -159,7 +166,7 @@ modulus_remainder<T> operator%(const modulus_remainder<T>& a, const modulus_rema
   return result;
 }
 
-// The union: a set containing both.
+/// The union: a set containing both.
 template <typename T>
 modulus_remainder<T> operator|(const modulus_remainder<T>& a, const modulus_remainder<T>& b) {
   T d, abs_d;
@@ -167,8 +174,8 @@ modulus_remainder<T> operator|(const modulus_remainder<T>& a, const modulus_rema
   return modulus_remainder<T>(internal::mr_gcd(internal::mr_gcd(a.modulus, b.modulus), abs_d), a.remainder);
 }
 
-// The intersection: a set containing every value in both (by the Chinese remainder theorem when
-// it is representable; one of the operands otherwise, or when the intersection is empty).
+/// The intersection: a set containing every value in both (by the Chinese remainder theorem when
+/// it is representable; one of the operands otherwise, or when the intersection is empty).
 template <typename T>
 modulus_remainder<T> operator&(const modulus_remainder<T>& a, const modulus_remainder<T>& b) {
   if (a.is_constant()) return a;
@@ -206,12 +213,15 @@ modulus_remainder<T> operator&(const modulus_remainder<T>& a, const modulus_rema
   return modulus_remainder<T>(m, x);
 }
 
-// The same with a constant operand.
+/// The same with a constant operand: defines operator op(modulus_remainder<T>, T) and
+/// operator op(T, modulus_remainder<T>) (undefined after use).
 #define SLINKY_MODULUS_REMAINDER_CONSTANT_OP(op)                                                                       \
+  /** a op the constant b. */                                                                                          \
   template <typename T>                                                                                                \
   modulus_remainder<T> operator op(const modulus_remainder<T>& a, typename internal::mr_identity<T>::type b) {         \
     return a op modulus_remainder<T>::constant(b);                                                                     \
   }                                                                                                                    \
+  /** The constant a op b. */                                                                                          \
   template <typename T>                                                                                                \
   modulus_remainder<T> operator op(typename internal::mr_identity<T>::type a, const modulus_remainder<T>& b) {         \
     return modulus_remainder<T>::constant(a) op b;                                                                     \
@@ -225,6 +235,8 @@ SLINKY_MODULUS_REMAINDER_CONSTANT_OP(|)
 SLINKY_MODULUS_REMAINDER_CONSTANT_OP(&)
 #undef SLINKY_MODULUS_REMAINDER_CONSTANT_OP
 
+/// Compound assignment: a = a + b, a - b, a * b, a / b, a % b, a | b or a & b.
+///@{
 template <typename T>
 modulus_remainder<T>& operator+=(modulus_remainder<T>& a, const modulus_remainder<T>& b) {
   return a = a + b;
@@ -253,6 +265,7 @@ template <typename T>
 modulus_remainder<T>& operator&=(modulus_remainder<T>& a, const modulus_remainder<T>& b) {
   return a = a & b;
 }
+///@}
 
 }  // namespace slinky
 

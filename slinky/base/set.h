@@ -1,4 +1,5 @@
-// Set helpers: whether two sorted ranges (or two std::sets) share no element.
+/// \file
+/// Set helpers: whether two sorted ranges (or two std::sets) share no element.
 #ifndef SLINKY_BASE_SET_H
 #define SLINKY_BASE_SET_H
 
@@ -6,8 +7,8 @@
 
 namespace slinky {
 
-// Whether the sorted ranges [a_begin, a_end) and [b_begin, b_end) have no element in common
-// (elements compared with <, both ranges sorted by it). Linear in the sizes of the ranges.
+/// Whether the sorted ranges [a_begin, a_end) and [b_begin, b_end) have no element in common
+/// (elements compared with <, both ranges sorted by it). Linear in the sizes of the ranges.
 template <typename It>
 bool empty_intersection(It a_begin, It a_end, It b_begin, It b_end) {
   while (a_begin != a_end && b_begin != b_end) {
@@ -22,7 +23,7 @@ bool empty_intersection(It a_begin, It a_end, It b_begin, It b_end) {
   return true;
 }
 
-// Whether the sets a and b have no element in common.
+/// Whether the sets a and b have no element in common.
 template <typename T>
 bool empty_intersection(const std::set<T>& a, const std::set<T>& b) {
   return empty_intersection(a.begin(), a.end(), b.begin(), b.end());

@@ -1,5 +1,6 @@
-// thread_pool_impl: the thread pool bundled with slinky. A fixed set of worker threads shares
-// each parallel loop with the threads that wait for it.
+/// \file
+/// `thread_pool_impl`: the thread pool bundled with slinky. A fixed set of worker threads shares
+/// each parallel loop with the threads that wait for it.
 #ifndef SLINKY_BASE_THREAD_POOL_IMPL_H
 #define SLINKY_BASE_THREAD_POOL_IMPL_H
 
@@ -16,72 +17,77 @@
 
 namespace slinky {
 
-// The size of a cache line (bytes), to keep data written by different threads apart.
+/// The size of a cache line (bytes), to keep data written by different threads apart.
 constexpr std::size_t cache_line_size = 64;
 
-// A thread_pool of `workers` threads of its own, plus the threads that call wait_for, which run
-// work while they wait, plus any threads a host lends through run_worker or work_until_idle.
-// thread_count() is the number of worker threads (not counting callers of wait_for). Beyond
-// what thread_pool requires, it guarantees:
-// - Items of a task are claimed in increasing order of i, so body(i) may wait for (the progress
-//   of) body(j) with j < i, never for j > i. Items are claimed in chunks that shrink as the task
-//   runs out of items (guided self-scheduling, Polychronopoulos and Kuck, 1987).
-// - A thread never runs items of a task that it is already running an item of further down its
-//   own stack: an item waiting for another item of its task cannot end up stacked on top of it.
-//   Other tasks may be: a thread that waits runs items of any other queued task, so those items
-//   must not wait for something that only the waiting thread's own stack can provide.
-// - wait_for(task) runs items of that task first, then items of other tasks until it is done.
-// - wait_for(condition) calls condition() with the pool's lock held, the lock atomic_call holds
-//   while it calls fn, and calls it again after each atomic_call. When condition() returns true
-//   it is not called again, so it may take a resource (e.g. decrement a semaphore) as it succeeds.
-//   Neither condition nor fn may call the pool. run_worker treats its condition the same way.
-// - A task made by enqueue owns its body (a std::function); each thread that runs items of it
-//   copies the body once, when it claims its first item, and calls its copy. A task made by
-//   enqueue_ref calls the caller's body directly: no copy and no std::function.
-// - Idle threads poll for work (spinning, then yielding their core) for up to 200 us, then sleep
-//   on a condition variable. enqueue wakes sleeping threads for min(n, max_workers) - 1 of them
-//   (the thread that waits for the task is expected to be one), and one for a task of one item
-//   (enqueue(Fn), usually not waited for at once).
-// - The destructor runs every item still queued (on the workers, or on the destroying thread if
-//   there are none), then joins the workers. Bodies must still be valid then; normally every
-//   task was waited for and nothing is left. No thread may be inside run_worker then.
-//
-// Example:
-//   thread_pool_impl pool(3);
-//   pool.parallel_for(100, [&](std::size_t i) { out[i] = f(in[i]); });
-//
-// A host that runs slinky's work on its own threads makes a pool without workers, announces
-// its threads with expect_workers(n), and has them call work_until_idle() after each enqueue
-// (or run_worker(condition) to stay until condition() holds).
+/// A thread_pool of `workers` threads of its own, plus the threads that call wait_for, which run
+/// work while they wait, plus any threads a host lends through run_worker or work_until_idle.
+/// thread_count() is the number of worker threads (not counting callers of wait_for). Beyond
+/// what thread_pool requires, it guarantees:
+/// - Items of a task are claimed in increasing order of i, so body(i) may wait for (the progress
+///   of) body(j) with j < i, never for j > i. Items are claimed in chunks that shrink as the task
+///   runs out of items (guided self-scheduling, Polychronopoulos and Kuck, 1987).
+/// - A thread never runs items of a task that it is already running an item of further down its
+///   own stack: an item waiting for another item of its task cannot end up stacked on top of it.
+///   Other tasks may be: a thread that waits runs items of any other queued task, so those items
+///   must not wait for something that only the waiting thread's own stack can provide.
+/// - wait_for(task) runs items of that task first, then items of other tasks until it is done.
+/// - wait_for(condition) calls condition() with the pool's lock held, the lock atomic_call holds
+///   while it calls fn, and calls it again after each atomic_call. When condition() returns true
+///   it is not called again, so it may take a resource (e.g. decrement a semaphore) as it succeeds.
+///   Neither condition nor fn may call the pool. run_worker treats its condition the same way.
+/// - A task made by enqueue owns its body (a std::function); each thread that runs items of it
+///   copies the body once, when it claims its first item, and calls its copy. A task made by
+///   enqueue_ref calls the caller's body directly: no copy and no std::function.
+/// - Idle threads poll for work (spinning, then yielding their core) for up to 200 us, then sleep
+///   on a condition variable. enqueue wakes sleeping threads for min(n, max_workers) - 1 of them
+///   (the thread that waits for the task is expected to be one), and one for a task of one item
+///   (enqueue(Fn), usually not waited for at once).
+/// - The destructor runs every item still queued (on the workers, or on the destroying thread if
+///   there are none), then joins the workers. Bodies must still be valid then; normally every
+///   task was waited for and nothing is left. No thread may be inside run_worker then.
+///
+/// Example:
+///
+///     thread_pool_impl pool(3);
+///     pool.parallel_for(100, [&](std::size_t i) { out[i] = f(in[i]); });
+///
+/// A host that runs slinky's work on its own threads makes a pool without workers, announces
+/// its threads with expect_workers(n), and has them call work_until_idle() after each enqueue
+/// (or run_worker(condition) to stay until condition() holds).
 class thread_pool_impl final : public thread_pool {
 public:
-  // The task type of this pool; defined in thread_pool_impl.cc.
+  /// The task type of this pool; defined in thread_pool_impl.cc.
   class task_impl;
 
-  // Starts `workers` threads (negative counts as 0) and calls expect_workers(workers). Each
-  // thread first calls init() (if not null), then works until the pool is destroyed; the
-  // constructor returns after every thread has returned from init().
+  /// Starts `workers` threads (negative counts as 0) and calls expect_workers(workers). Each
+  /// thread first calls init() (if not null), then works until the pool is destroyed; the
+  /// constructor returns after every thread has returned from init().
   thread_pool_impl(int workers = 3, function_ref<void()> init = nullptr);
+  /// Runs the items still queued, then joins the workers (see the class description).
   ~thread_pool_impl() override;
 
+  /// Not copyable.
   thread_pool_impl(const thread_pool_impl&) = delete;
+  /// Not copyable.
   thread_pool_impl& operator=(const thread_pool_impl&) = delete;
 
-  // The calling thread works as one of the pool's workers (running queued items, sleeping when
-  // there are none) until condition() is true. condition is called as wait_for's is (under the
-  // pool's lock, again after each atomic_call, not again once true). While inside, the thread
-  // counts towards thread_count().
+  /// The calling thread works as one of the pool's workers (running queued items, sleeping when
+  /// there are none) until condition() is true. condition is called as wait_for's is (under the
+  /// pool's lock, again after each atomic_call, not again once true). While inside, the thread
+  /// counts towards thread_count().
   void run_worker(predicate_ref condition);
-  // Runs queued items on the calling thread until no queued task has items that this thread
-  // may run (none left to claim, or the task already has max_workers threads, or this thread
-  // is running it further down its stack), then returns.
+  /// Runs queued items on the calling thread until no queued task has items that this thread
+  /// may run (none left to claim, or the task already has max_workers threads, or this thread
+  /// is running it further down its stack), then returns.
   void work_until_idle();
-  // Announces that n threads will take part in the work (e.g. host threads that will call
-  // work_until_idle); thread_count() is at least n from now on.
+  /// Announces that n threads will take part in the work (e.g. host threads that will call
+  /// work_until_idle); thread_count() is at least n from now on.
   void expect_workers(int n);
 
-  // max(the last expect_workers, the threads of the pool plus the threads inside run_worker).
+  /// max(the last expect_workers, the threads of the pool plus the threads inside run_worker).
   int thread_count() const override;
+  /// enqueue(Fn): a task of one item.
   using thread_pool::enqueue;
   ref_count<task> enqueue(std::size_t n, task_body body, int max_workers = std::numeric_limits<int>::max()) override;
   ref_count<task> enqueue_ref(std::size_t n, function_ref<void(std::size_t)> body,

@@ -1,6 +1,7 @@
-// The graph API: symbolic buffers (buffer_expr) joined by operators (func) whose work is a
-// user callback, a schedule (loops, compute_at, store_at), and build_pipeline, which lowers
-// the graph and schedule into a runnable pipeline.
+/// \file
+/// The graph API: symbolic buffers (buffer_expr) joined by operators (func) whose work is a
+/// user callback, a schedule (loops, compute_at, store_at), and build_pipeline, which lowers
+/// the graph and schedule into a runnable pipeline.
 #ifndef SLINKY_BUILDER_PIPELINE_H
 #define SLINKY_BUILDER_PIPELINE_H
 
@@ -24,32 +25,38 @@ namespace slinky {
 
 class func;
 class buffer_expr;
+/// A reference counted handle to a buffer_expr.
 using buffer_expr_ptr = ref_count<buffer_expr>;
 
-// Names a loop: loop `var` of func `func`. The default loop_id is the root (outside every loop).
-// A loop_id with a func and an undefined var names that func's own location: storing a buffer
-// there (store_at({&f, var()})) allocates it right around f's call, inside all of f's loops.
+/// Names a loop: loop `var` of func `func`. The default loop_id is the root (outside every loop).
+/// A loop_id with a func and an undefined var names that func's own location: storing a buffer
+/// there (store_at({&f, var()})) allocates it right around f's call, inside all of f's loops.
 struct loop_id {
+  /// The func whose loop this is; null for the root.
   const slinky::func* func = nullptr;
+  /// The loop's variable (one of func's loops); undefined for func's own location.
   slinky::var var;
 
+  /// True if this is the root (no func).
   bool root() const { return func == nullptr; }
-  // True if this names f's innermost location ({f, undefined var}).
+  /// True if this names f's innermost location ({f, undefined var}).
   bool innermost(const slinky::func* f) const { return func == f && !var.defined(); }
+  /// The loop's variable.
   slinky::var sym() const { return var; }
 };
 
-// Roots are equal to each other; other loop_ids are equal if they name the same func and var.
+/// Roots are equal to each other; other loop_ids are equal if they name the same func and var.
 inline bool operator==(const loop_id& a, const loop_id& b) {
   if (a.root() || b.root()) return a.root() == b.root();
   return a.func == b.func && a.var == b.var;
 }
+/// Not operator==.
 inline bool operator!=(const loop_id& a, const loop_id& b) { return !(a == b); }
 
-// A symbolic buffer. Its dims default to the buffer's own runtime metadata (bounds, stride and
-// fold factor of the buffer bound to sym() when the pipeline runs). Editing a dim of a pipeline
-// input or output adds a requirement checked when the pipeline runs; editing one of an
-// intermediate decides its allocation (bounds, stride, fold factor).
+/// A symbolic buffer. Its dims default to the buffer's own runtime metadata (bounds, stride and
+/// fold factor of the buffer bound to sym() when the pipeline runs). Editing a dim of a pipeline
+/// input or output adds a requirement checked when the pipeline runs; editing one of an
+/// intermediate decides its allocation (bounds, stride, fold factor).
 class buffer_expr : public ref_counted<buffer_expr> {
   var sym_;
   expr elem_size_;
@@ -66,20 +73,27 @@ class buffer_expr : public ref_counted<buffer_expr> {
   friend class func;
 
 public:
+  /// Not copyable (handles share a buffer_expr).
   buffer_expr(const buffer_expr&) = delete;
+  /// Not copyable.
   buffer_expr& operator=(const buffer_expr&) = delete;
 
-  // The element size may be any expression of the pipeline's scalar arguments (checked against
-  // the buffers given at run time, and used to allocate intermediates); undefined or 0 means:
-  // take it from the element type of the callbacks that use the buffer.
+  /// A buffer of the given rank bound to the symbol sym, with dims buffer_dim(sym, d).
+  /// The element size may be any expression of the pipeline's scalar arguments (checked against
+  /// the buffers given at run time, and used to allocate intermediates); undefined or 0 means:
+  /// take it from the element type of the callbacks that use the buffer.
   static buffer_expr_ptr make(var sym, std::size_t rank, expr elem_size = expr());
-  // `name` names a new symbol (name#0, name#1, ... if the name is taken).
+  /// The same; `name` names a new symbol (name#0, name#1, ... if the name is taken).
   static buffer_expr_ptr make(node_context& ctx, const std::string& name, std::size_t rank, expr elem_size = expr());
-  // A buffer with known contents (a copy of the descriptor is kept; the data is shared). Its dims
-  // are the constant bounds, strides and fold factors of the buffer.
+  /// A buffer with known contents (a copy of the descriptor is kept; the data is shared). Its dims
+  /// are the constant bounds, strides and fold factors of the buffer. A null constant is misuse
+  /// (reported, and aborts).
+  ///@{
   static buffer_expr_ptr make_constant(var sym, const_raw_buffer_ptr constant);
   static buffer_expr_ptr make_constant(node_context& ctx, const std::string& name, const_raw_buffer_ptr constant);
-  // A rank-0 constant holding value.
+  ///@}
+  /// A rank-0 constant holding value.
+  ///@{
   template <typename T>
   static buffer_expr_ptr make_scalar(var sym, const T& value) {
     static_assert(std::is_trivially_copyable_v<T>, "make_scalar needs a trivially copyable value");
@@ -89,26 +103,43 @@ public:
   static buffer_expr_ptr make_scalar(node_context& ctx, const std::string& name, const T& value) {
     return make_scalar(var(ctx, name), value);
   }
+  ///@}
 
+  /// The symbol of the buffer.
   var sym() const { return sym_; }
+  /// The element size (undefined or 0: not given yet).
+  ///@{
   const expr& elem_size() const { return elem_size_; }
   expr& elem_size() { return elem_size_; }
-  // The element size if it is a known constant, else 0.
+  ///@}
+  /// The element size if it is a known constant, else 0.
   index_t constant_elem_size() const;
-  // True if the element size is given (defined and not 0).
+  /// True if the element size is given (defined and not 0).
   bool has_elem_size() const { return elem_size_.defined() && !is_zero(elem_size_); }
+  /// Sets the element size.
   void set_elem_size(expr elem_size) { elem_size_ = std::move(elem_size); }
+  /// The number of dims.
   std::size_t rank() const { return dims_.size(); }
+  /// The dims.
   const std::vector<dim_expr>& dims() const { return dims_; }
+  /// Dim i (i < rank()); assign to it or to its fields to constrain or decide the layout.
+  ///@{
   dim_expr& dim(std::size_t i) { return dims_[i]; }
   const dim_expr& dim(std::size_t i) const { return dims_[i]; }
+  ///@}
+  /// The bounds of each dim.
   box_expr bounds() const;
 
+  /// Where an intermediate's memory comes from (memory_type::automatic by default).
   buffer_expr& store_in(memory_type type) {
     storage_ = type;
     return *this;
   }
+  /// The memory type given by store_in.
   memory_type storage() const { return storage_; }
+  /// Allocates an intermediate in the loop `at` (which must contain its producer); nullopt (the
+  /// default) lets the builder decide (docs/builder.md).
+  ///@{
   buffer_expr& store_at(const loop_id& at) {
     store_at_ = at;
     return *this;
@@ -117,60 +148,83 @@ public:
     store_at_ = std::move(at);
     return *this;
   }
+  ///@}
+  /// store_at the root: outside every loop.
   buffer_expr& store_root() { return store_at(loop_id()); }
+  /// The location given by store_at (nullopt: not given).
   const std::optional<loop_id>& store_at() const { return store_at_; }
 
-  // The func that produces this buffer, if any.
+  /// The func that produces this buffer, if any.
   const func* producer() const { return producer_; }
-  // Another func that also writes this buffer (misuse, which build_pipeline reports), or null.
+  /// Another func that also writes this buffer (misuse, which build_pipeline reports), or null.
   const func* second_producer() const { return second_producer_; }
+  /// The contents of a constant buffer (make_constant, make_scalar); null otherwise.
   const const_raw_buffer_ptr& constant() const { return constant_; }
 
+  /// Deletes p (what ref_counted calls when the last handle goes).
   static void destroy(buffer_expr* p) { delete p; }
 };
 
-// An operator: a callback that produces its outputs from its inputs, with the region of each
-// input it needs for each point of its outputs.
+/// An operator: a callback that produces its outputs from its inputs, with the region of each
+/// input it needs for each point of its outputs.
 class func {
 public:
-  // The type of a callback on buffers of the given element types (inputs first, then outputs).
+  /// The type of a callback on buffers of the given element types (inputs first, then outputs).
   template <typename... T>
   using callable = std::function<index_t(const buffer<T>&...)>;
 
-  // An input: the buffer and, for each of its dimensions, the interval needed for one point of
-  // the outputs, in terms of the output variables. The last three fields are used by copies:
-  // input_crop restricts the source (outside it, padding is used), output_crop restricts the
-  // region of the output the copy writes, output_slice slices the output.
+  /// An input: the buffer and, for each of its dimensions, the interval needed for one point of
+  /// the outputs, in terms of the output variables. The last three fields are used by copies:
+  /// input_crop restricts the source (outside it, padding is used), output_crop restricts the
+  /// region of the output the copy writes, output_slice slices the output.
   struct input {
+    /// The buffer read.
     buffer_expr_ptr buffer;
+    /// For each dimension of buffer, the interval one output point needs.
     box_expr bounds = {};
+    /// Copies: the region of the source to read (outside it, padding is used).
     box_expr input_crop = {};
+    /// Copies: the region of the output this input writes.
     box_expr output_crop = {};
+    /// Copies: the output coordinates at which dimensions are sliced (undefined: not sliced).
     std::vector<expr> output_slice = {};
 
+    /// The buffer's symbol.
     var sym() const { return buffer->sym(); }
   };
 
-  // An output: the buffer and the variable indexing each of its dimensions.
+  /// An output: the buffer and the variable indexing each of its dimensions.
   struct output {
+    /// The buffer written.
     buffer_expr_ptr buffer;
+    /// The variable of each dimension of buffer.
     std::vector<var> dims = {};
 
+    /// The buffer's symbol.
     var sym() const { return buffer->sym(); }
   };
 
-  // A loop over output variable `var` in chunks of `step`, run by up to max_workers threads.
+  /// A loop over output variable `var` in chunks of `step`, run by up to max_workers threads.
   struct loop_info {
+    /// The output variable looped over.
     slinky::var var;
+    /// The size of a chunk.
     expr step;
+    /// The largest number of chunks that may run at once (loop::serial or loop::parallel, or any
+    /// expression).
     expr max_workers;
 
+    /// An undefined loop.
     loop_info() = default;
+    /// A loop over var in chunks of step.
     loop_info(slinky::var var, expr step = 1, expr max_workers = loop::serial)
         : var(var), step(std::move(step)), max_workers(std::move(max_workers)) {}
 
+    /// The loop's variable.
     slinky::var sym() const { return var; }
+    /// True if var and step are defined.
     bool defined() const { return var.defined() && step.defined(); }
+    /// True unless max_workers is the constant loop::serial.
     bool is_parallel() const { return !is_constant(max_workers, loop::serial); }
   };
 
@@ -193,54 +247,73 @@ private:
   void remove_this_from_buffers();
 
 public:
+  /// An undefined func (no callback, no buffers).
   func() = default;
-  // A call of impl. scalars are expressions (e.g. of the pipeline's scalar arguments, or of this
-  // func's loop variables) the callback may evaluate: evaluate(op->scalars[i], ctx).
+  /// A call of impl. scalars are expressions (e.g. of the pipeline's scalar arguments, or of this
+  /// func's loop variables) the callback may evaluate: evaluate(op->scalars[i], ctx).
   func(call_stmt::callable impl, std::vector<input> inputs, std::vector<output> outputs, std::vector<expr> scalars,
        call_stmt::attributes attrs = {});
-  // A copy: each input's bounds are point functions of the output variables. A null impl means
-  // slinky::copy.
+  /// A copy: each input's bounds are point functions of the output variables. A null impl means
+  /// slinky::copy.
   func(copy_stmt::callable impl, std::vector<input> inputs, output out);
-  // A padded copy: outside src.input_crop, values come from the buffer of pad (inputs = {src, pad}).
+  /// A padded copy: outside src.input_crop, values come from the buffer of pad (inputs = {src, pad}).
   func(copy_stmt::callable impl, input src, output dst, input pad);
+  /// A copy (the same as the forms with impl first).
+  ///@{
   func(std::vector<input> inputs, output out, copy_stmt::callable impl = nullptr);
   func(input in, output out, copy_stmt::callable impl = nullptr);
+  ///@}
+  /// Takes other's callback, buffers and schedule; this func becomes the producer of the outputs
+  /// (other becomes undefined).
+  ///@{
   func(func&& other) noexcept;
   func& operator=(func&& other) noexcept;
+  ///@}
+  /// Not copyable: a func is the producer of its outputs.
+  ///@{
   func(const func&) = delete;
   func& operator=(const func&) = delete;
+  ///@}
+  /// Stops being the producer of its outputs.
   ~func();
 
-  // True if this func calls a callback (false for copies and default-constructed funcs).
+  /// True if this func calls a callback (false for copies and default-constructed funcs).
   bool defined() const { return static_cast<bool>(impl_); }
 
-  // Makes a func from a callable taking (const buffer<const T>&..., const buffer<U>&...) (or
-  // buffer<void>/buffer<const void>, raw_buffer, const raw_buffer& or const raw_buffer* forms),
-  // inputs first, then outputs, and returning index_t (0 on success): a function pointer, a
-  // lambda (named or temporary), a std::function or a func::callable<T...>. The element types are
-  // deduced from the callable, or given explicitly: make<const float, float>.
+  /// Makes a func from a callable taking `(const buffer<const T>&..., const buffer<U>&...)` (or
+  /// `buffer<void>`/`buffer<const void>`, `raw_buffer`, `const raw_buffer&` or `const raw_buffer*`
+  /// forms), inputs first, then outputs, and returning index_t (0 on success): a function pointer,
+  /// a lambda (named or temporary), a std::function or a `func::callable<T...>`. The element types
+  /// are deduced from the callable, or given explicitly: `make<const float, float>`.
   template <typename... T, typename Fn>
   static func make(Fn&& fn, std::vector<input> inputs, std::vector<output> outputs, call_stmt::attributes attrs = {});
 
-  // Copies. impl defaults to slinky::copy; it may never be called when the copy is removed by
-  // aliasing.
+  /// Copies. impl defaults to slinky::copy; it may never be called when the copy is removed by
+  /// aliasing.
   static func make_copy(input src, output dst, copy_stmt::callable impl = nullptr);
-  // Outside src.input_crop, values come from the buffer pad (usually a scalar).
+  /// Outside src.input_crop, values come from the buffer pad (usually a scalar).
   static func make_copy(input src, output dst, input pad, copy_stmt::callable impl = nullptr);
+  /// A copy from several sources (each input's output_crop limits the part of dst it writes).
   static func make_copy(std::vector<input> srcs, output dst, copy_stmt::callable impl = nullptr);
-  // Concatenates srcs along dimension dim of dst: srcs[i] fills [bounds[i], bounds[i + 1]).
+  /// Concatenates srcs along dimension dim of dst: srcs[i] fills [bounds[i], bounds[i + 1]).
   static func make_concat(std::vector<buffer_expr_ptr> srcs, output dst, std::size_t dim, std::vector<expr> bounds,
                           copy_stmt::callable impl = nullptr);
-  // Stacks srcs along a new dimension dim of dst: srcs[i] is the slice dst(..., i, ...).
+  /// Stacks srcs along a new dimension dim of dst (by default, and if dim is too large, the last):
+  /// srcs[i] is the slice dst(..., i, ...).
   static func make_stack(std::vector<buffer_expr_ptr> srcs, output dst, std::size_t dim = -1,
                          copy_stmt::callable impl = nullptr);
 
   // The schedule.
+  /// Runs this func in loops over its output variables, innermost first.
   func& loops(std::vector<loop_info> l) {
     loops_ = std::move(l);
     return *this;
   }
+  /// The loops given.
   const std::vector<loop_info>& loops() const { return loops_; }
+  /// Computes this func in the loop `at` (nullopt, the default: the innermost loop containing all
+  /// of its consumers).
+  ///@{
   func& compute_at(const loop_id& at) {
     compute_at_ = at;
     return *this;
@@ -249,55 +322,78 @@ public:
     compute_at_ = std::move(at);
     return *this;
   }
+  ///@}
+  /// compute_at the root: outside every loop.
   func& compute_root() { return compute_at(loop_id()); }
+  /// The location given by compute_at (nullopt: not given).
   const std::optional<loop_id>& compute_at() const { return compute_at_; }
-  // Store this func's outputs at its own location (store_at({this, var()}) on each output), so
-  // they are allocated around each call, inside all of its loops.
+  /// Store this func's outputs at its own location (store_at({this, var()}) on each output), so
+  /// they are allocated around each call, inside all of its loops.
   func& store_outputs_innermost();
 
+  /// The callback (empty for copies).
   const call_stmt::callable& impl() const { return impl_; }
+  /// True if this func is a copy.
   bool is_copy() const { return is_copy_; }
+  /// True if this func is a padded copy (inputs are {src, pad}).
   bool is_padded_copy() const { return padded_; }
+  /// The copy implementation of a copy (slinky::copy if none was given).
   const copy_stmt::callable& copy_impl() const { return copy_impl_; }
+  /// Always empty: no constructor sets it (the values of a padded copy come from its pad input).
   const std::optional<std::vector<char>>& padding() const { return padding_; }
+  /// The inputs.
   const std::vector<input>& inputs() const { return inputs_; }
+  /// The outputs.
   const std::vector<output>& outputs() const { return outputs_; }
+  /// The scalars the callback may evaluate.
   const std::vector<expr>& scalars() const { return scalars_; }
+  /// The attributes of the call.
+  ///@{
   const call_stmt::attributes& attrs() const { return attrs_; }
   call_stmt::attributes& attrs() { return attrs_; }
-  // A name for messages: attrs().name, or the name of the first output's symbol.
+  ///@}
+  /// A name for messages: attrs().name (unless it is "copy"), else the name of the first output's
+  /// symbol ("copy to <name>" for copies).
   std::string name(const node_context* ctx = nullptr) const;
 
+  /// An opaque pointer for the client (not used by slinky).
+  ///@{
   const void* user_data() const { return user_data_; }
   void*& user_data() { return user_data_; }
+  ///@}
 
-  // The statement that calls this func's callback (or runs its copy) on its input and output
-  // buffers, uncropped.
+  /// The statement that calls this func's callback (or runs its copy) on its input and output
+  /// buffers, uncropped.
   stmt make_call() const;
 };
 
+/// Options of build_pipeline, fields in this order so designated initializers work.
 struct build_options {
-  // Do not emit checks of the pipeline's input and output buffers.
+  /// Do not emit checks of the pipeline's input and output buffers.
   bool no_checks = false;
-  // Do not remove copies by letting buffers share memory.
+  /// Do not remove copies by letting buffers share memory.
   bool no_alias_buffers = false;
-  // Bracket the pipeline's work with eval_config::trace_begin(name) / trace_end(token): "pipeline"
-  // around the whole evaluation, "loop <var>" around each loop, "loop <var> iteration" around each
-  // iteration, and the func's attrs.name (else its name) around each call.
+  /// Bracket the pipeline's work with eval_config::trace_begin(name) / trace_end(token): "pipeline"
+  /// around the whole evaluation, "loop <var>" around each loop, "loop <var> iteration" around each
+  /// iteration, and the func's attrs.name (else its name) around each call.
   bool trace = false;
 };
 
-// Lowers the graph that produces `outputs` from `inputs` into a pipeline. args are scalar
-// parameters given at evaluation; lets are bound before anything else runs. Misuse of the
-// builder (a cycle, a buffer produced twice, bounds of the wrong rank, a compute_at or store_at
-// naming a loop that does not exist or cannot contain the func, ...) is reported on stderr with
-// the names of the funcs and buffers involved, and aborts.
+/// Lowers the graph that produces `outputs` from `inputs` into a pipeline. args are scalar
+/// parameters given at evaluation; lets are bound before anything else runs. Misuse of the
+/// builder (a cycle, a buffer produced twice, bounds of the wrong rank, a compute_at or store_at
+/// naming a loop that does not exist or cannot contain the func, ...) is reported on stderr with
+/// the names of the funcs and buffers involved, and aborts.
+///@{
 pipeline build_pipeline(node_context& ctx, std::vector<var> args, std::vector<buffer_expr_ptr> inputs,
                         std::vector<buffer_expr_ptr> outputs, std::vector<std::pair<var, expr>> lets = {},
                         const build_options& options = build_options());
 pipeline build_pipeline(node_context& ctx, std::vector<buffer_expr_ptr> inputs, std::vector<buffer_expr_ptr> outputs,
                         const build_options& options = build_options());
+///@}
 
+// Hidden from doxygen (not part of the API; doxygen also misreads callable_traits' recursion).
+/// \cond
 namespace internal {
 
 // sizeof(T), or 0 for void.
@@ -401,6 +497,7 @@ void elem_sizes_of(index_t* result, std::index_sequence<Is...>) {
 [[noreturn]] void builder_error(const std::string& message);
 
 }  // namespace internal
+/// \endcond
 
 template <typename... T, typename Fn>
 func func::make(Fn&& fn, std::vector<input> inputs, std::vector<output> outputs, call_stmt::attributes attrs) {

@@ -1,5 +1,6 @@
-// define_replica_pipeline: C++ source that rebuilds a pipeline's graph and schedule, for bug
-// reports (a pipeline can be reproduced without the code or the data of the application).
+/// \file
+/// `define_replica_pipeline`: C++ source that rebuilds a pipeline's graph and schedule, for bug
+/// reports (a pipeline can be reproduced without the code or the data of the application).
 #ifndef SLINKY_BUILDER_REPLICA_PIPELINE_H
 #define SLINKY_BUILDER_REPLICA_PIPELINE_H
 
@@ -15,14 +16,15 @@
 
 namespace slinky {
 
-// Takes the arguments of build_pipeline and returns the source of a C++ lambda `fname` (a
-// statement `auto fname = []() -> slinky::pipeline { ... };`) that rebuilds an equivalent graph
-// (the buffers with their dims, element sizes and constants; the funcs with their input bounds and
-// crops, outputs, scalars and attributes; copies, padded copies, concatenations and stacks; the
-// loops, compute_at, store_at and storage) and calls build_pipeline with the same options. Calls
-// become stand-ins that call internal::replica_pipeline_handler, so the replica runs, and its
-// outputs depend on exactly the regions each func declares it reads. The source needs
-// "slinky/builder/replica_pipeline.h" and nothing else. docs/tools.md.
+/// Takes the arguments of build_pipeline and returns the source of a C++ lambda `fname` (a
+/// statement `auto fname = []() -> slinky::pipeline { ... };`) that rebuilds an equivalent graph
+/// (the buffers with their dims, element sizes and constants; the funcs with their input bounds and
+/// crops, outputs, scalars and attributes; copies, padded copies, concatenations and stacks; the
+/// loops, compute_at, store_at and storage) and calls build_pipeline with the same options. Calls
+/// become stand-ins that call internal::replica_pipeline_handler, so the replica runs, and its
+/// outputs depend on exactly the regions each func declares it reads. The source needs
+/// "slinky/builder/replica_pipeline.h" and nothing else. docs/tools.md.
+///@{
 std::string define_replica_pipeline(node_context& ctx, const std::vector<var>& args,
                                     const std::vector<buffer_expr_ptr>& inputs,
                                     const std::vector<buffer_expr_ptr>& outputs, std::vector<std::pair<var, expr>> lets,
@@ -30,6 +32,7 @@ std::string define_replica_pipeline(node_context& ctx, const std::vector<var>& a
 std::string define_replica_pipeline(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
                                     const std::vector<buffer_expr_ptr>& outputs, const build_options& options = {},
                                     const std::string& fname = "p");
+///@}
 
 namespace internal {
 

@@ -1,6 +1,7 @@
-// node_mutator: the base of passes that rewrite programs. Each visit produces the rewritten
-// node; by default a node's children are mutated and the node is rebuilt only if one of them
-// changed, so an untouched program comes back as the very same nodes.
+/// \file
+/// `node_mutator`: the base of passes that rewrite programs. Each visit produces the rewritten
+/// node; by default a node's children are mutated and the node is rebuilt only if one of them
+/// changed, so an untouched program comes back as the very same nodes.
 #ifndef SLINKY_RUNTIME_NODE_MUTATOR_H
 #define SLINKY_RUNTIME_NODE_MUTATOR_H
 
@@ -40,19 +41,25 @@ bool same_child(const std::vector<T>& new_child, const std::vector<T>& old_child
 
 }  // namespace internal
 
-// True if every mutated child is the very same as the child of the original node it was mutated
-// from, given in pairs: unchanged(new_a, op->a, new_b, op->b, ...). Nodes, intervals and dims
-// compare by identity (same_as), symbols with ==, vectors and pairs element by element. A mutator
-// returns the original node when this holds (tests assert this identity), and rebuilds it
-// otherwise:
-//   if (unchanged(a, op->a, b, op->b)) return set_result(op);
-//   set_result(T::make(std::move(a), std::move(b)));
+/// True if every mutated child is the very same as the child of the original node it was mutated
+/// from, given in pairs: unchanged(new_a, op->a, new_b, op->b, ...). Nodes, intervals and dims
+/// compare by identity (same_as), symbols with ==, vectors and pairs element by element. A mutator
+/// returns the original node when this holds (tests assert this identity), and rebuilds it
+/// otherwise:
+///
+///     if (unchanged(a, op->a, b, op->b)) return set_result(op);
+///     set_result(T::make(std::move(a), std::move(b)));
+///@{
 inline bool unchanged() { return true; }
 template <typename T, typename... Rest>
 bool unchanged(const T& new_child, const T& old_child, const Rest&... rest) {
   return internal::same_child(new_child, old_child) && unchanged(rest...);
 }
+///@}
 
+/// The base of passes that rewrite programs: each visit sets the rewritten node with set_result.
+/// By default a node's children are mutated and the node is rebuilt only if one of them changed
+/// (see unchanged), so an untouched program comes back as the very same nodes.
 class node_mutator : public stmt_visitor {
   expr e_;
   stmt s_;
@@ -78,8 +85,10 @@ class node_mutator : public stmt_visitor {
   }
 
 public:
+  /// The visits this class does not override.
   using stmt_visitor::visit;
 
+  /// The rewritten e (visits it); an undefined e is returned as it is.
   virtual expr mutate(const expr& e) {
     if (!e.defined()) return e;
     const results outer = begin_visit();
@@ -87,6 +96,7 @@ public:
     end_visit(outer, /*expr_result=*/true);
     return std::move(e_);
   }
+  /// The rewritten s (visits it); an undefined s is returned as it is.
   virtual stmt mutate(const stmt& s) {
     if (!s.defined()) return s;
     const results outer = begin_visit();
@@ -95,13 +105,18 @@ public:
     return std::move(s_);
   }
 
+  /// Each end mutated (a point is mutated once and stays a point).
   virtual interval_expr mutate(const interval_expr& x);
+  /// Each part mutated.
+  ///@{
   box_expr mutate(const box_expr& x);
   dim_expr mutate(const dim_expr& x);
   std::vector<expr> mutate(const std::vector<expr>& x);
   std::vector<dim_expr> mutate(const std::vector<dim_expr>& x);
+  ///@}
 
-  // The result of the visit in progress: every visit calls one of these (the last call counts).
+  /// The result of the visit in progress: every visit calls one of these (the last call counts).
+  ///@{
   void set_result(expr e) {
     ++results_.exprs;
     e_ = std::move(e);
@@ -112,30 +127,42 @@ public:
   }
   void set_result(const base_expr_node* e) { set_result(expr(e)); }
   void set_result(const base_stmt_node* s) { set_result(stmt(s)); }
-  // The result set by the last visit (until mutate returns it): for visitors that call accept
-  // on children themselves.
+  ///@}
+  /// The result set by the last visit (until mutate returns it): for visitors that call accept
+  /// on children themselves.
+  ///@{
   const expr& mutated_expr() const { return e_; }
   const stmt& mutated_stmt() const { return s_; }
+  ///@}
 
-#define SLINKY_X(name) void visit(const class name* op) override;
+#define SLINKY_X(name)                                                                                                 \
+  /** Mutates op (of class name): by default its children, rebuilding op only if one of them changed. */               \
+  void visit(const class name* op) override;
   SLINKY_FOR_EACH_EXPR_NODE(SLINKY_X)
   SLINKY_FOR_EACH_STMT_NODE(SLINKY_X)
 #undef SLINKY_X
 };
 
-// Rewrites only the nodes of kind T with fn (which returns the replacement); fn may call
-// `mutate` on the mutator it is given to recurse into children. Other nodes are rebuilt only
-// if their children change.
+/// Rewrites only the nodes of kind T with fn (which returns the replacement); fn may call
+/// `mutate` on the mutator it is given to recurse into children. Other nodes are rebuilt only
+/// if their children change.
 template <typename T, typename Result>
 class node_rewriter : public node_mutator {
   std::function<Result(const T*, node_mutator&)> fn_;
 
 public:
+  /// A rewriter calling fn on each node of kind T.
   explicit node_rewriter(std::function<Result(const T*, node_mutator&)> fn) : fn_(std::move(fn)) {}
+  /// The default visits of the other kinds.
   using node_mutator::visit;
+  /// Sets the result to fn(op, *this).
   void visit(const T* op) override { set_result(fn_(op, *this)); }
 };
 
+/// e (or s) with every node of kind T replaced by fn(node, mutator) (see node_rewriter), e.g.
+/// `rewrite<add>(e, [](const add* op, node_mutator&) -> expr { return sub::make(op->a, op->b); })`
+/// turns every + into a -.
+///@{
 template <typename T, typename Fn>
 expr rewrite(const expr& e, Fn&& fn) {
   node_rewriter<T, expr> m(std::forward<Fn>(fn));
@@ -147,33 +174,39 @@ stmt rewrite(const stmt& s, Fn&& fn) {
   node_rewriter<T, result> m(std::forward<Fn>(fn));
   return m.mutate(s);
 }
+///@}
 
-// Replaces every use of the symbol `target` by `replacement` (respecting shadowing: uses inside
-// a scope that redeclares target are left alone). The replacement is not protected from capture:
-// its symbols must not be redeclared inside e (the builder makes every symbol unique). If the
-// replacement is a variable, target's buffer metadata reads (buffer_min(target, d), ...) and its
-// uses as a buffer in statements (call inputs and outputs, copy operands, crop sources, ...) move
-// to that symbol; otherwise they are left alone. Implemented with the substitutor of
-// runtime/substitutor.h.
+/// Replaces every use of the symbol `target` by `replacement` (respecting shadowing: uses inside
+/// a scope that redeclares target are left alone). The replacement is not protected from capture:
+/// its symbols must not be redeclared inside e (the builder makes every symbol unique). If the
+/// replacement is a variable, target's buffer metadata reads (buffer_min(target, d), ...) and its
+/// uses as a buffer in statements (call inputs and outputs, copy operands, crop sources, ...) move
+/// to that symbol; otherwise they are left alone. Implemented with the substitutor of
+/// runtime/substitutor.h.
+///@{
 expr substitute(const expr& e, var target, const expr& replacement);
 stmt substitute(const stmt& s, var target, const expr& replacement);
 interval_expr substitute(const interval_expr& x, var target, const expr& replacement);
+///@}
 
 // depends_on (whose declarations used to be here) is in runtime/depends_on.h, included above.
 
-// A node_mutator that rewrites only statements (the original slinky's stmt_mutator): expressions
-// are returned unchanged, without being visited. Ours derives from node_mutator (the original's
-// node_mutator derives from it instead), so a stmt_mutator can be used wherever a node_mutator
-// is expected, but not the other way around.
+/// A node_mutator that rewrites only statements (the original slinky's stmt_mutator): expressions
+/// are returned unchanged, without being visited. Ours derives from node_mutator (the original's
+/// node_mutator derives from it instead), so a stmt_mutator can be used wherever a node_mutator
+/// is expected, but not the other way around.
 class stmt_mutator : public node_mutator {
 public:
+  /// The other mutate overloads of node_mutator.
   using node_mutator::mutate;
+  /// e itself, not visited.
   expr mutate(const expr& e) override { return e; }
 };
 
-// A copy of op with its body replaced by new_body (and, for the second form, its declared symbol
-// by sym); op itself if nothing changes. A let_stmt declares several symbols: it has only the
-// first form.
+/// A copy of op with its body replaced by new_body (and, for the second form, its declared symbol
+/// by sym); op itself if nothing changes. A let_stmt declares several symbols: it has only the
+/// first form.
+///@{
 stmt clone_with(const let_stmt* op, stmt new_body);
 stmt clone_with(const loop* op, stmt new_body);
 stmt clone_with(const loop* op, var sym, stmt new_body);
@@ -197,6 +230,7 @@ stmt clone_with(const transpose* op, stmt new_body);
 stmt clone_with(const transpose* op, var sym, stmt new_body);
 stmt clone_with(const async* op, stmt new_body);
 stmt clone_with(const async* op, var sym, stmt new_body);
+///@}
 
 }  // namespace slinky
 
