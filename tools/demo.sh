@@ -3,7 +3,7 @@
 # tests) in Release and runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh
+tools/setup.sh --build-only
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target demo
 mkdir -p build/demo
