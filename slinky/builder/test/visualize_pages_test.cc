@@ -132,6 +132,7 @@ TEST(visualize_pages, elementwise) {
   buffer<int, 1> in_buf({64}), out_buf({64});
   in_buf.allocate();
   out_buf.allocate();
+  test::fill_random(in_buf, 0);
   run_and_visualize("elementwise", p, ctx, {&in_buf}, {&out_buf}, {"out"});
   EXPECT_EQ(out_buf(5), in_buf(5) * 2 + 1);
 }
@@ -196,6 +197,9 @@ TEST(visualize_pages, matmul) {
   pipeline p = build_pipeline(ctx, {a, b, c}, {abc});
   buffer<int, 2> a_buf({12, 12}), b_buf({12, 12}), c_buf({12, 12}), out({12, 12});
   for (auto* buf : {&a_buf, &b_buf, &c_buf, &out}) buf->allocate();
+  test::fill_random(a_buf, 5);
+  test::fill_random(b_buf, 6);
+  test::fill_random(c_buf, 7);
   run_and_visualize("matmul", p, ctx, {&a_buf, &b_buf, &c_buf}, {&out}, {"abc"});
 }
 
@@ -245,6 +249,7 @@ TEST(visualize_pages, parallel) {
   buffer<int, 2> in_buf({16, 32}), out_buf({16, 32});
   in_buf.allocate();
   out_buf.allocate();
+  test::fill_random(in_buf, 8);
   thread_pool_impl pool(2);
   run_and_visualize("parallel", p, ctx, {&in_buf}, {&out_buf}, {"out"}, &pool);
 }
@@ -282,11 +287,16 @@ TEST(visualize_pages, dims_1_to_4) {
   in3_buf.mutable_dim(0).set_stride(sizeof(int) * 3);
   in3_buf.mutable_dim(1).set_stride(sizeof(int) * 3 * 5);
   buffer<int, 4> in4_buf({4, 6, 3, 2}), out4_buf({4, 6, 3, 2});
-  for (raw_buffer* b :
-       std::initializer_list<raw_buffer*>{&in1_buf, &out1_buf, &in3_buf, &out3_buf, &in4_buf, &out4_buf}) {
-    b->allocate();
-  }
+  // (buffer<T, N>::allocate owns the memory; raw_buffer::allocate hands it to the caller.)
+  in1_buf.allocate();
+  out1_buf.allocate();
+  in3_buf.allocate();
+  out3_buf.allocate();
+  in4_buf.allocate();
+  out4_buf.allocate();
+  test::fill_random(in1_buf, 9);
   test::fill_random(in3_buf, 3);
+  test::fill_random(in4_buf, 10);
   run_and_visualize("dims_1_to_4", p, ctx, {&in1_buf, &in3_buf, &in4_buf}, {&out1_buf, &out3_buf, &out4_buf},
                     {"out1", "out3", "out4"});
   EXPECT_EQ(out3_buf(4, 3, 2), in3_buf(4, 3, 2) * 2 + 1);
