@@ -120,7 +120,9 @@ class Browser:
         args = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
                 "--user-data-dir=" + self.profile, "--no-first-run", "--no-default-browser-check",
                 "--disable-extensions", "--disable-background-networking", "--disable-sync",
-                "--disable-component-update", "--mute-audio", "about:blank"]
+                "--disable-component-update", "--mute-audio",
+                # Shared memory in /tmp: containers often have a small /dev/shm.
+                "--disable-dev-shm-usage", "about:blank"]
         # The shell puts the pipe's ends on fds 3 and 4, where Chromium expects them.
         self.proc = subprocess.Popen(
             ["sh", "-c", 'exec "$@" 3<&%d 4>&%d' % (to_browser_r, from_browser_w), "sh"] + args,
