@@ -9,25 +9,31 @@
 // callbacks"): a pointer per row, computed once per row (the ring buffer's fold is handled
 // there), and plain pointer arithmetic along the row.
 //
-// Usage: demo [--quiet] [--explain] [--trace file.json] [--visualize dir]
+// Usage: demo [--quiet] [--explain] [--trace file.json] [--out dir | --no-files]
 //   --quiet skips printing the programs;
 //   --explain prints what the builder decided for the stencil's strips schedule, and why
 //   (slinky/builder/explain.h);
-//   --visualize writes to dir an HTML page replaying the stencil's strips schedule on a small
-//   image (slinky/runtime/visualize.h, docs/tools.md);
-//   --trace builds the pipelines with build_options::trace and writes every evaluation's
+//   --out (default demo_output; --visualize is another name for it) is where the demo writes,
+//   and after its table says where: stencil_strips_of_16.html, a page replaying the stencil's
+//   strips schedule on a small image (slinky/runtime/visualize.h, docs/tools.md), and
+//   trace.json, a Chrome/Perfetto trace of each scheduled example built (build_options::trace)
+//   and run once on small buffers: its build, its loops, iterations and calls (open it in
+//   ui.perfetto.dev). These take milliseconds, apart from the timed runs. --no-files writes none;
+//   --trace builds the pipelines with build_options::trace and writes every timed evaluation's
 //   "pipeline", "loop <var>", "loop <var> iteration" and call events to file.json through
-//   eval_config's trace_begin/trace_end hooks and a chrome_trace (open it in ui.perfetto.dev).
+//   eval_config's trace_begin/trace_end hooks and a chrome_trace.
 #include <malloc.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "benchmark_util.h"
 #include "slinky/base/chrome_trace.h"
@@ -42,15 +48,47 @@ using namespace slinky_bench;
 namespace {
 
 bool quiet = false;
-chrome_trace* trace = nullptr;  // set by --trace
-std::string visualize_dir;      // set by --visualize
-bool explain = false;           // set by --explain
+chrome_trace* trace = nullptr;        // set by --trace
+std::string out_dir = "demo_output";  // --out; empty with --no-files
+chrome_trace* small_trace = nullptr;  // out_dir/trace.json
+std::vector<std::string> files;       // what the demo wrote, said after the table
+bool explain = false;                 // set by --explain
 
 // The build options of every example: tracing brackets when --trace is given.
 build_options options() {
   build_options o;
   o.trace = trace != nullptr;
   return o;
+}
+
+// Tracing hooks writing to t. The token returned by trace_begin is given back to trace_end: here,
+// the name itself.
+void trace_to(chrome_trace* t, eval_config& config) {
+  config.trace_begin = [t](const char* name) {
+    t->begin(name);
+    return reinterpret_cast<index_t>(name);
+  };
+  config.trace_end = [t](index_t token) { t->end(reinterpret_cast<const char*>(token)); };
+}
+
+// Into small_trace (when there is one): the example `what` built with build_options::trace and run
+// once by `evaluate`, inside an event named `what`.
+void traced_small_run(const std::string& what, node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
+                      const std::vector<buffer_expr_ptr>& outputs,
+                      const std::function<index_t(const pipeline&, eval_context&)>& evaluate) {
+  if (!small_trace) return;
+  small_trace->begin(what.c_str());
+  build_options o;
+  o.trace = true;
+  small_trace->begin("build_pipeline");
+  pipeline p = build_pipeline(ctx, inputs, outputs, o);
+  small_trace->end("build_pipeline");
+  eval_config config;
+  trace_to(small_trace, config);
+  eval_context c;
+  c.config = &config;
+  if (evaluate(p, c) != 0) wrong_result(what + ": the traced run failed");
+  small_trace->end(what.c_str());
 }
 
 // Tracks the peak bytes of intermediates allocated while a pipeline runs.
@@ -71,14 +109,7 @@ struct memory_tracker {
       live -= b->size_bytes();
       std::free(p);
     };
-    if (trace) {
-      // The token returned by trace_begin is given back to trace_end: here, the name itself.
-      config.trace_begin = [](const char* name) {
-        trace->begin(name);
-        return reinterpret_cast<index_t>(name);
-      };
-      config.trace_end = [](index_t token) { trace->end(reinterpret_cast<const char*>(token)); };
-    }
+    if (trace) trace_to(trace, config);
     context.config = &config;
   }
 };
@@ -174,6 +205,14 @@ void elementwise(bool scheduled) {
       "the schedule moves half the bytes through memory (in and out, against in, intm twice and out); "
       "if it is slower, memory bandwidth was not the limit in this run (e.g. another process was using "
       "the cores)");
+  if (scheduled) {
+    buffer<int, 1> small_in({8192}), small_out({8192});
+    small_in.allocate();
+    small_out.allocate();
+    for_each_element([](int* v) { *v = 1; }, small_in);
+    traced_small_run("elementwise, 8192 ints in chunks of 1024", ctx, {in}, {out},
+                     [&](const pipeline& tp, eval_context& c) { return tp.evaluate({&small_in}, {&small_out}, c); });
+  }
 }
 
 // Matrices are indexed (row, column).
@@ -231,6 +270,17 @@ void matrix_product(bool scheduled) {
       },
       "the products are compute-bound and every row of a x b is computed once either way: the schedule "
       "saves memory (one row of a x b instead of all), not time");
+  if (scheduled) {
+    buffer<float, 2> sa({16, 16}), sb({16, 16}), sc({16, 16}), sd({16, 16});
+    for (auto* buf : {&sa, &sb, &sc, &sd}) {
+      buf->allocate();
+      for_each_element([](float* v) { *v = 1; }, *buf);
+    }
+    traced_small_run("matrix product, 16x16, by rows of d", ctx, {a, b, c}, {d},
+                     [&](const pipeline& tp, eval_context& ec) {
+                       return tp.evaluate({&sa, &sb, &sc}, {&sd}, ec);
+                     });
+  }
 }
 
 index_t sum_3x3(const buffer<const int>& in, const buffer<int>& out) {
@@ -310,17 +360,21 @@ void stencil(index_t step) {
       "the per-call cost");
 
   // A page replaying the strips schedule on a small image (docs/tools.md): the ring buffer of
-  // step + 2 rows, the strips sliding down it.
-  if (!visualize_dir.empty() && step > 1) {
+  // step + 2 rows, the strips sliding down it; and a trace of it on the same image.
+  if (!out_dir.empty() && step > 1) {
     buffer<int, 2> small_in({26, 50}), small_out({24, 48});
     small_in.translate(-1, -1);
     small_in.allocate();
     small_out.allocate();
-    const std::string path = visualize_dir + "/stencil_strips_of_" + std::to_string(step) + ".html";
+    for_each_element([](int* v) { *v = 1; }, small_in);
+    const std::string path = out_dir + "/stencil_strips_of_" + std::to_string(step) + ".html";
     std::ofstream page(path);
     visualize(page, p, {&small_in}, {&small_out}, &ctx);
-    std::printf("visualization of this schedule on a 24x48 image: %s%s\n\n", path.c_str(),
-                page ? "" : " (could not be written)");
+    files.push_back(path + (page ? "" : " (could not be written)") +
+                    ": a page replaying the 3x3 stencil in strips of " + std::to_string(step) +
+                    " rows on a 24x48 image (open it in a browser)");
+    traced_small_run("3x3 stencil, 24x48, strips of " + std::to_string(step) + " rows", ctx, {in}, {out},
+                     [&](const pipeline& tp, eval_context& c) { return tp.evaluate({&small_in}, {&small_out}, c); });
   }
 }
 
@@ -334,8 +388,10 @@ int main(int argc, char** argv) {
       quiet = true;
     } else if (std::strcmp(argv[i], "--explain") == 0) {
       explain = true;
-    } else if (std::strcmp(argv[i], "--visualize") == 0 && i + 1 < argc) {
-      visualize_dir = argv[++i];
+    } else if ((std::strcmp(argv[i], "--out") == 0 || std::strcmp(argv[i], "--visualize") == 0) && i + 1 < argc) {
+      out_dir = argv[++i];
+    } else if (std::strcmp(argv[i], "--no-files") == 0) {
+      out_dir.clear();
     } else if (std::strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
       trace_file.open(argv[++i]);
       if (!trace_file) {
@@ -345,9 +401,25 @@ int main(int argc, char** argv) {
       trace_writer = std::make_unique<chrome_trace>(trace_file);
       trace = trace_writer.get();
     } else {
-      std::fprintf(stderr, "usage: demo [--quiet] [--explain] [--trace file.json] [--visualize dir]\n");
+      std::fprintf(stderr, "usage: demo [--quiet] [--explain] [--trace file.json] [--out dir | --no-files]\n");
       return 1;
     }
+  }
+  std::ofstream small_trace_file;
+  std::unique_ptr<chrome_trace> small_trace_writer;
+  if (!out_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(out_dir, error);
+    const std::string path = out_dir + "/trace.json";
+    small_trace_file.open(path);
+    if (!small_trace_file) {
+      std::fprintf(stderr, "demo: cannot write %s\n", path.c_str());
+      return 1;
+    }
+    small_trace_writer = std::make_unique<chrome_trace>(small_trace_file);
+    small_trace = small_trace_writer.get();
+    files.push_back(path + ": a Chrome/Perfetto trace of each scheduled example built and run once on small buffers "
+                           "(open it at ui.perfetto.dev)");
   }
   print_machine("slinky demo: the founding document's examples");
   // Keep freed memory in the heap (no mmap per large block, no trimming), so that repeated
@@ -370,5 +442,11 @@ int main(int argc, char** argv) {
     if (!r.note.empty())
       std::printf("\n%s, %s: slower than no schedule: %s\n", r.example.c_str(), r.schedule.c_str(), r.note.c_str());
   }
+  // The trace is a complete JSON document once its writer is gone.
+  small_trace = nullptr;
+  small_trace_writer.reset();
+  small_trace_file.close();
+  if (!files.empty()) std::printf("\nWritten:\n");
+  for (const std::string& f : files) std::printf("- %s\n", f.c_str());
   return 0;
 }

@@ -3,6 +3,7 @@
 #include "slinky/runtime/visualize.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <mutex>
 #include <ostream>
@@ -69,8 +70,19 @@ public:
     std::string name;
     std::uintptr_t lo, hi;
     index_t elem_size;
-    // Elements per row of the drawing: the extent (or fold) of the dim with stride elem_size.
-    index_t row;
+    // How to draw it: the dims of the buffer it was made from, as [elements in memory (the fold
+    // if folded, else the extent; 1 if the stride is 0), stride in bytes, 1 if folded else 0], and
+    // the offset of that buffer's base from lo.
+    std::vector<std::array<index_t, 3>> dims;
+    std::ptrdiff_t base;
+    // "input", "output", "allocation", or "other" (memory none of these holds: a constant).
+    std::string kind;
+    // False between an allocation's free and its next allocation.
+    bool live = true;
+
+    bool same_shape(const memory& m) const {
+      return name == m.name && elem_size == m.elem_size && dims == m.dims && base == m.base && hi - lo == m.hi - m.lo;
+    }
   };
 
   std::mutex mutex;
@@ -79,32 +91,56 @@ public:
   int num_steps = 0;
   int num_calls = 0;
 
-  int add_memory(const std::string& name, const raw_buffer& b) {
-    std::uintptr_t lo, hi;
-    address_range(b, lo, hi);
-    if (lo == hi) return -1;
-    index_t row = 1;
+  static memory make_memory(const std::string& name, const raw_buffer& b, const char* kind) {
+    memory m{name, 0, 0, static_cast<index_t>(b.elem_size), {}, 0, kind};
+    address_range(b, m.lo, m.hi);
     for (std::size_t d = 0; d < b.rank; ++d) {
       const dim& i = b.dim(d);
-      if (static_cast<std::size_t>(std::abs(i.stride())) == b.elem_size) {
-        row = i.fold_factor() > 0 ? i.fold_factor() : i.extent();
-        break;
-      }
+      const index_t extent = i.stride() == 0 ? 1 : i.fold_factor() > 0 ? i.fold_factor() : i.extent();
+      m.dims.push_back({extent, i.stride(), i.stride() != 0 && i.fold_factor() > 0 ? 1 : 0});
     }
-    memories.push_back({name, lo, hi, static_cast<index_t>(b.elem_size), std::max<index_t>(row, 1)});
+    m.base = static_cast<std::ptrdiff_t>(reinterpret_cast<std::uintptr_t>(b.base) - m.lo);
+    return m;
+  }
+
+  int add_memory(const std::string& name, const raw_buffer& b, const char* kind) {
+    memory m = make_memory(name, b, kind);
+    if (m.lo == m.hi) return -1;
+    memories.push_back(std::move(m));
     return static_cast<int>(memories.size()) - 1;
   }
 
-  // The memory holding b's elements, the most recent first (a block handed on to another
-  // allocation is the same memory); a new one (named name) if none does.
+  // The memory of an allocation: a freed one of the same name and shape if there is one (an
+  // allocation inside a loop is one memory, allocated and freed in each iteration, not one per
+  // iteration), at b's address from now on.
+  int allocation(const std::string& name, const raw_buffer& b) {
+    memory m = make_memory(name, b, "allocation");
+    if (m.lo == m.hi) return -1;
+    for (std::size_t i = 0; i < memories.size(); ++i) {
+      memory& old = memories[i];
+      if (old.kind == m.kind && !old.live && old.same_shape(m)) {
+        old.lo = m.lo;
+        old.hi = m.hi;
+        old.live = true;
+        return static_cast<int>(i);
+      }
+    }
+    memories.push_back(std::move(m));
+    return static_cast<int>(memories.size()) - 1;
+  }
+
+  // The memory holding b's elements: a live one, the most recent first (a block handed on to
+  // another allocation is the same memory), else a freed one; a new one (named name) if none.
   int memory_of(const std::string& name, const raw_buffer& b) {
     std::uintptr_t lo, hi;
     address_range(b, lo, hi);
     if (lo == hi) return -1;
-    for (std::size_t i = memories.size(); i-- > 0;) {
-      if (memories[i].lo <= lo && hi <= memories[i].hi) return static_cast<int>(i);
+    for (bool live : {true, false}) {
+      for (std::size_t i = memories.size(); i-- > 0;) {
+        if (memories[i].live == live && memories[i].lo <= lo && hi <= memories[i].hi) return static_cast<int>(i);
+      }
     }
-    return add_memory(name, b);
+    return add_memory(name, b, "other");
   }
 
   // [memory, offset in bytes of the base from the memory's start, [[min, max, stride, fold], ...]]
@@ -186,49 +222,88 @@ public:
 // under node for tests), then the drawing.
 const char* page_script = R"js(
 "use strict";
-// Element indices (in its memory) of an access [memory, offset, name, dims], capped.
-function accessCells(mem, a, limit) {
-  const dims = a[3], elem = mem.elem, out = [];
-  const n = dims.length;
-  for (const d of dims) if (d[1] < d[0]) return out;
+// Calls fn with the element index (in its memory) of each element of an access [memory, offset,
+// name, dims], the first `limit` of them.
+function forEachCell(mem, a, limit, fn) {
+  const dims = a[3], elem = mem.elem, n = dims.length;
+  for (const d of dims) if (d[1] < d[0]) return;
+  // The offset in bytes of coordinate x of dim d = [min, max, stride, fold] from the base.
+  const offset = (d, x) => d[2] == 0 ? 0 : d[3] > 0 ? (((x % d[3]) + d[3]) % d[3]) * d[2] : (x - d[0]) * d[2];
+  if (n == 0) { if (limit > 0) fn(Math.floor(a[1] / elem)); return; }
   const at = dims.map(d => d[0]);
+  let count = 0;
   for (;;) {
     let off = a[1];
-    for (let i = 0; i < n; ++i) {
-      const d = dims[i];
-      if (d[3] > 0 && d[2] != 0) off += (((at[i] % d[3]) + d[3]) % d[3]) * d[2];
-      else if (d[2] != 0) off += (at[i] - d[0]) * d[2];
+    for (let i = 1; i < n; ++i) off += offset(dims[i], at[i]);
+    const d0 = dims[0];
+    for (let x = d0[0]; x <= d0[1]; ++x) {
+      fn(Math.floor((off + offset(d0, x)) / elem));
+      if (++count >= limit) return;
     }
-    out.push(Math.floor(off / elem));
-    if (out.length >= limit) return out;
-    let i = 0;
+    let i = 1;
     for (; i < n; ++i) {
       if (at[i] < dims[i][1]) { ++at[i]; break; }
       at[i] = dims[i][0];
     }
-    if (i == n) return out;
+    if (i >= n) return;
   }
 }
-// The state after steps [0, t): which elements of each memory were written, which memories are
-// allocated (inputs and outputs always are).
+// The state after steps [0, t): which elements of each memory hold data (an input's or a
+// constant's from the start, an allocation's once written since it was allocated), which memories
+// are allocated (all but allocations always are), and which memories changed since `dirty` was
+// last cleared.
 function makeState() {
-  return {t: 0, calls: 0, written: data.memories.map(m => new Uint8Array(m.size)),
-          live: data.memories.map(m => !m.allocated)};
+  return {t: 0, calls: 0,
+          written: data.memories.map(m => new Uint8Array(m.size).fill(m.kind == "input" || m.kind == "other" ? 1 : 0)),
+          live: data.memories.map(m => m.kind != "allocation"), dirty: data.memories.map(() => true)};
 }
 function apply(state, s) {
   const step = data.steps[s];
-  if (step.k == "alloc") state.live[step.m] = true;
+  if (step.k == "alloc") { state.live[step.m] = true; state.written[step.m].fill(0); state.dirty[step.m] = true; }
   else if (step.k == "free") state.live[step.m] = false;
   else ++state.calls;
   for (const w of step.w) {
-    const mem = data.memories[w[0]];
-    for (const c of accessCells(mem, w, 1 << 22)) if (c >= 0 && c < mem.size) state.written[w[0]][c] = 1;
+    const mem = data.memories[w[0]], written = state.written[w[0]];
+    forEachCell(mem, w, 1 << 22, c => { if (c >= 0 && c < mem.size) written[c] = 1; });
+    state.dirty[w[0]] = true;
   }
 }
 function advance(state, t) {
   if (t < state.t) { const s = makeState(); Object.assign(state, s); }
   while (state.t < t) apply(state, state.t++);
   return state;
+}
+// Where each element of a memory is drawn, from the dims of the buffer it was made from: dim 0
+// across, dim 1 down, the planes of dim 2 side by side and those of dim 3 (and higher) in rows,
+// one pixel apart; a 1-D memory in rows of 256. pos[e] is the pixel of element e, -1 for an
+// element no coordinate reaches (padding) or past the 4096 x 4096 pixels drawn.
+function layout(m) {
+  const dims = m.dims.length ? m.dims.map(d => ({n: Math.max(1, d[0]), stride: d[1]})) : [{n: 1, stride: 0}];
+  const wrap = dims.length == 1 && dims[0].n > 256;
+  const w = wrap ? 256 : dims[0].n, h = wrap ? Math.ceil(dims[0].n / 256) : dims.length > 1 ? dims[1].n : 1;
+  const across = dims.length > 2 ? dims[2].n : 1;
+  let down = 1;
+  for (let d = 3; d < dims.length; ++d) down *= dims[d].n;
+  const gap = 1;
+  const width = Math.min(4096, across * (w + gap) - gap), height = Math.min(4096, down * (h + gap) - gap);
+  const pos = new Int32Array(m.size).fill(-1);
+  const at = dims.map(() => 0);
+  for (let count = 0; count < (1 << 24); ++count) {
+    let off = m.base, plane = 0;
+    for (let d = 0; d < dims.length; ++d) off += at[d] * dims[d].stride;
+    for (let d = dims.length - 1; d >= 3; --d) plane = plane * dims[d].n + at[d];
+    const x = (wrap ? at[0] % 256 : at[0]) + (dims.length > 2 ? at[2] * (w + gap) : 0);
+    const y = (wrap ? Math.floor(at[0] / 256) : dims.length > 1 ? at[1] : 0) + plane * (h + gap);
+    const e = Math.floor(off / m.elem);
+    if (x < width && y < height && e >= 0 && e < m.size) pos[e] = y * width + x;
+    let d = 0;
+    for (; d < dims.length; ++d) {
+      if (++at[d] < dims[d].n) break;
+      at[d] = 0;
+    }
+    if (d == dims.length) break;
+  }
+  return {width: Math.max(1, width), height: Math.max(1, height), pos};
 }
 if (typeof document !== "undefined") {
   const state = makeState();
@@ -240,45 +315,59 @@ if (typeof document !== "undefined") {
     const box = document.createElement("div");
     box.className = "memory";
     const title = document.createElement("div");
-    title.textContent = m.name + " (" + m.size + " elements of " + m.elem + " bytes)";
+    const shape = m.dims.map(d => d[0]).join(" x ");
+    const folded = m.dims.map((d, i) => d[2] ? "dim " + i : "").filter(f => f).join(", ");
+    title.textContent = m.name + " (" + m.kind + (shape ? ", " + shape : "") + ", " + m.elem + "-byte elements" +
+                        (folded ? "; a ring buffer in " + folded : "") + ")";
     const canvas = document.createElement("canvas");
-    canvas.width = Math.min(m.row, 4096);
-    canvas.height = Math.max(1, Math.ceil(m.size / m.row));
+    const l = layout(m);
+    canvas.width = l.width;
+    canvas.height = l.height;
     const scale = Math.max(1, Math.floor(Math.min(320 / canvas.width, 240 / canvas.height)));
     canvas.style.width = canvas.width * scale + "px";
     canvas.style.height = canvas.height * scale + "px";
     box.appendChild(title);
     box.appendChild(canvas);
     document.getElementById("memories").appendChild(box);
-    return {box, canvas, ctx: canvas.getContext("2d"), row: m.row};
+    const ctx = canvas.getContext("2d");
+    return {box, canvas, ctx, pos: l.pos, img: ctx.createImageData(canvas.width, canvas.height), marked: false};
   });
+  const colors = [[235, 235, 235], [120, 190, 120], [40, 90, 220], [220, 40, 40]];
   function draw() {
     const t = Number(slider.value);
     // The state after this step: what it and the steps before it wrote, what is allocated.
     advance(state, Math.min(t + 1, data.steps.length));
     const step = data.steps[t];
-    const marks = data.memories.map(() => new Map());
+    // Marks of this step: 2 read, 3 written.
+    const marks = new Map();
     if (step) {
       for (const [list, color] of [[step.r, 2], [step.w, 3]]) {
         for (const a of list) {
-          for (const c of accessCells(data.memories[a[0]], a, 1 << 20)) marks[a[0]].set(c, color);
+          const m = data.memories[a[0]];
+          if (!marks.has(a[0])) marks.set(a[0], new Uint8Array(m.size));
+          const mark = marks.get(a[0]);
+          forEachCell(m, a, 1 << 22, c => { if (c >= 0 && c < m.size) mark[c] = color; });
         }
       }
     }
+    // Only memories that changed, or are marked now or were at the last draw, are painted again.
     data.memories.forEach((m, i) => {
       const v = views[i];
       v.box.style.opacity = state.live[i] ? 1 : 0.3;
-      const img = v.ctx.createImageData(v.canvas.width, v.canvas.height);
+      const mark = marks.get(i);
+      // The memories of this step stand out in a long list: their box takes the color of the access.
+      v.box.style.borderColor = !mark ? "" : step.w.some(a => a[0] == i) ? "rgb(220,40,40)" : "rgb(40,90,220)";
+      if (!state.dirty[i] && !mark && !v.marked) return;
+      state.dirty[i] = false;
+      v.marked = !!mark;
+      const px = v.img.data, written = state.written[i];
       for (let e = 0; e < m.size; ++e) {
-        const x = e % m.row, y = Math.floor(e / m.row);
-        if (x >= v.canvas.width) continue;
-        const p = 4 * (y * v.canvas.width + x);
-        const mark = marks[i].get(e);
-        const rgb = mark == 3 ? [220, 40, 40] : mark == 2 ? [40, 90, 220] :
-                    state.written[i][e] ? [120, 190, 120] : [235, 235, 235];
-        img.data[p] = rgb[0]; img.data[p + 1] = rgb[1]; img.data[p + 2] = rgb[2]; img.data[p + 3] = 255;
+        const p = v.pos[e];
+        if (p < 0) continue;
+        const rgb = colors[mark && mark[e] ? mark[e] : written[e]];
+        px[4 * p] = rgb[0]; px[4 * p + 1] = rgb[1]; px[4 * p + 2] = rgb[2]; px[4 * p + 3] = 255;
       }
-      v.ctx.putImageData(img, 0, 0);
+      v.ctx.putImageData(v.img, 0, 0);
     });
     const names = list => list.map(a => a[2]).join(", ");
     const what = !step ? "nothing to replay" : step.k + " " + step.n +
@@ -291,6 +380,8 @@ if (typeof document !== "undefined") {
   function toggle() {
     if (timer) { clearInterval(timer); timer = null; play.textContent = "play"; return; }
     play.textContent = "pause";
+    // At the last step, play starts over.
+    if (Number(slider.value) >= Number(slider.max)) { slider.value = 0; draw(); }
     timer = setInterval(() => {
       if (Number(slider.value) >= Number(slider.max)) { toggle(); return; }
       slider.value = Number(slider.value) + 1;
@@ -301,6 +392,9 @@ if (typeof document !== "undefined") {
   play.addEventListener("click", toggle);
   document.addEventListener("keydown", e => { if (e.code == "Space") { e.preventDefault(); toggle(); } });
   document.body.dataset.calls = data.calls;
+  // #step=N in the address opens the page at step N.
+  const at = typeof location !== "undefined" && /^#step=(\d+)$/.exec(location.hash);
+  if (at) slider.value = Math.min(Math.max(1, Number(at[1])), data.steps.length) - 1;
   draw();
 }
 )js";
@@ -313,13 +407,12 @@ void visualize(std::ostream& dst, const pipeline& p, pipeline::scalars args, pip
   recorder r;
   // Inputs and outputs first: their memories are never allocated or freed.
   for (std::size_t i = 0; i < inputs.size() && i < p.inputs.size(); ++i) {
-    if (inputs[i]) r.add_memory(name(p.inputs[i]), *inputs[i]);
+    if (inputs[i]) r.add_memory(name(p.inputs[i]), *inputs[i], "input");
   }
   for (std::size_t i = 0; i < outputs.size() && i < p.outputs.size(); ++i) {
-    if (outputs[i]) r.add_memory(name(p.outputs[i]), *outputs[i]);
+    if (outputs[i]) r.add_memory(name(p.outputs[i]), *outputs[i], "output");
   }
   const std::size_t fixed = r.memories.size();
-  std::vector<bool> allocated(fixed, false);
 
   stand_ins m(r, name);
   pipeline replica = p;
@@ -332,12 +425,8 @@ void visualize(std::ostream& dst, const pipeline& p, pipeline::scalars args, pip
   config.allocate = [&](var sym, raw_buffer* b) -> void* {
     void* block = default_allocate(sym, b, eval_config::default_heap_alignment);
     std::lock_guard<std::mutex> lock(r.mutex);
-    const int mem = r.add_memory(name(sym), *b);
-    if (mem >= 0) {
-      allocated.resize(r.memories.size(), false);
-      allocated[mem] = true;
-      r.step("alloc", name(sym), "", "", mem);
-    }
+    const int mem = r.allocation(name(sym), *b);
+    if (mem >= 0) r.step("alloc", name(sym), "", "", mem);
     return block;
   };
   config.free = [&](var sym, raw_buffer* b, void* block) {
@@ -346,7 +435,9 @@ void visualize(std::ostream& dst, const pipeline& p, pipeline::scalars args, pip
       std::uintptr_t lo, hi;
       address_range(*b, lo, hi);
       for (std::size_t i = r.memories.size(); i-- > fixed;) {
-        if (r.memories[i].lo == lo && r.memories[i].hi == hi) {
+        recorder::memory& mem = r.memories[i];
+        if (mem.live && mem.kind == "allocation" && mem.lo == lo && mem.hi == hi) {
+          mem.live = false;
           r.step("free", name(sym), "", "", static_cast<int>(i));
           break;
         }
@@ -365,7 +456,6 @@ void visualize(std::ostream& dst, const pipeline& p, pipeline::scalars args, pip
   ectx.config = &config;
   const index_t result = replica.evaluate(args, inputs, outputs, ectx);
   if (result != 0 && failure.empty()) failure = "the pipeline failed (" + std::to_string(result) + ")";
-  allocated.resize(r.memories.size(), false);
 
   dst << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>slinky pipeline</title>\n"
       << "<style>body{font-family:sans-serif;margin:12px}#memories{display:flex;flex-wrap:wrap;gap:12px}"
@@ -387,7 +477,8 @@ void visualize(std::ostream& dst, const pipeline& p, pipeline::scalars args, pip
     }
     dst << "</div>\n";
   }
-  dst << "<div>Red: written by the step; blue: read by it; green: written before. Faded: not allocated.</div>\n"
+  dst << "<div>Red: written by the step; blue: read by it; green: holds data (an input's, a constant's, or written "
+      << "since allocated); grey: not written. Faded: not allocated.</div>\n"
       << "<div id=\"memories\"></div>\n<script>\nconst data = {\"calls\":" << r.num_calls
       << ",\"failed\":" << (failure.empty() ? "false" : "true") << ",\n\"memories\":[";
   for (std::size_t i = 0; i < r.memories.size(); ++i) {
@@ -395,7 +486,11 @@ void visualize(std::ostream& dst, const pipeline& p, pipeline::scalars args, pip
     dst << (i > 0 ? "," : "") << "{\"name\":";
     write_json_string(dst, mem.name);
     dst << ",\"elem\":" << mem.elem_size << ",\"size\":" << (mem.hi - mem.lo + mem.elem_size - 1) / mem.elem_size
-        << ",\"row\":" << mem.row << ",\"allocated\":" << (allocated[i] ? "true" : "false") << "}";
+        << ",\"kind\":\"" << mem.kind << "\",\"base\":" << mem.base << ",\"dims\":[";
+    for (std::size_t d = 0; d < mem.dims.size(); ++d) {
+      dst << (d > 0 ? "," : "") << "[" << mem.dims[d][0] << "," << mem.dims[d][1] << "," << mem.dims[d][2] << "]";
+    }
+    dst << "]}";
   }
   dst << "],\n\"steps\":[\n" << r.steps.str() << "]};\n" << page_script << "</script>\n</body></html>\n";
 }

@@ -117,8 +117,14 @@ TEST(visualize, replays_the_run_without_running_callbacks) {
   EXPECT_EQ(count(html, "\"k\":\"alloc\""), static_cast<std::size_t>(allocations));
   EXPECT_EQ(count(html, "\"k\":\"free\""), static_cast<std::size_t>(frees));
   // Names from the pipeline's node_context; the ring buffer is one memory of 8 x 2 elements.
-  EXPECT_NE(html.find("{\"name\":\"intm\",\"elem\":4,\"size\":16,\"row\":8,\"allocated\":true}"), std::string::npos)
+  // (dims: [elements in memory, stride in bytes, folded]: 8 of 4 bytes, the fold of 2 rows of 32 bytes).
+  EXPECT_NE(html.find("{\"name\":\"intm\",\"elem\":4,\"size\":16,\"kind\":\"allocation\",\"base\":0,"
+                      "\"dims\":[[8,4,0],[2,32,1]]}"),
+            std::string::npos)
       << html;
+  EXPECT_NE(
+      html.find("{\"name\":\"in\",\"elem\":4,\"size\":48,\"kind\":\"input\",\"base\":0,\"dims\":[[8,4,0],[6,32,0]]}"),
+      std::string::npos);
   EXPECT_NE(html.find("\"n\":\"producer\""), std::string::npos);
   EXPECT_EQ(html.find("id=\"failure\""), std::string::npos);
   EXPECT_NE(html.find("\"failed\":false"), std::string::npos);
@@ -141,6 +147,30 @@ TEST(visualize, a_failing_pipeline_shows_the_failure) {
   EXPECT_NE(html.find("The pipeline stopped: check failed: buffer_max(out, 0) &lt; 3"), std::string::npos) << html;
   EXPECT_NE(html.find("\"failed\":true"), std::string::npos);
   EXPECT_EQ(count(html, "\"k\":\"call\""), 12u);
+}
+
+// An allocation inside a loop is one memory, allocated and freed in each iteration.
+TEST(visualize, an_allocation_in_a_loop_is_one_memory) {
+  node_context ctx;
+  var in(ctx, "in"), out(ctx, "out"), t(ctx, "t"), y(ctx, "y"), out_y(ctx, "out.y");
+  auto nothing = [](const call_stmt*, eval_context&) -> index_t { return 0; };
+  stmt body = loop::make(
+      y, loop::serial, bounds(buffer_min(out, 1), buffer_max(out, 1)), 1,
+      allocate::make(
+          t, memory_type::heap, 4, {{bounds(buffer_min(out, 0), buffer_max(out, 0)), expr(), expr()}},
+          block::make({call_stmt::make(nothing, {in}, {t}, {}, {}),
+                       crop_dim::make(out_y, out, 1, point(y), call_stmt::make(nothing, {t}, {out_y}, {}, {}))})));
+  pipeline p{.args = {}, .inputs = {in}, .outputs = {out}, .constants = {}, .body = body};
+  p.body.symbols = std::make_shared<node_context>(ctx);
+  buffers b;
+  const raw_buffer* ins[] = {&b.in};
+  const raw_buffer* outs[] = {&b.out};
+  std::ostringstream page;
+  visualize(page, p, ins, outs);
+  const std::string html = page.str();
+  EXPECT_EQ(count(html, "{\"name\":\"t\","), 1u) << html;
+  EXPECT_EQ(count(html, "{\"k\":\"alloc\",\"n\":\"t\",\"m\":2,"), 6u) << html;
+  EXPECT_EQ(count(html, "{\"k\":\"free\",\"n\":\"t\",\"m\":2,"), 6u) << html;
 }
 
 // The page's replay logic, run by node (when installed) to the last step: it must count the calls
@@ -197,7 +227,8 @@ console.log(s.calls + ' ' + data.calls + ' ' + s.written.map(w => w.reduce((a, b
   result >> replayed >> calls >> written_in >> written_out >> written_out2 >> written_intm;
   EXPECT_EQ(replayed, calls);
   EXPECT_GE(calls, 13);
-  EXPECT_EQ(written_in, 0);
+  // An input holds data from the start.
+  EXPECT_EQ(written_in, 8 * 6);
   EXPECT_EQ(written_out, 8 * 6);
   EXPECT_EQ(written_out2, 8 * 6);
   EXPECT_EQ(written_intm, 8 * 2);
