@@ -141,8 +141,8 @@ struct row {
 // host's threads) interleaved, checks each result, and adds three or four rows to the table.
 void compare(const std::string& name, std::vector<std::unique_ptr<built>>& v, std::size_t num_hand,
              const std::function<index_t(const pipeline&, eval_context*)>& run, const std::function<void()>& clear,
-             const std::function<void(const std::string&)>& check, int reps, bool cpu_time, eval_context* parallel_ctx,
-             std::vector<row>& rows) {
+             const std::function<void(const std::string&)>& check, int reps, int malloc_reps, bool cpu_time,
+             eval_context* parallel_ctx, std::vector<row>& rows) {
   // v: [0] no schedule, [1, num_hand] hand schedules, then auto (serial), auto (host threads).
   std::vector<std::unique_ptr<alloc_tracker>> trackers;
   for (std::size_t i = 0; i < v.size(); ++i) {
@@ -158,15 +158,26 @@ void compare(const std::string& name, std::vector<std::unique_ptr<built>>& v, st
   }
   // No schedule with the default allocator: fresh pages on every run (slow to touch on this
   // sandboxed machine), timed alone.
-  const double t_malloc = median_of([&]() { run(v[0]->p, nullptr); }, 3, 0, cpu_time);
+  const double t_malloc = median_of([&]() { run(v[0]->p, nullptr); }, malloc_reps, 0, cpu_time);
   std::vector<std::function<void()>> fns;
   // No schedule with its intermediates' memory reused between runs (no fresh pages: fair to it).
   fns.push_back([&]() { run(v[0]->p, &trackers[0]->context); });
-  for (std::size_t i = 1; i < v.size(); ++i) {
-    const bool parallel = i == v.size() - 1;
-    fns.push_back([&, i, parallel]() { run(v[i]->p, parallel ? parallel_ctx : nullptr); });
+  for (std::size_t i = 1; i + 1 < v.size(); ++i) fns.push_back([&, i]() { run(v[i]->p, nullptr); });
+  auto parallel_run = [&]() { run(v.back()->p, parallel_ctx); };
+  // A parallel run's CPU time on the calling thread leaves out the workers': it is timed by the
+  // wall clock, alone, with --cpu-time.
+  if (!cpu_time) fns.push_back(parallel_run);
+  std::vector<double> t = interleaved_medians(fns, reps, cpu_time);
+  // With --cpu-time: the parallel run and the serial automatic schedule timed by the wall clock in
+  // rounds of their own; the row gives the parallel run's wall time, and its ratios are those of
+  // the serial run scaled by the wall-clock speed-up of parallel over serial.
+  double wall_speedup = 1;
+  if (cpu_time) {
+    const std::vector<double> w =
+        interleaved_medians({[&]() { run(v[num_hand + 1]->p, nullptr); }, parallel_run}, reps, false);
+    t.push_back(w[1]);
+    wall_speedup = w[0] / w[1];
   }
-  const std::vector<double> t = interleaved_medians(fns, reps, cpu_time);
   check("after timing");
   std::size_t best_hand = 1;
   for (std::size_t i = 1; i <= num_hand; ++i) {
@@ -194,6 +205,15 @@ void compare(const std::string& name, std::vector<std::unique_ptr<built>>& v, st
   add("best hand schedule", best_hand);
   add("auto (threads = 1)", num_hand + 1);
   add("auto (host threads, thread pool)", num_hand + 2);
+  if (cpu_time) {
+    // Ratios through the serial automatic schedule (CPU time) and the wall-clock speed-up.
+    const row& serial = rows[rows.size() - 2];
+    row& r = rows.back();
+    r.variant += "; wall time, ratios via auto (threads = 1)";
+    r.vs_hand = serial.vs_hand * wall_speedup;
+    r.speedup_vs_none = serial.speedup_vs_none * wall_speedup;
+    r.speedup_vs_malloc = serial.speedup_vs_malloc * wall_speedup;
+  }
 }
 
 // The time schedule() takes on an elementwise chain of n funcs (median of reps calls).
@@ -253,13 +273,14 @@ int main(int argc, char** argv) {
   std::printf("Times: medians of %d repetitions interleaved in rounds, %s. The machine is shared with other\n"
               "agents' builds and tests: absolute times are noisy, ratios from the same rounds less so.\n",
               reps, clock_name(cpu_time));
-  std::printf("\"no schedule (malloc)\": the default allocator, fresh pages every run, timed alone (3 runs);\n"
-              "\"memory reused\": an allocate hook hands back the previous run's blocks (in the rounds).\n"
-              "\"best hand schedule\": the fastest of benchmark 3's chunks (1024, 4096, 16384, 65536 elements) or\n"
-              "benchmark 4's strips (1, 8, 32 rows), measured in the same rounds. \"auto (threads = 1)\": the host's\n"
-              "description with threads = 1 (serial, like the hand schedules); \"auto (host threads)\": the host's\n"
-              "description as detected, run with a thread pool of that many threads. Peak intermediate memory:\n"
-              "allocate/free hooks with auto_stack_threshold = 0. Scheduling time: median of 21 schedule() calls.\n\n");
+  std::printf(
+      "\"no schedule (malloc)\": the default allocator, fresh pages every run, timed alone (3 runs, 1 with --quick);\n"
+      "\"memory reused\": an allocate hook hands back the previous run's blocks (in the rounds).\n"
+      "\"best hand schedule\": the fastest of benchmark 3's chunks (1024, 4096, 16384, 65536 elements) or\n"
+      "benchmark 4's strips (1, 8, 32 rows), measured in the same rounds. \"auto (threads = 1)\": the host's\n"
+      "description with threads = 1 (serial, like the hand schedules); \"auto (host threads)\": the host's\n"
+      "description as detected, run with a thread pool of that many threads. Peak intermediate memory:\n"
+      "allocate/free hooks with auto_stack_threshold = 0. Scheduling time: median of 21 schedule() calls.\n\n");
 
   machine serial = host;
   serial.threads = 1;
@@ -309,7 +330,7 @@ int main(int argc, char** argv) {
               }
             }
           },
-          reps, cpu_time, &parallel_ctx, rows);
+          reps, quick ? 1 : 3, cpu_time, &parallel_ctx, rows);
     }
   }
   for (int stages : {2, 3}) {
@@ -351,7 +372,7 @@ int main(int argc, char** argv) {
             }
           }
         },
-        reps, cpu_time, &parallel_ctx, rows);
+        reps, quick ? 1 : 3, cpu_time, &parallel_ctx, rows);
   }
 
   table t({"pipeline", "variant", "schedule", "time (ms)", "throughput vs best hand",
