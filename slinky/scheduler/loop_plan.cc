@@ -88,7 +88,27 @@ void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& mem
                const std::vector<index_range>& full, const machine& m, double fraction, plan_scratch& s,
                loop_plan& plan) {
   const sched_node& head = g.nodes[h];
+  // A fresh plan, keeping the per-node vectors' memory: they are reset for the group's members
+  // only, so that planning every output of a graph with many outputs stays linear.
+  std::vector<char> in_loop = std::move(plan.in_loop);
+  std::vector<place_reason> reason = std::move(plan.reason);
+  std::vector<int> moving_dim = std::move(plan.moving_dim);
+  std::vector<linear_in_step> elements = std::move(plan.elements);
   plan = loop_plan();
+  plan.in_loop = std::move(in_loop);
+  plan.reason = std::move(reason);
+  plan.moving_dim = std::move(moving_dim);
+  plan.elements = std::move(elements);
+  plan.in_loop.resize(g.nodes.size());
+  plan.reason.resize(g.nodes.size());
+  plan.moving_dim.resize(g.nodes.size());
+  plan.elements.resize(g.nodes.size());
+  for (int i : members) {
+    plan.in_loop[i] = 0;
+    plan.reason[i] = place_reason::unknown_region;
+    plan.moving_dim[i] = -1;
+    plan.elements[i] = linear_in_step();
+  }
   plan.dim = dim;
   plan.slot = head.out_slots[0][dim];
   if (plan.slot < 0) return;
@@ -110,10 +130,6 @@ void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& mem
     }
     s.failed.resize(g.nodes.size());
   }
-  plan.in_loop.assign(g.nodes.size(), 0);
-  plan.reason.assign(g.nodes.size(), place_reason::unknown_region);
-  plan.moving_dim.assign(g.nodes.size(), -1);
-  plan.elements.assign(g.nodes.size(), linear_in_step());
   for (int i : members) {
     const sched_node& n = g.nodes[i];
     for (int q = 0; q < 3; ++q) {
@@ -219,7 +235,9 @@ void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& mem
           e->second.elem_size = g.elem_size(b);
           auto shape = g.shapes.find(b->sym().sym());
           if (shape != g.shapes.end()) e->second.total_bytes = box_bytes(*shape->second, e->second.elem_size);
-          if (p >= 0) e->second.total_bytes = g.nodes[p].full_bytes;
+          // A func of another group: its whole region, if it was analyzed (not for funcs feeding
+          // several outputs, whose total is then estimated from the window, below).
+          if (p >= 0 && g.nodes[p].full_bytes > 0) e->second.total_bytes = g.nodes[p].full_bytes;
         }
         ext = &e->second;
       }

@@ -57,7 +57,8 @@ struct loop_plan {
   int sliding = 0;
   // The time of the group's funcs computed at the root, in ns.
   double root_ns = 0;
-  // Per node (indexed like sched_graph::nodes; only the group's entries are meaningful).
+  // Per node (indexed like sched_graph::nodes; only the group's entries are meaningful, and
+  // plan_loop resets only those).
   std::vector<char> in_loop;
   std::vector<place_reason> reason;
   std::vector<int> moving_dim;
