@@ -17,7 +17,7 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 g++ -std=c++17 $compat_flags -o "$prefix/client_pc" tools/client/client.cc $(pkg-config --cflags --libs --static slinky)
 "$prefix/client_pc"
 # The scheduler's library and headers (slinky_scheduler, on top of the builder).
-# shellcheck disable=SC2046
+# shellcheck disable=SC2046,SC2086
 g++ -std=c++17 $compat_flags -o "$prefix/scheduler_client" tools/client/scheduler_client.cc \
   $(pkg-config --cflags --libs --static slinky)
 "$prefix/scheduler_client"
