@@ -84,12 +84,43 @@ place_reason classify(const sched_node& n, const plan_scratch& s, int& slot, ind
 
 }  // namespace
 
-void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& members,
-               const std::vector<index_range>& full, const machine& m, double fraction, plan_scratch& s,
-               loop_plan& plan) {
-  const sched_node& head = g.nodes[h];
-  // A fresh plan, keeping the per-node vectors' memory: they are reset for the group's members
-  // only, so that planning every output of a graph with many outputs stays linear.
+namespace {
+
+// One plan_loop: the members of the group, consumers first, each placed and accounted for.
+class loop_planner {
+  const sched_graph& g;
+  const int h;
+  const std::vector<int>& members;
+  const std::vector<index_range>& full;
+  const machine& m;
+  const double fraction;
+  plan_scratch& s;
+  loop_plan& plan;
+  // The loop's chunk at each probe.
+  index_range chunk[3];
+  // Buffers read from outside the loop, in the order first read (deterministic).
+  std::unordered_map<const buffer_expr*, external_read> externals;
+  std::vector<const buffer_expr*> external_order;
+
+public:
+  loop_planner(const sched_graph& g, int h, const std::vector<int>& members, const std::vector<index_range>& full,
+               const machine& m, double fraction, plan_scratch& s, loop_plan& plan)
+      : g(g), h(h), members(members), full(full), m(m), fraction(fraction), s(s), plan(plan) {}
+
+  void run(int dim);
+
+private:
+  void reset(int dim);
+  place_reason place(int i, int& moving, index_t& shift);
+  void account_root(int i, place_reason why);
+  void account_in_loop(int i, int moving, index_t shift);
+  void read_inputs(int i);
+  void account_externals();
+};
+
+// A fresh plan, keeping the per-node vectors' memory: they are reset for the group's members
+// only, so that planning every output of a graph with many outputs stays linear.
+void loop_planner::reset(int dim) {
   std::vector<char> in_loop = std::move(plan.in_loop);
   std::vector<place_reason> reason = std::move(plan.reason);
   std::vector<int> moving_dim = std::move(plan.moving_dim);
@@ -103,25 +134,6 @@ void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& mem
   plan.reason.resize(g.nodes.size());
   plan.moving_dim.resize(g.nodes.size());
   plan.elements.resize(g.nodes.size());
-  for (int i : members) {
-    plan.in_loop[i] = 0;
-    plan.reason[i] = place_reason::unknown_region;
-    plan.moving_dim[i] = -1;
-    plan.elements[i] = linear_in_step();
-  }
-  plan.dim = dim;
-  plan.slot = head.out_slots[0][dim];
-  if (plan.slot < 0) return;
-  const index_range whole = full[head.slot + plan.slot];
-  plan.extent = whole.extent();
-  if (plan.extent < 2) return;
-  // The probes: iterations at y and y + S with step S, and at y with step 2S, inside the loop's
-  // range (away from its end, where the last chunk is truncated).
-  const index_t S = std::max<index_t>(1, plan.extent / 4);
-  const index_t y = plan.extent >= 4 ? whole.min + S : whole.min;
-  const index_range chunk[3] = {{y, y + S - 1}, {y + S, y + 2 * S - 1}, {y, y + 2 * S - 1}};
-  plan.probe_step = static_cast<double>(S);
-
   if (s.failed.size() < g.nodes.size()) {
     for (int q = 0; q < 3; ++q) {
       s.window[q].resize(g.num_slots);
@@ -132,134 +144,179 @@ void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& mem
   }
   for (int i : members) {
     const sched_node& n = g.nodes[i];
+    plan.in_loop[i] = 0;
+    plan.reason[i] = place_reason::unknown_region;
+    plan.moving_dim[i] = -1;
+    plan.elements[i] = linear_in_step();
     for (int q = 0; q < 3; ++q) {
       std::fill_n(s.window[q].begin() + n.slot, n.rank, index_range());
       s.reads[q][i] = 0;
     }
     s.failed[i] = 0;
   }
-  std::unordered_map<const buffer_expr*, external_read> externals;
-  std::vector<const buffer_expr*> external_order;  // deterministic iteration
+  plan.dim = dim;
+  plan.slot = g.nodes[h].out_slots[0][dim];
+}
+
+void loop_planner::run(int dim) {
+  reset(dim);
+  const sched_node& head = g.nodes[h];
+  if (plan.slot < 0) return;
+  const index_range whole = full[head.slot + plan.slot];
+  plan.extent = whole.extent();
+  if (plan.extent < 2) return;
+  // The probes: iterations at y and y + S with step S, and at y with step 2S, inside the loop's
+  // range (away from its end, where the last chunk is truncated).
+  const index_t S = std::max<index_t>(1, plan.extent / 4);
+  const index_t y = plan.extent >= 4 ? whole.min + S : whole.min;
+  chunk[0] = {y, y + S - 1};
+  chunk[1] = {y + S, y + 2 * S - 1};
+  chunk[2] = {y, y + 2 * S - 1};
+  plan.probe_step = static_cast<double>(S);
 
   for (int i : members) {
-    const sched_node& n = g.nodes[i];
-    index_t shift = 0;
     int moving = -1;
-    place_reason why;
-    if (i == h) {
-      for (int q = 0; q < 3; ++q) {
-        std::copy_n(full.begin() + n.slot, n.rank, s.window[q].begin() + n.slot);
-        s.window[q][n.slot + plan.slot] = chunk[q];
-      }
-      why = place_reason::output;
-      moving = plan.slot;
-      shift = S;
-    } else if (n.pinned_root) {
-      why = place_reason::pinned_root;
-    } else if (s.failed[i] || !n.full_known) {
-      why = place_reason::unknown_region;
-    } else if (std::any_of(n.consumers.begin(), n.consumers.end(), [&](int c) { return !plan.in_loop[c]; })) {
-      why = place_reason::consumer_at_root;
-    } else {
-      why = classify(n, s, moving, shift);
-    }
+    index_t shift = 0;
+    const place_reason why = place(i, moving, shift);
     plan.reason[i] = why;
-    const bool in_loop = why == place_reason::output || why == place_reason::moves;
-    if (!in_loop) {
-      // At the root: its whole region once; what the loop's funcs read of it is an external window.
-      int root_consumers = 0;
-      for (int c : n.consumers) root_consumers += plan.in_loop[c] ? 0 : 1;
-      plan.root_ns += root_func_ns(n, root_consumers, m, fraction);
-      if (root_consumers < static_cast<int>(n.consumers.size()) && why != place_reason::unknown_region) {
-        double bytes[3];
-        for (int q = 0; q < 3; ++q) bytes[q] = g.region_bytes(n, s.window[q].data());
-        std::copy_n(s.window[0].begin() + n.slot, n.rank, s.produce[0].begin() + n.slot);
-        for (std::size_t v = 0; v < n.rank; ++v) {
-          s.produce[0][n.slot + v] = intersect(s.window[0][n.slot + v], s.window[1][n.slot + v]);
-        }
-        add_external(plan, bytes, g.region_bytes(n, s.produce[0].data()), n.full_bytes, m, fraction);
-      }
+    if (why != place_reason::output && why != place_reason::moves) {
+      account_root(i, why);
       continue;
     }
-    plan.in_loop[i] = 1;
-    plan.moving_dim[i] = -1;
-    for (std::size_t d = 0; d < n.out_slots[0].size(); ++d) {
-      if (n.out_slots[0][d] == moving) plan.moving_dim[i] = static_cast<int>(d);
-    }
-    ++plan.calls_per_iteration;
-    // What each iteration computes: the part of its window earlier iterations did not (the
-    // builder's sliding window), or the whole window where consecutive windows do not overlap.
+    account_in_loop(i, moving, shift);
+    read_inputs(i);
+  }
+  account_externals();
+  plan.ok = true;
+}
+
+// Where member i goes (its consumers are placed already), and for the loop, the variable slot
+// that moves with it and by how much per iteration.
+place_reason loop_planner::place(int i, int& moving, index_t& shift) {
+  const sched_node& n = g.nodes[i];
+  if (i == h) {
     for (int q = 0; q < 3; ++q) {
-      std::copy_n(s.window[q].begin() + n.slot, n.rank, s.produce[q].begin() + n.slot);
-      const index_range w = s.window[q][n.slot + moving];
-      const index_t d = q == 2 ? 2 * shift : shift;
-      const index_t ad = d < 0 ? -d : d;
-      if (ad < w.extent()) {
-        s.produce[q][n.slot + moving] = d > 0 ? index_range{w.max - ad + 1, w.max} : index_range{w.min, w.min + ad - 1};
-      }
+      std::copy_n(full.begin() + n.slot, n.rank, s.window[q].begin() + n.slot);
+      s.window[q][n.slot + plan.slot] = chunk[q];
     }
-    const double produced0 = g.region_bytes(n, s.produce[0].data());
-    const double produced2 = g.region_bytes(n, s.produce[2].data());
-    const double window0 = g.region_bytes(n, s.window[0].data());
-    const double window2 = g.region_bytes(n, s.window[2].data());
-    double elems0 = 1, elems2 = 1;
-    for (std::size_t v = 0; v < n.rank; ++v) {
-      elems0 *= static_cast<double>(s.window[0][n.slot + v].extent());
-      elems2 *= static_cast<double>(s.window[2][n.slot + v].extent());
+    moving = plan.slot;
+    shift = static_cast<index_t>(plan.probe_step);
+    return place_reason::output;
+  }
+  if (n.pinned_root) return place_reason::pinned_root;
+  if (s.failed[i] || !n.full_known) return place_reason::unknown_region;
+  if (std::any_of(n.consumers.begin(), n.consumers.end(), [&](int c) { return !plan.in_loop[c]; })) {
+    return place_reason::consumer_at_root;
+  }
+  return classify(n, s, moving, shift);
+}
+
+// Member i at the root: its whole region once; what the loop's funcs read of it is an external
+// window.
+void loop_planner::account_root(int i, place_reason why) {
+  const sched_node& n = g.nodes[i];
+  int root_consumers = 0;
+  for (int c : n.consumers) root_consumers += plan.in_loop[c] ? 0 : 1;
+  plan.root_ns += root_func_ns(n, root_consumers, m, fraction);
+  if (root_consumers == static_cast<int>(n.consumers.size()) || why == place_reason::unknown_region) return;
+  double bytes[3];
+  for (int q = 0; q < 3; ++q) bytes[q] = g.region_bytes(n, s.window[q].data());
+  // The overlap of consecutive windows (produce[0] is free for this: a func at the root reads
+  // nothing in the loop).
+  for (std::size_t v = 0; v < n.rank; ++v) {
+    s.produce[0][n.slot + v] = intersect(s.window[0][n.slot + v], s.window[1][n.slot + v]);
+  }
+  add_external(plan, bytes, g.region_bytes(n, s.produce[0].data()), n.full_bytes, m, fraction);
+}
+
+// Member i in the loop: what each iteration computes (the part of its window earlier iterations
+// did not: the builder's sliding window, or the whole window where consecutive windows do not
+// overlap), its ring buffer, and the bytes it writes and its consumers read.
+void loop_planner::account_in_loop(int i, int moving, index_t shift) {
+  const sched_node& n = g.nodes[i];
+  plan.in_loop[i] = 1;
+  for (std::size_t d = 0; d < n.out_slots[0].size(); ++d) {
+    if (n.out_slots[0][d] == moving) plan.moving_dim[i] = static_cast<int>(d);
+  }
+  ++plan.calls_per_iteration;
+  for (int q = 0; q < 3; ++q) {
+    std::copy_n(s.window[q].begin() + n.slot, n.rank, s.produce[q].begin() + n.slot);
+    const index_range w = s.window[q][n.slot + moving];
+    const index_t d = q == 2 ? 2 * shift : shift;
+    const index_t ad = d < 0 ? -d : d;
+    if (ad < w.extent()) {
+      s.produce[q][n.slot + moving] = d > 0 ? index_range{w.max - ad + 1, w.max} : index_range{w.min, w.min + ad - 1};
     }
-    plan.elements[i] = {elems0, elems2};
-    if (i == h) {
-      plan.output_chunk.add(window0, window2);
-      const double c = m.ns_per_byte[level_of(n.full_bytes, m, fraction)];
-      plan.streamed_ns.add(window0 * c, window2 * c);
-    } else {
-      plan.fold.add(window0, window2);
-      plan.internal_bytes.add(produced0 + s.reads[0][i], produced2 + s.reads[2][i]);
-      if (produced0 < window0) {
-        plan.reason[i] = place_reason::slides;
-        ++plan.sliding;
-        plan.sliding_shift_bytes.add(produced0, produced2);
+  }
+  const double produced0 = g.region_bytes(n, s.produce[0].data());
+  const double produced2 = g.region_bytes(n, s.produce[2].data());
+  const double window0 = g.region_bytes(n, s.window[0].data());
+  const double window2 = g.region_bytes(n, s.window[2].data());
+  double elems0 = 1, elems2 = 1;
+  for (std::size_t v = 0; v < n.rank; ++v) {
+    elems0 *= static_cast<double>(s.window[0][n.slot + v].extent());
+    elems2 *= static_cast<double>(s.window[2][n.slot + v].extent());
+  }
+  plan.elements[i] = {elems0, elems2};
+  if (i == h) {
+    plan.output_chunk.add(window0, window2);
+    const double c = m.ns_per_byte[level_of(n.full_bytes, m, fraction)];
+    plan.streamed_ns.add(window0 * c, window2 * c);
+    return;
+  }
+  plan.fold.add(window0, window2);
+  plan.internal_bytes.add(produced0 + s.reads[0][i], produced2 + s.reads[2][i]);
+  if (produced0 < window0) {
+    plan.reason[i] = place_reason::slides;
+    ++plan.sliding;
+    plan.sliding_shift_bytes.add(produced0, produced2);
+  }
+}
+
+// What member i (in the loop) reads in each iteration: into its producers' windows when they are
+// members, else into the external windows.
+void loop_planner::read_inputs(int i) {
+  const sched_node& n = g.nodes[i];
+  for (const func::input& in : n.f->inputs()) {
+    const buffer_expr* b = in.buffer.get();
+    const int p = g.producer_of(b);
+    const bool member = p >= 0 && p != h && g.nodes[p].group == h;
+    external_read* ext = nullptr;
+    if (!member) {
+      auto e = externals.find(b);
+      if (e == externals.end()) {
+        e = externals.emplace(b, external_read()).first;
+        external_order.push_back(b);
+        e->second.elem_size = g.elem_size(b);
+        auto shape = g.shapes.find(b->sym().sym());
+        if (shape != g.shapes.end()) e->second.total_bytes = box_bytes(*shape->second, e->second.elem_size);
+        // A func of another group: its whole region, if it was analyzed (not for funcs feeding
+        // several outputs, whose total is then estimated from the window, in account_externals).
+        if (p >= 0 && g.nodes[p].full_bytes > 0) e->second.total_bytes = g.nodes[p].full_bytes;
       }
+      ext = &e->second;
     }
-    // What it reads: into its producers' windows in the loop, or as external windows.
-    for (const func::input& in : n.f->inputs()) {
-      const buffer_expr* b = in.buffer.get();
-      const int p = g.producer_of(b);
-      const bool member = p >= 0 && p != h && g.nodes[p].group == h;
-      external_read* ext = nullptr;
-      if (!member) {
-        auto e = externals.find(b);
-        if (e == externals.end()) {
-          e = externals.emplace(b, external_read()).first;
-          external_order.push_back(b);
-          e->second.elem_size = g.elem_size(b);
-          auto shape = g.shapes.find(b->sym().sym());
-          if (shape != g.shapes.end()) e->second.total_bytes = box_bytes(*shape->second, e->second.elem_size);
-          // A func of another group: its whole region, if it was analyzed (not for funcs feeding
-          // several outputs, whose total is then estimated from the window, below).
-          if (p >= 0 && g.nodes[p].full_bytes > 0) e->second.total_bytes = g.nodes[p].full_bytes;
-        }
-        ext = &e->second;
+    for (int q = 0; q < 3; ++q) {
+      if (!consumer_reads(g, n, s.produce[q].data(), in, s.needed)) {
+        if (member) s.failed[p] = 1;
+        break;
       }
-      for (int q = 0; q < 3; ++q) {
-        if (!consumer_reads(g, n, s.produce[q].data(), in, s.needed)) {
-          if (member) s.failed[p] = 1;
-          break;
-        }
-        if (member) {
-          add_to_region(g.nodes[p], g.produced.at(b).second, s.needed, s.window[q].data());
-          s.reads[q][p] += box_bytes(s.needed, g.elem_size(b));
-        } else {
-          std::vector<index_range>& box = ext->box[q];
-          if (box.empty()) {
-            box = s.needed;
-          } else {
-            for (std::size_t d = 0; d < box.size() && d < s.needed.size(); ++d) box[d] = hull(box[d], s.needed[d]);
-          }
-        }
+      if (member) {
+        add_to_region(g.nodes[p], g.produced.at(b).second, s.needed, s.window[q].data());
+        s.reads[q][p] += box_bytes(s.needed, g.elem_size(b));
+        continue;
+      }
+      std::vector<index_range>& box = ext->box[q];
+      if (box.empty()) {
+        box = s.needed;
+      } else {
+        for (std::size_t d = 0; d < box.size() && d < s.needed.size(); ++d) box[d] = hull(box[d], s.needed[d]);
       }
     }
   }
+}
+
+void loop_planner::account_externals() {
   for (const buffer_expr* b : external_order) {
     const external_read& e = externals[b];
     if (e.box[0].empty() || e.box[1].empty() || e.box[2].empty()) continue;
@@ -272,7 +329,14 @@ void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& mem
     const double total = e.total_bytes >= 0 ? e.total_bytes : bytes[0] * plan.extent / plan.probe_step;
     add_external(plan, bytes, box_bytes(overlap, e.elem_size), total, m, fraction);
   }
-  plan.ok = true;
+}
+
+}  // namespace
+
+void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& members,
+               const std::vector<index_range>& full, const machine& m, double fraction, plan_scratch& s,
+               loop_plan& plan) {
+  loop_planner(g, h, members, full, m, fraction, s, plan).run(dim);
 }
 
 double plan_cost(const loop_plan& plan, index_t step, int workers, const machine& m, double fraction,

@@ -151,6 +151,85 @@ void clear_schedule(sched_node& n, const sched_graph& g) {
 
 }  // namespace
 
+namespace {
+
+// Decides, sets and reports the schedule of head h's group.
+void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, const std::vector<index_range>& full,
+                    const machine& m, const schedule_options& options, plan_scratch& scratch, loop_plan& plan,
+                    schedule_report& report) {
+  const sched_node& head = g.nodes[h];
+  schedule_report::loop_decision ld;
+  ld.f = head.f;
+  report.funcs[h].where = schedule_report::placement::output;
+  const bool pinned_inside =
+      std::any_of(group.begin(), group.end(), [&](int i) { return g.nodes[i].pinned_loop && i != h; });
+  const char* left_alone = head.user_scheduled ? "the client scheduled the func of this output"
+                           : pinned_inside     ? "a func feeding this output is computed at a loop by the client"
+                           : !head.full_known  ? "no shape given for this output"
+                                               : nullptr;
+  if (left_alone) {
+    ld.why = left_alone;
+    for (int i : group) report.funcs[i].why = i == h ? "produces an output left alone" : left_alone;
+    report.loops.push_back(ld);
+    return;
+  }
+  const group_choice c = choose_loop(g, h, group, full, m, options, scratch, plan);
+  ld.cost_ns = c.cost;
+  ld.unscheduled_cost_ns = c.unscheduled;
+  report.funcs[h].why = "produces an output";
+  if (!c.looped) {
+    ld.why = "no loop is cheaper than any loop the cost model considered";
+    for (int i : group) {
+      if (i == h) continue;
+      const bool client = g.nodes[i].user_scheduled;
+      report.funcs[i].where = client ? schedule_report::placement::left_alone : schedule_report::placement::root;
+      report.funcs[i].why = client ? "scheduled by the client" : "its output has no loop: root";
+    }
+    report.loops.push_back(ld);
+    return;
+  }
+  // The chosen plan again, for its decisions per func.
+  plan_loop(g, h, c.dim, group, full, m, options.cache_fraction, scratch, plan);
+  double ws = 0;
+  plan_cost(plan, c.step, c.workers, m, options.cache_fraction, &ws);
+  ld.looped = true;
+  ld.why = c.parallel ? "cheapest loop; parallel" : "cheapest loop";
+  ld.dim = c.dim;
+  ld.loop_var = head.f->outputs()[0].dims[c.dim];
+  ld.step = c.step;
+  ld.parallel = c.parallel;
+  ld.iterations = (plan.extent + c.step - 1) / c.step;
+  ld.working_set_bytes = static_cast<index_t>(std::ceil(ws));
+  ld.level = level_of(ws, m, options.cache_fraction) + 1;
+  const index_t caps[4] = {m.l1_bytes, m.l2_bytes, m.l3_bytes, 0};
+  ld.budget_bytes = static_cast<index_t>(options.cache_fraction * static_cast<double>(caps[ld.level - 1]));
+  ld.calls = ld.iterations * plan.calls_per_iteration;
+  head.f->loops({func::loop_info(ld.loop_var, c.step, c.parallel ? loop::parallel : loop::serial)});
+  for (int i : group) {
+    schedule_report::func_decision& d = report.funcs[i];
+    const sched_node& n = g.nodes[i];
+    if (plan.in_loop[i]) {
+      d.elements_per_iteration =
+          static_cast<index_t>(plan.elements[i](static_cast<double>(c.step), plan.probe_step) + 0.5);
+      d.moving_dim = plan.moving_dim[i];
+    } else {
+      ld.calls += 1;
+    }
+    if (i == h) continue;
+    if (n.user_scheduled) {
+      d.where = schedule_report::placement::left_alone;
+      d.why = "scheduled by the client";
+      continue;
+    }
+    d.where = plan.in_loop[i] ? schedule_report::placement::in_loop : schedule_report::placement::root;
+    d.why = describe(plan.reason[i]);
+    if (!plan.in_loop[i]) n.f->compute_root();
+  }
+  report.loops.push_back(ld);
+}
+
+}  // namespace
+
 schedule_report schedule(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
                          const schedule_shapes& shapes, const machine& m, const schedule_options& options) {
   sched_graph g;
@@ -172,86 +251,19 @@ schedule_report schedule(const std::vector<buffer_expr_ptr>& inputs, const std::
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     schedule_report::func_decision& d = report.funcs[i];
     d.f = g.nodes[i].f;
-    d.where = g.nodes[i].group < 0 ? schedule_report::placement::root : schedule_report::placement::left_alone;
-    d.why = g.nodes[i].group < 0 ? "feeds several outputs: root" : "";
+    // Funcs feeding several outputs stay where the builder puts them: at the root (the innermost
+    // loop containing all their consumers, which are in different outputs' loops).
+    const bool shared = g.nodes[i].group < 0;
+    const bool client = g.nodes[i].user_scheduled;
+    d.where = shared && !client ? schedule_report::placement::root : schedule_report::placement::left_alone;
+    d.why = !shared ? "" : client ? "scheduled by the client" : "feeds several outputs: root";
   }
-
+  // Heads in the order found (the order of the outputs): deterministic.
   plan_scratch scratch;
   loop_plan plan;
-  for (std::size_t hi = 0; hi < g.nodes.size(); ++hi) {
-    const int h = static_cast<int>(hi);
-    sched_node& head = g.nodes[h];
-    if (!head.head) continue;
-    schedule_report::loop_decision ld;
-    ld.f = head.f;
-    const std::vector<int>& group = members[h];
-    const bool pinned_inside =
-        std::any_of(group.begin(), group.end(), [&](int i) { return g.nodes[i].pinned_loop && i != h; });
-    const char* left_alone = head.user_scheduled ? "the client scheduled the func of this output"
-                             : pinned_inside     ? "a func feeding this output is computed at a loop by the client"
-                             : !head.full_known  ? "no shape given for this output"
-                                                 : nullptr;
-    if (left_alone) {
-      ld.why = left_alone;
-      for (int i : group) report.funcs[i].why = i == h ? "produces an output left alone" : left_alone;
-      report.funcs[h].where = schedule_report::placement::output;
-      report.loops.push_back(ld);
-      continue;
-    }
-    const group_choice c = choose_loop(g, h, group, full, m, options, scratch, plan);
-    ld.cost_ns = c.cost;
-    ld.unscheduled_cost_ns = c.unscheduled;
-    report.funcs[h].where = schedule_report::placement::output;
-    report.funcs[h].why = "produces an output";
-    if (!c.looped) {
-      ld.why = "no loop is cheaper than any loop the cost model considered";
-      for (int i : group) {
-        if (i == h) continue;
-        report.funcs[i].where =
-            g.nodes[i].user_scheduled ? schedule_report::placement::left_alone : schedule_report::placement::root;
-        report.funcs[i].why = g.nodes[i].user_scheduled ? "scheduled by the client" : "its output has no loop: root";
-      }
-      report.loops.push_back(ld);
-      continue;
-    }
-    // The chosen plan again, for its decisions per func.
-    plan_loop(g, h, c.dim, group, full, m, options.cache_fraction, scratch, plan);
-    double ws = 0;
-    plan_cost(plan, c.step, c.workers, m, options.cache_fraction, &ws);
-    ld.looped = true;
-    ld.why = c.parallel ? "cheapest loop; parallel" : "cheapest loop";
-    ld.dim = c.dim;
-    ld.loop_var = head.f->outputs()[0].dims[c.dim];
-    ld.step = c.step;
-    ld.parallel = c.parallel;
-    ld.iterations = (plan.extent + c.step - 1) / c.step;
-    ld.working_set_bytes = static_cast<index_t>(std::ceil(ws));
-    ld.level = level_of(ws, m, options.cache_fraction) + 1;
-    const index_t caps[4] = {m.l1_bytes, m.l2_bytes, m.l3_bytes, 0};
-    ld.budget_bytes = static_cast<index_t>(options.cache_fraction * static_cast<double>(caps[ld.level - 1]));
-    ld.calls = ld.iterations * plan.calls_per_iteration;
-    head.f->loops({func::loop_info(ld.loop_var, c.step, c.parallel ? loop::parallel : loop::serial)});
-    for (int i : group) {
-      schedule_report::func_decision& d = report.funcs[i];
-      const sched_node& n = g.nodes[i];
-      if (plan.in_loop[i]) {
-        d.elements_per_iteration =
-            static_cast<index_t>(plan.elements[i](static_cast<double>(c.step), plan.probe_step) + 0.5);
-        d.moving_dim = plan.moving_dim[i];
-      } else {
-        ld.calls += 1;
-      }
-      if (i == h) continue;
-      if (n.user_scheduled) {
-        d.where = schedule_report::placement::left_alone;
-        d.why = "scheduled by the client";
-        continue;
-      }
-      d.where = plan.in_loop[i] ? schedule_report::placement::in_loop : schedule_report::placement::root;
-      d.why = describe(plan.reason[i]);
-      if (!plan.in_loop[i]) n.f->compute_root();
-    }
-    report.loops.push_back(ld);
+  for (std::size_t h = 0; h < g.nodes.size(); ++h) {
+    if (!g.nodes[h].head) continue;
+    schedule_group(g, static_cast<int>(h), members[h], full, m, options, scratch, plan, report);
   }
   return report;
 }

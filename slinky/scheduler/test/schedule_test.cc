@@ -392,6 +392,59 @@ TEST(schedule, leaves_client_schedules_alone) {
   EXPECT_FALSE(g3->funcs[1].compute_at().has_value());
 }
 
+TEST(schedule, two_outputs_sharing_a_func) {
+  // in -> e -> a -> out1 and e -> b -> out2: each output gets its loop; e feeds both and stays
+  // at the root; a and b are computed in their output's loop.
+  const index_t n = 1 << 16;
+  auto make = [](node_context& ctx, std::vector<func>& funcs, buffer_expr_ptr& in, buffer_expr_ptr& out1,
+                 buffer_expr_ptr& out2) {
+    var x(ctx, "x");
+    in = buffer_expr::make(ctx, "in", 1, sizeof(float));
+    auto e = buffer_expr::make(ctx, "e", 1, sizeof(float));
+    auto a = buffer_expr::make(ctx, "a", 1, sizeof(float));
+    auto b = buffer_expr::make(ctx, "b", 1, sizeof(float));
+    out1 = buffer_expr::make(ctx, "out1", 1, sizeof(float));
+    out2 = buffer_expr::make(ctx, "out2", 1, sizeof(float));
+    funcs.push_back(func::make(scale_offset_1d{2, 1}, {{in, {point(x)}}}, {{e, {x}}}, {.name = "e"}));
+    funcs.push_back(func::make(scale_offset_1d{3, 0}, {{e, {point(x)}}}, {{a, {x}}}, {.name = "a"}));
+    funcs.push_back(func::make(scale_offset_1d{1, 2}, {{a, {point(x)}}}, {{out1, {x}}}, {.name = "out1"}));
+    funcs.push_back(func::make(scale_offset_1d{0.5f, 0}, {{e, {point(x)}}}, {{b, {x}}}, {.name = "b"}));
+    funcs.push_back(func::make(scale_offset_1d{1, -1}, {{b, {point(x)}}}, {{out2, {x}}}, {.name = "out2"}));
+  };
+  auto run = [n](pipeline& p, buffer<float, 1>& o1, buffer<float, 1>& o2) {
+    buffer<float, 1> in({n});
+    in.allocate();
+    o1.allocate();
+    o2.allocate();
+    for (index_t x = 0; x < n; ++x) in(x) = static_cast<float>(x % 13);
+    ASSERT_EQ(p.evaluate({&in}, {&o1, &o2}), 0);
+  };
+  node_context ctx0;
+  std::vector<func> funcs0;
+  buffer_expr_ptr in0, a0, b0;
+  make(ctx0, funcs0, in0, a0, b0);
+  pipeline p0 = build_pipeline(ctx0, {in0}, {a0, b0});
+  buffer<float, 1> e1({n}), e2({n});
+  run(p0, e1, e2);
+
+  node_context ctx;
+  std::vector<func> funcs;
+  buffer_expr_ptr in, out1, out2;
+  make(ctx, funcs, in, out1, out2);
+  schedule_report r =
+      schedule({in}, {out1, out2}, schedule_shapes().add(in, {n}).add(out1, {n}).add(out2, {n}), small_machine());
+  ASSERT_EQ(r.loops.size(), 2u);
+  EXPECT_TRUE(r.loops[0].looped && r.loops[1].looped) << r.to_string(&ctx);
+  EXPECT_EQ(decision(r, "e").where, schedule_report::placement::root);
+  EXPECT_EQ(decision(r, "a").where, schedule_report::placement::in_loop);
+  EXPECT_EQ(decision(r, "b").where, schedule_report::placement::in_loop);
+  pipeline p = build_pipeline(ctx, {in}, {out1, out2});
+  buffer<float, 1> o1({n}), o2({n});
+  run(p, o1, o2);
+  expect_equal(o1, e1);
+  expect_equal(o2, e2);
+}
+
 TEST(schedule, no_shape_no_schedule) {
   auto g = elementwise_chain(4);
   schedule_report r = schedule({g->in}, {g->out}, schedule_shapes(), small_machine());
