@@ -19,12 +19,17 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 # shellcheck disable=SC2046
 g++ -std=c++17 $compat_flags -o "$prefix/client_pc" tools/client/client.cc $(pkg-config --cflags --libs --static slinky)
 "$prefix/client_pc"
+# The scheduler's library and headers (slinky_scheduler, on top of the builder).
+# shellcheck disable=SC2046,SC2086
+g++ -std=c++17 $compat_flags -o "$prefix/scheduler_client" tools/client/scheduler_client.cc \
+  $(pkg-config --cflags --libs --static slinky)
+"$prefix/scheduler_client"
 
 cmake -S tools/client -B "$prefix/client_build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CXX_FLAGS="$compat_flags" >/dev/null
 cmake --build "$prefix/client_build" >/dev/null
 "$prefix/client_build/client"
-echo "install check: pkg-config and find_package clients build and run"
+echo "install check: pkg-config and find_package clients (and the scheduler's client) build and run"
 
 # A host's client (its own thread_pool subclass, an IR visitor subclass) in the usual client
 # configurations, against the same installed package (once, in the plain install check).

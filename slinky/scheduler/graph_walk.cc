@@ -1,0 +1,246 @@
+// The scheduler's graph walk and whole-region analysis.
+#include "slinky/scheduler/graph_walk.h"
+
+#include <algorithm>
+
+namespace slinky {
+namespace scheduler_internal {
+
+index_t sched_graph::elem_size(const buffer_expr* b) const {
+  const index_t c = b->constant_elem_size();
+  if (c > 0) return c;
+  auto s = shape_elem_size.find(b);
+  if (s != shape_elem_size.end() && s->second > 0) return s->second;
+  return 4;
+}
+
+int sched_graph::producer_of(const buffer_expr* b) const {
+  auto i = produced.find(b);
+  return i == produced.end() ? -1 : i->second.first;
+}
+
+region_env sched_graph::env(const sched_node& n, const index_range* regions) const {
+  region_env e;
+  e.vars = n.f->outputs()[0].dims.data();
+  e.ranges = regions + n.slot;
+  e.num_vars = n.rank;
+  e.scalars = &scalars;
+  e.buffers = &shapes;
+  return e;
+}
+
+double sched_graph::region_bytes(const sched_node& n, const index_range* regions) const {
+  double total = 0;
+  for (std::size_t k = 0; k < n.out_slots.size(); ++k) {
+    double elems = static_cast<double>(n.out_elem_size[k]);
+    for (int s : n.out_slots[k]) {
+      if (s < 0) return 0;
+      elems *= static_cast<double>(regions[n.slot + s].extent());
+    }
+    total += elems;
+  }
+  return total;
+}
+
+namespace {
+
+// Records the func of node i: its variable slots, output element sizes, client schedule.
+void init_node(sched_graph& g, func* f, int i) {
+  sched_node& n = g.nodes[i];
+  n.f = f;
+  n.user_scheduled = !f->loops().empty() || f->compute_at().has_value();
+  if (f->compute_at()) {
+    n.pinned_root = f->compute_at()->root();
+    n.pinned_loop = !f->compute_at()->root();
+  }
+  static const std::vector<var> no_vars;
+  const std::vector<var>& vars = f->outputs().empty() ? no_vars : f->outputs()[0].dims;
+  n.rank = vars.size();
+  n.slot = g.num_slots;
+  g.num_slots += n.rank;
+  for (std::size_t k = 0; k < f->outputs().size(); ++k) {
+    const func::output& o = f->outputs()[k];
+    std::vector<int> slots;
+    for (const var& v : o.dims) {
+      auto j = std::find(vars.begin(), vars.end(), v);
+      slots.push_back(j == vars.end() ? -1 : static_cast<int>(j - vars.begin()));
+    }
+    n.out_slots.push_back(std::move(slots));
+    n.out_elem_size.push_back(g.elem_size(o.buffer.get()));
+    g.produced[o.buffer.get()] = {i, static_cast<int>(k)};
+  }
+}
+
+}  // namespace
+
+void build_sched_graph(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
+                       const schedule_shapes& shapes, sched_graph& g) {
+  for (const schedule_shapes::buffer_shape& s : shapes.buffers) {
+    if (!s.buffer) continue;
+    std::vector<index_range>& r = g.shape_store[s.buffer->sym().sym()];
+    r.clear();
+    for (const auto& d : s.bounds) r.push_back({d.first, d.second});
+    g.shape_elem_size[s.buffer.get()] = s.elem_size;
+  }
+  for (const auto& i : g.shape_store) g.shapes[i.first] = &i.second;
+  for (const auto& s : shapes.scalars) g.scalars[s.first.sym()] = s.second;
+
+  std::unordered_set<const buffer_expr*> stop;
+  for (const buffer_expr_ptr& b : inputs) stop.insert(b.get());
+  for (const buffer_expr_ptr& b : outputs) g.outputs.insert(b.get());
+
+  // An iterative depth-first search from the outputs' producers: post-order puts producers
+  // before consumers. Nodes are numbered in the order they are found, which depends only on the
+  // graph's structure (the order of outputs and of each func's inputs): deterministic.
+  std::unordered_map<const func*, int> index;
+  std::vector<int> post_order;
+  std::vector<std::pair<int, std::size_t>> stack;  // node, next input
+  auto visit = [&](const func* f) -> int {
+    auto found = index.find(f);
+    if (found != index.end()) return -found->second - 1;
+    const int i = static_cast<int>(g.nodes.size());
+    index[f] = i;
+    g.nodes.emplace_back();
+    // The funcs belong to the client, who made them non-const; buffer_expr hands out const
+    // pointers only.
+    init_node(g, const_cast<func*>(f), i);
+    return i;
+  };
+  for (const buffer_expr_ptr& o : outputs) {
+    if (stop.count(o.get()) || !o->producer()) continue;
+    const int root = visit(o->producer());
+    g.nodes[root < 0 ? -root - 1 : root].head = true;
+    if (root < 0) continue;
+    stack.emplace_back(root, 0);
+    while (!stack.empty()) {
+      const int c = stack.back().first;
+      const std::vector<func::input>& ins = g.nodes[c].f->inputs();
+      std::size_t& next = stack.back().second;
+      if (next == ins.size()) {
+        post_order.push_back(c);
+        stack.pop_back();
+        continue;
+      }
+      const buffer_expr* b = ins[next++].buffer.get();
+      if (!b || stop.count(b) || !b->producer()) continue;
+      const int p = visit(b->producer());
+      const int pi = p < 0 ? -p - 1 : p;
+      std::vector<int>& cs = g.nodes[pi].consumers;
+      if (std::find(cs.begin(), cs.end(), c) == cs.end()) cs.push_back(c);
+      if (p >= 0) stack.emplace_back(p, 0);
+    }
+  }
+  g.order.assign(post_order.rbegin(), post_order.rend());
+
+  // Groups: a head is its own group; a func whose consumers all belong to one group belongs to it.
+  for (int i : g.order) {
+    sched_node& n = g.nodes[i];
+    if (n.head) {
+      n.group = i;
+      continue;
+    }
+    n.group = n.consumers.empty() ? -1 : g.nodes[n.consumers[0]].group;
+    for (int c : n.consumers) {
+      if (g.nodes[c].group != n.group) n.group = -1;
+    }
+  }
+}
+
+bool consumer_reads(const sched_graph& g, const sched_node& c, const index_range* regions, const func::input& in,
+                    std::vector<index_range>& result) {
+  if (!in.output_slice.empty()) return false;
+  if (in.output_crop.empty()) return needed_region(in, g.env(c, regions), result);
+  // Restrict the consumer's region to the part of its first output this input is copied to.
+  index_range restricted[8];
+  if (c.rank > 8) return false;
+  std::copy(regions + c.slot, regions + c.slot + c.rank, restricted);
+  const region_env e = g.env(c, regions);
+  for (std::size_t d = 0; d < in.output_crop.size() && d < c.out_slots[0].size(); ++d) {
+    const int s = c.out_slots[0][d];
+    const interval_expr& crop = in.output_crop[d];
+    if (s < 0) return false;
+    index_range lo, hi;
+    if (crop.min.defined() && is_infinity(crop.min) == 0) {
+      if (!eval_range(crop.min, e, lo)) return false;
+      restricted[s].min = std::max(restricted[s].min, lo.min);
+    }
+    if (crop.max.defined() && is_infinity(crop.max) == 0) {
+      if (!eval_range(crop.max, e, hi)) return false;
+      restricted[s].max = std::min(restricted[s].max, hi.max);
+    }
+  }
+  region_env re = e;
+  re.ranges = restricted;
+  return needed_region(in, re, result);
+}
+
+void add_to_region(const sched_node& p, int k, const std::vector<index_range>& needed, index_range* regions) {
+  const std::vector<int>& slots = p.out_slots[k];
+  for (std::size_t d = 0; d < slots.size() && d < needed.size(); ++d) {
+    if (slots[d] < 0) continue;
+    index_range& r = regions[p.slot + slots[d]];
+    r = hull(r, needed[d]);
+  }
+}
+
+int level_of(double bytes, const machine& m, double fraction) {
+  const index_t caps[3] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
+  for (int l = 0; l < 3; ++l) {
+    if (caps[l] > 0 && bytes <= fraction * static_cast<double>(caps[l])) return l;
+  }
+  return 3;
+}
+
+void full_regions(sched_graph& g, const machine& m, double cache_fraction, std::vector<index_range>& regions) {
+  regions.assign(g.num_slots, index_range());
+  // Funcs shared by several outputs are not analyzed (the scheduler leaves them at the root).
+  for (sched_node& n : g.nodes) n.full_known = n.group >= 0;
+  std::vector<index_range> needed;
+  for (int i : g.order) {
+    sched_node& c = g.nodes[i];
+    if (c.head) {
+      // The shape of each output given, else the region is unknown.
+      for (std::size_t k = 0; k < c.out_slots.size(); ++k) {
+        auto s = g.shapes.find(c.f->outputs()[k].buffer->sym().sym());
+        if (s == g.shapes.end() || s->second->size() != c.out_slots[k].size()) {
+          if (k == 0) c.full_known = false;
+          continue;
+        }
+        add_to_region(c, static_cast<int>(k), *s->second, regions.data());
+      }
+    }
+    if (c.full_known) {
+      for (std::size_t s = 0; s < c.rank; ++s) {
+        if (regions[c.slot + s].empty()) c.full_known = false;
+      }
+    }
+    c.full_bytes = c.full_known ? g.region_bytes(c, regions.data()) : 0;
+    for (const func::input& in : c.f->inputs()) {
+      const buffer_expr* b = in.buffer.get();
+      const int p = g.producer_of(b);
+      const bool ok = c.full_known && consumer_reads(g, c, regions.data(), in, needed);
+      if (p >= 0 && !g.nodes[p].head && g.nodes[p].group == c.group && c.group >= 0) {
+        if (ok) {
+          add_to_region(g.nodes[p], g.produced.at(b).second, needed, regions.data());
+        } else {
+          g.nodes[p].full_known = false;
+        }
+        continue;
+      }
+      if (!ok) continue;
+      // Read from outside the group: at the level its whole size fits in.
+      double bytes = static_cast<double>(g.elem_size(b));
+      for (const index_range& r : needed) bytes *= static_cast<double>(r.extent());
+      double total = bytes;
+      auto s = g.shapes.find(b->sym().sym());
+      if (s != g.shapes.end()) {
+        total = static_cast<double>(g.elem_size(b));
+        for (const index_range& r : *s->second) total *= static_cast<double>(r.extent());
+      }
+      c.full_external_read_ns += bytes * m.ns_per_byte[level_of(total, m, cache_fraction)];
+    }
+  }
+}
+
+}  // namespace scheduler_internal
+}  // namespace slinky

@@ -1,0 +1,94 @@
+// The scheduler's view of a pipeline graph (internal): the funcs reachable from the outputs,
+// consumers before producers, each func's consumers, which output each func feeds, and the
+// concrete regions of every func for given output shapes.
+#ifndef SLINKY_SCHEDULER_GRAPH_WALK_H
+#define SLINKY_SCHEDULER_GRAPH_WALK_H
+
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "slinky/builder/pipeline.h"
+#include "slinky/scheduler/regions.h"
+#include "slinky/scheduler/schedule.h"
+
+namespace slinky {
+namespace scheduler_internal {
+
+struct sched_node {
+  // The func; the scheduler sets its schedule (the client owns it, non-const).
+  func* f = nullptr;
+  // Funcs reading an output of this one (indices into sched_graph::nodes), without duplicates.
+  std::vector<int> consumers;
+  // Produces a pipeline output.
+  bool head = false;
+  // The head whose funcs this one belongs to (every path from it leads to that output's func), or
+  // -1 if it feeds several outputs.
+  int group = -1;
+  // The client's schedule: loops or compute_at set; compute_at at the root; compute_at a loop.
+  bool user_scheduled = false;
+  bool pinned_root = false;
+  bool pinned_loop = false;
+  // Its variables are the first output's dims: slots [slot, slot + rank) of a region array.
+  std::size_t slot = 0;
+  std::size_t rank = 0;
+  // For each output, the slot of each of its dims (relative to slot), or -1 if the output indexes
+  // a variable the first output does not have (the scheduler then cannot say what it covers).
+  std::vector<std::vector<int>> out_slots;
+  std::vector<index_t> out_elem_size;
+  // Filled by full_regions: the bytes of its whole region (all outputs), the time to read its
+  // inputs that are not produced in its group, and whether its region is known.
+  double full_bytes = 0;
+  double full_external_read_ns = 0;
+  bool full_known = false;
+};
+
+struct sched_graph {
+  std::vector<sched_node> nodes;
+  // Consumers first: every func comes before the funcs producing its inputs.
+  std::vector<int> order;
+  // The buffers produced in the graph: producer node and output index.
+  std::unordered_map<const buffer_expr*, std::pair<int, int>> produced;
+  std::unordered_set<const buffer_expr*> outputs;
+  std::size_t num_slots = 0;
+  // Known shapes (inputs and outputs), by buffer symbol, and scalar values.
+  std::unordered_map<symbol_id, std::vector<index_range>> shape_store;
+  std::unordered_map<symbol_id, const std::vector<index_range>*> shapes;
+  std::unordered_map<const buffer_expr*, index_t> shape_elem_size;
+  std::unordered_map<symbol_id, index_t> scalars;
+
+  // The element size of a buffer: its constant element size, else the shape's, else 4.
+  index_t elem_size(const buffer_expr* b) const;
+  // The producer node of b, or -1 if it is not produced in the graph (an input or constant).
+  int producer_of(const buffer_expr* b) const;
+  // The environment of node n's variables ranging over `regions`.
+  region_env env(const sched_node& n, const index_range* regions) const;
+  // The bytes of node n's outputs over the region regions[n.slot...] (0 for an empty region).
+  double region_bytes(const sched_node& n, const index_range* regions) const;
+};
+
+// Collects and orders the graph reachable from `outputs` (stopping at `inputs` and at buffers
+// nothing produces), finds each func's consumers and group, and records the known shapes.
+void build_sched_graph(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
+                       const schedule_shapes& shapes, sched_graph& g);
+
+// The region of input `in` of node c that c reads over the region regions[c.slot...], restricted
+// by the input's output_crop; false if it cannot be evaluated (or the input has an output_slice).
+bool consumer_reads(const sched_graph& g, const sched_node& c, const index_range* regions, const func::input& in,
+                    std::vector<index_range>& result);
+
+// Hulls the box `needed` of output k of node p into p's slots of `regions`.
+void add_to_region(const sched_node& p, int k, const std::vector<index_range>& needed, index_range* regions);
+
+// The whole region of every func (one iteration, no loops) into `regions` (g.num_slots entries),
+// and each node's full_bytes, full_external_read_ns (with the time per byte of `m` at the level
+// each buffer's total size fits in) and full_known.
+void full_regions(sched_graph& g, const machine& m, double cache_fraction, std::vector<index_range>& regions);
+
+// The cache level (0: L1, 1: L2, 2: L3, 3: memory) that `bytes` fits in, using `fraction` of each.
+int level_of(double bytes, const machine& m, double fraction);
+
+}  // namespace scheduler_internal
+}  // namespace slinky
+
+#endif  // SLINKY_SCHEDULER_GRAPH_WALK_H

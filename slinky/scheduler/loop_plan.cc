@@ -1,0 +1,392 @@
+// The analysis of a candidate loop and the cost model (docs/scheduler.md).
+#include "slinky/scheduler/loop_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace slinky {
+namespace scheduler_internal {
+
+double linear_in_step::operator()(double step, double s) const {
+  return std::max(0.0, at_s + (at_2s - at_s) * (step - s) / s);
+}
+
+namespace {
+
+// The cost of starting and joining a parallel loop (enqueue, wake the workers, wait), and the
+// fraction of the ideal speed-up a parallel loop reaches. Not measured yet (docs/scheduler.md).
+constexpr double fork_join_ns = 5000;
+constexpr double parallel_efficiency = 0.9;
+
+double page_ns(double bytes, const machine& m) { return bytes / 4096.0 * m.page_touch_ns; }
+
+// The bytes of an external buffer's box.
+double box_bytes(const std::vector<index_range>& box, index_t elem_size) {
+  double b = static_cast<double>(elem_size);
+  for (const index_range& r : box) b *= static_cast<double>(r.extent());
+  return b;
+}
+
+// A buffer read by the loop's funcs from outside the loop: the hull of what they read in each
+// probe, and the level its whole buffer is in.
+struct external_read {
+  std::vector<index_range> box[3];
+  index_t elem_size = 4;
+  double total_bytes = -1;
+};
+
+// Accounts for a window read from outside the loop, of `bytes[q]` at the probes (q = 0: step S
+// at y; 1: step S at y + S; 2: step 2S at y), `overlap_bytes` of the first two in common, from a
+// buffer of total_bytes.
+void add_external(loop_plan& plan, const double bytes[3], double overlap_bytes, double total_bytes, const machine& m,
+                  double fraction) {
+  // What is new in each iteration comes from where the whole buffer is; the rest was read by the
+  // previous iteration and is in the working set's level.
+  const double advance = std::max(0.0, bytes[1] - overlap_bytes);
+  const double advance_2s = std::min(bytes[2], 2 * advance);
+  const double c = m.ns_per_byte[level_of(total_bytes, m, fraction)];
+  plan.external_window.add(bytes[0], bytes[2]);
+  plan.external_cached_bytes.add(bytes[0] - std::min(bytes[0], advance), bytes[2] - advance_2s);
+  plan.streamed_ns.add(std::min(bytes[0], advance) * c, advance_2s * c);
+}
+
+// The time of a func computed at the root (its whole region), with `root_consumers` of its
+// consumers reading it at the root too.
+double root_func_ns(const sched_node& n, int root_consumers, const machine& m, double fraction) {
+  const double c = m.ns_per_byte[level_of(n.full_bytes, m, fraction)];
+  double t = n.full_bytes * c * (1 + root_consumers) + n.full_external_read_ns + m.call_overhead_ns;
+  if (!n.head) t += page_ns(n.full_bytes, m);
+  return t;
+}
+
+// Classifies member n from its windows at the three probes: in the loop if they are one
+// translation along one variable (moving by a non-zero shift between consecutive iterations),
+// with the other variables' ranges independent of the step. Sets the moving slot and shift.
+place_reason classify(const sched_node& n, const plan_scratch& s, int& slot, index_t& shift) {
+  slot = -1;
+  for (std::size_t v = 0; v < n.rank; ++v) {
+    const index_range& a = s.window[0][n.slot + v];
+    const index_range& b = s.window[1][n.slot + v];
+    const index_range& c = s.window[2][n.slot + v];
+    if (a.empty() || b.empty() || c.empty()) return place_reason::unknown_region;
+    if (a == b) {
+      if (a != c) return place_reason::not_a_translation;
+      continue;
+    }
+    if (slot >= 0) return place_reason::not_a_translation;
+    if (b.min - a.min != b.max - a.max) return place_reason::not_a_translation;
+    slot = static_cast<int>(v);
+    shift = b.min - a.min;
+  }
+  return slot < 0 ? place_reason::invariant : place_reason::moves;
+}
+
+}  // namespace
+
+namespace {
+
+// One plan_loop: the members of the group, consumers first, each placed and accounted for.
+class loop_planner {
+  const sched_graph& g;
+  const int h;
+  const std::vector<int>& members;
+  const std::vector<index_range>& full;
+  const machine& m;
+  const double fraction;
+  plan_scratch& s;
+  loop_plan& plan;
+  // The loop's chunk at each probe.
+  index_range chunk[3];
+  // Buffers read from outside the loop, in the order first read (deterministic).
+  std::unordered_map<const buffer_expr*, external_read> externals;
+  std::vector<const buffer_expr*> external_order;
+
+public:
+  loop_planner(const sched_graph& g, int h, const std::vector<int>& members, const std::vector<index_range>& full,
+               const machine& m, double fraction, plan_scratch& s, loop_plan& plan)
+      : g(g), h(h), members(members), full(full), m(m), fraction(fraction), s(s), plan(plan) {}
+
+  void run(int dim);
+
+private:
+  void reset(int dim);
+  place_reason place(int i, int& moving, index_t& shift);
+  void account_root(int i, place_reason why);
+  void account_in_loop(int i, int moving, index_t shift);
+  void read_inputs(int i);
+  void account_externals();
+};
+
+// A fresh plan, keeping the per-node vectors' memory: they are reset for the group's members
+// only, so that planning every output of a graph with many outputs stays linear.
+void loop_planner::reset(int dim) {
+  std::vector<char> in_loop = std::move(plan.in_loop);
+  std::vector<place_reason> reason = std::move(plan.reason);
+  std::vector<int> moving_dim = std::move(plan.moving_dim);
+  std::vector<linear_in_step> elements = std::move(plan.elements);
+  plan = loop_plan();
+  plan.in_loop = std::move(in_loop);
+  plan.reason = std::move(reason);
+  plan.moving_dim = std::move(moving_dim);
+  plan.elements = std::move(elements);
+  plan.in_loop.resize(g.nodes.size());
+  plan.reason.resize(g.nodes.size());
+  plan.moving_dim.resize(g.nodes.size());
+  plan.elements.resize(g.nodes.size());
+  if (s.failed.size() < g.nodes.size()) {
+    for (int q = 0; q < 3; ++q) {
+      s.window[q].resize(g.num_slots);
+      s.produce[q].resize(g.num_slots);
+      s.reads[q].resize(g.nodes.size());
+    }
+    s.failed.resize(g.nodes.size());
+  }
+  for (int i : members) {
+    const sched_node& n = g.nodes[i];
+    plan.in_loop[i] = 0;
+    plan.reason[i] = place_reason::unknown_region;
+    plan.moving_dim[i] = -1;
+    plan.elements[i] = linear_in_step();
+    for (int q = 0; q < 3; ++q) {
+      std::fill_n(s.window[q].begin() + n.slot, n.rank, index_range());
+      s.reads[q][i] = 0;
+    }
+    s.failed[i] = 0;
+  }
+  plan.dim = dim;
+  plan.slot = g.nodes[h].out_slots[0][dim];
+}
+
+void loop_planner::run(int dim) {
+  reset(dim);
+  const sched_node& head = g.nodes[h];
+  if (plan.slot < 0) return;
+  const index_range whole = full[head.slot + plan.slot];
+  plan.extent = whole.extent();
+  if (plan.extent < 2) return;
+  // The probes: iterations at y and y + S with step S, and at y with step 2S, inside the loop's
+  // range (away from its end, where the last chunk is truncated).
+  const index_t S = std::max<index_t>(1, plan.extent / 4);
+  const index_t y = plan.extent >= 4 ? whole.min + S : whole.min;
+  chunk[0] = {y, y + S - 1};
+  chunk[1] = {y + S, y + 2 * S - 1};
+  chunk[2] = {y, y + 2 * S - 1};
+  plan.probe_step = static_cast<double>(S);
+
+  for (int i : members) {
+    int moving = -1;
+    index_t shift = 0;
+    const place_reason why = place(i, moving, shift);
+    plan.reason[i] = why;
+    if (why != place_reason::output && why != place_reason::moves) {
+      account_root(i, why);
+      continue;
+    }
+    account_in_loop(i, moving, shift);
+    read_inputs(i);
+  }
+  account_externals();
+  plan.ok = true;
+}
+
+// Where member i goes (its consumers are placed already), and for the loop, the variable slot
+// that moves with it and by how much per iteration.
+place_reason loop_planner::place(int i, int& moving, index_t& shift) {
+  const sched_node& n = g.nodes[i];
+  if (i == h) {
+    for (int q = 0; q < 3; ++q) {
+      std::copy_n(full.begin() + n.slot, n.rank, s.window[q].begin() + n.slot);
+      s.window[q][n.slot + plan.slot] = chunk[q];
+    }
+    moving = plan.slot;
+    shift = static_cast<index_t>(plan.probe_step);
+    return place_reason::output;
+  }
+  if (n.pinned_root) return place_reason::pinned_root;
+  if (s.failed[i] || !n.full_known) return place_reason::unknown_region;
+  if (std::any_of(n.consumers.begin(), n.consumers.end(), [&](int c) { return !plan.in_loop[c]; })) {
+    return place_reason::consumer_at_root;
+  }
+  return classify(n, s, moving, shift);
+}
+
+// Member i at the root: its whole region once; what the loop's funcs read of it is an external
+// window.
+void loop_planner::account_root(int i, place_reason why) {
+  const sched_node& n = g.nodes[i];
+  int root_consumers = 0;
+  for (int c : n.consumers) root_consumers += plan.in_loop[c] ? 0 : 1;
+  plan.root_ns += root_func_ns(n, root_consumers, m, fraction);
+  if (root_consumers == static_cast<int>(n.consumers.size()) || why == place_reason::unknown_region) return;
+  double bytes[3];
+  for (int q = 0; q < 3; ++q) bytes[q] = g.region_bytes(n, s.window[q].data());
+  // The overlap of consecutive windows (produce[0] is free for this: a func at the root reads
+  // nothing in the loop).
+  for (std::size_t v = 0; v < n.rank; ++v) {
+    s.produce[0][n.slot + v] = intersect(s.window[0][n.slot + v], s.window[1][n.slot + v]);
+  }
+  add_external(plan, bytes, g.region_bytes(n, s.produce[0].data()), n.full_bytes, m, fraction);
+}
+
+// Member i in the loop: what each iteration computes (the part of its window earlier iterations
+// did not: the builder's sliding window, or the whole window where consecutive windows do not
+// overlap), its ring buffer, and the bytes it writes and its consumers read.
+void loop_planner::account_in_loop(int i, int moving, index_t shift) {
+  const sched_node& n = g.nodes[i];
+  plan.in_loop[i] = 1;
+  for (std::size_t d = 0; d < n.out_slots[0].size(); ++d) {
+    if (n.out_slots[0][d] == moving) plan.moving_dim[i] = static_cast<int>(d);
+  }
+  ++plan.calls_per_iteration;
+  for (int q = 0; q < 3; ++q) {
+    std::copy_n(s.window[q].begin() + n.slot, n.rank, s.produce[q].begin() + n.slot);
+    const index_range w = s.window[q][n.slot + moving];
+    const index_t d = q == 2 ? 2 * shift : shift;
+    const index_t ad = d < 0 ? -d : d;
+    if (ad < w.extent()) {
+      s.produce[q][n.slot + moving] = d > 0 ? index_range{w.max - ad + 1, w.max} : index_range{w.min, w.min + ad - 1};
+    }
+  }
+  const double produced0 = g.region_bytes(n, s.produce[0].data());
+  const double produced2 = g.region_bytes(n, s.produce[2].data());
+  const double window0 = g.region_bytes(n, s.window[0].data());
+  const double window2 = g.region_bytes(n, s.window[2].data());
+  double elems0 = 1, elems2 = 1;
+  for (std::size_t v = 0; v < n.rank; ++v) {
+    elems0 *= static_cast<double>(s.window[0][n.slot + v].extent());
+    elems2 *= static_cast<double>(s.window[2][n.slot + v].extent());
+  }
+  plan.elements[i] = {elems0, elems2};
+  if (i == h) {
+    plan.output_chunk.add(window0, window2);
+    const double c = m.ns_per_byte[level_of(n.full_bytes, m, fraction)];
+    plan.streamed_ns.add(window0 * c, window2 * c);
+    return;
+  }
+  plan.fold.add(window0, window2);
+  plan.internal_bytes.add(produced0 + s.reads[0][i], produced2 + s.reads[2][i]);
+  if (produced0 < window0) {
+    plan.reason[i] = place_reason::slides;
+    ++plan.sliding;
+    plan.sliding_shift_bytes.add(produced0, produced2);
+  }
+}
+
+// What member i (in the loop) reads in each iteration: into its producers' windows when they are
+// members, else into the external windows.
+void loop_planner::read_inputs(int i) {
+  const sched_node& n = g.nodes[i];
+  for (const func::input& in : n.f->inputs()) {
+    const buffer_expr* b = in.buffer.get();
+    const int p = g.producer_of(b);
+    const bool member = p >= 0 && p != h && g.nodes[p].group == h;
+    external_read* ext = nullptr;
+    if (!member) {
+      auto e = externals.find(b);
+      if (e == externals.end()) {
+        e = externals.emplace(b, external_read()).first;
+        external_order.push_back(b);
+        e->second.elem_size = g.elem_size(b);
+        auto shape = g.shapes.find(b->sym().sym());
+        if (shape != g.shapes.end()) e->second.total_bytes = box_bytes(*shape->second, e->second.elem_size);
+        // A func of another group: its whole region, if it was analyzed (not for funcs feeding
+        // several outputs, whose total is then estimated from the window, in account_externals).
+        if (p >= 0 && g.nodes[p].full_bytes > 0) e->second.total_bytes = g.nodes[p].full_bytes;
+      }
+      ext = &e->second;
+    }
+    for (int q = 0; q < 3; ++q) {
+      if (!consumer_reads(g, n, s.produce[q].data(), in, s.needed)) {
+        if (member) s.failed[p] = 1;
+        break;
+      }
+      if (member) {
+        add_to_region(g.nodes[p], g.produced.at(b).second, s.needed, s.window[q].data());
+        s.reads[q][p] += box_bytes(s.needed, g.elem_size(b));
+        continue;
+      }
+      std::vector<index_range>& box = ext->box[q];
+      if (box.empty()) {
+        box = s.needed;
+      } else {
+        for (std::size_t d = 0; d < box.size() && d < s.needed.size(); ++d) box[d] = hull(box[d], s.needed[d]);
+      }
+    }
+  }
+}
+
+void loop_planner::account_externals() {
+  for (const buffer_expr* b : external_order) {
+    const external_read& e = externals[b];
+    if (e.box[0].empty() || e.box[1].empty() || e.box[2].empty()) continue;
+    double bytes[3];
+    for (int q = 0; q < 3; ++q) bytes[q] = box_bytes(e.box[q], e.elem_size);
+    std::vector<index_range> overlap = e.box[0];
+    for (std::size_t d = 0; d < overlap.size() && d < e.box[1].size(); ++d) {
+      overlap[d] = intersect(e.box[0][d], e.box[1][d]);
+    }
+    const double total = e.total_bytes >= 0 ? e.total_bytes : bytes[0] * plan.extent / plan.probe_step;
+    add_external(plan, bytes, box_bytes(overlap, e.elem_size), total, m, fraction);
+  }
+}
+
+}  // namespace
+
+void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& members,
+               const std::vector<index_range>& full, const machine& m, double fraction, plan_scratch& s,
+               loop_plan& plan) {
+  loop_planner(g, h, members, full, m, fraction, s, plan).run(dim);
+}
+
+double plan_cost(const loop_plan& plan, index_t step, int workers, const machine& m, double fraction,
+                 double* working_set) {
+  const double S = plan.probe_step;
+  const double st = static_cast<double>(step);
+  const double iterations = std::ceil(static_cast<double>(plan.extent) / st);
+  const double fold = plan.fold(st, S) + (workers - 1) * plan.sliding_shift_bytes(st, S);
+  const double ws = fold + plan.external_window(st, S) + plan.output_chunk(st, S);
+  if (working_set) *working_set = ws;
+  const double c = m.ns_per_byte[level_of(ws, m, fraction)];
+  const double per_iteration = plan.calls_per_iteration * m.call_overhead_ns + plan.internal_bytes(st, S) * c +
+                               plan.external_cached_bytes(st, S) * c + plan.streamed_ns(st, S);
+  double loop_ns = iterations * per_iteration;
+  if (workers > 1) {
+    loop_ns = loop_ns / (std::min<double>(workers, iterations) * parallel_efficiency) + fork_join_ns;
+  }
+  return loop_ns + plan.root_ns + page_ns(fold, m);
+}
+
+double unscheduled_cost(const sched_graph& g, const std::vector<int>& members, const machine& m, double fraction) {
+  double t = 0;
+  for (int i : members) {
+    const sched_node& n = g.nodes[i];
+    t += root_func_ns(n, static_cast<int>(n.consumers.size()), m, fraction);
+  }
+  return t;
+}
+
+index_t largest_step_within(const loop_plan& plan, double budget, int workers, index_t max_step) {
+  const double S = plan.probe_step;
+  auto ws = [&](double st) {
+    return plan.fold(st, S) + (workers - 1) * plan.sliding_shift_bytes(st, S) + plan.external_window(st, S) +
+           plan.output_chunk(st, S);
+  };
+  if (ws(1) > budget) return 0;
+  // The working set is linear in the step: solve ws(step) <= budget.
+  const double slope = ws(S + 1) - ws(S);
+  index_t step = max_step;
+  if (slope > 0) {
+    const double s = 1 + (budget - ws(1)) / slope;
+    if (s < static_cast<double>(max_step)) step = std::max<index_t>(1, static_cast<index_t>(s));
+  }
+  // Keep 3 significant bits: steps like 14336 rather than 14563 keep chunks aligned.
+  index_t bits = 0;
+  while ((step >> bits) >= 8) ++bits;
+  step = (step >> bits) << bits;
+  while (step > 1 && ws(static_cast<double>(step)) > budget) --step;
+  return std::max<index_t>(1, step);
+}
+
+}  // namespace scheduler_internal
+}  // namespace slinky

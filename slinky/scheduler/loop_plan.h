@@ -1,0 +1,97 @@
+// The scheduler's analysis of one candidate loop (internal): for an output's func and one of its
+// dims, which funcs of the output's group can be computed inside a loop over that dim, what one
+// iteration's working set and traffic are as functions of the step, and what a step costs.
+// docs/scheduler.md, "The cost model".
+#ifndef SLINKY_SCHEDULER_LOOP_PLAN_H
+#define SLINKY_SCHEDULER_LOOP_PLAN_H
+
+#include <vector>
+
+#include "slinky/scheduler/graph_walk.h"
+
+namespace slinky {
+namespace scheduler_internal {
+
+// A quantity measured with the loop's step at S and at 2S, taken as linear in the step (exact
+// for translations and scalings of the loop's chunk, which is what the scheduler keeps in a loop).
+struct linear_in_step {
+  double at_s = 0, at_2s = 0;
+  void add(double a, double b) {
+    at_s += a;
+    at_2s += b;
+  }
+  double operator()(double step, double s) const;
+};
+
+// Why a func of a group is where it is.
+enum class place_reason {
+  output,
+  slides,
+  moves,
+  pinned_root,
+  consumer_at_root,
+  invariant,
+  not_a_translation,
+  unknown_region,
+};
+
+struct loop_plan {
+  bool ok = false;
+  // The output's dim and the loop variable's slot in the head's variables.
+  int dim = -1;
+  int slot = -1;
+  index_t extent = 0;
+  double probe_step = 1;  // S
+  // One iteration's working set: the windows of the intermediates computed in the loop (their
+  // folds), of the buffers read from outside the loop, and the output's chunk; in bytes.
+  linear_in_step fold, external_window, output_chunk;
+  // Bytes written and read per iteration in buffers computed in the loop (served from the level
+  // the working set fits in), bytes of external windows already read by earlier iterations (the
+  // same level), and the time of the new part of external windows and of the output chunk (from
+  // the level their whole buffers fit in), in ns.
+  linear_in_step internal_bytes, external_cached_bytes, streamed_ns;
+  // The bytes one iteration's shift adds to the windows of the funcs that slide: a pipelined
+  // parallel loop with K iterations in flight holds K - 1 more of them.
+  linear_in_step sliding_shift_bytes;
+  int calls_per_iteration = 0;
+  int sliding = 0;
+  // The time of the group's funcs computed at the root, in ns.
+  double root_ns = 0;
+  // Per node (indexed like sched_graph::nodes; only the group's entries are meaningful, and
+  // plan_loop resets only those).
+  std::vector<char> in_loop;
+  std::vector<place_reason> reason;
+  std::vector<int> moving_dim;
+  std::vector<linear_in_step> elements;
+};
+
+// Scratch space reused across plans (sized by the first use).
+struct plan_scratch {
+  std::vector<index_range> window[3], produce[3];
+  std::vector<double> reads[3];
+  std::vector<char> failed;
+  std::vector<index_range> needed;
+};
+
+// Analyzes a loop over output dim `dim` of head `h` (members: the group's nodes, consumers
+// first, h first). full: the whole regions (full_regions).
+void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& members,
+               const std::vector<index_range>& full, const machine& m, double cache_fraction, plan_scratch& scratch,
+               loop_plan& plan);
+
+// The estimated time of the group with the plan's loop in steps of `step`, with `workers`
+// iterations in flight (1: serial), in ns; also the working set of one iteration.
+double plan_cost(const loop_plan& plan, index_t step, int workers, const machine& m, double cache_fraction,
+                 double* working_set = nullptr);
+
+// The time of the group with no loop (every func at the root), in ns.
+double unscheduled_cost(const sched_graph& g, const std::vector<int>& members, const machine& m, double cache_fraction);
+
+// The largest step whose working set (with `workers` iterations in flight) fits in `budget`
+// bytes, rounded down to 3 significant bits, at most max_step; 0 if even a step of 1 does not fit.
+index_t largest_step_within(const loop_plan& plan, double budget, int workers, index_t max_step);
+
+}  // namespace scheduler_internal
+}  // namespace slinky
+
+#endif  // SLINKY_SCHEDULER_LOOP_PLAN_H

@@ -1,0 +1,182 @@
+// The host's machine description: cache sizes from sysfs or sysconf, and a micro-calibration of
+// the per-call overhead of a pipeline loop.
+#include "slinky/scheduler/machine.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "slinky/builder/pipeline.h"
+
+namespace slinky {
+
+index_t parse_cache_size(const std::string& s) {
+  std::size_t i = 0, end = s.size();
+  while (i < end && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  while (end > i && std::isspace(static_cast<unsigned char>(s[end - 1]))) --end;
+  if (i == end || !std::isdigit(static_cast<unsigned char>(s[i]))) return 0;
+  const index_t limit = std::numeric_limits<index_t>::max();
+  index_t value = 0;
+  for (; i < end && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
+    const index_t digit = s[i] - '0';
+    if (value > (limit - digit) / 10) return 0;
+    value = value * 10 + digit;
+  }
+  index_t scale = 1;
+  if (i < end) {
+    switch (s[i]) {
+    case 'K':
+    case 'k': scale = index_t{1} << 10; break;
+    case 'M':
+    case 'm': scale = index_t{1} << 20; break;
+    case 'G':
+    case 'g': scale = index_t{1} << 30; break;
+    default: return 0;
+    }
+    ++i;
+  }
+  if (i != end) return 0;
+  if (value > limit / scale) return 0;
+  return value * scale;
+}
+
+namespace {
+
+// The first line of a file, or "" if it cannot be read.
+std::string read_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+index_t& level_field(machine& m, int level) {
+  if (level == 1) return m.l1_bytes;
+  if (level == 2) return m.l2_bytes;
+  return m.l3_bytes;
+}
+
+}  // namespace
+
+bool read_sysfs_cache_sizes(const std::string& dir, machine& m) {
+  bool seen[4] = {false, false, false, false};
+  bool any = false;
+  // Linux numbers the entries index0, index1, ... without gaps; a few more than any real CPU has.
+  for (int i = 0; i < 16; ++i) {
+    const std::string entry = dir + "/index" + std::to_string(i) + "/";
+    const std::string level_text = read_line(entry + "level");
+    if (level_text.empty()) break;
+    const std::string type = read_line(entry + "type");
+    if (type != "Data" && type != "Unified") continue;
+    const int level = std::atoi(level_text.c_str());
+    if (level < 1 || level > 3 || seen[level]) continue;
+    const index_t size = parse_cache_size(read_line(entry + "size"));
+    if (size <= 0) continue;
+    level_field(m, level) = size;
+    seen[level] = true;
+    any = true;
+  }
+  return any;
+}
+
+namespace {
+
+// sysconf's cache sizes (glibc computes them from cpuid on x86; other C libraries may not have
+// the names). Sets the levels it knows; returns true if it set any.
+bool read_sysconf_cache_sizes(machine& m) {
+  bool any = false;
+  auto set = [&](int name, index_t& field) {
+    const long size = sysconf(name);
+    if (size > 0) {
+      field = size;
+      any = true;
+    }
+  };
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  set(_SC_LEVEL1_DCACHE_SIZE, m.l1_bytes);
+#endif
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  set(_SC_LEVEL2_CACHE_SIZE, m.l2_bytes);
+#endif
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  set(_SC_LEVEL3_CACHE_SIZE, m.l3_bytes);
+#endif
+  (void)set;
+  return any;
+}
+
+index_t copy_one(const buffer<const int>& in, const buffer<int>& out) {
+  for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) out(x) = in(x);
+  return 0;
+}
+
+}  // namespace
+
+double measure_call_overhead_ns() {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  // Building takes about 1 ms; the timed runs stop after 3 ms in all (at least two are made, each
+  // about 40 us), so the whole calibration stays under 5 ms unless the machine is overloaded.
+  const auto budget = std::chrono::microseconds(3000);
+
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto t = buffer_expr::make(ctx, "t", 1, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  var x(ctx, "x");
+  func f1 = func::make(copy_one, {{in, {point(x)}}}, {{t, {x}}});
+  func f2 = func::make(copy_one, {{t, {point(x)}}}, {{out, {x}}});
+  f2.loops({{x, 1}});
+  build_options options;
+  options.no_checks = true;
+  pipeline p = build_pipeline(ctx, {in}, {out}, options);
+
+  constexpr index_t n = 1024;
+  std::vector<int> in_data(n, 0), out_data(n, 0);
+  buffer<int, 1> in_buf(in_data.data(), n), out_buf(out_data.data(), n);
+  const raw_buffer* inputs[] = {&in_buf};
+  const raw_buffer* outputs[] = {&out_buf};
+  eval_context ectx;
+  if (p.evaluate(inputs, outputs, ectx) != 0) return 0;  // warm-up
+
+  double best = std::numeric_limits<double>::infinity();
+  for (int rep = 0; rep < 16 && (rep < 2 || clock::now() - start < budget); ++rep) {
+    const auto t0 = clock::now();
+    if (p.evaluate(inputs, outputs, ectx) != 0) return 0;
+    const auto t1 = clock::now();
+    best = std::min(best, std::chrono::duration<double, std::nano>(t1 - t0).count());
+  }
+  // Two calls per iteration.
+  const double per_call = best / (2.0 * n);
+  return std::isfinite(per_call) && per_call > 0 ? per_call : 0;
+}
+
+double calibrate_call_overhead_ns() {
+  // A function-local static is initialized once, and other threads wait for it (C++11).
+  static const double overhead = []() {
+    const double measured = measure_call_overhead_ns();
+    return measured > 0 ? measured : machine().call_overhead_ns;
+  }();
+  return overhead;
+}
+
+const machine& machine::host() {
+  static const machine m = []() {
+    machine result;
+    if (!read_sysfs_cache_sizes("/sys/devices/system/cpu/cpu0/cache", result)) read_sysconf_cache_sizes(result);
+    result.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    result.call_overhead_ns = calibrate_call_overhead_ns();
+    return result;
+  }();
+  return m;
+}
+
+}  // namespace slinky

@@ -1,0 +1,71 @@
+/// \file
+/// The machine the scheduler plans for: data cache sizes, worker threads, the cost of one call of
+/// a callback inside a pipeline loop, and the cost per byte moved from each level of memory.
+/// machine::host() reads them from this machine once per process; every field may be overridden.
+#ifndef SLINKY_SCHEDULER_MACHINE_H
+#define SLINKY_SCHEDULER_MACHINE_H
+
+#include <string>
+
+#include "slinky/runtime/buffer.h"
+
+namespace slinky {
+
+/// A description of the machine the scheduler plans for (docs/scheduler.md).
+struct machine {
+  /// Data (or unified) cache capacity per level, in bytes, as seen by one core. 0 means "no such
+  /// level" (the scheduler then plans as if that level were the next one out).
+  ///@{
+  index_t l1_bytes = 32 * 1024;
+  index_t l2_bytes = 512 * 1024;
+  index_t l3_bytes = 8 * 1024 * 1024;
+  ///@}
+  /// Threads that can run a parallel loop's iterations at once (the pool's workers plus the thread
+  /// that waits). 1: the scheduler makes no parallel loops.
+  int threads = 1;
+  /// The time one call of a callback costs inside a pipeline loop, beyond the callback's own work
+  /// (the loop iteration, the crops of its buffers, the call dispatch), in nanoseconds.
+  double call_overhead_ns = 30;
+  /// Time per byte a simple streaming callback spends on data in each level (L1, L2, L3, main
+  /// memory), in nanoseconds. With hardware prefetching, L1 and L2 stream at about the same rate
+  /// (the callback's own work is the limit); the step that matters is leaving the core's caches.
+  /// Defaults of the right order for a current x86 core (from benchmark 3 on the 2-core machine of
+  /// docs/benchmarks.md), not measured on the host (a calibration is planned; docs/scheduler.md).
+  double ns_per_byte[4] = {0.03, 0.03, 0.06, 0.1};
+  /// The first touch of a fresh page of memory (a page fault), in nanoseconds per 4 KiB page: what
+  /// a large intermediate allocated with the default allocator costs on every evaluation.
+  double page_touch_ns = 250;
+
+  /// The host, detected once per process (thread-safe): cache sizes from sysfs
+  /// (/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size}), else from sysconf's
+  /// _SC_LEVEL*_CACHE_SIZE (glibc reads cpuid), else the defaults above; threads from
+  /// std::thread::hardware_concurrency(); call_overhead_ns from calibrate_call_overhead_ns().
+  static const machine& host();
+};
+
+/// The size in bytes of a cache size string as sysfs writes it: a decimal number, optionally
+/// followed by K, M or G (powers of 1024; lower case too), surrounding whitespace ignored: "48K"
+/// is 49152, "32M" is 33554432, "512" is 512. Returns 0 if the string is not of this form or the
+/// size does not fit in index_t.
+index_t parse_cache_size(const std::string& s);
+
+/// The cache sizes described by a sysfs cpu cache directory (the `index*` subdirectories of
+/// `dir`, each with files `level`, `type` and `size`): the first Data or Unified cache of each
+/// level 1, 2 and 3 sets l1_bytes, l2_bytes, l3_bytes of `m`; instruction caches are skipped.
+/// Returns true if it set at least one level; the other fields of `m` are left as they are.
+bool read_sysfs_cache_sizes(const std::string& dir, machine& m);
+
+/// Measures the overhead of one call of a callback in a pipeline loop: builds a pipeline of two
+/// trivial funcs in a loop of step 1 over 1024 elements and times its evaluation (the fastest of at
+/// least two and at most 16 runs, within about 3 ms after building). Returns the nanoseconds per
+/// call, or 0 if the measurement failed.
+double measure_call_overhead_ns();
+
+/// The first call measures (measure_call_overhead_ns, about 4 ms); later calls, from any thread,
+/// return the same value. Always a positive, finite number of nanoseconds: machine's default if
+/// the measurement failed.
+double calibrate_call_overhead_ns();
+
+}  // namespace slinky
+
+#endif  // SLINKY_SCHEDULER_MACHINE_H

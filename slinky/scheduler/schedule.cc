@@ -1,0 +1,311 @@
+// The scheduler's entry point: chooses a loop per output with the cost model of loop_plan.h and
+// sets the schedule on the funcs.
+#include "slinky/scheduler/schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "slinky/scheduler/graph_walk.h"
+#include "slinky/scheduler/loop_plan.h"
+
+namespace slinky {
+
+using namespace scheduler_internal;
+
+schedule_shapes& schedule_shapes::add(buffer_expr_ptr b, const std::vector<index_t>& extents) {
+  buffer_shape s;
+  s.buffer = std::move(b);
+  for (index_t e : extents) s.bounds.emplace_back(0, e - 1);
+  buffers.push_back(std::move(s));
+  return *this;
+}
+
+schedule_shapes& schedule_shapes::add(buffer_expr_ptr b, const raw_buffer& like) {
+  buffer_shape s;
+  s.buffer = std::move(b);
+  for (std::size_t d = 0; d < like.rank; ++d) s.bounds.emplace_back(like.dim(d).min(), like.dim(d).max());
+  s.elem_size = static_cast<index_t>(like.elem_size);
+  buffers.push_back(std::move(s));
+  return *this;
+}
+
+schedule_shapes& schedule_shapes::add_scalar(var v, index_t value) {
+  scalars.emplace_back(v, value);
+  return *this;
+}
+
+namespace {
+
+const char* describe(place_reason r) {
+  switch (r) {
+  case place_reason::output: return "produces an output";
+  case place_reason::slides: return "slides with the loop (computes only the new part of its window)";
+  case place_reason::moves: return "moves with the loop";
+  case place_reason::pinned_root: return "computed at the root by the client";
+  case place_reason::consumer_at_root: return "a consumer is computed at the root";
+  case place_reason::invariant: return "its region does not move with the loop (a reduction over it?): root";
+  case place_reason::not_a_translation: return "its region does not translate with the loop: root";
+  case place_reason::unknown_region: return "its region cannot be evaluated: root";
+  }
+  return "";
+}
+
+// The best step for a plan with `workers` iterations in flight: the cheapest (the larger on a tie)
+// of 1 and the largest steps fitting the L1 and L2 budgets; the L3 budget is considered only when
+// not even a step of 1 fits L2. L2 is the core's own; L3 is shared with the other cores and
+// processes, and the model's figures for it are the least reliable.
+index_t best_step(const loop_plan& plan, int workers, index_t max_step, const machine& m, double fraction,
+                  double& cost) {
+  const index_t caps[3] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
+  index_t best = 0;
+  cost = 0;
+  auto consider = [&](index_t step) {
+    const double c = plan_cost(plan, step, workers, m, fraction);
+    if (best == 0 || c < cost || (c == cost && step > best)) {
+      best = step;
+      cost = c;
+    }
+  };
+  consider(1);
+  bool fits_l2 = false;
+  for (int level = 0; level < 3; ++level) {
+    if (caps[level] <= 0 || (level == 2 && fits_l2)) continue;
+    const index_t step = largest_step_within(plan, fraction * static_cast<double>(caps[level]), workers, max_step);
+    if (step == 0) continue;
+    consider(step);
+    fits_l2 = true;
+  }
+  return best;
+}
+
+struct group_choice {
+  bool looped = false;
+  int dim = -1;
+  index_t step = 0;
+  bool parallel = false;
+  int workers = 1;
+  double cost = 0;
+  double unscheduled = 0;
+};
+
+// Chooses the loop of head h's group: the cheapest dim and step, serial or parallel, or none.
+group_choice choose_loop(const sched_graph& g, int h, const std::vector<int>& members,
+                         const std::vector<index_range>& full, const machine& m, const schedule_options& o,
+                         plan_scratch& scratch, loop_plan& plan) {
+  group_choice best;
+  best.unscheduled = unscheduled_cost(g, members, m, o.cache_fraction);
+  best.cost = best.unscheduled;
+  const sched_node& head = g.nodes[h];
+  // The outermost dims first: on a tie the outer dim wins (longer contiguous rows per call).
+  for (int d = static_cast<int>(head.out_slots[0].size()) - 1; d >= 0; --d) {
+    plan_loop(g, h, d, members, full, m, o.cache_fraction, scratch, plan);
+    if (!plan.ok) continue;
+    double cost;
+    const index_t step = best_step(plan, 1, plan.extent, m, o.cache_fraction, cost);
+    group_choice c;
+    c.looped = true;
+    c.dim = d;
+    c.step = step;
+    c.cost = cost;
+    if (o.parallel && m.threads > 1) {
+      // A loop whose funcs slide is pipelined: at most one iteration in flight per func in it.
+      const int workers = plan.sliding > 0 ? std::min(m.threads, plan.calls_per_iteration) : m.threads;
+      if (workers > 1) {
+        // At least two iterations per worker.
+        const index_t max_step = std::max<index_t>(1, plan.extent / (2 * m.threads));
+        double par_cost;
+        const index_t par_step = best_step(plan, workers, max_step, m, o.cache_fraction, par_cost);
+        // Parallel only for a clear gain: the model does not see memory bandwidth shared by the cores.
+        if (par_cost < 0.8 * cost) {
+          c.step = par_step;
+          c.cost = par_cost;
+          c.parallel = true;
+          c.workers = workers;
+        }
+      }
+    }
+    if (c.cost < best.cost) {
+      c.unscheduled = best.unscheduled;
+      best = c;
+    }
+    // The model prices bytes and calls, not the shape of the pieces: a loop over an inner dim cuts
+    // rows into short, strided pieces (partial cache lines, short loops in the callbacks). So the
+    // outermost dim whose loop beats no loop with a working set within the L2 budget is taken.
+    double ws = 0;
+    plan_cost(plan, c.step, c.workers, m, o.cache_fraction, &ws);
+    if (best.looped && best.dim == d && level_of(ws, m, o.cache_fraction) <= 1) break;
+  }
+  return best;
+}
+
+void clear_schedule(sched_node& n, const sched_graph& g) {
+  n.f->loops({});
+  n.f->compute_at(std::optional<loop_id>());
+  for (const func::output& o : n.f->outputs()) {
+    if (!g.outputs.count(o.buffer.get())) o.buffer->store_at(std::optional<loop_id>());
+  }
+  n.user_scheduled = n.pinned_root = n.pinned_loop = false;
+}
+
+}  // namespace
+
+namespace {
+
+// Decides, sets and reports the schedule of head h's group.
+void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, const std::vector<index_range>& full,
+                    const machine& m, const schedule_options& options, plan_scratch& scratch, loop_plan& plan,
+                    schedule_report& report) {
+  const sched_node& head = g.nodes[h];
+  schedule_report::loop_decision ld;
+  ld.f = head.f;
+  report.funcs[h].where = schedule_report::placement::output;
+  const bool pinned_inside =
+      std::any_of(group.begin(), group.end(), [&](int i) { return g.nodes[i].pinned_loop && i != h; });
+  const char* left_alone = head.user_scheduled ? "the client scheduled the func of this output"
+                           : pinned_inside     ? "a func feeding this output is computed at a loop by the client"
+                           : !head.full_known  ? "no shape given for this output"
+                                               : nullptr;
+  if (left_alone) {
+    ld.why = left_alone;
+    for (int i : group) report.funcs[i].why = i == h ? "produces an output left alone" : left_alone;
+    report.loops.push_back(ld);
+    return;
+  }
+  const group_choice c = choose_loop(g, h, group, full, m, options, scratch, plan);
+  ld.cost_ns = c.cost;
+  ld.unscheduled_cost_ns = c.unscheduled;
+  report.funcs[h].why = "produces an output";
+  if (!c.looped) {
+    ld.why = "no loop is cheaper than any loop the cost model considered";
+    for (int i : group) {
+      if (i == h) continue;
+      const bool client = g.nodes[i].user_scheduled;
+      report.funcs[i].where = client ? schedule_report::placement::left_alone : schedule_report::placement::root;
+      report.funcs[i].why = client ? "scheduled by the client" : "its output has no loop: root";
+    }
+    report.loops.push_back(ld);
+    return;
+  }
+  // The chosen plan again, for its decisions per func.
+  plan_loop(g, h, c.dim, group, full, m, options.cache_fraction, scratch, plan);
+  double ws = 0;
+  plan_cost(plan, c.step, c.workers, m, options.cache_fraction, &ws);
+  ld.looped = true;
+  ld.why = c.parallel ? "cheapest loop; parallel" : "cheapest loop";
+  ld.dim = c.dim;
+  ld.loop_var = head.f->outputs()[0].dims[c.dim];
+  ld.step = c.step;
+  ld.parallel = c.parallel;
+  ld.iterations = (plan.extent + c.step - 1) / c.step;
+  ld.working_set_bytes = static_cast<index_t>(std::ceil(ws));
+  ld.level = level_of(ws, m, options.cache_fraction) + 1;
+  const index_t caps[4] = {m.l1_bytes, m.l2_bytes, m.l3_bytes, 0};
+  ld.budget_bytes = static_cast<index_t>(options.cache_fraction * static_cast<double>(caps[ld.level - 1]));
+  ld.calls = ld.iterations * plan.calls_per_iteration;
+  head.f->loops({func::loop_info(ld.loop_var, c.step, c.parallel ? loop::parallel : loop::serial)});
+  for (int i : group) {
+    schedule_report::func_decision& d = report.funcs[i];
+    const sched_node& n = g.nodes[i];
+    if (plan.in_loop[i]) {
+      d.elements_per_iteration =
+          static_cast<index_t>(plan.elements[i](static_cast<double>(c.step), plan.probe_step) + 0.5);
+      d.moving_dim = plan.moving_dim[i];
+    } else {
+      ld.calls += 1;
+    }
+    if (i == h) continue;
+    if (n.user_scheduled) {
+      d.where = schedule_report::placement::left_alone;
+      d.why = "scheduled by the client";
+      continue;
+    }
+    d.where = plan.in_loop[i] ? schedule_report::placement::in_loop : schedule_report::placement::root;
+    d.why = describe(plan.reason[i]);
+    if (!plan.in_loop[i]) n.f->compute_root();
+  }
+  report.loops.push_back(ld);
+}
+
+}  // namespace
+
+schedule_report schedule(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
+                         const schedule_shapes& shapes, const machine& m, const schedule_options& options) {
+  sched_graph g;
+  build_sched_graph(inputs, outputs, shapes, g);
+  if (options.reschedule) {
+    for (sched_node& n : g.nodes) clear_schedule(n, g);
+  }
+  std::vector<index_range> full;
+  full_regions(g, m, options.cache_fraction, full);
+
+  // The members of each head's group, consumers first (the head first).
+  std::vector<std::vector<int>> members(g.nodes.size());
+  for (int i : g.order) {
+    if (g.nodes[i].group >= 0) members[g.nodes[i].group].push_back(i);
+  }
+
+  schedule_report report;
+  report.funcs.resize(g.nodes.size());
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    schedule_report::func_decision& d = report.funcs[i];
+    d.f = g.nodes[i].f;
+    // Funcs feeding several outputs stay where the builder puts them: at the root (the innermost
+    // loop containing all their consumers, which are in different outputs' loops).
+    const bool shared = g.nodes[i].group < 0;
+    const bool client = g.nodes[i].user_scheduled;
+    d.where = shared && !client ? schedule_report::placement::root : schedule_report::placement::left_alone;
+    d.why = !shared ? "" : client ? "scheduled by the client" : "feeds several outputs: root";
+  }
+  // Heads in the order found (the order of the outputs): deterministic.
+  plan_scratch scratch;
+  loop_plan plan;
+  for (std::size_t h = 0; h < g.nodes.size(); ++h) {
+    if (!g.nodes[h].head) continue;
+    schedule_group(g, static_cast<int>(h), members[h], full, m, options, scratch, plan, report);
+  }
+  return report;
+}
+
+std::string schedule_report::to_string(const node_context* ctx) const {
+  std::ostringstream os;
+  char buf[256];
+  for (const loop_decision& l : loops) {
+    os << "output of " << l.f->name(ctx) << ": ";
+    if (!l.looped) {
+      os << "no loop (" << l.why << ")";
+      if (l.unscheduled_cost_ns > 0) {
+        std::snprintf(buf, sizeof(buf), "; estimated %.3f ms", l.unscheduled_cost_ns * 1e-6);
+        os << buf;
+      }
+      os << "\n";
+      continue;
+    }
+    os << "loop over dim " << l.dim << " (" << (ctx ? ctx->name(l.loop_var) : "_" + std::to_string(l.loop_var.id))
+       << ") in steps of " << l.step << (l.parallel ? ", parallel" : ", serial") << ", " << l.iterations
+       << " iterations, " << l.calls << " calls; working set " << l.working_set_bytes << " bytes (budget "
+       << l.budget_bytes << ", ";
+    if (l.level <= 3) {
+      os << "L" << l.level;
+    } else {
+      os << "memory";
+    }
+    std::snprintf(buf, sizeof(buf), "); estimated %.3f ms, no schedule %.3f ms", l.cost_ns * 1e-6,
+                  l.unscheduled_cost_ns * 1e-6);
+    os << buf << "\n";
+  }
+  for (const func_decision& d : funcs) {
+    static const char* names[] = {"output", "in loop", "root", "left alone"};
+    os << "  " << d.f->name(ctx) << ": " << names[static_cast<int>(d.where)];
+    if (d.where == placement::in_loop || (d.where == placement::output && d.elements_per_iteration > 0)) {
+      os << ", " << d.elements_per_iteration << " elements per iteration";
+      if (d.moving_dim >= 0) os << ", moving along dim " << d.moving_dim;
+    }
+    if (d.why && *d.why) os << " (" << d.why << ")";
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace slinky

@@ -1,0 +1,147 @@
+/// \file
+/// The automatic scheduler's explicit entry point: given a pipeline's graph, the shapes of its
+/// inputs and outputs and a machine description, sets loops on the funcs that produce the
+/// outputs and compute_at on the others, so that each iteration's working set fits in cache.
+/// docs/scheduler.md describes the cost model and what is handled.
+///
+///   schedule_shapes shapes;
+///   shapes.add(in, {4096, 4096}).add(out, {4096, 4096});
+///   schedule_report r = schedule({in}, {out}, shapes, machine::host());
+///   pipeline p = build_pipeline(ctx, {in}, {out});
+#ifndef SLINKY_SCHEDULER_SCHEDULE_H
+#define SLINKY_SCHEDULER_SCHEDULE_H
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "slinky/builder/pipeline.h"
+#include "slinky/scheduler/machine.h"
+
+namespace slinky {
+
+/// The known or expected shapes of a pipeline's buffers and the values of its scalar arguments.
+/// Outputs need a shape to be scheduled; inputs need one wherever a func's bounds read their
+/// metadata (buffer_min, buffer_max, e.g. the reduction range of a matrix product) and for the
+/// cost of reading them.
+struct schedule_shapes {
+  /// The shape of one buffer.
+  struct buffer_shape {
+    /// The buffer.
+    buffer_expr_ptr buffer;
+    /// [min, max] of each dim.
+    std::vector<std::pair<index_t, index_t>> bounds;
+    /// Bytes per element; 0: the buffer_expr's constant element size (else 4).
+    index_t elem_size = 0;
+  };
+  /// The shapes given, in the order given.
+  std::vector<buffer_shape> buffers;
+  /// The scalar arguments' values.
+  std::vector<std::pair<var, index_t>> scalars;
+
+  /// A buffer with these extents (mins 0).
+  schedule_shapes& add(buffer_expr_ptr b, const std::vector<index_t>& extents);
+  /// A buffer with the bounds and element size of `like`.
+  schedule_shapes& add(buffer_expr_ptr b, const raw_buffer& like);
+  /// The value of the scalar argument v.
+  schedule_shapes& add_scalar(var v, index_t value);
+};
+
+/// How schedule() may schedule.
+struct schedule_options {
+  /// Also schedule the funcs the client already scheduled (their loops, compute_at and the
+  /// store_at of their outputs are cleared first). By default a func with loops or compute_at is
+  /// left as it is, and so is every func of an output whose func the client scheduled.
+  bool reschedule = false;
+  /// May make a loop parallel (only if machine::threads > 1). A parallel loop runs serially when
+  /// the eval_config has no thread pool.
+  bool parallel = true;
+  /// The part of a cache level a loop iteration's working set may fill: the rest is for the
+  /// streams of inputs and outputs, the callbacks' own data and what other threads use.
+  double cache_fraction = 0.5;
+};
+
+/// What the scheduler decided, and the estimates behind it (printable with to_string).
+struct schedule_report {
+  /// Where a func is computed.
+  enum class placement {
+    /// Produces a pipeline output; computed at the root, possibly in its own loop.
+    output,
+    /// Computed inside the loop of the output it feeds (the builder's default placement), sliding
+    /// along the loop where windows of consecutive iterations overlap.
+    in_loop,
+    /// Computed at the root (compute_root) on the scheduler's decision.
+    root,
+    /// Left as the client scheduled it, or not scheduled because its output is left alone.
+    left_alone,
+  };
+  /// What was decided for one func.
+  struct func_decision {
+    /// The func.
+    const func* f = nullptr;
+    /// Where it is computed.
+    placement where = placement::left_alone;
+    /// Why (a constant string).
+    const char* why = "";
+    /// In a loop: the elements of its region in one iteration (the fold, for a sliding func), and
+    /// the dim of its outputs that moves with the loop (-1 if none).
+    index_t elements_per_iteration = 0;
+    /// The dim of its outputs that moves with the loop (-1 if none).
+    int moving_dim = -1;
+  };
+  /// What was decided for one output.
+  struct loop_decision {
+    /// The func producing the output, and its output buffer.
+    const func* f = nullptr;
+    /// False if the output is left without a loop (then the fields below describe nothing).
+    bool looped = false;
+    /// Why (a constant string).
+    const char* why = "";
+    /// The loop: over output dim `dim` (variable `var`) in steps of `step`.
+    int dim = -1;
+    /// The loop's variable.
+    var loop_var;
+    /// The loop's step.
+    index_t step = 0;
+    /// True if the loop is parallel.
+    bool parallel = false;
+    /// The loop's iterations for the given shapes.
+    index_t iterations = 0;
+    /// The working set of one iteration (intermediates' windows, the windows of the inputs read,
+    /// the output chunk), in bytes, and the budget it was fitted to.
+    index_t working_set_bytes = 0;
+    /// The budget the working set was fitted to, in bytes.
+    index_t budget_bytes = 0;
+    /// The cache level the working set fits in (1, 2, 3; 4 for none).
+    int level = 0;
+    /// Calls of callbacks per evaluation.
+    index_t calls = 0;
+    /// Estimated time of the output's funcs with this loop and with no schedule, in ns.
+    double cost_ns = 0;
+    /// The same estimate with no schedule, in ns.
+    double unscheduled_cost_ns = 0;
+  };
+  /// One per output.
+  std::vector<loop_decision> loops;
+  /// One per func reachable from the outputs.
+  std::vector<func_decision> funcs;
+
+  /// One line per output and per func. The report holds pointers to the funcs: print it while
+  /// they exist. ctx names the funcs and variables (optional).
+  std::string to_string(const node_context* ctx = nullptr) const;
+};
+
+/// Schedules the funcs that produce `outputs` from `inputs` (the graph build_pipeline would
+/// build) for the given shapes and machine: for each output, a loop over one of its dims, in
+/// steps chosen by the cost model of docs/scheduler.md (or no loop when the cost model prefers
+/// none), with the funcs feeding it computed inside the loop where their regions slide or move
+/// with it, and at the root otherwise (reductions over the loop's dim, funcs shared by several
+/// outputs, bounds the scheduler cannot evaluate). Deterministic: the same graph, shapes, machine
+/// and options give the same schedule. Does not build the pipeline.
+schedule_report schedule(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
+                         const schedule_shapes& shapes, const machine& m = machine::host(),
+                         const schedule_options& options = schedule_options());
+
+}  // namespace slinky
+
+#endif  // SLINKY_SCHEDULER_SCHEDULE_H

@@ -1,0 +1,494 @@
+// The scheduler: auto-scheduled pipelines compute what the unscheduled ones compute, the chosen
+// steps keep an iteration's working set within the cache budget of the machine described, funcs
+// the client scheduled are left alone, and the schedule is deterministic.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slinky/base/thread_pool_impl.h"
+#include "slinky/builder/pipeline.h"
+#include "slinky/scheduler/schedule.h"
+
+namespace slinky {
+
+namespace {
+
+// A small machine, so that small test buffers exceed its caches.
+machine small_machine(index_t l2 = 32 * 1024) {
+  machine m;
+  m.l1_bytes = 4 * 1024;
+  m.l2_bytes = l2;
+  m.l3_bytes = 8 * l2;
+  m.threads = 1;
+  m.call_overhead_ns = 30;
+  return m;
+}
+
+// out = in * a + b, over out's crop (element by element: buffers may be folded).
+struct scale_offset {
+  float a, b;
+  index_t operator()(const buffer<const float>& in, const buffer<float>& out) const {
+    for (index_t y = out.dim(1).min(); y <= out.dim(1).max(); ++y) {
+      for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) out(x, y) = in(x, y) * a + b;
+    }
+    return 0;
+  }
+};
+
+struct scale_offset_1d {
+  float a, b;
+  index_t operator()(const buffer<const float>& in, const buffer<float>& out) const {
+    for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) out(x) = in(x)*a + b;
+    return 0;
+  }
+};
+
+index_t box3x3(const buffer<const float>& in, const buffer<float>& out) {
+  for (index_t y = out.dim(1).min(); y <= out.dim(1).max(); ++y) {
+    for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) {
+      float s = 0;
+      for (int dy = -1; dy <= 1; ++dy) {
+        for (int dx = -1; dx <= 1; ++dx) s += in(x + dx, y + dy);
+      }
+      out(x, y) = s;
+    }
+  }
+  return 0;
+}
+
+// A graph: its buffers and funcs, made fresh for each schedule.
+struct graph {
+  node_context ctx;
+  std::vector<buffer_expr_ptr> bufs;
+  std::vector<func> funcs;
+  buffer_expr_ptr in, out;
+
+  pipeline build() { return build_pipeline(ctx, {in}, {out}); }
+};
+
+// in -> b1 -> ... -> b(K-1) -> out, 1-D.
+std::unique_ptr<graph> elementwise_chain(int k) {
+  auto g = std::make_unique<graph>();
+  var x(g->ctx, "x");
+  g->in = buffer_expr::make(g->ctx, "in", 1, sizeof(float));
+  buffer_expr_ptr prev = g->in;
+  for (int i = 0; i < k; ++i) {
+    buffer_expr_ptr next = i + 1 == k ? buffer_expr::make(g->ctx, "out", 1, sizeof(float))
+                                      : buffer_expr::make(g->ctx, "b" + std::to_string(i + 1), 1, sizeof(float));
+    g->funcs.push_back(func::make(scale_offset_1d{0.5f + 0.125f * (i % 4), 0.25f * (i % 3)}, {{prev, {point(x)}}},
+                                  {{next, {x}}}, {.name = "f" + std::to_string(i)}));
+    prev = next;
+  }
+  g->out = prev;
+  return g;
+}
+
+// in -> e = in * 2 + 1 -> box -> [box ->] out; stages = 2 or 3.
+std::unique_ptr<graph> stencil_chain(int stages) {
+  auto g = std::make_unique<graph>();
+  var x(g->ctx, "x"), y(g->ctx, "y");
+  const box_expr pt = {point(x), point(y)};
+  const box_expr nbhd = {bounds(x - 1, x + 1), bounds(y - 1, y + 1)};
+  g->in = buffer_expr::make(g->ctx, "in", 2, sizeof(float));
+  auto e = buffer_expr::make(g->ctx, "e", 2, sizeof(float));
+  g->funcs.push_back(func::make(scale_offset{2, 1}, {{g->in, pt}}, {{e, {x, y}}}, {.name = "e"}));
+  buffer_expr_ptr prev = e;
+  for (int s = 1; s < stages; ++s) {
+    auto b = buffer_expr::make(g->ctx, s + 1 == stages ? "out" : "b" + std::to_string(s), 2, sizeof(float));
+    g->funcs.push_back(func::make(box3x3, {{prev, nbhd}}, {{b, {x, y}}}, {.name = "box" + std::to_string(s)}));
+    prev = b;
+  }
+  g->out = prev;
+  return g;
+}
+
+// in -> e = in * 2 -> total = sum of e (a reduction over every element, rank 0);
+// in -> g = in + 1 -> h = g * 3; out = h + total.
+std::unique_ptr<graph> reduction_chain() {
+  auto g = std::make_unique<graph>();
+  var x(g->ctx, "x"), y(g->ctx, "y");
+  const box_expr pt = {point(x), point(y)};
+  g->in = buffer_expr::make(g->ctx, "in", 2, sizeof(float));
+  auto e = buffer_expr::make(g->ctx, "e", 2, sizeof(float));
+  auto total = buffer_expr::make(g->ctx, "total", 0, sizeof(float));
+  auto gb = buffer_expr::make(g->ctx, "g", 2, sizeof(float));
+  auto hb = buffer_expr::make(g->ctx, "h", 2, sizeof(float));
+  g->out = buffer_expr::make(g->ctx, "out", 2, sizeof(float));
+  g->funcs.push_back(func::make(scale_offset{2, 0}, {{g->in, pt}}, {{e, {x, y}}}, {.name = "e"}));
+  g->funcs.push_back(func::make(
+      [](const buffer<const float>& e, const buffer<float>& t) -> index_t {
+        float s = 0;
+        for (index_t j = e.dim(1).min(); j <= e.dim(1).max(); ++j) {
+          for (index_t i = e.dim(0).min(); i <= e.dim(0).max(); ++i) s += e(i, j);
+        }
+        t() = s;
+        return 0;
+      },
+      {{e, {g->in->dim(0).bounds, g->in->dim(1).bounds}}}, {{total, {}}}, {.name = "total"}));
+  g->funcs.push_back(func::make(scale_offset{1, 1}, {{g->in, pt}}, {{gb, {x, y}}}, {.name = "g"}));
+  g->funcs.push_back(func::make(scale_offset{3, 0}, {{gb, pt}}, {{hb, {x, y}}}, {.name = "h"}));
+  g->funcs.push_back(func::make(
+      [](const buffer<const float>& h, const buffer<const float>& t, const buffer<float>& out) -> index_t {
+        for (index_t j = out.dim(1).min(); j <= out.dim(1).max(); ++j) {
+          for (index_t i = out.dim(0).min(); i <= out.dim(0).max(); ++i) out(i, j) = h(i, j) + t();
+        }
+        return 0;
+      },
+      {{hb, pt}, {total, {}}}, {{g->out, {x, y}}}, {.name = "out"}));
+  return g;
+}
+
+// Runs a pipeline on an input of the given extents (with a border of `border` on each side) and
+// returns the output.
+buffer<float, 2> run2d(pipeline& p, index_t w, index_t h, int border, eval_context* ctx = nullptr) {
+  buffer<float, 2> in({w + 2 * border, h + 2 * border}), out({w, h});
+  in.translate(-border, -border);
+  in.allocate();
+  out.allocate();
+  for (index_t y = -border; y < h + border; ++y) {
+    for (index_t x = -border; x < w + border; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
+  }
+  const index_t r = ctx ? p.evaluate({&in}, {&out}, *ctx) : p.evaluate({&in}, {&out});
+  EXPECT_EQ(r, 0);
+  return out;
+}
+
+buffer<float, 1> run1d(pipeline& p, index_t n, eval_context* ctx = nullptr) {
+  buffer<float, 1> in({n}), out({n});
+  in.allocate();
+  out.allocate();
+  for (index_t x = 0; x < n; ++x) in(x) = static_cast<float>(x % 101) * 0.01f;
+  const index_t r = ctx ? p.evaluate({&in}, {&out}, *ctx) : p.evaluate({&in}, {&out});
+  EXPECT_EQ(r, 0);
+  return out;
+}
+
+template <typename T, std::size_t N>
+void expect_equal(const buffer<T, N>& a, const buffer<T, N>& b) {
+  ASSERT_EQ(a.elem_count(), b.elem_count());
+  const T* pa = a.base();
+  const T* pb = b.base();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < a.elem_count(); ++i) wrong += pa[i] != pb[i];
+  EXPECT_EQ(wrong, 0u);
+}
+
+const schedule_report::func_decision& decision(const schedule_report& r, const std::string& name) {
+  for (const auto& d : r.funcs) {
+    if (d.f->name() == name) return d;
+  }
+  static schedule_report::func_decision none;
+  ADD_FAILURE() << "no decision for " << name;
+  return none;
+}
+
+}  // namespace
+
+class elementwise : public testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(k, elementwise, testing::Values(4, 8));
+
+TEST_P(elementwise, computes_what_unscheduled_computes) {
+  const int k = GetParam();
+  const index_t n = 1 << 16;
+  auto plain = elementwise_chain(k);
+  pipeline p0 = plain->build();
+  const buffer<float, 1> expected = run1d(p0, n);
+
+  auto g = elementwise_chain(k);
+  const machine m = small_machine();
+  schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {n}).add(g->out, {n}), m);
+  ASSERT_EQ(r.loops.size(), 1u);
+  ASSERT_TRUE(r.loops[0].looped) << r.to_string(&g->ctx);
+  EXPECT_EQ(r.loops[0].dim, 0);
+  EXPECT_FALSE(r.loops[0].parallel);
+  ASSERT_EQ(g->funcs.back().loops().size(), 1u);
+  EXPECT_EQ(as_constant(g->funcs.back().loops()[0].step), r.loops[0].step);
+  // Every intermediate is computed in the loop, by default.
+  for (int i = 0; i + 1 < k; ++i) {
+    EXPECT_EQ(decision(r, "f" + std::to_string(i)).where, schedule_report::placement::in_loop);
+    EXPECT_FALSE(g->funcs[i].compute_at().has_value());
+  }
+  // One iteration's working set: k - 1 intermediate chunks, the input's and the output's.
+  const index_t step = r.loops[0].step;
+  EXPECT_EQ(r.loops[0].working_set_bytes, (k + 1) * step * 4);
+  EXPECT_LE(r.loops[0].working_set_bytes, r.loops[0].budget_bytes);
+  EXPECT_LE(r.loops[0].budget_bytes, m.l2_bytes);
+
+  pipeline p = g->build();
+  expect_equal(run1d(p, n), expected);
+}
+
+class stencil : public testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(stages, stencil, testing::Values(2, 3));
+
+TEST_P(stencil, computes_what_unscheduled_computes) {
+  const int stages = GetParam();
+  const index_t w = 256, h = 200;
+  auto plain = stencil_chain(stages);
+  pipeline p0 = plain->build();
+  const buffer<float, 2> expected = run2d(p0, w, h, stages - 1);
+
+  auto g = stencil_chain(stages);
+  schedule_report r =
+      schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 2, h + 2}).add(g->out, {w, h}), small_machine());
+  ASSERT_TRUE(r.loops[0].looped) << r.to_string(&g->ctx);
+  // Strips of rows: the intermediates slide down the image.
+  EXPECT_EQ(r.loops[0].dim, 1);
+  EXPECT_EQ(decision(r, "e").where, schedule_report::placement::in_loop);
+  EXPECT_EQ(decision(r, "e").moving_dim, 1);
+  pipeline p = g->build();
+  expect_equal(run2d(p, w, h, stages - 1), expected);
+}
+
+// The working set of one strip of the 2-stage stencil, computed here independently: the ring
+// buffer of e (step + 2 rows of w + 2), the rows of the input e computes in one iteration (step
+// rows of w + 2) and the output's strip (step rows of w), in floats.
+index_t stencil2_working_set(index_t w, index_t step) { return 4 * ((step + 2) * (w + 2) + step * (w + 2) + step * w); }
+
+TEST(stencil_steps, fit_the_cache_budget) {
+  const index_t w = 1024, h = 1024;
+  index_t previous_step = 0;
+  for (index_t l2 : {64 * 1024, 256 * 1024, 1024 * 1024}) {
+    auto g = stencil_chain(2);
+    const machine m = small_machine(l2);
+    schedule_report r =
+        schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 2, h + 2}).add(g->out, {w, h}), m);
+    ASSERT_TRUE(r.loops[0].looped) << r.to_string(&g->ctx);
+    const index_t step = r.loops[0].step;
+    SCOPED_TRACE("L2 " + std::to_string(l2) + ", step " + std::to_string(step));
+    EXPECT_EQ(r.loops[0].dim, 1);
+    EXPECT_EQ(r.loops[0].working_set_bytes, stencil2_working_set(w, step));
+    EXPECT_LE(stencil2_working_set(w, step), m.l2_bytes / 2);
+    EXPECT_LE(stencil2_working_set(w, step), r.loops[0].budget_bytes);
+    // Not much smaller than the budget allows: twice the step would not fit.
+    EXPECT_GT(stencil2_working_set(w, 2 * step), r.loops[0].budget_bytes);
+    EXPECT_GE(step, previous_step);
+    previous_step = step;
+  }
+  EXPECT_GT(previous_step, 1);
+}
+
+TEST(elementwise_steps, fit_the_cache_budget) {
+  const index_t n = 1 << 20;
+  for (index_t l2 : {64 * 1024, 256 * 1024, 2048 * 1024}) {
+    auto g = elementwise_chain(8);
+    const machine m = small_machine(l2);
+    schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {n}).add(g->out, {n}), m);
+    ASSERT_TRUE(r.loops[0].looped) << r.to_string(&g->ctx);
+    const index_t step = r.loops[0].step;
+    SCOPED_TRACE("L2 " + std::to_string(l2) + ", step " + std::to_string(step));
+    EXPECT_EQ(r.loops[0].working_set_bytes, 9 * 4 * step);
+    EXPECT_LE(9 * 4 * step, m.l2_bytes / 2);
+    EXPECT_GT(9 * 4 * 2 * step, r.loops[0].budget_bytes);
+  }
+}
+
+TEST(schedule, small_pipelines_get_no_loop) {
+  // Everything fits in L1: a loop would only add calls.
+  auto g = elementwise_chain(4);
+  const index_t n = 256;
+  schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {n}).add(g->out, {n}), small_machine());
+  EXPECT_FALSE(r.loops[0].looped) << r.to_string(&g->ctx);
+  for (const func& f : g->funcs) {
+    EXPECT_TRUE(f.loops().empty());
+    EXPECT_FALSE(f.compute_at().has_value());
+  }
+}
+
+TEST(reduction, computes_what_unscheduled_computes) {
+  const index_t w = 256, h = 256;
+  auto plain = reduction_chain();
+  pipeline p0 = plain->build();
+  const buffer<float, 2> expected = run2d(p0, w, h, 0);
+
+  auto g = reduction_chain();
+  schedule_report r =
+      schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w, h}).add(g->out, {w, h}), small_machine());
+  ASSERT_TRUE(r.loops[0].looped) << r.to_string(&g->ctx);
+  // The reduction reads all of e in every iteration: it and e are computed once, at the root.
+  EXPECT_EQ(decision(r, "total").where, schedule_report::placement::root);
+  EXPECT_EQ(decision(r, "e").where, schedule_report::placement::root);
+  EXPECT_EQ(decision(r, "g").where, schedule_report::placement::in_loop);
+  EXPECT_EQ(decision(r, "h").where, schedule_report::placement::in_loop);
+  EXPECT_TRUE(g->funcs[1].compute_at().has_value() && g->funcs[1].compute_at()->root());
+  pipeline p = g->build();
+  expect_equal(run2d(p, w, h, 0), expected);
+}
+
+TEST(schedule, parallel_when_large_and_threads) {
+  const index_t w = 512, h = 512;
+  auto plain = stencil_chain(3);
+  pipeline p0 = plain->build();
+  const buffer<float, 2> expected = run2d(p0, w, h, 2);
+
+  auto g = stencil_chain(3);
+  machine m = small_machine();
+  m.threads = 2;
+  schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 4, h + 4}).add(g->out, {w, h}), m);
+  ASSERT_TRUE(r.loops[0].looped) << r.to_string(&g->ctx);
+  EXPECT_TRUE(r.loops[0].parallel) << r.to_string(&g->ctx);
+  EXPECT_GE(r.loops[0].iterations, 4);
+  // Without the option: serial.
+  auto g2 = stencil_chain(3);
+  schedule_options serial;
+  serial.parallel = false;
+  schedule_report r2 =
+      schedule({g2->in}, {g2->out}, schedule_shapes().add(g2->in, {w + 4, h + 4}).add(g2->out, {w, h}), m, serial);
+  EXPECT_FALSE(r2.loops[0].parallel);
+
+  thread_pool_impl pool(1);
+  eval_config config;
+  config.thread_pool = &pool;
+  eval_context ctx;
+  ctx.config = &config;
+  pipeline p = g->build();
+  expect_equal(run2d(p, w, h, 2, &ctx), expected);
+  expect_equal(run2d(p, w, h, 2), expected);
+}
+
+TEST(schedule, leaves_client_schedules_alone) {
+  const index_t n = 1 << 16;
+  // The output's func has loops: nothing of its output is touched.
+  auto g = elementwise_chain(4);
+  var x = g->funcs.back().outputs()[0].dims[0];
+  g->funcs.back().loops({{x, 100}});
+  schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {n}).add(g->out, {n}), small_machine());
+  EXPECT_FALSE(r.loops[0].looped);
+  ASSERT_EQ(g->funcs.back().loops().size(), 1u);
+  EXPECT_EQ(as_constant(g->funcs.back().loops()[0].step), 100);
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(g->funcs[i].compute_at().has_value());
+  EXPECT_EQ(decision(r, "f1").where, schedule_report::placement::left_alone);
+
+  // An intermediate computed at the root by the client stays there; the rest is scheduled around it.
+  auto g2 = elementwise_chain(4);
+  g2->funcs[1].compute_root();
+  schedule_report r2 =
+      schedule({g2->in}, {g2->out}, schedule_shapes().add(g2->in, {n}).add(g2->out, {n}), small_machine());
+  ASSERT_TRUE(r2.loops[0].looped) << r2.to_string(&g2->ctx);
+  EXPECT_TRUE(g2->funcs[1].compute_at()->root());
+  EXPECT_EQ(decision(r2, "f1").where, schedule_report::placement::left_alone);
+  EXPECT_EQ(decision(r2, "f2").where, schedule_report::placement::in_loop);
+  // f0 feeds f1, at the root: it is computed there too.
+  EXPECT_EQ(decision(r2, "f0").where, schedule_report::placement::root);
+  auto plain = elementwise_chain(4);
+  pipeline p0 = plain->build();
+  pipeline p2 = g2->build();
+  expect_equal(run1d(p2, n), run1d(p0, n));
+
+  // reschedule: the client's schedule is replaced.
+  auto g3 = elementwise_chain(4);
+  g3->funcs.back().loops({{g3->funcs.back().outputs()[0].dims[0], 100}});
+  g3->funcs[1].compute_root();
+  schedule_options o;
+  o.reschedule = true;
+  schedule_report r3 =
+      schedule({g3->in}, {g3->out}, schedule_shapes().add(g3->in, {n}).add(g3->out, {n}), small_machine(), o);
+  ASSERT_TRUE(r3.loops[0].looped);
+  EXPECT_NE(as_constant(g3->funcs.back().loops()[0].step), 100);
+  EXPECT_FALSE(g3->funcs[1].compute_at().has_value());
+}
+
+TEST(schedule, two_outputs_sharing_a_func) {
+  // in -> e -> a -> out1 and e -> b -> out2: each output gets its loop; e feeds both and stays
+  // at the root; a and b are computed in their output's loop.
+  const index_t n = 1 << 16;
+  auto make = [](node_context& ctx, std::vector<func>& funcs, buffer_expr_ptr& in, buffer_expr_ptr& out1,
+                 buffer_expr_ptr& out2) {
+    var x(ctx, "x");
+    in = buffer_expr::make(ctx, "in", 1, sizeof(float));
+    auto e = buffer_expr::make(ctx, "e", 1, sizeof(float));
+    auto a = buffer_expr::make(ctx, "a", 1, sizeof(float));
+    auto b = buffer_expr::make(ctx, "b", 1, sizeof(float));
+    out1 = buffer_expr::make(ctx, "out1", 1, sizeof(float));
+    out2 = buffer_expr::make(ctx, "out2", 1, sizeof(float));
+    funcs.push_back(func::make(scale_offset_1d{2, 1}, {{in, {point(x)}}}, {{e, {x}}}, {.name = "e"}));
+    funcs.push_back(func::make(scale_offset_1d{3, 0}, {{e, {point(x)}}}, {{a, {x}}}, {.name = "a"}));
+    funcs.push_back(func::make(scale_offset_1d{1, 2}, {{a, {point(x)}}}, {{out1, {x}}}, {.name = "out1"}));
+    funcs.push_back(func::make(scale_offset_1d{0.5f, 0}, {{e, {point(x)}}}, {{b, {x}}}, {.name = "b"}));
+    funcs.push_back(func::make(scale_offset_1d{1, -1}, {{b, {point(x)}}}, {{out2, {x}}}, {.name = "out2"}));
+  };
+  auto run = [n](pipeline& p, buffer<float, 1>& o1, buffer<float, 1>& o2) {
+    buffer<float, 1> in({n});
+    in.allocate();
+    o1.allocate();
+    o2.allocate();
+    for (index_t x = 0; x < n; ++x) in(x) = static_cast<float>(x % 13);
+    ASSERT_EQ(p.evaluate({&in}, {&o1, &o2}), 0);
+  };
+  node_context ctx0;
+  std::vector<func> funcs0;
+  buffer_expr_ptr in0, a0, b0;
+  make(ctx0, funcs0, in0, a0, b0);
+  pipeline p0 = build_pipeline(ctx0, {in0}, {a0, b0});
+  buffer<float, 1> e1({n}), e2({n});
+  run(p0, e1, e2);
+
+  node_context ctx;
+  std::vector<func> funcs;
+  buffer_expr_ptr in, out1, out2;
+  make(ctx, funcs, in, out1, out2);
+  schedule_report r =
+      schedule({in}, {out1, out2}, schedule_shapes().add(in, {n}).add(out1, {n}).add(out2, {n}), small_machine());
+  ASSERT_EQ(r.loops.size(), 2u);
+  EXPECT_TRUE(r.loops[0].looped && r.loops[1].looped) << r.to_string(&ctx);
+  EXPECT_EQ(decision(r, "e").where, schedule_report::placement::root);
+  EXPECT_EQ(decision(r, "a").where, schedule_report::placement::in_loop);
+  EXPECT_EQ(decision(r, "b").where, schedule_report::placement::in_loop);
+  pipeline p = build_pipeline(ctx, {in}, {out1, out2});
+  buffer<float, 1> o1({n}), o2({n});
+  run(p, o1, o2);
+  expect_equal(o1, e1);
+  expect_equal(o2, e2);
+}
+
+TEST(schedule, no_shape_no_schedule) {
+  auto g = elementwise_chain(4);
+  schedule_report r = schedule({g->in}, {g->out}, schedule_shapes(), small_machine());
+  EXPECT_FALSE(r.loops[0].looped);
+  EXPECT_TRUE(g->funcs.back().loops().empty());
+}
+
+TEST(schedule, deterministic) {
+  const index_t w = 700, h = 300;
+  std::string first;
+  std::vector<index_t> steps;
+  for (int i = 0; i < 3; ++i) {
+    auto g = stencil_chain(3);
+    schedule_report r =
+        schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 4, h + 4}).add(g->out, {w, h}), small_machine());
+    const std::string s = r.to_string(&g->ctx);
+    if (i == 0) first = s;
+    EXPECT_EQ(s, first);
+    steps.push_back(r.loops[0].step);
+    // Scheduling again with reschedule gives the same.
+    schedule_options o;
+    o.reschedule = true;
+    EXPECT_EQ(schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 4, h + 4}).add(g->out, {w, h}),
+                       small_machine(), o)
+                  .to_string(&g->ctx),
+              first);
+  }
+  EXPECT_EQ(steps[0], steps[1]);
+  EXPECT_EQ(steps[1], steps[2]);
+}
+
+TEST(schedule, long_chain) {
+  // 120 funcs: the walk is iterative and the schedule builds and runs. (With a smaller L2, 120 calls
+  // per iteration of a small step would cost more than the memory traffic saved: no loop.)
+  const index_t n = 1 << 17;
+  auto g = elementwise_chain(120);
+  schedule_report r =
+      schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {n}).add(g->out, {n}), small_machine(256 * 1024));
+  ASSERT_TRUE(r.loops[0].looped) << r.to_string(&g->ctx);
+  EXPECT_EQ(r.funcs.size(), 120u);
+  auto plain = elementwise_chain(120);
+  pipeline p0 = plain->build();
+  pipeline p = g->build();
+  expect_equal(run1d(p, n), run1d(p0, n));
+}
+
+}  // namespace slinky
