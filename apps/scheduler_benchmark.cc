@@ -383,7 +383,13 @@ int main(int argc, char** argv) {
            fmt(r.speedup_vs_malloc, 2), std::to_string(r.peak), r.schedule_us < 0 ? "" : fmt(r.schedule_us, 1)});
   }
   t.print();
-  t.write_csv(arg(argc, argv, "--csv"));
+  csv_writer csv(argc, argv,
+                 {"pipeline", "variant", "schedule", "time_ms", "throughput_vs_best_hand", "speedup_vs_none_reused",
+                  "speedup_vs_none_malloc", "peak_intermediate_bytes", "scheduling_time_us"});
+  for (const row& r : rows) {
+    csv.add({r.pipeline, r.variant, r.schedule, r.ms, r.vs_hand, r.speedup_vs_none, r.speedup_vs_malloc,
+             static_cast<long long>(r.peak), csv_writer::if_measured(r.schedule_us >= 0, r.schedule_us)});
+  }
 
   // Scheduling time against the length of a chain.
   const double us100 = chain_schedule_us(100, quick ? 21 : 51);

@@ -17,6 +17,13 @@ namespace slinky {
 
 namespace {
 
+// prefix followed by i (built by appending: GCC 12 warns, falsely, on "literal" + std::string).
+std::string numbered(const char* prefix, index_t i) {
+  std::string s = prefix;
+  s += std::to_string(i);
+  return s;
+}
+
 // A small machine, so that small test buffers exceed its caches.
 machine small_machine(index_t l2 = 32 * 1024) {
   machine m;
@@ -78,9 +85,9 @@ std::unique_ptr<graph> elementwise_chain(int k) {
   buffer_expr_ptr prev = g->in;
   for (int i = 0; i < k; ++i) {
     buffer_expr_ptr next = i + 1 == k ? buffer_expr::make(g->ctx, "out", 1, sizeof(float))
-                                      : buffer_expr::make(g->ctx, "b" + std::to_string(i + 1), 1, sizeof(float));
+                                      : buffer_expr::make(g->ctx, numbered("b", i + 1), 1, sizeof(float));
     g->funcs.push_back(func::make(scale_offset_1d{0.5f + 0.125f * (i % 4), 0.25f * (i % 3)}, {{prev, {point(x)}}},
-                                  {{next, {x}}}, {.name = "f" + std::to_string(i)}));
+                                  {{next, {x}}}, {.name = numbered("f", i)}));
     prev = next;
   }
   g->out = prev;
@@ -98,8 +105,8 @@ std::unique_ptr<graph> stencil_chain(int stages) {
   g->funcs.push_back(func::make(scale_offset{2, 1}, {{g->in, pt}}, {{e, {x, y}}}, {.name = "e"}));
   buffer_expr_ptr prev = e;
   for (int s = 1; s < stages; ++s) {
-    auto b = buffer_expr::make(g->ctx, s + 1 == stages ? "out" : "b" + std::to_string(s), 2, sizeof(float));
-    g->funcs.push_back(func::make(box3x3, {{prev, nbhd}}, {{b, {x, y}}}, {.name = "box" + std::to_string(s)}));
+    auto b = buffer_expr::make(g->ctx, s + 1 == stages ? "out" : numbered("b", s), 2, sizeof(float));
+    g->funcs.push_back(func::make(box3x3, {{prev, nbhd}}, {{b, {x, y}}}, {.name = numbered("box", s)}));
     prev = b;
   }
   g->out = prev;
@@ -209,7 +216,7 @@ TEST_P(elementwise, computes_what_unscheduled_computes) {
   EXPECT_EQ(as_constant(g->funcs.back().loops()[0].step), r.loops[0].step);
   // Every intermediate is computed in the loop, by default.
   for (int i = 0; i + 1 < k; ++i) {
-    EXPECT_EQ(decision(r, "f" + std::to_string(i)).where, schedule_report::placement::in_loop);
+    EXPECT_EQ(decision(r, numbered("f", i)).where, schedule_report::placement::in_loop);
     EXPECT_FALSE(g->funcs[i].compute_at().has_value());
   }
   // One iteration's working set: k - 1 intermediate chunks, the input's and the output's.
@@ -259,7 +266,7 @@ TEST(stencil_steps, fit_the_cache_budget) {
         schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 2, h + 2}).add(g->out, {w, h}), m);
     ASSERT_TRUE(r.loops[0].looped) << r.to_string(&g->ctx);
     const index_t step = r.loops[0].step;
-    SCOPED_TRACE("L2 " + std::to_string(l2) + ", step " + std::to_string(step));
+    SCOPED_TRACE(numbered("L2 ", l2) + numbered(", step ", step));
     EXPECT_EQ(r.loops[0].dim, 1);
     EXPECT_EQ(r.loops[0].working_set_bytes, stencil2_working_set(w, step));
     EXPECT_LE(stencil2_working_set(w, step), m.l2_bytes / 2);
@@ -280,7 +287,7 @@ TEST(elementwise_steps, fit_the_cache_budget) {
     schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {n}).add(g->out, {n}), m);
     ASSERT_TRUE(r.loops[0].looped) << r.to_string(&g->ctx);
     const index_t step = r.loops[0].step;
-    SCOPED_TRACE("L2 " + std::to_string(l2) + ", step " + std::to_string(step));
+    SCOPED_TRACE(numbered("L2 ", l2) + numbered(", step ", step));
     EXPECT_EQ(r.loops[0].working_set_bytes, 9 * 4 * step);
     EXPECT_LE(9 * 4 * step, m.l2_bytes / 2);
     EXPECT_GT(9 * 4 * 2 * step, r.loops[0].budget_bytes);
