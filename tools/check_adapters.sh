@@ -19,14 +19,19 @@ phase() { echo "== adapters: $1 (at $((SECONDS - start)) s)"; }
 tools/setup.sh
 sudo_cmd=""
 [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-# The adapters whose library is present (installing it if needed), by Debian package.
+# The adapters whose library is present (installing its package if needed).
+specs=(pthreadpool:libpthreadpool-dev:/usr/include/pthreadpool.h tbb:libtbb-dev:/usr/include/oneapi/tbb.h)
+updated=0
 adapters=()
-for spec in pthreadpool:libpthreadpool-dev:/usr/include/pthreadpool.h tbb:libtbb-dev:/usr/include/oneapi/tbb.h; do
+for spec in "${specs[@]}"; do
   IFS=: read -r name package header <<<"$spec"
   if [ ! -f "$header" ]; then
     echo "adapters: installing $package"
-    { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "$package"; } ||
-      true
+    if [ $updated = 0 ]; then
+      $sudo_cmd apt-get update -qq || true
+      updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "$package" || true
   fi
   if [ -f "$header" ]; then
     adapters+=("$name")
