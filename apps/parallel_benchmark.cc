@@ -6,8 +6,11 @@
 // store_at (data-parallel: each iteration recomputes its halo), and stored at the root by
 // store_root (pipelined, like the default). The elementwise chains' windows do not overlap: by
 // default each worker keeps its own blocks. --threads T runs the parallel loops on T threads
-// (T - 1 workers) instead of 2, for curves of speed-up against threads on larger machines.
+// (T - 1 workers) instead of 2, for curves of speed-up against threads on larger machines. --pool
+// runs on a host pool adapter (slinky/adapters, when built) instead of thread_pool_impl, with the
+// same workers: the outputs are checked the same way, and the callback points must not change.
 // Usage: parallel_benchmark [--quick] [--reps N] [--size N] [--n N] [--threads T] [--print] [--csv FILE]
+//                           [--pool bundled|pthreadpool|tbb]
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -26,6 +29,12 @@
 #include "slinky/base/thread_pool_impl.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/print.h"
+#ifdef SLINKY_HAVE_PTHREADPOOL
+#include "slinky/adapters/pthreadpool_thread_pool.h"
+#endif
+#ifdef SLINKY_HAVE_TBB
+#include "slinky/adapters/tbb_thread_pool.h"
+#endif
 
 using namespace slinky;
 using namespace slinky_bench;
@@ -183,12 +192,15 @@ double spin(index_t n, index_t seed) {
 // 2 cores and 2 threads).
 double parallel_ceiling(thread_pool& pool, int threads, int reps) {
   const index_t n = 20000000;
-  volatile double sink = 0;
+  // One result per part, so that no two threads write the same variable; volatile, so that the
+  // loops are not optimized away.
+  std::unique_ptr<volatile double[]> sink(new volatile double[threads]());
   std::vector<double> t = interleaved_median_seconds(
-      {[&]() { sink = spin(n, 1); },
-       [&]() { pool.parallel_for(threads, [&](std::size_t i) { sink = spin(n / threads, i); }); }},
+      {[&]() { sink[0] = spin(n, 1); },
+       [&]() {
+         pool.parallel_for(threads, [&](std::size_t i) { sink[i] = spin(n / threads, static_cast<index_t>(i)); });
+       }},
       reps);
-  (void)sink;
   return t[0] / t[1];
 }
 
@@ -216,6 +228,27 @@ std::vector<double> interleaved_median_cpu_seconds(const std::vector<std::functi
     result.push_back(t[t.size() / 2]);
   }
   return result;
+}
+
+// The pool named by --pool, with `workers` workers (and the caller's thread); null for an unknown
+// name or an adapter that was not built.
+std::unique_ptr<thread_pool> make_pool(const std::string& name, int workers) {
+  if (name == "bundled") return std::make_unique<thread_pool_impl>(workers);
+#ifdef SLINKY_HAVE_PTHREADPOOL
+  if (name == "pthreadpool") return std::make_unique<pthreadpool_thread_pool>(workers);
+#endif
+#ifdef SLINKY_HAVE_TBB
+  if (name == "tbb") return std::make_unique<tbb_thread_pool>(workers);
+#endif
+  return nullptr;
+}
+
+// How make_pool's pool is described in the report.
+std::string pool_description(const std::string& name, int workers) {
+  const std::string w = std::to_string(workers);
+  if (name == "pthreadpool") return "pthreadpool_thread_pool(" + w + ") (a pthreadpool of " + w + " threads)";
+  if (name == "tbb") return "tbb_thread_pool(" + w + ") (a oneTBB arena with " + w + " workers)";
+  return "thread_pool_impl(" + w + ")";
 }
 
 struct result_row {
@@ -251,7 +284,14 @@ int main(int argc, char** argv) {
   csv_writer csv(argc, argv,
                  {"workload", "size", "step", "loop", "threads", "repetitions", "time_ms", "speedup_vs_serial",
                   "cpu_all_threads_ms", "peak_intermediate_bytes", "callback_points"});
-  thread_pool_impl pool(threads - 1);
+  const std::string pool_name = arg(argc, argv, "--pool", "bundled");
+  std::unique_ptr<thread_pool> pool_ptr = make_pool(pool_name, threads - 1);
+  if (!pool_ptr) {
+    std::fprintf(stderr, "--pool %s: not one of bundled, pthreadpool, tbb, or its adapter was not built\n",
+                 pool_name.c_str());
+    return 2;
+  }
+  thread_pool& pool = *pool_ptr;
   print_machine(("Benchmark 7: parallel loops on " + std::to_string(threads) + " threads vs serial").c_str());
   {
     // Parallel speed-ups mean little on a machine busy with other work: say how busy it was.
@@ -262,8 +302,8 @@ int main(int argc, char** argv) {
                 std::thread::hardware_concurrency());
   }
   const std::string workers = threads == 2 ? "one worker" : std::to_string(threads - 1) + " workers";
-  std::printf("thread_pool_impl(%d): %d threads (%s plus the calling thread). Times are wall-clock\n", threads - 1,
-              pool.thread_count() + 1, workers.c_str());
+  std::printf("%s: %d threads (%s plus the calling thread). Times are wall-clock\n",
+              pool_description(pool_name, threads - 1).c_str(), pool.thread_count() + 1, workers.c_str());
   std::printf("medians of %d repetitions, the serial and parallel variants of each workload interleaved in\n", reps);
   std::printf("rounds after one warm-up run each. Every variant's output is checked against plain C++.\n");
   std::printf("Peak intermediates: the most bytes live at once through the allocate/free hooks\n");

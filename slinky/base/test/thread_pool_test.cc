@@ -1,7 +1,9 @@
 // Tests of thread_pool_impl: every item runs once, max_workers holds, waiting threads help,
 // nested loops and tasks waiting on each other through atomic_call do not deadlock; per-thread
 // copies of task bodies, thread_count, host threads (run_worker, work_until_idle) and a host
-// pool built on a worker-less thread_pool_impl.
+// pool built on a worker-less thread_pool_impl. The tests of the thread_pool contract run on
+// test_pool (test_pool.h), which the adapter test programs switch to a host pool adapter; the
+// tests of thread_pool_impl's extras skip there.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "slinky/base/test/host_thread_pool.h"
+#include "slinky/base/test/test_pool.h"
 #include "slinky/base/thread_pool_impl.h"
 
 namespace slinky {
@@ -45,11 +48,12 @@ void update_max(std::atomic<int>& max, int value) {
 TEST(thread_pool, thread_count) {
   // The number of workers, not counting the caller of wait_for.
   for (int workers : worker_counts) {
-    thread_pool_impl pool(workers);
+    test_pool pool(workers);
     EXPECT_EQ(pool.thread_count(), workers);
   }
-  thread_pool_impl negative(-3);
+  test_pool negative(-3);
   EXPECT_EQ(negative.thread_count(), 0);
+  if (!test_pool_is_bundled) return;
   thread_pool_impl by_default;
   EXPECT_EQ(by_default.thread_count(), 3);
   // max(expected, workers).
@@ -64,6 +68,7 @@ TEST(thread_pool, thread_count) {
 }
 
 TEST(thread_pool, by_default_uses_three_workers) {
+  if (!test_pool_is_bundled) GTEST_SKIP() << "thread_pool_impl's own extras";
   thread_pool_impl pool;
   const std::thread::id caller = std::this_thread::get_id();
   std::mutex m;
@@ -84,6 +89,7 @@ TEST(thread_pool, by_default_uses_three_workers) {
 }
 
 TEST(thread_pool, init_runs_on_each_worker_first) {
+  if (!test_pool_is_bundled) GTEST_SKIP() << "thread_pool_impl's own extras";
   std::mutex m;
   std::set<std::thread::id> initialized;
   auto init = [&]() {
@@ -114,7 +120,7 @@ TEST(thread_pool, init_runs_on_each_worker_first) {
 
 TEST(thread_pool, every_item_once) {
   for (int workers : worker_counts) {
-    thread_pool_impl pool(workers);
+    test_pool pool(workers);
     for (std::size_t n : {0, 1, 2, 3, 5, 16, 100, 1000, 20000}) {
       for (int max_workers : {-1, 0, 1, 2, 3, 8, unlimited}) {
         std::vector<std::atomic<int>> counts(n);
@@ -134,7 +140,7 @@ TEST(thread_pool, every_item_once) {
 TEST(thread_pool, writes_visible_after_wait) {
   // Plain (non-atomic) writes by the items are visible to the waiter; TSan checks the ordering.
   for (int workers : worker_counts) {
-    thread_pool_impl pool(workers);
+    test_pool pool(workers);
     for (int rep = 0; rep < 50; ++rep) {
       std::vector<int> out(257, 0);
       pool.parallel_for(out.size(), [&](std::size_t i) { out[i] = static_cast<int>(i) * 3 + rep; });
@@ -144,7 +150,7 @@ TEST(thread_pool, writes_visible_after_wait) {
 }
 
 TEST(thread_pool, max_workers_respected) {
-  thread_pool_impl pool(3);
+  test_pool pool(3);
   for (int max_workers : {1, 2, 3}) {
     for (int rep = 0; rep < 20; ++rep) {
       std::atomic<int> running{0};
@@ -165,7 +171,7 @@ TEST(thread_pool, max_workers_respected) {
 TEST(thread_pool, max_workers_counts_threads_not_items) {
   // Nested loops: each outer item waits for an inner loop, and a thread helping with an inner loop
   // must not start another outer item if that would exceed the outer max_workers.
-  thread_pool_impl pool(3);
+  test_pool pool(3);
   std::atomic<int> running{0};
   std::atomic<int> max_running{0};
   std::atomic<int> inner_items{0};
@@ -183,7 +189,7 @@ TEST(thread_pool, max_workers_counts_threads_not_items) {
 }
 
 TEST(thread_pool, caller_runs_everything_without_workers) {
-  thread_pool_impl pool(0);
+  test_pool pool(0);
   const std::thread::id caller = std::this_thread::get_id();
   std::atomic<int> elsewhere{0};
   std::atomic<int> items{0};
@@ -200,7 +206,7 @@ TEST(thread_pool, caller_runs_everything_without_workers) {
 TEST(thread_pool, waiter_runs_everything_while_workers_are_busy) {
   // The only worker is stuck (outside the pool's knowledge) in an item until the caller has run
   // every item of a second task: the second task completes only if wait_for runs its items.
-  thread_pool_impl pool(1);
+  test_pool pool(1);
   std::atomic<bool> started{false};
   std::atomic<bool> release{false};
   auto blocker = [&](std::size_t i) {
@@ -235,7 +241,7 @@ void nested(thread_pool& pool, int levels, std::size_t n, std::atomic<int>& leav
 
 TEST(thread_pool, nested_loops) {
   for (int workers : worker_counts) {
-    thread_pool_impl pool(workers);
+    test_pool pool(workers);
     for (int levels = 1; levels <= 4; ++levels) {
       std::atomic<int> leaves{0};
       nested(pool, levels, 5, leaves);
@@ -248,7 +254,7 @@ TEST(thread_pool, nested_loops) {
 
 TEST(thread_pool, nested_loops_with_max_workers) {
   for (int workers : worker_counts) {
-    thread_pool_impl pool(workers);
+    test_pool pool(workers);
     std::atomic<int> leaves{0};
     pool.parallel_for(
         6,
@@ -297,7 +303,7 @@ void pipelined_loop(thread_pool& pool, std::size_t workers, int iterations) {
 
 TEST(thread_pool, pipelined_loop) {
   for (int workers : worker_counts) {
-    thread_pool_impl pool(workers);
+    test_pool pool(workers);
     for (std::size_t loop_workers = 1; loop_workers <= 4; ++loop_workers) {
       pipelined_loop(pool, loop_workers, 100);
     }
@@ -307,7 +313,7 @@ TEST(thread_pool, pipelined_loop) {
 TEST(thread_pool, ordered_dependencies_between_items) {
   // Item i waits for item i - 1: items are claimed in order, so this completes on any pool.
   for (int workers : worker_counts) {
-    thread_pool_impl pool(workers);
+    test_pool pool(workers);
     for (int max_workers : {2, 3, unlimited}) {
       const std::size_t n = 200;
       std::vector<bool> done(n, false);  // Guarded by the pool's lock.
@@ -325,7 +331,7 @@ TEST(thread_pool, task_waits_for_another_task) {
   // Consumer items wait for producer items that are queued but not yet waited for: the waiting
   // threads must run them.
   for (int workers : worker_counts) {
-    thread_pool_impl pool(workers);
+    test_pool pool(workers);
     for (int rep = 0; rep < 10; ++rep) {
       const std::size_t n = 16;
       int produced = 0;  // Guarded by the pool's lock.
@@ -353,7 +359,7 @@ TEST(thread_pool, task_waits_for_another_task) {
 TEST(thread_pool, predicate_takes_atomically) {
   // Several threads take units from a counter inside wait_for's predicate while others add
   // units with atomic_call: no unit is taken twice and none is lost.
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   const int units = 400;
   int available = 0;  // Guarded by the pool's lock.
   int taken = 0;
@@ -388,7 +394,7 @@ TEST(thread_pool, predicate_takes_atomically) {
 TEST(thread_pool, predicate_rechecked_after_atomic_call) {
   // The predicate is called again after each atomic_call, and never after it returned true.
   for (int workers : {0, 1}) {
-    thread_pool_impl pool(workers);
+    test_pool pool(workers);
     int countdown = 5;  // Guarded by the pool's lock.
     int calls_after_true = 0;
     bool was_true = false;
@@ -415,7 +421,7 @@ TEST(thread_pool, predicate_rechecked_after_atomic_call) {
 
 TEST(thread_pool, many_small_tasks_from_several_threads) {
   for (int workers : {0, 2}) {
-    thread_pool_impl pool(workers);
+    test_pool pool(workers);
     const int threads = 4;
     const int tasks_per_thread = 300;
     std::atomic<long long> sum{0};
@@ -444,13 +450,13 @@ TEST(thread_pool, many_small_tasks_from_several_threads) {
 TEST(thread_pool, destroy_idle) {
   for (int rep = 0; rep < 10; ++rep) {
     for (int workers : worker_counts) {
-      thread_pool_impl pool(workers);
+      test_pool pool(workers);
     }
   }
   // Let the workers go from spinning to sleeping before destroying the pool (not a timing
   // assertion: the test passes either way).
   for (int workers : worker_counts) {
-    thread_pool_impl pool(workers);
+    test_pool pool(workers);
     std::atomic<int> items{0};
     pool.parallel_for(10, [&](std::size_t) { items++; });
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -463,7 +469,7 @@ TEST(thread_pool, destroy_runs_tasks_not_waited_for) {
     std::vector<std::atomic<int>> counts(50);
     auto body = [&](std::size_t i) { counts[i]++; };
     {
-      thread_pool_impl pool(workers);
+      test_pool pool(workers);
       ref_count<thread_pool::task> t = pool.enqueue(counts.size(), body, 2);
     }
     for (std::atomic<int>& c : counts) ASSERT_EQ(c.load(), 1) << "workers=" << workers;
@@ -472,7 +478,7 @@ TEST(thread_pool, destroy_runs_tasks_not_waited_for) {
 
 TEST(thread_pool, task_outlives_pool_handle) {
   // The handle keeps the task alive after it finished and left the queue.
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   std::vector<ref_count<thread_pool::task>> tasks;
   std::atomic<int> items{0};
   auto body = [&](std::size_t) { items++; };
@@ -531,7 +537,7 @@ struct counting_body {
 
 TEST(thread_pool, task_body_copied_once_per_thread) {
   for (int workers : {1, 2, 3}) {
-    thread_pool_impl pool(workers);
+    test_pool pool(workers);
     for (int rep = 0; rep < 5; ++rep) {
       copy_tracker::state s;
       thread_pool::task_body body(copy_tracker{&s});
@@ -546,7 +552,7 @@ TEST(thread_pool, task_body_copied_once_per_thread) {
     }
   }
   // Also with enqueue, and with max_workers.
-  thread_pool_impl pool(3);
+  test_pool pool(3);
   copy_tracker::state s;
   thread_pool::task_body body(copy_tracker{&s});
   s.copies = 0;
@@ -559,7 +565,7 @@ TEST(thread_pool, task_body_copied_once_per_thread) {
 }
 
 TEST(thread_pool, enqueue_ref_does_not_copy) {
-  thread_pool_impl pool(3);
+  test_pool pool(3);
   std::atomic<int> copies{0}, calls{0};
   const counting_body body(&copies, &calls);
   ref_count<thread_pool::task> t = pool.enqueue_ref(100, body);
@@ -580,7 +586,7 @@ bool wait_until_done(std::function<bool()> done) {
 }
 
 TEST(thread_pool, single_item_enqueue_and_done) {
-  thread_pool_impl pool(1);
+  test_pool pool(1);
   std::atomic<bool> release{false};
   std::atomic<int> ran{0};
   ref_count<thread_pool::task> t = pool.enqueue([&]() {
@@ -635,7 +641,7 @@ TEST(thread_pool, parallel_for_serial_cases) {
     EXPECT_EQ(std::this_thread::get_id(), caller);
     order.push_back(i);
   };
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   pool.parallel_for(0, record);
   EXPECT_TRUE(order.empty());
   pool.parallel_for(1, record);
@@ -645,12 +651,13 @@ TEST(thread_pool, parallel_for_serial_cases) {
   EXPECT_EQ(order, (std::vector<std::size_t>{0, 1, 2, 3, 4}));
   order.clear();
   // thread_count() == 0: serial, in order, on the caller; no task is made.
-  thread_pool_impl none(0);
+  test_pool none(0);
   none.parallel_for(5, record);
   EXPECT_EQ(order, (std::vector<std::size_t>{0, 1, 2, 3, 4}));
 }
 
 TEST(thread_pool, run_worker_from_an_external_thread) {
+  if (!test_pool_is_bundled) GTEST_SKIP() << "thread_pool_impl's own extras";
   thread_pool_impl pool(0);
   EXPECT_EQ(pool.thread_count(), 0);
   bool stop = false;  // Guarded by the pool's lock.
@@ -675,6 +682,7 @@ TEST(thread_pool, run_worker_from_an_external_thread) {
 }
 
 TEST(thread_pool, work_until_idle) {
+  if (!test_pool_is_bundled) GTEST_SKIP() << "thread_pool_impl's own extras";
   thread_pool_impl pool(0);
   // Nothing queued: returns at once.
   pool.work_until_idle();
@@ -695,6 +703,7 @@ TEST(thread_pool, work_until_idle) {
 }
 
 TEST(thread_pool, work_until_idle_skips_tasks_running_below) {
+  if (!test_pool_is_bundled) GTEST_SKIP() << "thread_pool_impl's own extras";
   // An item that calls work_until_idle does not run its own task's items (they are on its
   // stack), but runs other tasks'.
   thread_pool_impl pool(0);
@@ -715,6 +724,7 @@ TEST(thread_pool, work_until_idle_skips_tasks_running_below) {
 }
 
 TEST(host_pool, every_item_once_and_thread_count) {
+  if (!test_pool_is_bundled) GTEST_SKIP() << "thread_pool_impl's own extras";
   for (int threads : {1, 2, 3}) {
     host_thread_pool pool(threads);
     EXPECT_EQ(pool.thread_count(), threads);
@@ -731,6 +741,7 @@ TEST(host_pool, every_item_once_and_thread_count) {
 }
 
 TEST(host_pool, items_run_on_host_threads) {
+  if (!test_pool_is_bundled) GTEST_SKIP() << "thread_pool_impl's own extras";
   host_thread_pool pool(2);
   std::atomic<int> arrived{0};
   std::atomic<int> on_host{0};
@@ -745,6 +756,7 @@ TEST(host_pool, items_run_on_host_threads) {
 }
 
 TEST(host_pool, nested_loops) {
+  if (!test_pool_is_bundled) GTEST_SKIP() << "thread_pool_impl's own extras";
   host_thread_pool pool(2);
   for (int levels = 1; levels <= 4; ++levels) {
     std::atomic<int> leaves{0};
@@ -765,6 +777,7 @@ TEST(host_pool, nested_loops) {
 }
 
 TEST(host_pool, pipelined_loop_and_single_items) {
+  if (!test_pool_is_bundled) GTEST_SKIP() << "thread_pool_impl's own extras";
   host_thread_pool pool(3);
   for (std::size_t loop_workers = 1; loop_workers <= 4; ++loop_workers) {
     pipelined_loop(pool, loop_workers, 100);

@@ -3,7 +3,8 @@
 // loop is computed once, through one shared ring buffer the loop pipelines; one whose windows
 // do not overlap keeps a block per worker. Every case counts the points each callback computes
 // (nothing twice) and the allocations (one per shared intermediate), on a pool of 2 workers and
-// without a pool, and compares the output with a plain reference. Runs under ThreadSanitizer.
+// without a pool, and compares the output with a plain reference. Runs under ThreadSanitizer, on
+// the bundled pool and on each host pool adapter (test_pool.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "slinky/base/test/test_pool.h"
 #include "slinky/base/thread_pool_impl.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/print.h"
@@ -195,7 +197,7 @@ struct run_2d {
 // A 2-stage stencil, rows in a parallel loop: the producer is computed once, into one ring
 // buffer of the rows of K = 2 iterations in flight (the serial fold, step + 2 rows, plus a step).
 TEST(parallel_sliding, stencil_rows) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (index_t step : {1, 3, 5}) {
     for (thread_pool* tp : pool_or_none(pool)) {
       chain c({"times_3", "sum_3x3"});
@@ -210,7 +212,7 @@ TEST(parallel_sliding, stencil_rows) {
 // Elementwise -> 3x3 -> 3x3, rows in a parallel loop: both intermediates computed once, one
 // allocation each.
 TEST(parallel_sliding, stencil_chain_rows) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (index_t step : {1, 3, 4}) {
     for (thread_pool* tp : pool_or_none(pool)) {
       chain c({"times_3", "sum_3x3", "sum_3x3"});
@@ -224,7 +226,7 @@ TEST(parallel_sliding, stencil_chain_rows) {
 // A 3x3 stencil looped over x (inner, serial or parallel) and y (outer, parallel or serial):
 // the producer computes each point once and its buffer is allocated once.
 TEST(parallel_sliding, nested_loops) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (expr y_workers : {expr(loop::parallel), expr(loop::serial)}) {
     for (expr x_workers : {expr(loop::serial), expr(loop::parallel)}) {
       if (is_one(y_workers) && is_one(x_workers)) continue;
@@ -241,7 +243,7 @@ TEST(parallel_sliding, nested_loops) {
 // Elementwise chains do not overlap between iterations: each worker keeps its own block of the
 // chunk (no pipelining, no shared buffer), at most one per worker and intermediate.
 TEST(parallel_sliding, elementwise_keeps_blocks_per_worker) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   chain c({"times_3", "times_3", "times_3"});
   c.last().loops({{c.y, 2, loop::parallel}});
   chain::result r = c.run(&pool, W, H);
@@ -253,7 +255,7 @@ TEST(parallel_sliding, elementwise_keeps_blocks_per_worker) {
 // Storage the client puts inside the parallel loop is the client's choice: each iteration owns
 // its window and recomputes its halo.
 TEST(parallel_sliding, store_inside_recomputes_halo) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   chain c({"times_3", "sum_3x3"});
   c.last().loops({{c.y, 2, loop::parallel}});
   c.bufs[1]->store_at({&c.last(), c.y});
@@ -274,7 +276,7 @@ TEST(parallel_sliding, store_inside_recomputes_halo) {
 // out = box(a) + a * 3 + 1 with a = in * 3 + 1. a's windows overlap (the stencil's do), so it is
 // shared and computed once; the elementwise consumer's intermediate keeps per-worker blocks.
 TEST(parallel_sliding, producer_with_two_consumers) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (index_t step : {1, 3}) {
     node_context ctx;
     auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
@@ -326,7 +328,7 @@ TEST(parallel_sliding, producer_with_two_consumers) {
 // every row y; its region does not move with y, so the builder computes it outside the y loop,
 // once (docs/builder.md, "Where funcs run"). row moves with y: it stays inside, one row each.
 TEST(parallel_sliding, invariant_producer_is_computed_once) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (bool parallel_y : {false, true}) {
     for (bool parallel_x : {false, true}) {
       for (index_t step : {1, 3}) {
@@ -386,7 +388,7 @@ TEST(parallel_sliding, invariant_producer_is_computed_once) {
 // loop. b's stage computes one new column per iteration, so a's ring buffer holds the columns
 // of the 2 iterations in flight, not b's whole 6-column window (and b's the window plus a column).
 TEST(parallel_sliding, producer_moved_out_of_a_nested_loop_folds_to_its_columns) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (thread_pool* tp : pool_or_none(pool)) {
     node_context ctx;
     auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
@@ -431,7 +433,7 @@ TEST(parallel_sliding, producer_moved_out_of_a_nested_loop_folds_to_its_columns)
 // parallel loop write disjoint rows of it, in any order (no pipeline). Each point is computed
 // once and b is allocated once.
 TEST(parallel_sliding, inner_parallel_loop_keeps_the_outer_slide) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (bool parallel : {false, true}) {
     node_context ctx;
     auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
@@ -480,7 +482,7 @@ TEST(parallel_sliding, inner_parallel_loop_keeps_the_outer_slide) {
 // along x, with c and col as stages of their own. col does not move with y: it is computed once,
 // before the loops, as it is serially; b's ring buffer holds the one row c reads per iteration.
 TEST(parallel_sliding, stage_invariant_in_an_outer_loop_is_computed_once) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (bool parallel : {false, true}) {
     node_context ctx;
     auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
@@ -555,7 +557,7 @@ TEST(parallel_sliding, stage_invariant_in_an_outer_loop_is_computed_once) {
 // the iterations in flight (2 with max_workers = 2) take turns in a ring buffer of their rows of
 // a: a column of 2 rows, where storing it unfolded would take the column's H rows.
 TEST(parallel_sliding, client_storage_outside_a_parallel_loop_folds_for_the_iterations_in_flight) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (thread_pool* tp : pool_or_none(pool)) {
     node_context ctx;
     auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
@@ -599,7 +601,7 @@ TEST(parallel_sliding, client_storage_outside_a_parallel_loop_folds_for_the_iter
 // (whole columns, a stage of its own), into a ring buffer holding the windows of the 2 iterations
 // in flight: columns 2x .. 2x + 4, (K - 1) * 2 + 3 = 5 columns (docs/threads.md).
 TEST(parallel_sliding, strided_window_folds_over_the_hull_of_the_iterations_in_flight) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (thread_pool* tp : pool_or_none(pool)) {
     node_context ctx;
     auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
@@ -642,7 +644,7 @@ TEST(parallel_sliding, strided_window_folds_over_the_hull_of_the_iterations_in_f
 // the loop, where each iteration allocates what it computes and c reads: the one element
 // (x + 5, x + 5), not the 6 x 6 box c's whole window would read.
 TEST(parallel_sliding, storage_inside_a_pipelined_loop_holds_what_one_iteration_reads) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (thread_pool* tp : pool_or_none(pool)) {
     node_context ctx;
     auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
@@ -694,7 +696,7 @@ TEST(parallel_sliding, storage_inside_a_pipelined_loop_holds_what_one_iteration_
 // random tester, which lost the race about one run in 30). The first call of b sleeps: a second
 // iteration that does not wait for the first reads column 8 before it is written.
 TEST(parallel_sliding, warm_up_iteration_of_a_one_iteration_loop_is_waited_for) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (thread_pool* tp : pool_or_none(pool)) {
     node_context ctx;
     auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));

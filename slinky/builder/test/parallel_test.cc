@@ -1,6 +1,7 @@
 // Parallel loops: parallel and serial runs give identical results, intermediates of a parallel
 // loop stay small, failures in one worker stop the others and are reported once. Runs under
-// ThreadSanitizer in CI.
+// ThreadSanitizer in CI, on the bundled pool and (slinky/adapters/test) on each host pool adapter
+// (test_pool.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "slinky/base/test/host_thread_pool.h"
+#include "slinky/base/test/test_pool.h"
 #include "slinky/base/thread_pool_impl.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/print.h"
@@ -93,7 +95,7 @@ TEST(parallel, one_pipeline_evaluated_from_several_threads) {
   in_buf.allocate();
   test::fill_random(in_buf, 17);
   buffer<int, 2> expected = run_stencil(1, loop::serial, nullptr);
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   pipeline copy = s.p;
   std::atomic<int> mismatches{0}, failures{0};
   std::vector<std::thread> threads;
@@ -128,7 +130,7 @@ TEST(parallel, one_pipeline_evaluated_from_several_threads) {
 }
 
 TEST(parallel, stencil_matches_serial) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   buffer<int, 2> serial = run_stencil(1, loop::serial, nullptr);
   for (index_t step : {1, 2, 5, 64}) {
     for (expr workers : {expr(loop::parallel), expr(2)}) {
@@ -144,7 +146,7 @@ TEST(parallel, stencil_matches_serial) {
 }
 
 TEST(parallel, pipelined_stencil_matches_serial) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   buffer<int, 2> serial = run_stencil(1, loop::serial, nullptr);
   for (index_t step : {1, 2, 5, 64}) {
     for (expr workers : {expr(loop::parallel), expr(2)}) {
@@ -159,7 +161,7 @@ TEST(parallel, pipelined_stencil_matches_serial) {
 // between iterations, so the intermediate is one ring buffer shared by the pipelined iterations,
 // of the serial fold (step + 2 rows) plus a step for the second iteration in flight.
 TEST(parallel, intermediates_stay_small) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   memory_counter m;
   run_stencil(4, loop::parallel, &pool, &m);
   EXPECT_EQ(m.allocations, 1);
@@ -171,7 +173,7 @@ TEST(parallel, intermediates_stay_small) {
 // iteration to the next: 29 iterations of the same shape on 3 threads allocate at most once per
 // thread (and per shape), not once per iteration.
 TEST(parallel, intermediates_allocated_once_per_worker) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   buffer<int, 2> serial = run_stencil(1, loop::serial, nullptr);
   const int w = 37, h = 29;
   stencil_pipeline s(1, loop::parallel, false, /*store_inside=*/true);
@@ -192,7 +194,7 @@ TEST(parallel, intermediates_allocated_once_per_worker) {
 }
 
 TEST(parallel, elementwise_chain_repeated) {
-  thread_pool_impl pool(3);
+  test_pool pool(3);
   node_context ctx;
   auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
   auto a = buffer_expr::make(ctx, "a", 1, sizeof(int));
@@ -228,7 +230,7 @@ TEST(parallel, elementwise_chain_repeated) {
 
 // Parallel loops over y and, inside, over x.
 TEST(parallel, nested_loops) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   node_context ctx;
   auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
   auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
@@ -254,7 +256,7 @@ TEST(parallel, nested_loops) {
 
 // A callback failing in one worker stops the loop; call_failed is called once.
 TEST(parallel, failure_in_one_worker) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   node_context ctx;
   auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
   auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
@@ -436,7 +438,7 @@ buffer<int, 2> run(const pipeline& p, kind k, const case_inputs& inputs, thread_
 // Serial, data-parallel and pipelined loops, with and without a pool, give the result of the
 // unscheduled pipeline.
 TEST(parallel, all_pipelines_match_unscheduled) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (kind k : {kind::elementwise, kind::stencil2, kind::stencil3, kind::pyramid, kind::matmul}) {
     case_inputs inputs(k);
     buffer<int, 2> reference = run(make_pipeline(k, mode::unscheduled, 1), k, inputs, nullptr);
@@ -459,7 +461,7 @@ TEST(parallel, all_pipelines_match_unscheduled) {
 // in flight (as many as the loop has workers, at most its stages) need. For a 2-stage 3x3
 // stencil with step s over rows of width W: (W + 2) x (2s + 2) elements, as the original runtime.
 TEST(parallel, pipelined_allocation_sizes) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   const index_t w = case_inputs::w;
   const index_t elem = sizeof(int);
   for (kind k : {kind::stencil2, kind::stencil3}) {
@@ -498,7 +500,7 @@ TEST(parallel, pipelined_allocation_sizes) {
 // A pipelined 3-stage stencil evaluated many times on a pool of 3 threads: races show up as wrong
 // results (and under ThreadSanitizer).
 TEST(parallel, pipelined_stencil_repeated) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   case_inputs inputs(kind::stencil3);
   buffer<int, 2> reference = run(make_pipeline(kind::stencil3, mode::unscheduled, 1), kind::stencil3, inputs, nullptr);
   for (index_t step : {1, 4}) {
@@ -538,7 +540,7 @@ void run_nested_pipelines(thread_pool* pool, int reps) {
 // A pipelined loop nested inside another parallel loop (it then runs serially, each worker of the
 // outer loop with its own ring buffers), and a parallel loop inside a pipelined one.
 TEST(parallel, nested_pipelined_loops) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   run_nested_pipelines(&pool, 20);
 }
 
@@ -546,7 +548,7 @@ TEST(parallel, nested_pipelined_loops) {
 // other workers stop (none waits forever on a stage the failed iteration never finishes),
 // call_failed is called once, and evaluate returns the callback's result.
 TEST(parallel, failure_in_pipelined_loop) {
-  thread_pool_impl pool(2);
+  test_pool pool(2);
   for (int failing_stage = 0; failing_stage < 2; ++failing_stage) {
     for (int rep = 0; rep < 50; ++rep) {
       node_context ctx;
@@ -590,6 +592,7 @@ TEST(parallel, failure_in_pipelined_loop) {
 // work_until_idle, base/test/host_thread_pool.h) runs data-parallel, pipelined and nested
 // parallel loops.
 TEST(parallel, host_thread_pool) {
+  if (!test_pool_is_bundled) GTEST_SKIP() << "the host pool of the bundled pool's tests";
   host_thread_pool pool(2);
   buffer<int, 2> serial = run_stencil(1, loop::serial, nullptr);
   for (index_t step : {1, 3}) {
