@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs every test: a Release build, then a build with AddressSanitizer and
 # UndefinedBehaviorSanitizer (and the compatibility suite against it, installed), then the threaded
-# tests under ThreadSanitizer, then the installed package from a client and the compatibility suite.
+# tests under ThreadSanitizer, on the bundled pool and on the host pool adapters, then the
+# installed package from a client and the compatibility suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -45,7 +46,11 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX
   -DSLINKY_SANITIZE=thread -DSLINKY_BUILD_APPS=OFF >/dev/null
 # shellcheck disable=SC2086
 cmake --build build-tsan --target $threaded
-ctest --test-dir build-tsan --output-on-failure -R "thread_pool|parallel"
+ctest --test-dir build-tsan --output-on-failure -R "^slinky_(base_thread_pool|builder_parallel)"
+
+phase "Host pool adapters (pthreadpool, oneTBB) under ThreadSanitizer"
+# Installs the two packages when missing, and reuses build-tsan's libraries (docs/threads.md).
+tools/check_adapters.sh build-tsan
 
 phase "Install and use from a client (pkg-config and CMake package), and the compatibility suite"
 tools/check_install.sh build
