@@ -1,8 +1,9 @@
 // The automatic scheduler (slinky/scheduler, docs/scheduler.md) against the best hand schedule and
 // no schedule, on benchmark 3's elementwise chains (K = 4, 8) and benchmark 4's stencil chains (2,
 // 3 stages) at sizes whose intermediates exceed the last-level cache; then the time schedule()
-// takes on chains of 100 and 1000 funcs.
-// Usage: scheduler_benchmark [--quick] [--cpu-time] [--reps N] [--explain] [--csv FILE]
+// takes on chains of 100 and 1000 funcs; then the cost of the just-in-time entry (auto_pipeline):
+// the first evaluation of a shape class (schedule + build) and the lookup of a cached class.
+// Usage: scheduler_benchmark [--quick] [--cpu-time] [--reps N] [--explain] [--csv FILE] [--jit-only]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "benchmark_util.h"
 #include "slinky/base/thread_pool_impl.h"
 #include "slinky/builder/pipeline.h"
+#include "slinky/scheduler/auto_pipeline.h"
 #include "slinky/scheduler/schedule.h"
 
 using namespace slinky;
@@ -249,6 +251,48 @@ double chain_schedule_us(int n, int reps) {
 
 }  // namespace
 
+// The just-in-time entry on stencil chains of `size` x `size` floats: the time the first
+// evaluation of a shape class spends scheduling and building (pipeline_for on a fresh
+// auto_pipeline, median of fresh graphs), an evaluation of the cached class through the
+// auto_pipeline and of the same pipeline directly, and the time to look a cached class up.
+void jit_table(index_t size, int reps, bool cpu_time) {
+  table t({"pipeline", "first evaluate of a class: schedule + build (ms)", "evaluate, cached class (ms)",
+           "same pipeline evaluated directly (ms)", "lookup of a cached class (us)"});
+  for (int stages : {2, 3}) {
+    const int border = stages - 1;
+    buffer<float, 2> in_buf({size + 2 * border, size + 2 * border}), out_buf({size, size});
+    in_buf.translate(-border, -border);
+    in_buf.allocate();
+    out_buf.allocate();
+    fill_stencil_chain_input(in_buf, size, border);
+    const raw_buffer* ins[] = {&in_buf};
+    const raw_buffer* outs[] = {&out_buf};
+    auto none = [](built&) {};
+    std::vector<double> build_ms;
+    for (int i = 0; i < reps; ++i) {
+      std::unique_ptr<built> b = make_stencil_chain(stages, none);
+      const auto_pipeline p(b->ctx, {b->in}, {b->out});
+      const auto t0 = std::chrono::steady_clock::now();
+      p.pipeline_for({}, ins, outs);
+      build_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(build_ms.begin(), build_ms.end());
+    std::unique_ptr<built> b = make_stencil_chain(stages, none);
+    const auto_pipeline p(b->ctx, {b->in}, {b->out});
+    const std::shared_ptr<const pipeline> direct = p.pipeline_for({}, ins, outs);
+    const std::vector<double> eval = interleaved_medians(
+        {[&] { p.evaluate({&in_buf}, {&out_buf}); }, [&] { direct->evaluate({&in_buf}, {&out_buf}); }}, reps, cpu_time);
+    const int lookups = 10000;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < lookups; ++i) p.pipeline_for({}, ins, outs);
+    const double lookup_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / lookups;
+    t.add({"stencil, " + std::to_string(stages) + " stages, " + std::to_string(size) + "x" + std::to_string(size),
+           fmt(build_ms[build_ms.size() / 2], 2), fmt(eval[0] * 1e3, 2), fmt(eval[1] * 1e3, 2), fmt(lookup_us, 3)});
+  }
+  t.print();
+}
+
 int main(int argc, char** argv) {
   const bool quick = has_flag(argc, argv, "--quick");
   const bool cpu_time = has_flag(argc, argv, "--cpu-time");
@@ -256,6 +300,10 @@ int main(int argc, char** argv) {
   const int reps = std::stoi(arg(argc, argv, "--reps", quick ? "5" : "9"));
   const index_t n = quick ? 4 << 20 : 16 << 20;
   const index_t size = quick ? 2048 : 4096;
+  if (has_flag(argc, argv, "--jit-only")) {
+    jit_table(quick ? 512 : 1024, reps, cpu_time);
+    return 0;
+  }
   print_machine("The automatic scheduler: auto vs the best hand schedule vs no schedule");
   print_fresh_page_cost();
 
@@ -400,5 +448,8 @@ int main(int argc, char** argv) {
   s.print();
   std::printf("100 funcs: %.3f ms (target < 0.3 ms): %s; 1000 funcs / 100 funcs: %.1fx (near linear: about 10x)\n",
               us100 * 1e-3, pass_or_miss(us100 < 300), us1000 / us100);
+
+  // The just-in-time entry.
+  jit_table(quick ? 512 : 1024, reps, cpu_time);
   return 0;
 }

@@ -1,0 +1,205 @@
+// The just-in-time entry: a cache of pipelines per shape class, scheduled and built on demand.
+#include "slinky/scheduler/auto_pipeline.h"
+
+#include <algorithm>
+#include <iostream>
+#include <optional>
+
+#include "slinky/scheduler/graph_walk.h"
+
+namespace slinky {
+
+namespace {
+
+// The class of an extent: the smallest power of two not less than it (0 for an empty dim).
+index_t extent_class(index_t extent) {
+  if (extent <= 0) return 0;
+  index_t c = 1;
+  while (c < extent) c <<= 1;
+  return c;
+}
+
+// Reports a wrong call like pipeline::evaluate does: to check_failed, else on stderr.
+void report_wrong_call(const eval_context* ctx, expr condition, const char* what) {
+  const eval_config* config = ctx ? ctx->config : nullptr;
+  if (config && config->check_failed) {
+    config->check_failed(condition);
+  } else {
+    std::cerr << "slinky: auto_pipeline::evaluate: " << what << std::endl;
+  }
+}
+
+bool count_matches(const eval_context* ctx, const char* what, std::size_t expected, std::size_t actual) {
+  if (expected == actual) return true;
+  std::string message = "wrong number of ";
+  message += what;
+  message += ": expected " + std::to_string(expected) + ", got " + std::to_string(actual);
+  report_wrong_call(ctx, expr(static_cast<index_t>(actual)) == expr(static_cast<index_t>(expected)), message.c_str());
+  return false;
+}
+
+// The schedule of the funcs of a graph, to be put back after the scheduler changed it.
+class saved_schedule {
+public:
+  explicit saved_schedule(const scheduler_internal::sched_graph& g) {
+    for (const scheduler_internal::sched_node& n : g.nodes) {
+      func_state s;
+      s.f = n.f;
+      s.loops = n.f->loops();
+      s.compute_at = n.f->compute_at();
+      for (const func::output& o : n.f->outputs()) s.store_at.push_back(o.buffer->store_at());
+      funcs_.push_back(std::move(s));
+    }
+  }
+  void restore() const {
+    for (const func_state& s : funcs_) {
+      s.f->loops(s.loops);
+      s.f->compute_at(s.compute_at);
+      const std::vector<func::output>& outs = s.f->outputs();
+      for (std::size_t i = 0; i < outs.size(); ++i) outs[i].buffer->store_at(s.store_at[i]);
+    }
+  }
+
+private:
+  struct func_state {
+    func* f;
+    std::vector<func::loop_info> loops;
+    std::optional<loop_id> compute_at;
+    std::vector<std::optional<loop_id>> store_at;
+  };
+  std::vector<func_state> funcs_;
+};
+
+}  // namespace
+
+auto_pipeline::auto_pipeline(node_context& ctx, std::vector<var> args, std::vector<buffer_expr_ptr> inputs,
+                             std::vector<buffer_expr_ptr> outputs, const build_options& build, const machine& m,
+                             const schedule_options& options, std::size_t capacity)
+    : ctx_(ctx), args_(std::move(args)), inputs_(std::move(inputs)), outputs_(std::move(outputs)),
+      build_options_(build), machine_(m), schedule_options_(options), capacity_(std::max<std::size_t>(capacity, 1)) {}
+
+auto_pipeline::auto_pipeline(node_context& ctx, std::vector<buffer_expr_ptr> inputs,
+                             std::vector<buffer_expr_ptr> outputs, const build_options& build, const machine& m,
+                             const schedule_options& options, std::size_t capacity)
+    : auto_pipeline(ctx, {}, std::move(inputs), std::move(outputs), build, m, options, capacity) {}
+
+bool auto_pipeline::shape_class(scalars args, buffers inputs, buffers outputs, const eval_context* ctx,
+                                std::vector<index_t>& key) const {
+  if (!count_matches(ctx, "scalar arguments", args_.size(), args.size()) ||
+      !count_matches(ctx, "input buffers", inputs_.size(), inputs.size()) ||
+      !count_matches(ctx, "output buffers", outputs_.size(), outputs.size())) {
+    return false;
+  }
+  key.clear();
+  for (buffers bufs : {inputs, outputs}) {
+    for (const raw_buffer* b : bufs) {
+      if (!b) {
+        report_wrong_call(ctx, expr(0) != expr(0), "a buffer is null");
+        return false;
+      }
+      key.push_back(static_cast<index_t>(b->rank));
+      key.push_back(static_cast<index_t>(b->elem_size));
+      for (std::size_t d = 0; d < b->rank; ++d) key.push_back(extent_class(b->dim(d).extent()));
+    }
+  }
+  return true;
+}
+
+std::shared_ptr<const pipeline> auto_pipeline::lookup(const std::vector<index_t>& key) const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  for (entry& e : entries_) {
+    if (e.key == key) {
+      e.last_use = ++clock_;
+      return e.p;
+    }
+  }
+  return nullptr;
+}
+
+std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>& key, scalars args) const {
+  std::lock_guard<std::mutex> build_lock(build_mutex_);
+  // Another thread may have built this class while this one waited.
+  if (std::shared_ptr<const pipeline> p = lookup(key)) return p;
+
+  // The largest shapes of the class: each buffer with mins 0 and its extents rounded up, so the
+  // schedule depends only on the class (not on which of its shapes came first), and the working
+  // set it fits to the cache is the largest any shape of the class can have.
+  schedule_shapes shapes;
+  std::size_t k = 0;
+  for (const std::vector<buffer_expr_ptr>* bufs : {&inputs_, &outputs_}) {
+    for (const buffer_expr_ptr& b : *bufs) {
+      schedule_shapes::buffer_shape s;
+      s.buffer = b;
+      const index_t rank = key[k++];
+      s.elem_size = key[k++];
+      for (index_t d = 0; d < rank; ++d) s.bounds.emplace_back(0, key[k++] - 1);
+      shapes.buffers.push_back(std::move(s));
+    }
+  }
+  // The scalars of this evaluation (not part of the class: they only inform the schedule).
+  for (std::size_t i = 0; i < args_.size(); ++i) shapes.add_scalar(args_[i], args[i]);
+
+  scheduler_internal::sched_graph g;
+  scheduler_internal::build_sched_graph(inputs_, outputs_, schedule_shapes(), g);
+  const saved_schedule saved(g);
+  const schedule_report report = schedule(inputs_, outputs_, shapes, machine_, schedule_options_);
+  std::string text = report.to_string(&ctx_);
+  auto p = std::make_shared<const pipeline>(build_pipeline(ctx_, args_, inputs_, outputs_, {}, build_options_));
+  saved.restore();
+
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  ++builds_;
+  report_ = std::move(text);
+  if (entries_.size() >= capacity_) {
+    auto oldest = std::min_element(entries_.begin(), entries_.end(),
+                                   [](const entry& a, const entry& b) { return a.last_use < b.last_use; });
+    entries_.erase(oldest);
+  }
+  entries_.push_back({key, p, ++clock_});
+  return p;
+}
+
+std::shared_ptr<const pipeline> auto_pipeline::pipeline_for(scalars args, buffers inputs, buffers outputs,
+                                                            const eval_context* ctx) const {
+  std::vector<index_t> key;
+  if (!shape_class(args, inputs, outputs, ctx, key)) return nullptr;
+  if (std::shared_ptr<const pipeline> p = lookup(key)) return p;
+  return build(key, args);
+}
+
+index_t auto_pipeline::evaluate(scalars args, buffers inputs, buffers outputs, eval_context& ctx) const {
+  const std::shared_ptr<const pipeline> p = pipeline_for(args, inputs, outputs, &ctx);
+  if (!p) return 1;
+  return p->evaluate(args, inputs, outputs, ctx);
+}
+
+index_t auto_pipeline::evaluate(scalars args, buffers inputs, buffers outputs) const {
+  eval_context ctx;
+  return evaluate(args, inputs, outputs, ctx);
+}
+
+index_t auto_pipeline::evaluate(buffers inputs, buffers outputs, eval_context& ctx) const {
+  return evaluate(scalars(), inputs, outputs, ctx);
+}
+
+index_t auto_pipeline::evaluate(buffers inputs, buffers outputs) const {
+  eval_context ctx;
+  return evaluate(scalars(), inputs, outputs, ctx);
+}
+
+std::size_t auto_pipeline::builds() const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  return builds_;
+}
+
+std::size_t auto_pipeline::cache_size() const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  return entries_.size();
+}
+
+std::string auto_pipeline::last_report() const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  return report_;
+}
+
+}  // namespace slinky

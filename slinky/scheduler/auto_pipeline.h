@@ -1,0 +1,125 @@
+/// \file
+/// The automatic scheduler's just-in-time entry: a pipeline that schedules and builds itself on
+/// the first evaluation of each shape class of its buffers, and caches what it built.
+/// docs/scheduler.md describes the shape classes and the cost of a new class.
+///
+///   auto_pipeline p(ctx, {in}, {out});
+///   p.evaluate({&in_buf}, {&out_buf});   // schedules and builds for this class, then runs
+///   p.evaluate({&in_buf}, {&out_buf});   // runs the cached pipeline
+#ifndef SLINKY_SCHEDULER_AUTO_PIPELINE_H
+#define SLINKY_SCHEDULER_AUTO_PIPELINE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "slinky/builder/pipeline.h"
+#include "slinky/runtime/pipeline.h"
+#include "slinky/scheduler/machine.h"
+#include "slinky/scheduler/schedule.h"
+
+namespace slinky {
+
+/// A pipeline scheduled just in time. On each evaluation it computes the shape class of the
+/// buffers given (each extent rounded up to a power of two, and each element size); the first
+/// evaluation of a class schedules the graph with schedule() for the largest shapes of that class
+/// and builds it with build_pipeline; later evaluations of the class run the pipeline built then.
+/// At most `capacity` classes are kept, the least recently used is evicted.
+///
+/// Thread-safe: evaluations of classes already built run concurrently (a lock is held only to
+/// look the class up); scheduling and building a new class are serialized, because they change
+/// the funcs' schedules and the node_context. The funcs' schedules are restored after each
+/// build, so the graph is left as the client made it. The node_context, the funcs and the
+/// buffer_exprs of the graph must outlive this object, and must not be changed or built by
+/// anything else while an evaluation may build.
+class auto_pipeline {
+public:
+  /// The scalar arguments of evaluate, as pipeline::scalars.
+  using scalars = pipeline::scalars;
+  /// The buffer arguments of evaluate, as pipeline::buffers.
+  using buffers = pipeline::buffers;
+
+  /// The pipeline of the graph that produces `outputs` from `inputs`, with scalar arguments
+  /// `args` (as build_pipeline). Nothing is scheduled or built before the first evaluation.
+  /// `build` is given to build_pipeline, `m` and `options` to schedule(); funcs the client
+  /// scheduled are kept unless options.reschedule. `capacity` (at least 1) is the number of shape
+  /// classes whose pipelines are kept.
+  auto_pipeline(node_context& ctx, std::vector<var> args, std::vector<buffer_expr_ptr> inputs,
+                std::vector<buffer_expr_ptr> outputs, const build_options& build = build_options(),
+                const machine& m = machine::host(), const schedule_options& options = schedule_options(),
+                std::size_t capacity = 8);
+  /// The same, without scalar arguments.
+  auto_pipeline(node_context& ctx, std::vector<buffer_expr_ptr> inputs, std::vector<buffer_expr_ptr> outputs,
+                const build_options& build = build_options(), const machine& m = machine::host(),
+                const schedule_options& options = schedule_options(), std::size_t capacity = 8);
+
+  /// Not copyable (it owns a cache and locks).
+  auto_pipeline(const auto_pipeline&) = delete;
+  /// Not assignable.
+  auto_pipeline& operator=(const auto_pipeline&) = delete;
+
+  /// Runs the pipeline built for the shape class of these buffers, scheduling and building it
+  /// first if that class has none cached. Returns what pipeline::evaluate returns; non-zero,
+  /// without building anything, if the numbers of arguments do not match or a buffer is null
+  /// (reported to the eval_config's check_failed if there is one, else on stderr).
+  ///@{
+  index_t evaluate(scalars args, buffers inputs, buffers outputs, eval_context& ctx) const;
+  index_t evaluate(scalars args, buffers inputs, buffers outputs) const;
+  index_t evaluate(buffers inputs, buffers outputs, eval_context& ctx) const;
+  index_t evaluate(buffers inputs, buffers outputs) const;
+  ///@}
+
+  /// The pipeline for the shape class of these buffers (scheduled and built if not cached), e.g.
+  /// for pipeline::setup; null if the arguments are wrong as for evaluate. It stays valid after
+  /// being evicted.
+  std::shared_ptr<const pipeline> pipeline_for(scalars args, buffers inputs, buffers outputs,
+                                               const eval_context* ctx = nullptr) const;
+
+  /// The number of pipelines scheduled and built so far (including evicted ones).
+  std::size_t builds() const;
+  /// The number of shape classes cached now.
+  std::size_t cache_size() const;
+  /// The schedule_report of the last schedule, as text with the funcs' names (empty before).
+  std::string last_report() const;
+
+private:
+  struct entry {
+    std::vector<index_t> key;
+    std::shared_ptr<const pipeline> p;
+    std::uint64_t last_use = 0;
+  };
+
+  // The shape class of the arguments, or false (after reporting) if they are wrong.
+  bool shape_class(scalars args, buffers inputs, buffers outputs, const eval_context* ctx,
+                   std::vector<index_t>& key) const;
+  // The cached pipeline of `key` (marked as used now), or null.
+  std::shared_ptr<const pipeline> lookup(const std::vector<index_t>& key) const;
+  // Schedules and builds the pipeline of `key`, caches and returns it (serialized).
+  std::shared_ptr<const pipeline> build(const std::vector<index_t>& key, scalars args) const;
+
+  node_context& ctx_;
+  std::vector<var> args_;
+  std::vector<buffer_expr_ptr> inputs_;
+  std::vector<buffer_expr_ptr> outputs_;
+  build_options build_options_;
+  machine machine_;
+  schedule_options schedule_options_;
+  std::size_t capacity_;
+
+  // Guards entries_, clock_, builds_ and report_; held only briefly.
+  mutable std::mutex cache_mutex_;
+  mutable std::vector<entry> entries_;
+  mutable std::uint64_t clock_ = 0;
+  mutable std::size_t builds_ = 0;
+  mutable std::string report_;
+  // Serializes scheduling and building.
+  mutable std::mutex build_mutex_;
+};
+
+}  // namespace slinky
+
+#endif  // SLINKY_SCHEDULER_AUTO_PIPELINE_H
