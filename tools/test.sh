@@ -41,12 +41,12 @@ tools/check_install.sh build-asan \
   "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" "-O0 -g1"
 
 phase "ThreadSanitizer (the threaded tests)"
-threaded="slinky_base_thread_pool_test slinky_builder_parallel_test slinky_builder_parallel_sliding_test"
+threaded="slinky_base_thread_pool_test slinky_builder_parallel_test slinky_builder_parallel_sliding_test slinky_scheduler_auto_pipeline_test"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$sanitizer_opt" \
   -DSLINKY_SANITIZE=thread -DSLINKY_BUILD_APPS=OFF >/dev/null
 # shellcheck disable=SC2086
 cmake --build build-tsan --target $threaded
-ctest --test-dir build-tsan --output-on-failure -R "^slinky_(base_thread_pool|builder_parallel)"
+ctest --test-dir build-tsan --output-on-failure -R "^slinky_(base_thread_pool|builder_parallel|scheduler_auto_pipeline)"
 
 phase "Host pool adapters (pthreadpool, oneTBB) under ThreadSanitizer"
 # Installs the two packages when missing, and reuses build-tsan's libraries (docs/threads.md).
