@@ -14,6 +14,8 @@ compat_opt=${3:-"-O2 -g"}
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
+# A build with shared libraries (SLINKY_SHARED) is found at run time there.
+export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 # shellcheck disable=SC2046
@@ -41,6 +43,13 @@ if [ -z "$compat_flags" ]; then
     "$prefix/hosts"
   done
   echo "install check: a host's client builds and runs with RTTI, without, under ASan+UBSan, and under TSan"
+
+  # A client's shared library with the static libraries linked in (position-independent code).
+  # shellcheck disable=SC2046
+  g++ -std=c++17 -shared -fPIC -Wall -Wextra -Werror -o "$prefix/libslinky_plugin.so" tools/client/plugin.cc \
+    $(pkg-config --cflags --libs --static slinky)
+  g++ -std=c++17 -o "$prefix/plugin_main" tools/client/plugin_main.cc -L"$prefix" -lslinky_plugin -Wl,-rpath,"$prefix"
+  "$prefix/plugin_main"
 
   # The source tree as a sub-project (add_subdirectory, as FetchContent does): only the libraries.
   cmake -S tools/subproject -B "$prefix/subproject_build" -G Ninja -DSLINKY_SOURCE_DIR="$PWD" >/dev/null
