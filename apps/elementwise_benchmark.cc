@@ -12,39 +12,13 @@
 
 #include "bench_extras.h"
 #include "benchmark_util.h"
+#include "elementwise_stage.h"
 #include "slinky/builder/pipeline.h"
 
 using namespace slinky;
 using namespace slinky_bench;
 
 namespace {
-
-// The constants of stage k: out = in * scale(k) + offset(k). Chosen so values stay near 1.
-float scale(int k) { return 0.75f + 0.0625f * static_cast<float>(k % 5); }
-float offset(int k) { return 0.125f + 0.03125f * static_cast<float>(k % 3); }
-
-// The kernel every stage runs: a vectorizable loop over n contiguous elements.
-void kernel(const float* __restrict in, float* __restrict out, index_t n, float a, float b) {
-  for (index_t i = 0; i < n; ++i) out[i] = in[i] * a + b;
-}
-
-// The callback of stage k: the kernel over out's crop (dense in both buffers), element by
-// element where the crop wraps around a fold.
-struct stage {
-  float a, b;
-  index_t operator()(const buffer<const float>& in, const buffer<float>& out) const {
-    const dim& od = out.dim(0);
-    const dim& id = in.dim(0);
-    if (od.empty()) return 0;
-    if (od.stride() == sizeof(float) && id.stride() == sizeof(float) && !od.is_folded(od.min(), od.max()) &&
-        !id.is_folded(od.min(), od.max())) {
-      kernel(&in(od.min()), &out(od.min()), od.extent(), a, b);
-    } else {
-      for (index_t x = od.min(); x <= od.max(); ++x) out(x) = in(x)*a + b;
-    }
-    return 0;
-  }
-};
 
 // The chain in -> b1 -> ... -> b(K-1) -> out, with out looped in chunks of `chunk` (0: no loop).
 // The other funcs are computed where they are needed by default: inside that loop.

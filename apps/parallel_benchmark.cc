@@ -26,6 +26,7 @@
 
 #include "bench_extras.h"
 #include "benchmark_util.h"
+#include "elementwise_stage.h"
 #include "slinky/base/thread_pool_impl.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/print.h"
@@ -109,29 +110,6 @@ auto counted(Fn fn) {
     return fn(in, out);
   };
 }
-
-// Benchmark 3's stages: out = in * scale(k) + offset(k), a vectorizable loop.
-float scale(int k) { return 0.75f + 0.0625f * static_cast<float>(k % 5); }
-float offset(int k) { return 0.125f + 0.03125f * static_cast<float>(k % 3); }
-
-void kernel(const float* __restrict in, float* __restrict out, index_t n, float a, float b) {
-  for (index_t i = 0; i < n; ++i) out[i] = in[i] * a + b;
-}
-
-struct stage {
-  float a, b;
-  index_t operator()(const buffer<const float>& in, const buffer<float>& out) const {
-    const dim& od = out.dim(0);
-    if (od.empty()) return 0;
-    if (od.stride() == sizeof(float) && in.dim(0).stride() == sizeof(float) && !od.is_folded(od.min(), od.max()) &&
-        !in.dim(0).is_folded(od.min(), od.max())) {
-      kernel(&in(od.min()), &out(od.min()), od.extent(), a, b);
-    } else {
-      for (index_t x = od.min(); x <= od.max(); ++x) out(x) = in(x)*a + b;
-    }
-    return 0;
-  }
-};
 
 // in -> b1 -> ... -> out (K funcs), out in a loop of chunks, serial or parallel.
 pipeline make_chain(int k, index_t chunk, mode m) {

@@ -17,6 +17,7 @@
 
 #include "bench_extras.h"
 #include "benchmark_util.h"
+#include "elementwise_stage.h"
 #include "slinky/base/thread_pool_impl.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/scheduler/auto_pipeline.h"
@@ -26,30 +27,6 @@ using namespace slinky;
 using namespace slinky_bench;
 
 namespace {
-
-// Benchmark 3's stages (elementwise_benchmark.cc): out = in * scale(k) + offset(k), over dense rows.
-float scale(int k) { return 0.75f + 0.0625f * static_cast<float>(k % 5); }
-float offset(int k) { return 0.125f + 0.03125f * static_cast<float>(k % 3); }
-
-void kernel(const float* __restrict in, float* __restrict out, index_t n, float a, float b) {
-  for (index_t i = 0; i < n; ++i) out[i] = in[i] * a + b;
-}
-
-struct stage {
-  float a, b;
-  index_t operator()(const buffer<const float>& in, const buffer<float>& out) const {
-    const dim& od = out.dim(0);
-    const dim& id = in.dim(0);
-    if (od.empty()) return 0;
-    if (od.stride() == sizeof(float) && id.stride() == sizeof(float) && !od.is_folded(od.min(), od.max()) &&
-        !id.is_folded(od.min(), od.max())) {
-      kernel(&in(od.min()), &out(od.min()), od.extent(), a, b);
-    } else {
-      for (index_t x = od.min(); x <= od.max(); ++x) out(x) = in(x)*a + b;
-    }
-    return 0;
-  }
-};
 
 // A graph and the pipeline built from it, with the schedule a `scheduler` function sets.
 struct built {
