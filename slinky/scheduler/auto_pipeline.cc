@@ -11,9 +11,12 @@ namespace slinky {
 
 namespace {
 
-// The class of an extent: the smallest power of two not less than it (0 for an empty dim).
+// The class of an extent: the smallest power of two not less than it (0 for an empty dim; an
+// extent above 2^62, where the next power of two does not fit an index_t, is its own class).
 index_t extent_class(index_t extent) {
   if (extent <= 0) return 0;
+  constexpr index_t largest = static_cast<index_t>(1) << 62;
+  if (extent > largest) return extent;
   index_t c = 1;
   while (c < extent) c <<= 1;
   return c;
@@ -91,10 +94,17 @@ bool auto_pipeline::shape_class(scalars args, buffers inputs, buffers outputs, c
     return false;
   }
   key.clear();
-  for (buffers bufs : {inputs, outputs}) {
-    for (const raw_buffer* b : bufs) {
+  for (int side = 0; side < 2; ++side) {
+    const buffers bufs = side == 0 ? inputs : outputs;
+    const std::vector<buffer_expr_ptr>& exprs = side == 0 ? inputs_ : outputs_;
+    for (std::size_t i = 0; i < bufs.size(); ++i) {
+      const raw_buffer* b = bufs[i];
       if (!b) {
-        report_wrong_call(ctx, expr(0) != expr(0), "a buffer is null");
+        const var sym = exprs[i]->sym();
+        std::string message = side == 0 ? "input buffer " : "output buffer ";
+        message += ctx_.name(sym);
+        message += " is null";
+        report_wrong_call(ctx, expr(variable::make(sym)) != 0, message.c_str());
         return false;
       }
       key.push_back(static_cast<index_t>(b->rank));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -277,6 +278,30 @@ TEST(auto_pipeline, wrong_arguments_build_nothing) {
   EXPECT_NE(p.evaluate({1}, {&in}, {&out}, ctx), 0);
   EXPECT_NE(p.evaluate({nullptr}, {&out}, ctx), 0);
   EXPECT_EQ(failed.size(), 4u);
+  // The null buffer is named in the failed condition.
+  EXPECT_TRUE(match(failed.back(), expr(variable::make(g.in->sym())) != 0));
+  EXPECT_EQ(p.builds(), 0u);
+}
+
+// Extents too large to round up to a power of two are classes of their own (no overflow): the
+// shape class of such a buffer is computed without building for a wrong call.
+TEST(auto_pipeline, huge_extents_do_not_overflow_the_shape_class) {
+  stencil_graph g;
+  const auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  raw_buffer in;
+  dim in_dims[2] = {dim(0, std::numeric_limits<index_t>::max() - 1), dim(0, 3)};
+  in.rank = 2;
+  in.elem_size = sizeof(float);
+  in.dims = in_dims;
+  eval_config config;
+  int failures = 0;
+  config.check_failed = [&](const expr&) { ++failures; };
+  eval_context ctx;
+  ctx.config = &config;
+  // A null output: rejected after the classes of the input's extents were computed (without the
+  // cap, rounding 2^63 - 2 up to a power of two overflows and never ends).
+  EXPECT_NE(p.evaluate({&in}, {nullptr}, ctx), 0);
+  EXPECT_EQ(failures, 1);
   EXPECT_EQ(p.builds(), 0u);
 }
 
