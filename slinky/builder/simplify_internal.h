@@ -226,11 +226,19 @@ private:
   struct allocated_buffer {
     var sym;
     std::vector<interval_expr> bounds;
+    // Per dim: folded (a crop of it to its bounds is not a no-op: it may unfold it).
+    std::vector<bool> folded;
     std::size_t undo_size;
   };
   std::vector<allocated_buffer> allocated_;
   // True if cropping dim d of src to b keeps it as allocated.
   bool crop_keeps_allocated(const interval_expr& b, var src, std::size_t d) const;
+  // The bounds dim d of src was allocated with, if src is an allocation in scope whose bounds
+  // mean the same here (nothing they use, nor src, declared again since); else null. Sets
+  // *folded to whether the dim was allocated folded.
+  const interval_expr* allocated_bounds(var src, std::size_t d, bool* folded = nullptr) const;
+  // b without clamps to the bounds src's dim d was allocated with (a crop clamps to them anyway).
+  interval_expr strip_allocated_clamps(interval_expr b, var src, std::size_t d) const;
   std::vector<undo_entry> undo_;
   bool use_bounds_;
   // The nesting of simplifying constructors, to stop cycles of rules.

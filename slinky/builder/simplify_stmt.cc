@@ -162,7 +162,13 @@ void simplifier::visit(const loop* op) {
 
 // Clamps are stripped before simplifying too, as proving them redundant can be expensive.
 interval_expr simplifier::mutate_crop_bounds(const interval_expr& bounds, var src, int d) {
-  return strip_clamps(mutate(strip_clamps(bounds, src, d)), src, d);
+  // And so is clamping them to the bounds the buffer was allocated with (before simplifying too:
+  // the simplifier may rewrite a clamp into a form that no longer shows it).
+  auto strip = [&](interval_expr b) {
+    b = strip_clamps(std::move(b), src, d);
+    return d >= 0 ? strip_allocated_clamps(std::move(b), src, static_cast<std::size_t>(d)) : b;
+  };
+  return strip(mutate(strip(bounds)));
 }
 
 stmt simplifier::mutate_decl_body(var sym, const stmt& body) {
@@ -182,21 +188,54 @@ bool simplifier::finish_decl(var sym, const stmt& body) {
   return true;
 }
 
-bool simplifier::crop_keeps_allocated(const interval_expr& b, var src, std::size_t d) const {
-  if (!b.min.defined() || !b.max.defined()) return false;
+const interval_expr* simplifier::allocated_bounds(var src, std::size_t d, bool* folded) const {
   for (std::size_t i = allocated_.size(); i-- > 0;) {
     const allocated_buffer& a = allocated_[i];
     if (a.sym != src) continue;
-    if (d >= a.bounds.size() || !match(a.bounds[d].min, b.min) || !match(a.bounds[d].max, b.max)) return false;
-    // The bounds mean the same here as at the allocation if nothing they use (or src) was
-    // declared again in between.
+    if (d >= a.bounds.size()) return nullptr;
+    const interval_expr& b = a.bounds[d];
     for (std::size_t k = a.undo_size; k < undo_.size(); ++k) {
       const var redeclared = undo_[k].sym;
-      if (redeclared == src || uses(b, redeclared)) return false;
+      if (redeclared == src || uses(b, redeclared)) return nullptr;
     }
-    return true;
+    if (folded) *folded = a.folded[d];
+    return &b;
   }
-  return false;
+  return nullptr;
+}
+
+bool simplifier::crop_keeps_allocated(const interval_expr& b, var src, std::size_t d) const {
+  if (!b.min.defined() || !b.max.defined()) return false;
+  bool folded = false;
+  const interval_expr* a = allocated_bounds(src, d, &folded);
+  // Only unfolded dims: a crop of a folded dim to its bounds may unfold it, which changes what
+  // callbacks see (not where the data is).
+  if (!a || folded) return false;
+  return match(a->min, b.min) && match(a->max, b.max);
+}
+
+interval_expr simplifier::strip_allocated_clamps(interval_expr b, var src, std::size_t d) const {
+  if (b.is_point()) return b;
+  const maximum* lo = b.min.as<maximum>();
+  const minimum* hi = b.max.as<minimum>();
+  if (!lo && !hi) return b;
+  const interval_expr* a = allocated_bounds(src, d);
+  if (!a) return b;
+  if (lo && a->min.defined()) {
+    if (match(lo->a, a->min)) {
+      b.min = lo->b;
+    } else if (match(lo->b, a->min)) {
+      b.min = lo->a;
+    }
+  }
+  if (hi && a->max.defined()) {
+    if (match(hi->a, a->max)) {
+      b.max = hi->b;
+    } else if (match(hi->b, a->max)) {
+      b.max = hi->a;
+    }
+  }
+  return b;
 }
 
 void simplifier::visit(const allocate* op) {
@@ -206,10 +245,11 @@ void simplifier::visit(const allocate* op) {
   {
     scope s(*this);
     declare(op->sym, std::nullopt);
-    // Only unfolded dims: a crop of a folded dim to its bounds may unfold it, which changes what
-    // callbacks see (not where the data is).
-    allocated_buffer a{op->sym, {}, undo_.size()};
-    for (const dim_expr& d : dims) a.bounds.push_back(d.fold_factor.defined() ? interval_expr() : d.bounds);
+    allocated_buffer a{op->sym, {}, {}, undo_.size()};
+    for (const dim_expr& d : dims) {
+      a.bounds.push_back(d.bounds);
+      a.folded.push_back(d.fold_factor.defined());
+    }
     allocated_.push_back(std::move(a));
     body = mutate(op->body);
     allocated_.pop_back();

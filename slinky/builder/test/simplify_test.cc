@@ -483,6 +483,31 @@ TEST(simplify_stmt, crops_to_the_allocated_bounds) {
   test_simplify(alloc(folded, 4), alloc(folded, 4));
 }
 
+TEST(simplify_stmt, crop_clamps_to_the_allocated_bounds) {
+  // A crop clamps to the bounds of what it crops, so inside an allocation a crop bound clamped to
+  // the allocation's bounds is the bound alone, folded dims included (the chunk of a loop over a
+  // ring buffer: [x, min(x + 7, z)] of a dim allocated [0, z] is [x, x + 7]).
+  const stmt use = call_of(buf2, out);
+  auto alloc = [](stmt body, expr fold = expr()) {
+    return allocate::make(buf, memory_type::heap, 4, {{bounds(0, z), 4, fold}}, body);
+  };
+  auto crop = [&](expr min, expr max) {
+    return loop::make(vx, loop::serial, bounds(0, z), 8, crop_dim::make(buf2, buf, 0, bounds(min, max), use));
+  };
+  test_simplify(alloc(crop(x, min(x + 7, z))), alloc(crop(x, x + 7)));
+  test_simplify(alloc(crop(x, min(z, x + 7)), 8), alloc(crop(x, x + 7), 8));
+  test_simplify(alloc(crop(max(x - 1, 0), min(x + 7, z)), 8), alloc(crop(x - 1, x + 7), 8));
+  // Not a clamp to other bounds, nor when the bound's symbol was declared again in between (z in
+  // the loop is not the allocation's z), nor inside a crop of the buffer of the same name.
+  test_simplify(alloc(crop(x, min(x + 7, y))), alloc(crop(x, min(x + 7, y))));
+  const stmt shadowed =
+      loop::make(vz, loop::serial, bounds(0, 3), 1, crop_dim::make(buf2, buf, 0, bounds(x, min(x + 7, z)), use));
+  test_simplify(alloc(shadowed), alloc(shadowed));
+  const stmt recropped =
+      crop_dim::make(buf, buf, 0, bounds(1, y), crop_dim::make(buf2, buf, 0, bounds(x, min(x + 7, z)), use));
+  test_simplify(alloc(recropped), alloc(recropped));
+}
+
 TEST(simplify_stmt, declarations_used_deep_inside_are_kept) {
   // A nest of 200 allocations around a block that uses every third buffer, in a call, an
   // expression or as the source of a crop: the others are dropped (whether a declaration's body
