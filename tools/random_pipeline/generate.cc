@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "random_pipeline/auto.h"
+
 namespace slinky {
 namespace random_test {
 
@@ -71,6 +73,7 @@ const std::vector<features::entry>& features::entries() {
       {"copy_folds", &features::copy_folds},
       {"constants", &features::constants},
       {"failures", &features::failures},
+      {"auto", &features::auto_schedule},
   };
   return all;
 }
@@ -696,6 +699,43 @@ plan widen_concats(graph_spec& g) {
   return changed ? make_plan(g) : p;
 }
 
+bool auto_case(std::uint64_t seed, const features& f) {
+  // A hash of its own, so that the choice does not follow the generator's first draws.
+  return f.auto_schedule && case_seed(seed, 0x6175746f) % 4 == 0;
+}
+
+namespace internal_generate {
+
+// Replaces the schedules of an auto-mode case: the scheduler on the unscheduled graph, after the
+// first random schedule (left alone) and instead of the second (reschedule), for one machine.
+void make_auto(case_spec& c, std::uint64_t seed, const features& f) {
+  rng r(case_seed(seed, 0x6d616368));
+  std::vector<int> machines;
+  for (int i = 0; i < num_auto_machines(); ++i) {
+    if (f.parallel || auto_machine_threads(i) == 1) machines.push_back(i);
+  }
+  const int m = r.pick(machines);
+  schedule_spec fresh;
+  fresh.stages.resize(c.graph.stages.size());
+  fresh.buffers.resize(c.graph.buffers.size());
+  fresh.outer_storage_only = !f.inner_storage;
+  std::vector<schedule_spec> autos = {fresh, c.schedules[0], c.schedules[1 % c.schedules.size()]};
+  const auto_mode modes[] = {auto_mode::fresh, auto_mode::keep, auto_mode::reschedule};
+  for (std::size_t i = 0; i < autos.size(); ++i) {
+    autos[i].automatic = modes[i];
+    autos[i].auto_machine = m;
+    // A machine of several threads runs on a pool of as many (when there is one).
+    const int threads = auto_machine_threads(m);
+    if (threads > 1 && f.thread_pool) {
+      autos[i].thread_pool = true;
+      autos[i].pool_workers = std::min(3, threads - 1);
+    }
+  }
+  c.schedules = autos;
+}
+
+}  // namespace internal_generate
+
 case_spec generate_case(std::uint64_t seed, const features& f, int num_schedules) {
   rng r(seed);
   case_spec c;
@@ -740,6 +780,7 @@ case_spec generate_case(std::uint64_t seed, const features& f, int num_schedules
   const plan p = make_plan(c.graph);
   for (int i = 0; i < num_schedules; ++i) c.schedules.push_back(generate_schedule(r, c.graph, p, f));
   c.data_seed = r.next();
+  if (num_schedules > 0 && auto_case(seed, f)) internal_generate::make_auto(c, seed, f);
   return c;
 }
 

@@ -1,6 +1,7 @@
 // Random pipelines under random schedules must give the results of the unscheduled pipeline and
 // of a plain reference. Time-boxed by SLINKY_RANDOM_SECONDS (default 120), seeded by
-// SLINKY_RANDOM_SEED (default 1); SLINKY_RANDOM_FEATURES switches generator features.
+// SLINKY_RANDOM_SEED (default 1); SLINKY_RANDOM_FEATURES switches generator features. A quarter of
+// the cases are in auto mode (slinky::schedule() schedules them; feature `auto`).
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
@@ -131,7 +132,8 @@ TEST(random_pipeline, schedules_do_not_change_results) {
             << "\n";
   const batch_result r = run_batch(o);
   std::cout << "random pipelines: " << r.cases << " cases, " << r.runs << " pipelines built and run in " << r.seconds
-            << " s\n";
+            << " s\nper mode: " << r.cases - r.auto_cases << " random, " << r.auto_cases << " auto ("
+            << 3 * r.auto_cases << " auto schedules, " << r.auto_looped << " with a loop)\n";
   EXPECT_GT(r.cases, 0);
   for (const std::string& f : r.failures) ADD_FAILURE() << f;
 }
