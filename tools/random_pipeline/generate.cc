@@ -74,6 +74,7 @@ const std::vector<features::entry>& features::entries() {
       {"constants", &features::constants},
       {"failures", &features::failures},
       {"auto", &features::auto_schedule},
+      {"auto_store_at", &features::auto_store_at},
   };
   return all;
 }
@@ -681,6 +682,9 @@ bool generated_by(const case_spec& c, const features& f) {
       if (g.stages[i].copy && !f.copy_loops && !s.stages[i].loops.empty()) return false;
     }
     if (!allowed_windows(g, s, f)) return false;
+    for (std::size_t b = 0; s.automatic == auto_mode::keep && !f.auto_store_at && b < g.buffers.size(); ++b) {
+      if (stored_at_unscheduled(g, s, static_cast<int>(b))) return false;
+    }
   }
   return true;
 }
@@ -697,6 +701,12 @@ plan widen_concats(graph_spec& g) {
     normalize_copy(st);
   }
   return changed ? make_plan(g) : p;
+}
+
+bool stored_at_unscheduled(const graph_spec& g, const schedule_spec& s, int b) {
+  const int producer = g.buffers[b].producer;
+  if (producer < 0 || !s.buffers[b].store_at || s.buffers[b].store_at->root()) return false;
+  return s.stages[producer].loops.empty() && !s.stages[producer].compute_at;
 }
 
 bool auto_case(std::uint64_t seed, const features& f) {
@@ -729,6 +739,11 @@ void make_auto(case_spec& c, std::uint64_t seed, const features& f) {
     if (threads > 1 && f.thread_pool) {
       autos[i].thread_pool = true;
       autos[i].pool_workers = std::min(3, threads - 1);
+    }
+  }
+  if (!f.auto_store_at) {
+    for (std::size_t b = 0; b < c.graph.buffers.size(); ++b) {
+      if (stored_at_unscheduled(c.graph, autos[1], static_cast<int>(b))) autos[1].buffers[b].store_at.reset();
     }
   }
   c.schedules = autos;

@@ -102,6 +102,11 @@ struct features {
   // Auto mode (docs/random_testing.md): a quarter of the cases (auto_case) are scheduled by
   // slinky::schedule() instead of random schedules.
   bool auto_schedule = true;
+  // In auto mode keep, a store_at (at a loop) of an intermediate whose producer has neither loops
+  // nor compute_at: the scheduler computes such a producer at the root, out of that storage, and
+  // the build fails (DISABLED_store_at_of_an_unscheduled_func_kept in
+  // slinky/scheduler/test/random_schedule_regressions_test.cc). Off: such store_at are cleared.
+  bool auto_store_at = false;
 
   // A comma-separated list of feature names, each optionally prefixed by '-' to turn it off;
   // "stages=N" sets max_stages. Returns false if a name is unknown.
@@ -174,6 +179,10 @@ plan widen_concats(graph_spec& g);
 // True if the case of this seed (case_seed) is an auto-mode case: one in four with
 // f.auto_schedule, decided from the seed alone (the rest of the case is generated as without it).
 bool auto_case(std::uint64_t seed, const features& f);
+
+// True if the schedule stores intermediate b at a loop (not the root) and leaves its producer
+// without loops or compute_at (see features::auto_store_at).
+bool stored_at_unscheduled(const graph_spec& g, const schedule_spec& s, int b);
 
 // A random case: a graph whose buffers are small enough to run quickly, and some schedules.
 case_spec generate_case(std::uint64_t seed, const features& f, int num_schedules = 6);
