@@ -74,6 +74,7 @@ const std::vector<features::entry>& features::entries() {
       {"constants", &features::constants},
       {"failures", &features::failures},
       {"auto", &features::auto_schedule},
+      {"auto_only", &features::auto_only},
       {"auto_store_at", &features::auto_store_at},
   };
   return all;
@@ -711,7 +712,7 @@ bool stored_at_unscheduled(const graph_spec& g, const schedule_spec& s, int b) {
 
 bool auto_case(std::uint64_t seed, const features& f) {
   // A hash of its own, so that the choice does not follow the generator's first draws.
-  return f.auto_schedule && case_seed(seed, 0x6175746f) % 4 == 0;
+  return f.auto_schedule && (f.auto_only || case_seed(seed, 0x6175746f) % 4 == 0);
 }
 
 namespace internal_generate {

@@ -102,6 +102,8 @@ struct features {
   // Auto mode (docs/random_testing.md): a quarter of the cases (auto_case) are scheduled by
   // slinky::schedule() instead of random schedules.
   bool auto_schedule = true;
+  // Every case in auto mode (with auto_schedule), for long runs of the scheduler alone.
+  bool auto_only = false;
   // In auto mode keep, a store_at (at a loop) of an intermediate whose producer has neither loops
   // nor compute_at: the scheduler computes such a producer at the root, out of that storage, and
   // the build fails (DISABLED_store_at_of_an_unscheduled_func_kept in
@@ -177,7 +179,8 @@ bool generated_by(const case_spec& c, const features& f);
 plan widen_concats(graph_spec& g);
 
 // True if the case of this seed (case_seed) is an auto-mode case: one in four with
-// f.auto_schedule, decided from the seed alone (the rest of the case is generated as without it).
+// f.auto_schedule (all with f.auto_only), decided from the seed alone (the rest of the case is
+// generated as without it).
 bool auto_case(std::uint64_t seed, const features& f);
 
 // True if the schedule stores intermediate b at a loop (not the root) and leaves its producer

@@ -125,13 +125,15 @@ TEST(random_pipeline, expect_same_reports_differences) {
 // unscheduled graph, after a random schedule it leaves alone, and rescheduling one) on one
 // machine; the rest of the case is what it is without auto mode.
 TEST(random_pipeline, auto_mode_cases) {
-  features f, off;
+  features f, off, all;
   ASSERT_TRUE(off.parse("-auto"));
   EXPECT_FALSE(off.auto_schedule);
+  ASSERT_TRUE(all.parse("auto_only"));
   int autos = 0, checked = 0;
   for (std::uint64_t i = 0; i < 400; ++i) {
     const std::uint64_t seed = case_seed(1, i);
     EXPECT_FALSE(auto_case(seed, off));
+    EXPECT_TRUE(auto_case(seed, all));
     if (!auto_case(seed, f)) continue;
     ++autos;
     if (checked >= 8) continue;
