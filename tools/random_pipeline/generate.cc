@@ -654,6 +654,9 @@ bool generated_by(const case_spec& c, const features& f) {
   }
   for (const stage_spec& st : g.stages) {
     for (const stage_input& i : st.inputs) {
+      // Every buffer read is an input or produced (dropping a func's second output leaves the
+      // copies that read it reading nothing).
+      if (!g.buffers[i.buffer].input && g.buffers[i.buffer].producer < 0) return false;
       if (g.buffers[i.buffer].constant && !f.constants) return false;
       for (const access& a : i.dims) {
         if (a.mul < 0 && !f.flips) return false;
@@ -684,7 +687,7 @@ bool generated_by(const case_spec& c, const features& f) {
     }
     if (!allowed_windows(g, s, f)) return false;
     for (std::size_t b = 0; s.automatic == auto_mode::keep && !f.auto_store_at && b < g.buffers.size(); ++b) {
-      if (stored_at_unscheduled(g, s, static_cast<int>(b))) return false;
+      if (stored_in_a_loop(s, static_cast<int>(b))) return false;
     }
   }
   return true;
@@ -704,11 +707,7 @@ plan widen_concats(graph_spec& g) {
   return changed ? make_plan(g) : p;
 }
 
-bool stored_at_unscheduled(const graph_spec& g, const schedule_spec& s, int b) {
-  const int producer = g.buffers[b].producer;
-  if (producer < 0 || !s.buffers[b].store_at || s.buffers[b].store_at->root()) return false;
-  return s.stages[producer].loops.empty() && !s.stages[producer].compute_at;
-}
+bool stored_in_a_loop(const schedule_spec& s, int b) { return s.buffers[b].store_at && !s.buffers[b].store_at->root(); }
 
 bool auto_case(std::uint64_t seed, const features& f) {
   // A hash of its own, so that the choice does not follow the generator's first draws.
@@ -744,7 +743,7 @@ void make_auto(case_spec& c, std::uint64_t seed, const features& f) {
   }
   if (!f.auto_store_at) {
     for (std::size_t b = 0; b < c.graph.buffers.size(); ++b) {
-      if (stored_at_unscheduled(c.graph, autos[1], static_cast<int>(b))) autos[1].buffers[b].store_at.reset();
+      if (stored_in_a_loop(autos[1], static_cast<int>(b))) autos[1].buffers[b].store_at.reset();
     }
   }
   c.schedules = autos;

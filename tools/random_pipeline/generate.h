@@ -104,10 +104,11 @@ struct features {
   bool auto_schedule = true;
   // Every case in auto mode (with auto_schedule), for long runs of the scheduler alone.
   bool auto_only = false;
-  // In auto mode keep, a store_at (at a loop) of an intermediate whose producer has neither loops
-  // nor compute_at: the scheduler computes such a producer at the root, out of that storage, and
-  // the build fails (DISABLED_store_at_of_an_unscheduled_func_kept in
-  // slinky/scheduler/test/random_schedule_regressions_test.cc). Off: such store_at are cleared.
+  // In auto mode keep, a store_at at a loop: the scheduler may compute the producer, or a func
+  // between it and that loop's func, at the root, out of that storage, and the build fails
+  // (DISABLED_store_at_of_an_unscheduled_func_kept and DISABLED_store_at_across_an_unscheduled_func_kept
+  // in slinky/scheduler/test/random_schedule_regressions_test.cc). Off: keep schedules store
+  // nothing at a loop.
   bool auto_store_at = false;
 
   // A comma-separated list of feature names, each optionally prefixed by '-' to turn it off;
@@ -183,9 +184,8 @@ plan widen_concats(graph_spec& g);
 // generated as without it).
 bool auto_case(std::uint64_t seed, const features& f);
 
-// True if the schedule stores intermediate b at a loop (not the root) and leaves its producer
-// without loops or compute_at (see features::auto_store_at).
-bool stored_at_unscheduled(const graph_spec& g, const schedule_spec& s, int b);
+// True if the schedule stores buffer b at a loop (not the root; see features::auto_store_at).
+bool stored_in_a_loop(const schedule_spec& s, int b);
 
 // A random case: a graph whose buffers are small enough to run quickly, and some schedules.
 case_spec generate_case(std::uint64_t seed, const features& f, int num_schedules = 6);

@@ -289,7 +289,10 @@ std::pair<case_spec, outcome> shrink(case_spec c, outcome failure, const feature
     // Stay within what the generator makes, so as not to wander into a known bug.
     if (!generated_by(v, f)) return false;
     *o = run_isolated(v, use_fork, f);
-    const bool fails = o->kind == failure.kind;
+    // A crash or a hang must be the same signal (a segfault does not shrink into an abort).
+    auto signal_of = [](const outcome& x) { return x.message.substr(0, x.message.find(':')); };
+    const bool crashed = failure.kind == "crash" || failure.kind == "timeout";
+    const bool fails = o->kind == failure.kind && (!crashed || signal_of(*o) == signal_of(failure));
     if (fails && progress_made) progress_made(v, *o);
     return fails;
   };
