@@ -15,9 +15,10 @@ namespace random_test {
 // The machines auto mode plans for, indexed by schedule_spec::auto_machine: tiny caches (4 KiB
 // L1, 16 KiB L2) so that loops appear on the tester's small buffers, the host's caches, and
 // caches of a few hundred bytes with nearly free calls, each with 1 thread and with several.
-// The scheduler's headers stay out of this one, so that slinky/builder's tests, which link this
-// library, cannot include them (docs/scheduler.md, layers). Fixed values (the host's cache sizes are read from sysfs,
-// its call overhead is not measured), so that a case gives the same schedule every time it runs on a machine.
+// Fixed values (the host's cache sizes are read from sysfs, its call overhead is not measured),
+// so that a case gets the same schedule every time it runs on a machine. The scheduler's
+// headers stay out of this one, so that slinky/builder's tests, which link this library, cannot
+// include them (docs/build.md).
 int num_auto_machines();
 // The threads of machine i.
 int auto_machine_threads(int i);
