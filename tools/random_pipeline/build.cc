@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "random_pipeline/auto.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/print.h"
 
@@ -291,7 +292,7 @@ std::int32_t scalar_value(const graph_spec& g, const plan& pl, int b, std::uint6
 }
 
 std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule_spec* s, monitor* m,
-                             std::uint64_t data_seed) {
+                             std::uint64_t data_seed, bool make_pipeline) {
   auto r = std::make_unique<built>();
   for (std::size_t i = 0; i < g.stages.size(); ++i) {
     r->vars.emplace_back();
@@ -376,7 +377,15 @@ std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule
       r->buffers[b]->store_in(bs.storage);
     }
     options.no_alias_buffers = s->no_alias_buffers;
+    if (s->automatic != auto_mode::none) {
+      const auto_result a = schedule_auto(g, pl, *s, *r);
+      r->schedule_report = a.report;
+      r->not_left_alone = a.not_left_alone;
+      r->auto_looped = a.looped;
+      r->auto_parallel = a.parallel;
+    }
   }
+  if (!make_pipeline) return r;
   std::vector<buffer_expr_ptr> ins, outs;
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
     if (g.buffers[b].input && !g.buffers[b].constant) ins.push_back(r->buffers[b]);

@@ -232,14 +232,22 @@ struct built {
   std::vector<buffer_expr_ptr> buffers;
   std::vector<std::unique_ptr<func>> funcs;
   pipeline p;
+  // Auto mode (auto.h): the scheduler's report, a func it changed that it had to leave alone
+  // (empty: none), and whether it made a loop, a parallel loop.
+  std::string schedule_report;
+  std::string not_left_alone;
+  bool auto_looped = false;
+  bool auto_parallel = false;
 };
 
 // The value of a constant of rank 0, as a signed integer.
 std::int32_t scalar_value(const graph_spec& g, const plan& pl, int b, std::uint64_t seed);
 
-// Constants are filled with data_seed + their index, like inputs.
+// Constants are filled with data_seed + their index, like inputs. In auto mode (s->automatic),
+// slinky::schedule() schedules the graph after s's schedule is set (auto.h, schedule_auto). Without
+// make_pipeline, the pipeline is not built (p is empty).
 std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule_spec* s, monitor* m,
-                             std::uint64_t data_seed = 0);
+                             std::uint64_t data_seed = 0, bool make_pipeline = true);
 
 }  // namespace random_test
 }  // namespace slinky

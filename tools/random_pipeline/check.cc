@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "random_pipeline/auto.h"
+
 #if SLINKY_RANDOM_HAVE_THREAD_POOL
 #include "slinky/base/thread_pool_impl.h"
 #endif
@@ -78,6 +80,7 @@ struct context {
     o.schedule = index;
     m.reset();
     std::unique_ptr<built> b = build(g, p, s, &m, c.data_seed);
+    const bool automatic = s && s->automatic != auto_mode::none;
     std::vector<std::unique_ptr<host_buffer>> outputs;
     std::vector<const raw_buffer*> output_raw;
     std::vector<int> output_index;
@@ -95,8 +98,22 @@ struct context {
     auto fail = [&](const std::string& kind, const std::string& message) {
       o.kind = kind;
       o.message = message;
+      // What the scheduler decided.
+      if (automatic) {
+        o.message += std::string("\nauto mode ") + to_string(s->automatic) + " on machine " +
+                     describe_auto_machine(s->auto_machine) + ":\n" + b->schedule_report;
+      }
       return o;
     };
+    if (automatic) {
+      o.auto_looped = b->auto_looped ? 1 : 0;
+      if (!b->not_left_alone.empty()) return fail("not_left_alone", b->not_left_alone);
+      // Deterministic: the graph built again from the spec gets the same schedule.
+      const std::unique_ptr<built> again = build(g, p, s, nullptr, c.data_seed, /*make_pipeline=*/false);
+      if (again->schedule_report != b->schedule_report) {
+        return fail("nondeterministic", "scheduled again:\n" + again->schedule_report);
+      }
+    }
     if (!m.kind().empty()) return fail(m.kind(), m.failure());
     if (!hooks.check().empty()) return fail("check_failed", "check failed: " + hooks.check());
     if (m.failed) {
@@ -106,6 +123,7 @@ struct context {
       for (std::size_t i = 0; s && i < s->stages.size(); ++i) {
         for (const loop_spec& l : s->stages[i].loops) serial = serial && !l.parallel;
       }
+      serial = serial && !b->auto_parallel;
       if (result != injected_failure) {
         return fail("failure", "f" + std::to_string(g.fail_stage) + " failed with " + std::to_string(injected_failure) +
                                    ", evaluate returned " + std::to_string(result));
@@ -138,7 +156,9 @@ struct context {
     if (!s) {
       unscheduled_points.resize(g.stages.size());
       for (std::size_t st = 0; st < g.stages.size(); ++st) unscheduled_points[st] = m.points_of(static_cast<int>(st));
-    } else {
+    } else if (!automatic) {
+      // (In auto mode the schedule_spec is not the schedule that ran: these oracles, which read
+      // it, do not apply.)
       schedule_spec legal = *s;
       const placement where = legalize(g, legal);
       const risky_windows w = find_risky_windows(g, legal, where);
@@ -210,10 +230,13 @@ outcome run_case(const case_spec& c, const features& f) {
     const schedule_spec& s = c.schedules[i];
     o = ctx.run(&s, static_cast<int>(i));
     total.runs += o.runs;
+    total.auto_looped += o.auto_looped;
     if (!o.ok()) {
       o.runs = total.runs;
       return o;
     }
+    // The bound of parallel loops is checked on the schedule_spec's loops, not the scheduler's.
+    if (s.automatic != auto_mode::none) continue;
     bool parallel = false;
     schedule_spec serial = s;
     schedule_spec serial_in_flight = s;

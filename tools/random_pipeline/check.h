@@ -25,6 +25,8 @@ thread_pool* shared_thread_pool(int workers = 1);
 // compute outside what the unscheduled pipeline computes), check_failed, call_failed, evaluate
 // (non-zero result otherwise unexplained), memory (an allocation larger than unscheduled), leak,
 // recompute (a func called on more points than unscheduled where the schedule lets it slide),
+// not_left_alone (auto mode keep: the scheduler changed a func the schedule scheduled),
+// nondeterministic (auto mode: the same graph scheduled twice differently),
 // allocations (more than one allocation of a buffer stored outside every loop), crash, timeout.
 struct outcome {
   std::string kind;
@@ -33,6 +35,8 @@ struct outcome {
   int schedule = -1;
   // Pipelines built and run.
   int runs = 0;
+  // Of those, auto-mode schedules in which the scheduler made a loop.
+  int auto_looped = 0;
 
   bool ok() const { return kind.empty(); }
 };

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "random_pipeline/auto.h"
+
 namespace slinky {
 namespace random_test {
 
@@ -71,6 +73,9 @@ const std::vector<features::entry>& features::entries() {
       {"copy_folds", &features::copy_folds},
       {"constants", &features::constants},
       {"failures", &features::failures},
+      {"auto", &features::auto_schedule},
+      {"auto_only", &features::auto_only},
+      {"auto_store_at", &features::auto_store_at},
   };
   return all;
 }
@@ -649,6 +654,9 @@ bool generated_by(const case_spec& c, const features& f) {
   }
   for (const stage_spec& st : g.stages) {
     for (const stage_input& i : st.inputs) {
+      // Every buffer read is an input or produced (dropping a func's second output leaves the
+      // copies that read it reading nothing).
+      if (!g.buffers[i.buffer].input && g.buffers[i.buffer].producer < 0) return false;
       if (g.buffers[i.buffer].constant && !f.constants) return false;
       for (const access& a : i.dims) {
         if (a.mul < 0 && !f.flips) return false;
@@ -678,6 +686,9 @@ bool generated_by(const case_spec& c, const features& f) {
       if (g.stages[i].copy && !f.copy_loops && !s.stages[i].loops.empty()) return false;
     }
     if (!allowed_windows(g, s, f)) return false;
+    for (std::size_t b = 0; s.automatic == auto_mode::keep && !f.auto_store_at && b < g.buffers.size(); ++b) {
+      if (stored_in_a_loop(s, static_cast<int>(b))) return false;
+    }
   }
   return true;
 }
@@ -695,6 +706,50 @@ plan widen_concats(graph_spec& g) {
   }
   return changed ? make_plan(g) : p;
 }
+
+bool stored_in_a_loop(const schedule_spec& s, int b) { return s.buffers[b].store_at && !s.buffers[b].store_at->root(); }
+
+bool auto_case(std::uint64_t seed, const features& f) {
+  // A hash of its own, so that the choice does not follow the generator's first draws.
+  return f.auto_schedule && (f.auto_only || case_seed(seed, 0x6175746f) % 4 == 0);
+}
+
+namespace internal_generate {
+
+// Replaces the schedules of an auto-mode case: the scheduler on the unscheduled graph, after the
+// first random schedule (left alone) and instead of the second (reschedule), for one machine.
+void make_auto(case_spec& c, std::uint64_t seed, const features& f) {
+  rng r(case_seed(seed, 0x6d616368));
+  std::vector<int> machines;
+  for (int i = 0; i < num_auto_machines(); ++i) {
+    if (f.parallel || auto_machine_threads(i) == 1) machines.push_back(i);
+  }
+  const int m = r.pick(machines);
+  schedule_spec fresh;
+  fresh.stages.resize(c.graph.stages.size());
+  fresh.buffers.resize(c.graph.buffers.size());
+  fresh.outer_storage_only = !f.inner_storage;
+  std::vector<schedule_spec> autos = {fresh, c.schedules[0], c.schedules[1 % c.schedules.size()]};
+  const auto_mode modes[] = {auto_mode::fresh, auto_mode::keep, auto_mode::reschedule};
+  for (std::size_t i = 0; i < autos.size(); ++i) {
+    autos[i].automatic = modes[i];
+    autos[i].auto_machine = m;
+    // A machine of several threads runs on a pool of as many (when there is one).
+    const int threads = auto_machine_threads(m);
+    if (threads > 1 && f.thread_pool) {
+      autos[i].thread_pool = true;
+      autos[i].pool_workers = std::min(3, threads - 1);
+    }
+  }
+  if (!f.auto_store_at) {
+    for (std::size_t b = 0; b < c.graph.buffers.size(); ++b) {
+      if (stored_in_a_loop(autos[1], static_cast<int>(b))) autos[1].buffers[b].store_at.reset();
+    }
+  }
+  c.schedules = autos;
+}
+
+}  // namespace internal_generate
 
 case_spec generate_case(std::uint64_t seed, const features& f, int num_schedules) {
   rng r(seed);
@@ -740,6 +795,7 @@ case_spec generate_case(std::uint64_t seed, const features& f, int num_schedules
   const plan p = make_plan(c.graph);
   for (int i = 0; i < num_schedules; ++i) c.schedules.push_back(generate_schedule(r, c.graph, p, f));
   c.data_seed = r.next();
+  if (num_schedules > 0 && auto_case(seed, f)) internal_generate::make_auto(c, seed, f);
   return c;
 }
 

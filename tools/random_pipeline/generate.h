@@ -99,6 +99,17 @@ struct features {
   // docs/threads.md). Off: pipelined loops whose window the simplifier cannot bound over the
   // iterations in flight are not folded (a known gap, see docs/threads.md).
   bool parallel_memory_bound = true;
+  // Auto mode (docs/random_testing.md): a quarter of the cases (auto_case) are scheduled by
+  // slinky::schedule() instead of random schedules.
+  bool auto_schedule = true;
+  // Every case in auto mode (with auto_schedule), for long runs of the scheduler alone.
+  bool auto_only = false;
+  // In auto mode keep, a store_at at a loop: the scheduler may compute the producer, or a func
+  // between it and that loop's func, at the root, out of that storage, and the build fails
+  // (DISABLED_store_at_of_an_unscheduled_func_kept and DISABLED_store_at_across_an_unscheduled_func_kept
+  // in slinky/scheduler/test/random_schedule_regressions_test.cc). Off: keep schedules store
+  // nothing at a loop.
+  bool auto_store_at = false;
 
   // A comma-separated list of feature names, each optionally prefixed by '-' to turn it off;
   // "stages=N" sets max_stages. Returns false if a name is unknown.
@@ -167,6 +178,14 @@ bool generated_by(const case_spec& c, const features& f);
 // Widens the outer bounds of each concatenation to the region the unscheduled pipeline
 // computes of its output (so that it writes all of it), and returns the new plan.
 plan widen_concats(graph_spec& g);
+
+// True if the case of this seed (case_seed) is an auto-mode case: one in four with
+// f.auto_schedule (all with f.auto_only), decided from the seed alone (the rest of the case is
+// generated as without it).
+bool auto_case(std::uint64_t seed, const features& f);
+
+// True if the schedule stores buffer b at a loop (not the root; see features::auto_store_at).
+bool stored_in_a_loop(const schedule_spec& s, int b);
 
 // A random case: a graph whose buffers are small enough to run quickly, and some schedules.
 case_spec generate_case(std::uint64_t seed, const features& f, int num_schedules = 6);

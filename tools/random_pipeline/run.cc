@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "random_pipeline/auto.h"
+
 namespace slinky {
 namespace random_test {
 
@@ -65,7 +67,7 @@ std::vector<report> run_worker(const batch_options& o, std::int64_t first, doubl
       std::fflush(out);
       alarm(case_timeout_seconds());
       const outcome r = run_case(generate_case(case_seed(o.seed, i), o.f), o.f);
-      std::fprintf(out, "end %lld %d %d %s\n%s\n", static_cast<long long>(i), r.runs, r.schedule,
+      std::fprintf(out, "end %lld %d %d %d %s\n%s\n", static_cast<long long>(i), r.runs, r.schedule, r.auto_looped,
                    r.ok() ? "ok" : r.kind.c_str(), escape(r.message).c_str());
       std::fflush(out);
       if (!r.ok()) break;
@@ -79,14 +81,16 @@ std::vector<report> run_worker(const batch_options& o, std::int64_t first, doubl
   std::size_t size = 0;
   while (getline(&line, &size, in) > 0) {
     long long index = 0;
-    int runs = 0, schedule = 0;
+    int runs = 0, schedule = 0, auto_looped = 0;
     char kind[64] = {};
     if (std::sscanf(line, "begin %lld", &index) == 1) {
       reports.push_back({index, false, outcome()});
-    } else if (std::sscanf(line, "end %lld %d %d %63s", &index, &runs, &schedule, kind) == 4 && !reports.empty()) {
+    } else if (std::sscanf(line, "end %lld %d %d %d %63s", &index, &runs, &schedule, &auto_looped, kind) == 5 &&
+               !reports.empty()) {
       report& r = reports.back();
       r.finished = true;
       r.result.runs = runs;
+      r.result.auto_looped = auto_looped;
       r.result.schedule = schedule;
       r.result.kind = std::string(kind) == "ok" ? "" : kind;
       if (getline(&line, &size, in) > 0) {
@@ -176,20 +180,31 @@ batch_result run_batch(const batch_options& o) {
     }
     if (reports.empty()) break;
     r.cases += static_cast<std::int64_t>(reports.size());
-    for (const internal_run::report& rep : reports) r.runs += rep.result.runs;
+    for (const internal_run::report& rep : reports) {
+      r.runs += rep.result.runs;
+      r.auto_looped += rep.result.auto_looped;
+      if (auto_case(case_seed(o.seed, rep.index), o.f)) ++r.auto_cases;
+    }
     const internal_run::report& last = reports.back();
     next = last.index + 1;
     if (last.result.ok()) continue;
     const std::int64_t i = last.index;
     const outcome& out = last.result;
     std::ostream& log = *o.log;
+    const case_spec c = generate_case(case_seed(o.seed, i), o.f);
     log << "random pipeline case " << i << " of seed " << o.seed << " failed (" << out.kind << ")";
     if (out.schedule >= 0) log << " in schedule " << out.schedule;
     log << ": " << out.message << "\n";
     log << "reproduce: SLINKY_RANDOM_SEED=" << o.seed << " and case " << i << " (random_pipelines --seed " << o.seed
-        << " --case " << i << ")\nshrinking...\n";
+        << " --case " << i << ")";
+    if (auto_case(case_seed(o.seed, i), o.f)) {
+      // The mode of the failing schedule (all three if the case crashed), and the case's machine.
+      const schedule_spec& a = c.schedules[out.schedule >= 0 ? out.schedule : 0];
+      log << ", auto mode " << (out.schedule >= 0 ? to_string(a.automatic) : "fresh, keep or reschedule")
+          << " on machine " << describe_auto_machine(a.auto_machine);
+    }
+    log << "\nshrinking...\n";
     const std::string name = "seed_" + std::to_string(o.seed) + "_case_" + std::to_string(i);
-    const case_spec c = generate_case(case_seed(o.seed, i), o.f);
     const bool crashed = out.kind == "crash" || out.kind == "timeout";
     std::string test;
     if (o.fork && !crashed) {

@@ -33,6 +33,10 @@ struct batch_options {
 struct batch_result {
   std::int64_t cases = 0;
   std::int64_t runs = 0;
+  // Of the cases, those in auto mode (auto_case), and of their schedules, those in which the
+  // scheduler made a loop.
+  std::int64_t auto_cases = 0;
+  std::int64_t auto_looped = 0;
   double seconds = 0;
   std::vector<std::string> failures;
 };

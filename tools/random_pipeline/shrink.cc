@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "random_pipeline/auto.h"
+
 namespace slinky {
 namespace random_test {
 
@@ -43,7 +45,8 @@ std::string describe(const case_spec& c) {
     os << ";";
   }
   for (const schedule_spec& s : c.schedules) {
-    os << "S" << s.no_alias_buffers << s.thread_pool << s.pool_workers;
+    os << "S" << s.no_alias_buffers << s.thread_pool << s.pool_workers << "A" << static_cast<int>(s.automatic) << ","
+       << s.auto_machine;
     for (const stage_schedule& ss : s.stages) {
       for (const loop_spec& l : ss.loops) os << "l" << l.var << "," << l.step << l.parallel;
       if (ss.compute_at) os << "c" << ss.compute_at->stage << "," << ss.compute_at->var;
@@ -286,7 +289,10 @@ std::pair<case_spec, outcome> shrink(case_spec c, outcome failure, const feature
     // Stay within what the generator makes, so as not to wander into a known bug.
     if (!generated_by(v, f)) return false;
     *o = run_isolated(v, use_fork, f);
-    const bool fails = o->kind == failure.kind;
+    // A crash or a hang must be the same signal (a segfault does not shrink into an abort).
+    auto signal_of = [](const outcome& x) { return x.message.substr(0, x.message.find(':')); };
+    const bool crashed = failure.kind == "crash" || failure.kind == "timeout";
+    const bool fails = o->kind == failure.kind && (!crashed || signal_of(*o) == signal_of(failure));
     if (fails && progress_made) progress_made(v, *o);
     return fails;
   };
@@ -557,6 +563,8 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
       }
     }
   }
+  // Auto mode: the scheduler, after the schedule above.
+  if (s && s->automatic != auto_mode::none) os << auto_to_cpp(g, p, *s);
   os << "  build_options options;\n";
   if (s && s->no_alias_buffers) os << "  options.no_alias_buffers = true;\n";
   os << "  pipeline scheduled = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";

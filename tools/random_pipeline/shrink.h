@@ -33,8 +33,9 @@ shrink(case_spec c, outcome failure, const features& f, bool use_fork, double se
 // values; for a memory failure, no allocation larger than unscheduled; for recompute and
 // allocations, the funcs computed once and the buffers allocated once). It needs
 // random_pipeline/build.h and slinky/builder/test/random_regression.h (and
-// slinky/base/thread_pool_impl.h when the schedule runs on a thread pool), inside namespace
-// slinky.
+// slinky/base/thread_pool_impl.h when the schedule runs on a thread pool, and
+// slinky/scheduler/schedule.h in auto mode, where the test calls the scheduler after setting the
+// schedule), inside namespace slinky.
 std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o);
 
 }  // namespace random_test

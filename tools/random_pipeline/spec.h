@@ -201,6 +201,21 @@ struct buffer_schedule {
   memory_type storage = memory_type::automatic;
 };
 
+// Auto mode (docs/random_testing.md): after the loops, compute_at and storage of a schedule_spec
+// are set, slinky::schedule() (slinky/scheduler) schedules the graph for the shapes of the plan.
+enum class auto_mode {
+  // No: the schedule_spec is the whole schedule.
+  none,
+  // The scheduler on the unscheduled graph (the schedule_spec sets nothing).
+  fresh,
+  // The scheduler with its default options after the schedule_spec's schedule: it must leave the
+  // funcs with loops or compute_at alone.
+  keep,
+  // The scheduler with schedule_options::reschedule after the schedule_spec's schedule, which it
+  // replaces.
+  reschedule,
+};
+
 struct schedule_spec {
   std::vector<stage_schedule> stages;
   std::vector<buffer_schedule> buffers;
@@ -217,6 +232,9 @@ struct schedule_spec {
   // serial one, whose default storage would be inside): buffers stored inside a loop that
   // others slide over are miscomputed (see random_regressions_test.cc).
   bool outer_storage_only = false;
+  // Auto mode, and the machine the scheduler plans for (an index of auto_machine, auto.h).
+  auto_mode automatic = auto_mode::none;
+  int auto_machine = 0;
 };
 
 // The stages that read an output of stage s, without duplicates.

@@ -1100,5 +1100,85 @@ TEST(random_regressions, parallel_fold_of_a_window_ending_in_a_max) {
   EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;
 }
 
+// Found by a long batch of the tester (seed 3, case 4634, default features; not an auto-mode case),
+// not decided yet. f1 reads t1 at (x % 5, x, y) and f2 reads t2 at the constant row 0, so f1's
+// region is x in [0, 0] and the unscheduled pipeline computes one point of f0. With f1 looped over
+// x and f0 computed at the root, f0 computes the whole [0, 4] of x % 5 (5 points): the bounds of
+// t1 over the loop take x % 5 as [0, 4] although the loop runs over [0, 0]. Either the builder's
+// bounds of x % W over a loop are loose (the unscheduled pipeline's are exact), or the oracle is
+// too strict (may_recompute exempts funcs read through x % W only inside the loop, not a func
+// computed at the root for a looped consumer).
+TEST(random_regressions, DISABLED_compute_root_func_read_through_a_modulus_by_a_looped_consumer) {
+  random_test::monitor m;
+  m.allowed = {{}, {{0, 4}, {0, 0}, {0, 0}}, {{0, 0}, {0, 0}}, {{0, 0}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+  auto in0 = buffer_expr::make(ctx, "in0", 3, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 3, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto out3 = buffer_expr::make(ctx, "out3", 1, 4);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 1}, {.var = 2}}}, .outputs = {1}}, &m),
+          {{in0, {point(x), point(y), point(z)}}}, {{t1, {x, y, z}}}, {}, {.name = "f0"});
+  func f1(
+      random_test::kernel({.stage = 1, .inputs = {{{.var = 0, .mod = 5}, {.var = 0}, {.var = 1}}}, .outputs = {2}}, &m),
+      {{t1, {point(x % 5), point(x), point(y)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = -1}, {.var = 0}}}, .outputs = {3}}, &m),
+          {{t2, {point(0), point(x)}}}, {{out3, {x}}}, {}, {.name = "f2"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
+  f0.compute_root();
+  f1.loops({{x, 1}});
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out3}, options);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 4}, {0, 0}, {0, 0}}, .seed = 18268610869908284076ull}},
+                            .outputs = {{.bounds = {{0, 0}}}},
+                            .monitor = &m,
+                            .computed_once = {0, 1, 2}});
+}
+
+// Found by a long batch of the tester's auto mode (seed 5, case 9583, --features auto_only, mode
+// reschedule on machine tiny), not decided yet; the scheduler only computes f0, f1 and f2 at the
+// root (they feed two outputs), so this is that schedule written out. Both outputs are empty
+// ([0, -1] x [0, 0]), and the unscheduled pipeline allocates nothing for t1; computed at the root
+// (with no_alias_buffers), t1 takes an allocation of 2 bytes (one element), more than the
+// unscheduled pipeline and than its region (empty). f2 would fail on its first call, but is not
+// called.
+TEST(random_regressions, DISABLED_compute_root_allocates_an_element_for_empty_outputs) {
+  random_test::monitor m;
+  m.allowed = {{}, {{0, -1}}, {{0, -1}}, {{0, -1}, {0, 0}}, {{0, -1}, {0, 0}}, {{0, -1}, {0, 0}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  random_test::host_buffer c0_data(4, {{0, 0}});
+  random_test::fill(c0_data, 17409679137379895028ull);
+  auto c0 = buffer_expr::make_constant(ctx, "c0", raw_buffer::make_copy(c0_data.raw()));
+  auto t1 = buffer_expr::make(ctx, "t1", 1, 2);
+  auto t2 = buffer_expr::make(ctx, "t2", 1, 2);
+  auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
+  auto out4 = buffer_expr::make(ctx, "out4", 2, 4);
+  auto out5 = buffer_expr::make(ctx, "out5", 2, 4);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}}}, .outputs = {1}}, &m), {{c0, {point(x)}}},
+          {{t1, {x}}}, {}, {.name = "f0"});
+  func f1 = func::make_copy({t1, {point(x + 3)}}, {t2, {x}});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}}}, .outputs = {3}, .fail_on_call = 1}, &m),
+          {{t2, {point(x)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {4}}, &m),
+          {{t3, {point(x), point(y)}}}, {{out4, {x, y}}}, {}, {.name = "f3"});
+  func f4(random_test::kernel({.stage = 4, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {5}}, &m),
+          {{t3, {point(x), point(y)}}}, {{out5, {x, y}}}, {}, {.name = "f4"});
+  pipeline unscheduled = build_pipeline(ctx, {}, {out4, out5});
+  f0.compute_root();
+  f1.compute_root();
+  f2.compute_root();
+  build_options options;
+  options.no_alias_buffers = true;
+  pipeline scheduled = build_pipeline(ctx, {}, {out4, out5}, options);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {},
+                            .outputs = {{.bounds = {{0, -1}, {0, 0}}}, {.bounds = {{0, -1}, {0, 0}}}},
+                            .monitor = &m,
+                            .failing = true,
+                            .no_larger = {t1, t2, t3}});
+}
+
 }  // namespace
 }  // namespace slinky
