@@ -360,8 +360,10 @@ inline index_t conv(const buffer<const float>& col, const buffer<const float>& w
     for (index_t x = out.dim(1).min(); x <= out.dim(1).max(); ++x) {
       float* __restrict acc = &out(o.min(), x, y);
       for (index_t oi = 0; oi < o.extent(); ++oi) acc[oi] = 0.0f;
+      // A pixel's taps are dense (dim 0 of col is never folded).
+      const float* __restrict taps = &col(r.min(), x, y);
       for (index_t ri = r.min(); ri <= r.max(); ++ri) {
-        const float c = col(ri, x, y);
+        const float c = taps[ri - r.min()];
         const float* __restrict wrow = &w(o.min(), ri);
         for (index_t oi = 0; oi < o.extent(); ++oi) acc[oi] += c * wrow[oi];
       }
