@@ -36,46 +36,6 @@ using namespace slinky_bench;
 
 namespace {
 
-// Benchmark 3's chain: in -> b1 -> ... -> out, K funcs.
-graph elementwise_chain(node_context& ctx, int k) {
-  graph g;
-  var x(ctx, "x");
-  g.inputs = {buffer_expr::make(ctx, "in", 1, sizeof(float))};
-  buffer_expr_ptr prev = g.inputs[0];
-  g.funcs.reserve(k);
-  for (int i = 0; i < k; ++i) {
-    auto next = buffer_expr::make(ctx, i + 1 == k ? std::string("out") : std::string("b").append(std::to_string(i + 1)),
-                                  1, sizeof(float));
-    g.funcs.push_back(func::make<const float, float>(stage{scale(i), offset(i)}, {{prev, {point(x)}}}, {{next, {x}}},
-                                                     {.name = "stage" + std::to_string(i)}));
-    prev = next;
-  }
-  g.outputs = {prev};
-  return g;
-}
-
-// Benchmark 4's chains: in -> e -> box [-> box].
-graph stencil_chain_graph(node_context& ctx, int stages) {
-  using namespace slinky_bench::stencil_chain;
-  graph g;
-  var x(ctx, "x"), y(ctx, "y");
-  const box_expr pt = {point(x), point(y)};
-  const box_expr nbhd = {bounds(x - 1, x + 1), bounds(y - 1, y + 1)};
-  g.inputs = {buffer_expr::make(ctx, "in", 2, sizeof(float))};
-  auto e = buffer_expr::make(ctx, "e", 2, sizeof(float));
-  g.funcs.reserve(stages);
-  g.funcs.push_back(func::make(scale_offset, {{g.inputs[0], pt}}, {{e, {x, y}}}, {.name = "scale_offset"}));
-  buffer_expr_ptr prev = e;
-  for (int s = 1; s < stages; ++s) {
-    auto next =
-        buffer_expr::make(ctx, s + 1 == stages ? std::string("out") : "b" + std::to_string(s), 2, sizeof(float));
-    g.funcs.push_back(func::make(box, {{prev, nbhd}}, {{next, {x, y}}}, {.name = "box" + std::to_string(s)}));
-    prev = next;
-  }
-  g.outputs = {prev};
-  return g;
-}
-
 // A graph, the schedule a scheduler_fn set on it, and the pipeline built from it.
 struct built {
   node_context ctx;
@@ -280,7 +240,7 @@ void check_near(const buffer<float, N>& out, const buffer<float, N>& ref, float 
 // The time schedule() takes on an elementwise chain of n funcs (median of reps calls).
 double chain_schedule_us(int n, int reps) {
   node_context ctx;
-  const graph g = elementwise_chain(ctx, n);
+  const graph g = workloads::elementwise_chain(ctx, n);
   const index_t size = 1 << 24;
   schedule_shapes shapes;
   shapes.add(g.inputs[0], {size}).add(g.outputs[0], {size});
@@ -319,7 +279,7 @@ void elementwise_rows(bool quick, bool parallel, const add_fn& add) {
     const std::string name = std::string(parallel ? "parallel " : "") + "elementwise K = " + std::to_string(k);
     w.name = name;
     w.parallel = parallel;
-    w.make_graph = [k](node_context& ctx) { return elementwise_chain(ctx, k); };
+    w.make_graph = [k](node_context& ctx) { return workloads::elementwise_chain(ctx, k); };
     for (index_t c : {1024, 4096, 16384, 65536}) {
       if (parallel && c == 1024) continue;
       w.hand.push_back(loop_of(-1, 0, c, parallel, "chunks of " + std::to_string(c) + (parallel ? ", parallel" : "")));
@@ -344,7 +304,7 @@ void stencil_rows(bool quick, const add_fn& add) {
     workload w;
     const std::string name = "stencil, " + std::to_string(stages) + " stages";
     w.name = name;
-    w.make_graph = [stages](node_context& ctx) { return stencil_chain_graph(ctx, stages); };
+    w.make_graph = [stages](node_context& ctx) { return workloads::stencil_chain(ctx, stages); };
     for (index_t s : {1, 8, 32}) w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
     w.inputs = {&in};
     w.outputs = {&out};
@@ -583,7 +543,7 @@ void jit_table(index_t size, int reps, bool cpu_time) {
     std::vector<double> build_ms;
     for (int i = 0; i < reps; ++i) {
       node_context ctx;
-      const graph g = stencil_chain_graph(ctx, stages);
+      const graph g = workloads::stencil_chain(ctx, stages);
       const auto_pipeline p(ctx, g.inputs, g.outputs);
       const auto t0 = std::chrono::steady_clock::now();
       p.pipeline_for({}, ins, outs);
@@ -591,7 +551,7 @@ void jit_table(index_t size, int reps, bool cpu_time) {
     }
     std::sort(build_ms.begin(), build_ms.end());
     node_context ctx;
-    const graph g = stencil_chain_graph(ctx, stages);
+    const graph g = workloads::stencil_chain(ctx, stages);
     const auto_pipeline p(ctx, g.inputs, g.outputs);
     const std::shared_ptr<const pipeline> direct = p.pipeline_for({}, ins, outs);
     const std::vector<double> eval = interleaved_medians(

@@ -1,6 +1,7 @@
 // Pipeline graphs shared by several benchmarks: the kernels and the unscheduled graph of each, so
 // that a benchmark applies its own schedules (or the automatic scheduler's) to the same funcs.
 //
+// - elementwise_chain, stencil_chain: benchmarks 3 and 4 (parallel_benchmark, scheduler_benchmark).
 // - matmul_chain: benchmark 5's (a x b) x c (matmul_benchmark, scheduler_benchmark).
 // - attention: ML workload 4, one head (attention_benchmark, scheduler_benchmark).
 // - padded_stencil: a scaled image padded with zeros by a copy, then a 3x3 box (alias_benchmark,
@@ -15,9 +16,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "bench_extras.h"
+#include "elementwise_stage.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/buffer.h"
 
@@ -31,6 +35,56 @@ struct graph {
 
 namespace workloads {
 using namespace slinky;
+
+// The callback of a stage of the chains below, and a function that may wrap each one (e.g. to count
+// the points computed); null: none.
+using float_stage = std::function<index_t(const buffer<const float>&, const buffer<float>&)>;
+using stage_wrapper = std::function<float_stage(float_stage)>;
+
+inline float_stage wrapped(float_stage s, const stage_wrapper& wrap) { return wrap ? wrap(std::move(s)) : s; }
+
+// Benchmark 3's chain: in -> b1 -> ... -> b(k - 1) -> out, stage i computing in * scale(i) +
+// offset(i) (elementwise_stage.h). funcs: stage0 ... stage(k - 1).
+inline graph elementwise_chain(node_context& ctx, int k, const stage_wrapper& wrap = nullptr) {
+  graph g;
+  var x(ctx, "x");
+  g.inputs = {buffer_expr::make(ctx, "in", 1, sizeof(float))};
+  buffer_expr_ptr prev = g.inputs[0];
+  g.funcs.reserve(k);
+  for (int i = 0; i < k; ++i) {
+    auto next = buffer_expr::make(ctx, i + 1 == k ? std::string("out") : std::string("b").append(std::to_string(i + 1)),
+                                  1, sizeof(float));
+    g.funcs.push_back(func::make<const float, float>(wrapped(stage{scale(i), offset(i)}, wrap), {{prev, {point(x)}}},
+                                                     {{next, {x}}}, {.name = "stage" + std::to_string(i)}));
+    prev = next;
+  }
+  g.outputs = {prev};
+  return g;
+}
+
+// Benchmark 4's chains: in -> e (in * 2 + 1) -> 3x3 box [-> 3x3 box] (bench_extras.h). funcs:
+// scale_offset, box1 [, box2].
+inline graph stencil_chain(node_context& ctx, int stages, const stage_wrapper& wrap = nullptr) {
+  graph g;
+  var x(ctx, "x"), y(ctx, "y");
+  const box_expr pt = {point(x), point(y)};
+  const box_expr nbhd = {bounds(x - 1, x + 1), bounds(y - 1, y + 1)};
+  g.inputs = {buffer_expr::make(ctx, "in", 2, sizeof(float))};
+  auto e = buffer_expr::make(ctx, "e", 2, sizeof(float));
+  g.funcs.reserve(stages);
+  g.funcs.push_back(func::make<const float, float>(wrapped(stencil_chain::scale_offset, wrap), {{g.inputs[0], pt}},
+                                                   {{e, {x, y}}}, {.name = "scale_offset"}));
+  buffer_expr_ptr prev = e;
+  for (int s = 1; s < stages; ++s) {
+    auto next = buffer_expr::make(
+        ctx, s + 1 == stages ? std::string("out") : std::string("b").append(std::to_string(s)), 2, sizeof(float));
+    g.funcs.push_back(func::make<const float, float>(wrapped(stencil_chain::box, wrap), {{prev, nbhd}},
+                                                     {{next, {x, y}}}, {.name = "box" + std::to_string(s)}));
+    prev = next;
+  }
+  g.outputs = {prev};
+  return g;
+}
 
 // c(j, i) = sum_k a(k, i) b(j, k) over c's crop, in i-k-j order (the inner loop runs along rows of
 // b and c and vectorizes).
