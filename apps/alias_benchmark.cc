@@ -20,6 +20,7 @@
 #include "bench_extras.h"
 #include "benchmark_util.h"
 #include "slinky/builder/pipeline.h"
+#include "workloads.h"
 
 using namespace slinky;
 using namespace slinky_bench;
@@ -33,18 +34,10 @@ void counting_copy(const raw_buffer& src, const raw_buffer& dst, const raw_buffe
   copy(src, dst, pad);
 }
 
-// out = in * a + b over out's crop, a run of contiguous elements at a time.
-index_t affine(const buffer<const float>& in, const buffer<float>& out, float a, float b) {
-  for_each_contiguous_slice(
-      out,
-      [&](index_t n, float* o, const float* i) {
-        for (index_t k = 0; k < n; ++k) o[k] = i[k] * a + b;
-      },
-      in);
-  return 0;
-}
+// The kernels of the padded stencil (workloads.h), used here by the transpose and the ML block too.
+using workloads::padded_stencil::affine;
+using workloads::padded_stencil::scale2;
 
-index_t scale2(const buffer<const float>& in, const buffer<float>& out) { return affine(in, out, 2.0f, 1.0f); }
 index_t scale3(const buffer<const float>& in, const buffer<float>& out) { return affine(in, out, 3.0f, -1.0f); }
 
 index_t relu(const buffer<const float>& in, const buffer<float>& out) {
@@ -54,34 +47,6 @@ index_t relu(const buffer<const float>& in, const buffer<float>& out) {
         for (index_t k = 0; k < n; ++k) o[k] = std::max(i[k], 0.0f);
       },
       in);
-  return 0;
-}
-
-// out(x, y) = the sum of in over the 3x3 neighbourhood of (x, y).
-index_t box(const buffer<const float>& in, const buffer<float>& out) {
-  const dim& ox = out.dim(0);
-  const dim& oy = out.dim(1);
-  for (index_t y = oy.min(); y <= oy.max(); ++y) {
-    const float* r0 = &in(ox.min(), y - 1);
-    const float* r1 = &in(ox.min(), y);
-    const float* r2 = &in(ox.min(), y + 1);
-    float* o = &out(ox.min(), y);
-    // Each row is addressed on its own, so folded rows (ring buffers) are fine.
-    const bool dense = in.dim(0).stride() == sizeof(float) && out.dim(0).stride() == sizeof(float);
-    if (dense) {
-      for (index_t i = 0; i < ox.extent(); ++i) {
-        o[i] = (r0[i - 1] + r0[i] + r0[i + 1]) + (r1[i - 1] + r1[i] + r1[i + 1]) + (r2[i - 1] + r2[i] + r2[i + 1]);
-      }
-    } else {
-      for (index_t x = ox.min(); x <= ox.max(); ++x) {
-        float s = 0;
-        for (index_t dy = -1; dy <= 1; ++dy) {
-          for (index_t dx = -1; dx <= 1; ++dx) s += in(x + dx, y + dy);
-        }
-        out(x, y) = s;
-      }
-    }
-  }
   return 0;
 }
 
@@ -204,32 +169,20 @@ int main(int argc, char** argv) {
     buffer<float, 2> in = image(n, n);
     fill(in);
     buffer<float, 2> ref = image(n, n);
-    auto p = [&](index_t x, index_t y) { return x < 0 || y < 0 || x >= n || y >= n ? 0.0f : in(x, y) * 2.0f + 1.0f; };
-    for (index_t y = 0; y < n; ++y) {
-      for (index_t x = 0; x < n; ++x) {
-        ref(x, y) = (p(x - 1, y - 1) + p(x, y - 1) + p(x + 1, y - 1)) + (p(x - 1, y) + p(x, y) + p(x + 1, y)) +
-                    (p(x - 1, y + 1) + p(x, y + 1) + p(x + 1, y + 1));
-      }
-    }
+    workloads::padded_stencil::reference(in, ref);
     std::vector<buffer<float, 2>> outs;
     for (int i = 0; i < 4; ++i) outs.push_back(image(n, n));
     std::vector<variant> variants;
     for (bool strips : {false, true}) {
       for (bool alias : {false, true}) {
         node_context ctx;
-        auto bin = buffer_expr::make(ctx, "in", 2, sizeof(float));
-        auto bs = buffer_expr::make(ctx, "scaled", 2, sizeof(float));
-        auto bp = buffer_expr::make(ctx, "padded", 2, sizeof(float));
-        auto bout = buffer_expr::make(ctx, "out", 2, sizeof(float));
-        auto zero = buffer_expr::make_scalar<float>(ctx, "zero", 0.0f);
-        var x(ctx, "x"), y(ctx, "y");
-        func scale = func::make(scale2, {{bin, {point(x), point(y)}}}, {{bs, {x, y}}});
-        func pad = func::make_copy({bs, {point(x), point(y)}, bin->bounds()}, {bp, {x, y}}, {zero, {}}, counting_copy);
-        func stencil = func::make(box, {{bp, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{bout, {x, y}}});
-        if (strips) stencil.loops({{y, 32}});
+        graph g = workloads::padded_stencil::make(ctx, counting_copy);
+        func& stencil = g.funcs.back();
+        if (strips) stencil.loops({{stencil.outputs()[0].dims[1], 32}});
         std::string name =
             std::string(strips ? "strips of 32 rows" : "no schedule") + (alias ? ", aliased" : ", copied");
-        variants.push_back({name, build_pipeline(ctx, {bin}, {bout}, options(alias)), {&in}, {&outs[variants.size()]}});
+        variants.push_back(
+            {name, build_pipeline(ctx, g.inputs, g.outputs, options(alias)), {&in}, {&outs[variants.size()]}});
       }
     }
     run("pad, 3x3 stencil", variants, outs, ref, reps, t, csv);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +34,8 @@ namespace slinky_bench {
 // size, so a pipeline run repeatedly does not touch fresh memory each time. This separates the
 // cost of the first touch of fresh pages (large on sandboxed machines: page faults of tens of us)
 // from the cost of the pipeline itself.
+//
+// The hooks take a mutex: a pipeline with parallel loops allocates from several threads.
 struct alloc_tracker {
   slinky::eval_config config;
   slinky::eval_context context;
@@ -45,10 +48,12 @@ struct alloc_tracker {
   bool reuse_memory;
   // Freed blocks kept for reuse, by size in bytes.
   std::multimap<slinky::index_t, void*> cache;
+  std::mutex mutex;
 
   explicit alloc_tracker(slinky::index_t stack_threshold = 0, bool reuse_memory = false) : reuse_memory(reuse_memory) {
     config.auto_stack_threshold = stack_threshold;
     config.allocate = [this](slinky::var sym, slinky::raw_buffer* b) {
+      std::lock_guard<std::mutex> lock(mutex);
       void* p = nullptr;
       if (this->reuse_memory && positive_strides(*b)) {
         b->init_strides();
@@ -75,6 +80,7 @@ struct alloc_tracker {
       return p;
     };
     config.free = [this](slinky::var sym, slinky::raw_buffer* b, void* p) {
+      std::lock_guard<std::mutex> lock(mutex);
       auto i = sizes.find(p);
       if (i == sizes.end()) {
         slinky::default_free(sym, b, p);

@@ -13,65 +13,26 @@
 #include "bench_extras.h"
 #include "benchmark_util.h"
 #include "slinky/builder/pipeline.h"
+#include "workloads.h"
 
 using namespace slinky;
 using namespace slinky_bench;
 
 namespace {
 
-// Matrices are buffers indexed (column, row): dim 0 is contiguous. c(j, i) = sum_k a(k, i) b(j, k)
-// over c's crop, in i-k-j order (the inner loop runs along rows of b and c and vectorizes).
-index_t matmul(const buffer<const float>& a, const buffer<const float>& b, const buffer<float>& c) {
-  const dim& cj = c.dim(0);
-  const dim& ci = c.dim(1);
-  const dim& ak = a.dim(0);
-  if (cj.empty() || ci.empty()) return 0;
-  const bool dense = c.dim(0).stride() == sizeof(float) && b.dim(0).stride() == sizeof(float) &&
-                     !c.dim(0).is_folded(cj.min(), cj.max()) && !b.dim(0).is_folded(cj.min(), cj.max());
-  for (index_t i = ci.min(); i <= ci.max(); ++i) {
-    if (dense) {
-      float* __restrict crow = &c(cj.min(), i);
-      const index_t n = cj.extent();
-      for (index_t j = 0; j < n; ++j) crow[j] = 0.0f;
-      for (index_t k = ak.min(); k <= ak.max(); ++k) {
-        const float aik = a(k, i);
-        const float* __restrict brow = &b(cj.min(), k);
-        for (index_t j = 0; j < n; ++j) crow[j] += aik * brow[j];
-      }
-    } else {
-      for (index_t j = cj.min(); j <= cj.max(); ++j) c(j, i) = 0.0f;
-      for (index_t k = ak.min(); k <= ak.max(); ++k) {
-        const float aik = a(k, i);
-        for (index_t j = cj.min(); j <= cj.max(); ++j) c(j, i) += aik * b(j, k);
-      }
-    }
-  }
-  return 0;
-}
-
-// abc = (a x b) x c with the rows of abc in a loop of step `block` (0: no loop); ab is then
-// computed in that loop, `block` rows at a time.
+// abc = (a x b) x c (workloads::matmul_chain, workloads.h) with the rows of abc in a loop of step
+// `block` (0: no loop); ab is then computed in that loop, `block` rows at a time.
 struct matmul_chain {
   node_context ctx;
   pipeline p;
   var ab_sym;
 
   explicit matmul_chain(index_t block) {
-    auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
-    auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
-    auto c = buffer_expr::make(ctx, "c", 2, sizeof(float));
-    auto ab = buffer_expr::make(ctx, "ab", 2, sizeof(float));
-    auto abc = buffer_expr::make(ctx, "abc", 2, sizeof(float));
-    ab_sym = ab->sym();
-    var i(ctx, "i"), j(ctx, "j");
-    // The reduction ranges: the columns of a (rows of b), and the rows of c (columns of ab).
-    const interval_expr k_ab = a->dim(0).bounds;
-    const interval_expr k_abc = c->dim(1).bounds;
-    func f_ab = func::make(matmul, {{a, {k_ab, point(i)}}, {b, {point(j), k_ab}}}, {{ab, {j, i}}}, {.name = "ab"});
-    func f_abc =
-        func::make(matmul, {{ab, {k_abc, point(i)}}, {c, {point(j), k_abc}}}, {{abc, {j, i}}}, {.name = "abc"});
-    if (block > 0) f_abc.loops({{i, block}});
-    p = build_pipeline(ctx, {a, b, c}, {abc});
+    graph g = workloads::matmul_chain(ctx);
+    ab_sym = g.funcs[0].outputs()[0].sym();
+    func& f_abc = g.funcs.back();
+    if (block > 0) f_abc.loops({{f_abc.outputs()[0].dims[1], block}});
+    p = build_pipeline(ctx, g.inputs, g.outputs);
   }
 };
 

@@ -30,6 +30,7 @@
 #include "slinky/base/thread_pool_impl.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/print.h"
+#include "workloads.h"
 #ifdef SLINKY_HAVE_PTHREADPOOL
 #include "slinky/adapters/pthreadpool_thread_pool.h"
 #endif
@@ -111,51 +112,39 @@ auto counted(Fn fn) {
   };
 }
 
-// in -> b1 -> ... -> out (K funcs), out in a loop of chunks, serial or parallel.
+// Each stage's callback counts the points it computes.
+const workloads::stage_wrapper count_points = [](workloads::float_stage s) -> workloads::float_stage {
+  return counted(std::move(s));
+};
+
+// in -> b1 -> ... -> out (K funcs, workloads::elementwise_chain), out in a loop of chunks, serial or
+// parallel.
 pipeline make_chain(int k, index_t chunk, mode m) {
   node_context ctx;
-  std::vector<buffer_expr_ptr> bufs;
-  bufs.push_back(buffer_expr::make(ctx, "in", 1, sizeof(float)));
-  for (int i = 1; i < k; ++i)
-    bufs.push_back(buffer_expr::make(ctx, std::string("b").append(std::to_string(i)), 1, sizeof(float)));
-  bufs.push_back(buffer_expr::make(ctx, "out", 1, sizeof(float)));
-  var x(ctx, "x");
-  std::vector<func> funcs;
-  for (int i = 0; i < k; ++i) {
-    funcs.push_back(func::make<const float, float>(counted(stage{scale(i), offset(i)}), {{bufs[i], {point(x)}}},
-                                                   {{bufs[i + 1], {x}}}, {.name = "stage" + std::to_string(i)}));
-  }
-  funcs.back().loops({{x, chunk, m == mode::serial ? loop::serial : loop::parallel}});
-  return build_pipeline(ctx, {bufs.front()}, {bufs.back()});
+  graph g = workloads::elementwise_chain(ctx, k, count_points);
+  func& last = g.funcs.back();
+  last.loops({{last.outputs()[0].dims[0], chunk, m == mode::serial ? loop::serial : loop::parallel}});
+  return build_pipeline(ctx, g.inputs, g.outputs);
 }
 
-// in -> e -> b1 [-> b2] = out, out in a loop over strips of rows; store_inside stores e (and b1)
-// inside the loop, store_root at the root.
+// in -> e -> b1 [-> b2] = out (workloads::stencil_chain), out in a loop over strips of rows;
+// store_inside stores e (and b1) inside the loop, store_root at the root.
 pipeline make_stencil(int stages, index_t strip, mode m) {
   node_context ctx;
-  auto in = buffer_expr::make(ctx, "in", 2, sizeof(float));
-  auto e = buffer_expr::make(ctx, "e", 2, sizeof(float));
-  auto b1 = buffer_expr::make(ctx, stages == 2 ? "out" : "b1", 2, sizeof(float));
-  var x(ctx, "x"), y(ctx, "y");
-  const box_expr nbhd = {bounds(x - 1, x + 1), bounds(y - 1, y + 1)};
-  func fe = func::make(counted(scale_offset), {{in, {point(x), point(y)}}}, {{e, {x, y}}}, {.name = "scale_offset"});
-  func f1 = func::make(counted(box), {{e, nbhd}}, {{b1, {x, y}}}, {.name = "box1"});
-  func f2;
-  buffer_expr_ptr out = b1;
-  if (stages == 3) {
-    out = buffer_expr::make(ctx, "out", 2, sizeof(float));
-    f2 = func::make(counted(box), {{b1, nbhd}}, {{out, {x, y}}}, {.name = "box2"});
-  }
-  func& last = stages == 3 ? f2 : f1;
+  graph g = workloads::stencil_chain(ctx, stages, count_points);
+  func& last = g.funcs.back();
+  const var y = last.outputs()[0].dims[1];
   last.loops({{y, strip, m == mode::serial ? loop::serial : loop::parallel}});
-  if (m == mode::store_root) {
-    e->store_root();
-    if (stages == 3) b1->store_root();
-  } else if (m == mode::store_inside) {
-    e->store_at({&last, y});
-    if (stages == 3) b1->store_at({&last, y});
+  // The intermediates: e, and b1 with 3 stages.
+  for (std::size_t i = 0; i + 1 < g.funcs.size(); ++i) {
+    const buffer_expr_ptr& b = g.funcs[i].outputs()[0].buffer;
+    if (m == mode::store_root) {
+      b->store_root();
+    } else if (m == mode::store_inside) {
+      b->store_at({&last, y});
+    }
   }
-  return build_pipeline(ctx, {in}, {out});
+  return build_pipeline(ctx, g.inputs, g.outputs);
 }
 
 // A compute loop with no memory traffic, to measure how much of its threads this machine gives now.

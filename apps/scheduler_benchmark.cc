@@ -1,9 +1,15 @@
-// The automatic scheduler (slinky/scheduler, docs/scheduler.md) against the best hand schedule and
-// no schedule, on benchmark 3's elementwise chains (K = 4, 8) and benchmark 4's stencil chains (2,
-// 3 stages) at sizes whose intermediates exceed the last-level cache; then the time schedule()
-// takes on chains of 100 and 1000 funcs; then the cost of the just-in-time entry (auto_pipeline):
-// the first evaluation of a shape class (schedule + build) and the lookup of a cached class.
+// The automatic scheduler (slinky/scheduler, docs/scheduler.md) against the best hand schedule, no
+// schedule and a one-pass heuristic (one_pass_heuristic.h: what the largest production client of
+// slinky does), one row per pipeline: benchmark 3's elementwise chains (K = 4, 8), benchmark 4's
+// stencil chains (2, 3 stages), benchmark 5's matrix chain, a padded copy feeding a stencil
+// (alias_benchmark), and the ML workloads of docs/benchmarks.md (attention, a matrix product with
+// packing of its right-hand side, a convolution as pad + im2col + product + bias and activation);
+// then the parallel ones (an elementwise chain, a chain into a parallel partial reduction and a
+// final reduction). Then the time schedule() takes on chains of 100 and 1000 funcs, and the cost
+// of the just-in-time entry (auto_pipeline): the first evaluation of a shape class (schedule +
+// build) and the lookup of a cached class.
 // Usage: scheduler_benchmark [--quick] [--cpu-time] [--reps N] [--explain] [--csv FILE] [--jit-only]
+//                            [--only NAME]   (the pipelines whose name contains NAME)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,198 +24,226 @@
 #include "bench_extras.h"
 #include "benchmark_util.h"
 #include "elementwise_stage.h"
+#include "one_pass_heuristic.h"
 #include "slinky/base/thread_pool_impl.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/scheduler/auto_pipeline.h"
 #include "slinky/scheduler/schedule.h"
+#include "workloads.h"
 
 using namespace slinky;
 using namespace slinky_bench;
 
 namespace {
 
-// A graph and the pipeline built from it, with the schedule a `scheduler` function sets.
+// A graph, the schedule a scheduler_fn set on it, and the pipeline built from it.
 struct built {
   node_context ctx;
-  std::vector<buffer_expr_ptr> bufs;
-  std::vector<func> funcs;
-  buffer_expr_ptr in, out;
+  graph g;
   pipeline p;
   std::string description;
   double schedule_us = -1;
 };
 using scheduler_fn = std::function<void(built&)>;
+using graph_fn = std::function<graph(node_context&)>;
 
-std::unique_ptr<built> make_elementwise_chain(int k, const scheduler_fn& sched) {
+std::unique_ptr<built> make_built(const graph_fn& make_graph, const scheduler_fn& sched) {
   auto b = std::make_unique<built>();
-  var x(b->ctx, "x");
-  b->in = buffer_expr::make(b->ctx, "in", 1, sizeof(float));
-  buffer_expr_ptr prev = b->in;
-  for (int i = 0; i < k; ++i) {
-    auto next =
-        buffer_expr::make(b->ctx, i + 1 == k ? std::string("out") : "b" + std::to_string(i + 1), 1, sizeof(float));
-    b->funcs.push_back(func::make<const float, float>(stage{scale(i), offset(i)}, {{prev, {point(x)}}}, {{next, {x}}},
-                                                      {.name = "stage" + std::to_string(i)}));
-    prev = next;
-  }
-  b->out = prev;
+  b->g = make_graph(b->ctx);
   sched(*b);
-  b->p = build_pipeline(b->ctx, {b->in}, {b->out});
+  b->p = build_pipeline(b->ctx, b->g.inputs, b->g.outputs);
   return b;
 }
 
-// Benchmark 4's chains: in -> e -> box [-> box].
-std::unique_ptr<built> make_stencil_chain(int stages, const scheduler_fn& sched) {
-  using namespace slinky_bench::stencil_chain;
-  auto b = std::make_unique<built>();
-  var x(b->ctx, "x"), y(b->ctx, "y");
-  const box_expr pt = {point(x), point(y)};
-  const box_expr nbhd = {bounds(x - 1, x + 1), bounds(y - 1, y + 1)};
-  b->in = buffer_expr::make(b->ctx, "in", 2, sizeof(float));
-  auto e = buffer_expr::make(b->ctx, "e", 2, sizeof(float));
-  b->funcs.push_back(func::make(scale_offset, {{b->in, pt}}, {{e, {x, y}}}, {.name = "scale_offset"}));
-  buffer_expr_ptr prev = e;
-  for (int s = 1; s < stages; ++s) {
-    auto next =
-        buffer_expr::make(b->ctx, s + 1 == stages ? std::string("out") : "b" + std::to_string(s), 2, sizeof(float));
-    b->funcs.push_back(func::make(box, {{prev, nbhd}}, {{next, {x, y}}}, {.name = "box" + std::to_string(s)}));
-    prev = next;
-  }
-  b->out = prev;
-  sched(*b);
-  b->p = build_pipeline(b->ctx, {b->in}, {b->out});
-  return b;
+// A hand schedule: a loop over dim `d` of func `f` (-1: the output's) in steps of `step`.
+scheduler_fn loop_of(int f, int d, index_t step, bool parallel, std::string description) {
+  return [=](built& b) {
+    func& fn = f < 0 ? b.g.funcs.back() : b.g.funcs[f];
+    fn.loops({{fn.outputs()[0].dims[d], step, parallel ? loop::parallel : loop::serial}});
+    b.description = description;
+  };
 }
 
-// The automatic schedule for machine m and these shapes; its time is the median of repeated
-// calls (with reschedule: each call schedules from scratch and gives the same schedule).
-scheduler_fn auto_schedule(const machine& m, std::vector<index_t> in_extents, std::vector<index_t> out_extents,
+std::string step_description(const schedule_report::loop_decision& l) {
+  if (!l.looped) return "no loop";
+  const std::vector<var>& dims = l.f->outputs()[0].dims;
+  const int rank = static_cast<int>(dims.size());
+  std::string what = rank == 1           ? "chunks of "
+                     : l.dim == rank - 1 ? "rows in blocks of "
+                                         : "dim " + std::to_string(l.dim) + " by ";
+  return what + std::to_string(l.step) + (l.parallel ? ", parallel" : "");
+}
+
+// The automatic schedule for machine m and the shapes of these buffers; its time is the median of
+// 21 calls (with reschedule: each call schedules from scratch and gives the same schedule).
+scheduler_fn auto_schedule(const machine& m, std::vector<const raw_buffer*> ins, std::vector<const raw_buffer*> outs,
                            bool explain) {
   return [=](built& b) {
     schedule_shapes shapes;
-    shapes.add(b.in, in_extents).add(b.out, out_extents);
+    for (std::size_t i = 0; i < ins.size(); ++i) shapes.add(b.g.inputs[i], *ins[i]);
+    for (std::size_t i = 0; i < outs.size(); ++i) shapes.add(b.g.outputs[i], *outs[i]);
     schedule_options o;
     o.reschedule = true;
     std::vector<double> us;
     schedule_report r;
     for (int i = 0; i < 21; ++i) {
       auto t0 = std::chrono::steady_clock::now();
-      r = schedule({b.in}, {b.out}, shapes, m, o);
+      r = schedule(b.g.inputs, b.g.outputs, shapes, m, o);
       auto t1 = std::chrono::steady_clock::now();
       us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
     std::sort(us.begin(), us.end());
     b.schedule_us = us[us.size() / 2];
-    const schedule_report::loop_decision& l = r.loops[0];
-    b.description = !l.looped ? std::string("no loop")
-                              : std::string(l.dim == 0 ? "chunks of " : "strips of ") + std::to_string(l.step) +
-                                    (l.parallel ? ", parallel" : "");
+    b.description = step_description(r.loops[0]);
     if (explain) std::printf("```\n%s```\n\n", r.to_string(&b.ctx).c_str());
   };
 }
 
-struct row {
-  std::string pipeline, variant, schedule;
+scheduler_fn heuristic_schedule(std::vector<const raw_buffer*> outs, int threads) {
+  return [=](built& b) { b.description = one_pass_heuristic::schedule(b.g, outs, threads); };
+}
+
+// A pipeline of the table: its graph, hand schedules, buffers and the reference check of the
+// unscheduled run's outputs.
+struct workload {
+  std::string name;
+  // Run with the thread pool and timed by the wall clock: hand schedules with parallel loops, the
+  // heuristic and auto given the host's threads.
+  bool parallel = false;
+  graph_fn make_graph;
+  std::vector<scheduler_fn> hand;
+  std::vector<const raw_buffer*> inputs, outputs;
+  // Checks the outputs against a plain C++ reference; aborts through wrong_result.
+  std::function<void(const std::string&)> check;
+};
+
+struct measured {
+  std::string description;
   double ms = 0;
   index_t peak = 0;
   double schedule_us = -1;
-  double speedup_vs_none = 0, speedup_vs_malloc = 0, vs_hand = 0;
+};
+struct row {
+  std::string pipeline;
+  bool parallel = false, large = false;
+  measured none, hand, heuristic, automatic;
 };
 
-// Times the variants of one pipeline (no schedule, the hand schedules, auto serial, auto with the
-// host's threads) interleaved, checks each result, and adds three or four rows to the table.
-void compare(const std::string& name, std::vector<std::unique_ptr<built>>& v, std::size_t num_hand,
-             const std::function<index_t(const pipeline&, eval_context*)>& run, const std::function<void()>& clear,
-             const std::function<void(const std::string&)>& check, int reps, int malloc_reps, bool cpu_time,
-             eval_context* parallel_ctx, std::vector<row>& rows) {
-  // v: [0] no schedule, [1, num_hand] hand schedules, then auto (serial), auto (host threads).
+// The outputs' bytes, for exact comparison with the unscheduled run.
+std::vector<std::vector<char>> snapshot(const std::vector<const raw_buffer*>& outs) {
+  std::vector<std::vector<char>> r;
+  for (const raw_buffer* b : outs) {
+    const char* p = static_cast<const char*>(b->base);
+    r.emplace_back(p, p + b->size_bytes());
+  }
+  return r;
+}
+void clear(const std::vector<const raw_buffer*>& outs) {
+  for (const raw_buffer* b : outs) std::memset(b->base, 0, b->size_bytes());
+}
+
+struct options {
+  int reps;
+  bool cpu_time, explain;
+  const machine* host;
+  eval_context* parallel_ctx;
+  index_t large_bytes;
+};
+
+// Builds the variants of w (no schedule, the hand schedules, the heuristic, auto), checks each one
+// computes exactly what no schedule computes (which is checked against the reference), measures
+// peak intermediate memory, and times them interleaved.
+row measure(const workload& w, const options& opt) {
+  if (opt.explain) std::printf("### %s\n\n", w.name.c_str());
+  machine m = *opt.host;
+  if (!w.parallel) m.threads = 1;
+  std::vector<std::unique_ptr<built>> v;
+  v.push_back(make_built(w.make_graph, [](built& b) { b.description = "none"; }));
+  for (const scheduler_fn& h : w.hand) v.push_back(make_built(w.make_graph, h));
+  v.push_back(make_built(w.make_graph, heuristic_schedule(w.outputs, m.threads)));
+  v.push_back(make_built(w.make_graph, auto_schedule(m, w.inputs, w.outputs, opt.explain)));
+  const std::size_t heuristic = v.size() - 2, automatic = v.size() - 1;
+
   std::vector<std::unique_ptr<alloc_tracker>> trackers;
+  std::vector<std::vector<char>> expected;
+  auto run = [&](std::size_t i) {
+    if (v[i]->p.evaluate(w.inputs, w.outputs, trackers[i]->context) != 0) {
+      wrong_result(w.name + ", " + v[i]->description + ": evaluate failed");
+    }
+  };
+  auto check = [&](std::size_t i, const std::string& when) {
+    if (snapshot(w.outputs) != expected) {
+      wrong_result(w.name + ", " + v[i]->description + when + ": the outputs differ from no schedule's");
+    }
+  };
   for (std::size_t i = 0; i < v.size(); ++i) {
-    const bool parallel = i == v.size() - 1;
+    // Every allocation through the hooks (auto_stack_threshold = 0), memory reused between runs
+    // (no fresh pages: fair to the schedules with large intermediates).
     trackers.push_back(std::make_unique<alloc_tracker>(0, /*reuse_memory=*/true));
-    if (parallel) trackers.back()->config.thread_pool = parallel_ctx->config->thread_pool;
-    clear();
-    if (run(v[i]->p, parallel ? parallel_ctx : nullptr) != 0) wrong_result(name + ": evaluate failed");
-    check(v[i]->description);
-    clear();
-    if (run(v[i]->p, &trackers.back()->context) != 0) wrong_result(name + ": evaluate failed");
-    check(v[i]->description + " (auto_stack_threshold = 0)");
+    if (w.parallel) trackers.back()->config.thread_pool = opt.parallel_ctx->config->thread_pool;
+    clear(w.outputs);
+    run(i);
+    if (i == 0) {
+      w.check("no schedule");
+      expected = snapshot(w.outputs);
+    } else {
+      check(i, "");
+    }
   }
-  // No schedule with the default allocator: fresh pages on every run (slow to touch on this
-  // sandboxed machine), timed alone.
-  const double t_malloc = median_of([&]() { run(v[0]->p, nullptr); }, malloc_reps, 0, cpu_time);
   std::vector<std::function<void()>> fns;
-  // No schedule with its intermediates' memory reused between runs (no fresh pages: fair to it).
-  fns.push_back([&]() { run(v[0]->p, &trackers[0]->context); });
-  for (std::size_t i = 1; i + 1 < v.size(); ++i) fns.push_back([&, i]() { run(v[i]->p, nullptr); });
-  auto parallel_run = [&]() { run(v.back()->p, parallel_ctx); };
-  // A parallel run's CPU time on the calling thread leaves out the workers': it is timed by the
-  // wall clock, alone, with --cpu-time.
-  if (!cpu_time) fns.push_back(parallel_run);
-  std::vector<double> t = interleaved_medians(fns, reps, cpu_time);
-  // With --cpu-time: the parallel run and the serial automatic schedule timed by the wall clock in
-  // rounds of their own; the row gives the parallel run's wall time, and its ratios are those of
-  // the serial run scaled by the wall-clock speed-up of parallel over serial.
-  double wall_speedup = 1;
-  if (cpu_time) {
-    const std::vector<double> w =
-        interleaved_medians({[&]() { run(v[num_hand + 1]->p, nullptr); }, parallel_run}, reps, false);
-    t.push_back(w[1]);
-    wall_speedup = w[0] / w[1];
-  }
-  check("after timing");
+  for (std::size_t i = 0; i < v.size(); ++i) fns.push_back([&, i]() { run(i); });
+  // A parallel run's CPU time on the calling thread leaves out the workers': the wall clock, over
+  // three times the repetitions (a worker descheduled by another process's work stalls a run).
+  const std::vector<double> t =
+      interleaved_medians(fns, w.parallel ? 3 * opt.reps : opt.reps, opt.cpu_time && !w.parallel);
+  check(automatic, " (after timing)");
+
   std::size_t best_hand = 1;
-  for (std::size_t i = 1; i <= num_hand; ++i) {
+  for (std::size_t i = 1; i < heuristic; ++i) {
     if (t[i] < t[best_hand]) best_hand = i;
   }
-  auto add = [&](const std::string& variant, std::size_t i) {
-    row r;
-    r.pipeline = name;
-    r.variant = variant;
-    r.schedule = v[i]->description;
-    r.ms = t[i] * 1e3;
-    r.peak = trackers[i]->peak;
-    r.schedule_us = v[i]->schedule_us;
-    r.speedup_vs_none = t[0] / t[i];
-    r.speedup_vs_malloc = t_malloc / t[i];
-    r.vs_hand = t[best_hand] / t[i];
-    rows.push_back(r);
+  auto get = [&](std::size_t i) {
+    return measured{v[i]->description, t[i] * 1e3, trackers[i]->peak, v[i]->schedule_us};
   };
-  add("no schedule (malloc)", 0);
-  rows.back().ms = t_malloc * 1e3;
-  rows.back().speedup_vs_none = t[0] / t_malloc;
-  rows.back().speedup_vs_malloc = 1;
-  rows.back().vs_hand = t[best_hand] / t_malloc;
-  add("no schedule (memory reused)", 0);
-  add("best hand schedule", best_hand);
-  add("auto (threads = 1)", num_hand + 1);
-  add("auto (host threads, thread pool)", num_hand + 2);
-  if (cpu_time) {
-    // Ratios through the serial automatic schedule (CPU time) and the wall-clock speed-up.
-    const row& serial = rows[rows.size() - 2];
-    row& r = rows.back();
-    r.variant += "; wall time, ratios via auto (threads = 1)";
-    r.vs_hand = serial.vs_hand * wall_speedup;
-    r.speedup_vs_none = serial.speedup_vs_none * wall_speedup;
-    r.speedup_vs_malloc = serial.speedup_vs_malloc * wall_speedup;
+  row r;
+  r.pipeline = w.name;
+  r.parallel = w.parallel;
+  r.none = get(0);
+  r.large = r.none.peak >= opt.large_bytes;
+  r.hand = get(best_hand);
+  r.heuristic = get(heuristic);
+  r.automatic = get(automatic);
+  return r;
+}
+
+// Random values in [-0.5, 0.5).
+void fill_random(const raw_buffer& b, unsigned seed) {
+  float* p = static_cast<float*>(b.base);
+  for (std::size_t i = 0; i < b.size_bytes() / sizeof(float); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    p[i] = static_cast<float>(seed >> 8) / static_cast<float>(1 << 24) - 0.5f;
+  }
+}
+
+template <std::size_t N>
+void check_near(const buffer<float, N>& out, const buffer<float, N>& ref, float tolerance, const std::string& what) {
+  const float* o = out.base();
+  const float* r = ref.base();
+  for (std::size_t i = 0; i < out.size_bytes() / sizeof(float); ++i) {
+    if (!(std::abs(o[i] - r[i]) <= tolerance * (1.0f + std::abs(r[i])))) {
+      wrong_result(what + ": element " + std::to_string(i) + " = " + std::to_string(o[i]) + ", expected " +
+                   std::to_string(r[i]));
+    }
   }
 }
 
 // The time schedule() takes on an elementwise chain of n funcs (median of reps calls).
 double chain_schedule_us(int n, int reps) {
-  auto b = std::make_unique<built>();
-  var x(b->ctx, "x");
-  b->in = buffer_expr::make(b->ctx, "in", 1, sizeof(float));
-  buffer_expr_ptr prev = b->in;
-  for (int i = 0; i < n; ++i) {
-    auto next = buffer_expr::make(b->ctx, "b", 1, sizeof(float));
-    b->funcs.push_back(func::make<const float, float>(stage{scale(i), offset(i)}, {{prev, {point(x)}}}, {{next, {x}}}));
-    prev = next;
-  }
-  b->out = prev;
+  node_context ctx;
+  const graph g = workloads::elementwise_chain(ctx, n);
   const index_t size = 1 << 24;
   schedule_shapes shapes;
-  shapes.add(b->in, {size}).add(b->out, {size});
+  shapes.add(g.inputs[0], {size}).add(g.outputs[0], {size});
   schedule_options o;
   o.reschedule = true;
   machine m = machine::host();
@@ -217,13 +251,275 @@ double chain_schedule_us(int n, int reps) {
   std::vector<double> us;
   for (int i = 0; i < reps; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    schedule_report r = schedule({b->in}, {b->out}, shapes, m, o);
+    schedule_report r = schedule(g.inputs, g.outputs, shapes, m, o);
     auto t1 = std::chrono::steady_clock::now();
     if (!r.loops[0].looped) wrong_result("the chain of " + std::to_string(n) + " funcs got no loop");
     us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
   std::sort(us.begin(), us.end());
   return us[us.size() / 2];
+}
+
+using add_fn = std::function<void(workload)>;
+
+// Benchmark 3's chains, serial (K = 4, 8) or parallel (K = 4).
+void elementwise_rows(bool quick, bool parallel, const add_fn& add) {
+  const index_t n = quick ? 2 << 20 : 16 << 20;
+  buffer<float, 1> in({n}), out({n}), ref({n});
+  for (auto* b : {&in, &out, &ref}) b->allocate();
+  for (index_t i = 0; i < n; ++i) in(i) = static_cast<float>(i % 1000) * 0.001f;
+  for (int k : {4, 8}) {
+    if (parallel && k == 8) continue;
+    for (index_t i = 0; i < n; ++i) {
+      float x = in(i);
+      for (int s = 0; s < k; ++s) x = x * scale(s) + offset(s);
+      ref(i) = x;
+    }
+    workload w;
+    const std::string name = std::string(parallel ? "parallel " : "") + "elementwise K = " + std::to_string(k);
+    w.name = name;
+    w.parallel = parallel;
+    w.make_graph = [k](node_context& ctx) { return workloads::elementwise_chain(ctx, k); };
+    for (index_t c : {1024, 4096, 16384, 65536}) {
+      if (parallel && c == 1024) continue;
+      w.hand.push_back(loop_of(-1, 0, c, parallel, "chunks of " + std::to_string(c) + (parallel ? ", parallel" : "")));
+    }
+    w.inputs = {&in};
+    w.outputs = {&out};
+    w.check = [&, name](const std::string& what) { check_near(out, ref, 1e-5f, name + ", " + what); };
+    add(std::move(w));
+  }
+}
+
+// Benchmark 4's chains.
+void stencil_rows(bool quick, const add_fn& add) {
+  const index_t size = quick ? 1024 : 4096;
+  for (int stages : {2, 3}) {
+    const int border = stages - 1;
+    buffer<float, 2> in({size + 2 * border, size + 2 * border}), out({size, size}), ref({size, size});
+    in.translate(-border, -border);
+    for (auto* b : {&in, &out, &ref}) b->allocate();
+    fill_stencil_chain_input(in, size, border);
+    stencil_chain_reference(in, size, stages, ref);
+    workload w;
+    const std::string name = "stencil, " + std::to_string(stages) + " stages";
+    w.name = name;
+    w.make_graph = [stages](node_context& ctx) { return workloads::stencil_chain(ctx, stages); };
+    for (index_t s : {1, 8, 32}) w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
+    w.inputs = {&in};
+    w.outputs = {&out};
+    w.check = [&, name](const std::string& what) { check_near(out, ref, 0.0f, name + ", " + what); };
+    add(std::move(w));
+  }
+}
+
+// Benchmark 5's matrix chain and the padded stencil of alias_benchmark.
+void matmul_and_copy_rows(bool quick, const add_fn& add) {
+  {
+    const index_t n = quick ? 256 : 512;
+    buffer<float, 2> a({n, n}), b({n, n}), c({n, n}), out({n, n}), ab({n, n}), ref({n, n});
+    for (auto* x : {&a, &b, &c, &out, &ab, &ref}) x->allocate();
+    fill_random(a, 1);
+    fill_random(b, 2);
+    fill_random(c, 3);
+    workloads::matmul(a, b, ab);
+    workloads::matmul(ab, c, ref);
+    workload w;
+    const std::string name = "matmul chain (a x b) x c, " + std::to_string(n);
+    w.name = name;
+    w.make_graph = [](node_context& ctx) { return workloads::matmul_chain(ctx); };
+    for (index_t s : {1, 4, 16}) w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
+    w.inputs = {&a, &b, &c};
+    w.outputs = {&out};
+    w.check = [&, name](const std::string& what) { check_near(out, ref, 1e-4f, name + ", " + what); };
+    add(std::move(w));
+  }
+  {
+    const index_t n = quick ? 1024 : 4096;
+    buffer<float, 2> in({n, n}), out({n, n}), ref({n, n});
+    for (auto* x : {&in, &out, &ref}) x->allocate();
+    for (index_t y = 0; y < n; ++y) {
+      for (index_t x = 0; x < n; ++x) in(x, y) = static_cast<float>((x * 13 + y * 7) % 101) - 50.0f;
+    }
+    workloads::padded_stencil::reference(in, ref);
+    workload w;
+    const std::string name = "padded copy, 3x3 stencil";
+    w.name = name;
+    w.make_graph = [](node_context& ctx) { return workloads::padded_stencil::make(ctx); };
+    for (index_t s : {8, 32}) w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
+    w.inputs = {&in};
+    w.outputs = {&out};
+    w.check = [&, name](const std::string& what) { check_near(out, ref, 0.0f, name + ", " + what); };
+    add(std::move(w));
+  }
+}
+
+// ML workloads 4 (attention), 1 (a product with packing) and 6 (a convolution).
+void ml_rows(bool quick, const add_fn& add) {
+  {
+    const index_t d = 64, rows = quick ? 256 : 1024;
+    buffer<float, 2> q({d, rows}), kt({rows, d}), v({d, rows}), out({d, rows}), ref({d, rows});
+    for (auto* x : {&q, &kt, &v, &out, &ref}) x->allocate();
+    fill_random(q, 4);
+    fill_random(kt, 5);
+    fill_random(v, 6);
+    workloads::attention_reference(q, kt, v, ref);
+    workload w;
+    const std::string name = "attention, sequence " + std::to_string(rows) + ", head 64";
+    w.name = name;
+    w.make_graph = [](node_context& ctx) { return workloads::attention(ctx); };
+    for (index_t s : {4, 16, 64}) w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
+    w.inputs = {&q, &kt, &v};
+    w.outputs = {&out};
+    w.check = [&, name](const std::string& what) { check_near(out, ref, 1e-4f, name + ", " + what); };
+    add(std::move(w));
+  }
+  {
+    const index_t m = 16, k = 512, n = 1024, panel = 64;
+    buffer<float, 2> a({k, m}), b({n, k}), out({n, m}), ref({n, m});
+    for (auto* x : {&a, &b, &out, &ref}) x->allocate();
+    fill_random(a, 7);
+    fill_random(b, 8);
+    workloads::matmul(a, b, ref);
+    workload w;
+    const std::string name = "product with packing, 16x512 x 512x1024";
+    w.name = name;
+    w.make_graph = [panel](node_context& ctx) { return workloads::packed_matmul::make(ctx, panel); };
+    for (index_t s : {1, 4}) {
+      w.hand.push_back(loop_of(-1, 0, s * panel, false, "columns in panels of " + std::to_string(s * panel)));
+    }
+    w.inputs = {&a, &b};
+    w.outputs = {&out};
+    w.check = [&, name](const std::string& what) { check_near(out, ref, 1e-4f, name + ", " + what); };
+    add(std::move(w));
+  }
+  {
+    const index_t channels = 16, outs = 32, size = quick ? 64 : 128;
+    buffer<float, 3> in({channels, size, size}), out({outs, size, size}), ref({outs, size, size});
+    buffer<float, 2> wt({outs, 9 * channels});
+    buffer<float, 1> bias({outs});
+    for (auto* x : {&in, &out, &ref}) x->allocate();
+    wt.allocate();
+    bias.allocate();
+    fill_random(in, 9);
+    fill_random(wt, 10);
+    fill_random(bias, 11);
+    workloads::convolution::reference(in, wt, bias, ref);
+    workload w;
+    const std::string name = "convolution 3x3, " + std::to_string(size) + "x" + std::to_string(size) + "x16 -> 32";
+    w.name = name;
+    w.make_graph = [channels](node_context& ctx) { return workloads::convolution::make(ctx, channels); };
+    for (index_t s : {1, 4, 16}) w.hand.push_back(loop_of(-1, 2, s, false, "rows in blocks of " + std::to_string(s)));
+    w.inputs = {&in, &wt, &bias};
+    w.outputs = {&out};
+    w.check = [&, name](const std::string& what) { check_near(out, ref, 1e-4f, name + ", " + what); };
+    add(std::move(w));
+  }
+}
+
+// ML workload 5: a chain into a parallel partial reduction, then the final one.
+void reduction_row(bool quick, const add_fn& add) {
+  const index_t n = quick ? 256 << 10 : 1 << 20, chunk = 4096;
+  buffer<float, 1> in({n}), out({1});
+  in.allocate();
+  out.allocate();
+  fill_random(in, 12);
+  const float ref = workloads::reduction::reference(in, chunk);
+  workload w;
+  const std::string name = "chain into a parallel reduction, " + std::to_string(n >> 10) + "K";
+  w.name = name;
+  w.parallel = true;
+  w.make_graph = [](node_context& ctx) { return workloads::reduction::make(ctx, chunk); };
+  for (index_t s : {1, 8, 32}) {
+    w.hand.push_back(loop_of(2, 0, s, true, "partials in blocks of " + std::to_string(s) + " (x 4096), parallel"));
+  }
+  w.inputs = {&in};
+  w.outputs = {&out};
+  w.check = [&, name](const std::string& what) {
+    if (!(std::abs(out(0) - ref) <= 1e-5f * (1.0f + std::abs(ref)))) {
+      wrong_result(name + ", " + what + ": " + std::to_string(out(0)) + ", expected " + std::to_string(ref));
+    }
+  };
+  add(std::move(w));
+}
+
+double geomean(const std::vector<double>& x) {
+  double s = 0;
+  for (double v : x) s += std::log(v);
+  return x.empty() ? 0 : std::exp(s / static_cast<double>(x.size()));
+}
+
+void print_table(const std::vector<row>& rows, int argc, char** argv) {
+  table t({"pipeline", "no schedule: ms", "KiB", "best hand schedule", "ms", "KiB", "one-pass heuristic", "ms", "KiB",
+           "auto", "ms", "KiB", "scheduling (us)", "auto / hand", "auto / none", "auto / heuristic", ">= 0.9 of hand",
+           ">= 2x none (large)", "memory <= 2x hand"});
+  csv_writer csv(argc, argv,
+                 {"pipeline",
+                  "parallel",
+                  "large_buffers",
+                  "none_time_ms",
+                  "none_peak_intermediate_bytes",
+                  "hand_schedule",
+                  "hand_time_ms",
+                  "hand_peak_intermediate_bytes",
+                  "heuristic_schedule",
+                  "heuristic_time_ms",
+                  "heuristic_peak_intermediate_bytes",
+                  "auto_schedule",
+                  "auto_time_ms",
+                  "auto_peak_intermediate_bytes",
+                  "auto_scheduling_time_us",
+                  "auto_throughput_vs_hand",
+                  "auto_speedup_vs_none",
+                  "auto_speedup_vs_heuristic",
+                  "target_hand",
+                  "target_none",
+                  "target_memory"});
+  std::vector<double> vs_heuristic;
+  int misses = 0, targets = 0;
+  for (const row& r : rows) {
+    const double vs_hand = r.hand.ms / r.automatic.ms, vs_none = r.none.ms / r.automatic.ms;
+    const double vs_heur = r.heuristic.ms / r.automatic.ms;
+    vs_heuristic.push_back(vs_heur);
+    const std::string hand_target = pass_or_miss(vs_hand >= 0.9);
+    const std::string none_target = r.large ? pass_or_miss(vs_none >= 2) : "n/a";
+    const std::string memory_target = pass_or_miss(r.automatic.peak <= 2 * r.hand.peak);
+    for (const std::string& s : {hand_target, none_target, memory_target}) {
+      targets += s != "n/a";
+      misses += s == "MISS";
+    }
+    auto kib = [](index_t b) { return fmt(static_cast<double>(b) / 1024, 1); };
+    t.add({r.pipeline + (r.parallel ? " (wall clock)" : ""), fmt(r.none.ms, 2), kib(r.none.peak), r.hand.description,
+           fmt(r.hand.ms, 2), kib(r.hand.peak), r.heuristic.description, fmt(r.heuristic.ms, 2), kib(r.heuristic.peak),
+           r.automatic.description, fmt(r.automatic.ms, 2), kib(r.automatic.peak), fmt(r.automatic.schedule_us, 1),
+           fmt(vs_hand, 2), fmt(vs_none, 2), fmt(vs_heur, 2), hand_target, none_target, memory_target});
+    csv.add({r.pipeline,
+             r.parallel ? 1 : 0,
+             r.large ? 1 : 0,
+             r.none.ms,
+             static_cast<long long>(r.none.peak),
+             r.hand.description,
+             r.hand.ms,
+             static_cast<long long>(r.hand.peak),
+             r.heuristic.description,
+             r.heuristic.ms,
+             static_cast<long long>(r.heuristic.peak),
+             r.automatic.description,
+             r.automatic.ms,
+             static_cast<long long>(r.automatic.peak),
+             r.automatic.schedule_us,
+             vs_hand,
+             vs_none,
+             vs_heur,
+             hand_target,
+             none_target,
+             memory_target});
+  }
+  t.print();
+  const double g = geomean(vs_heuristic);
+  std::printf("Suite: auto vs the one-pass heuristic, geometric mean of the speed-ups over %zu pipelines: %.2fx "
+              "(target > 1): %s. Targets per pipeline: %d of %d met.\n\n",
+              rows.size(), g, pass_or_miss(g > 1), targets - misses, targets);
 }
 
 }  // namespace
@@ -244,18 +540,19 @@ void jit_table(index_t size, int reps, bool cpu_time) {
     fill_stencil_chain_input(in_buf, size, border);
     const raw_buffer* ins[] = {&in_buf};
     const raw_buffer* outs[] = {&out_buf};
-    auto none = [](built&) {};
     std::vector<double> build_ms;
     for (int i = 0; i < reps; ++i) {
-      std::unique_ptr<built> b = make_stencil_chain(stages, none);
-      const auto_pipeline p(b->ctx, {b->in}, {b->out});
+      node_context ctx;
+      const graph g = workloads::stencil_chain(ctx, stages);
+      const auto_pipeline p(ctx, g.inputs, g.outputs);
       const auto t0 = std::chrono::steady_clock::now();
       p.pipeline_for({}, ins, outs);
       build_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(build_ms.begin(), build_ms.end());
-    std::unique_ptr<built> b = make_stencil_chain(stages, none);
-    const auto_pipeline p(b->ctx, {b->in}, {b->out});
+    node_context ctx;
+    const graph g = workloads::stencil_chain(ctx, stages);
+    const auto_pipeline p(ctx, g.inputs, g.outputs);
     const std::shared_ptr<const pipeline> direct = p.pipeline_for({}, ins, outs);
     const std::vector<double> eval = interleaved_medians(
         {[&] { p.evaluate({&in_buf}, {&out_buf}); }, [&] { direct->evaluate({&in_buf}, {&out_buf}); }}, reps, cpu_time);
@@ -274,14 +571,12 @@ int main(int argc, char** argv) {
   const bool quick = has_flag(argc, argv, "--quick");
   const bool cpu_time = has_flag(argc, argv, "--cpu-time");
   const bool explain = has_flag(argc, argv, "--explain");
-  const int reps = std::stoi(arg(argc, argv, "--reps", quick ? "5" : "9"));
-  const index_t n = quick ? 4 << 20 : 16 << 20;
-  const index_t size = quick ? 2048 : 4096;
+  const int reps = std::stoi(arg(argc, argv, "--reps", quick ? "3" : "9"));
   if (has_flag(argc, argv, "--jit-only")) {
     jit_table(quick ? 512 : 1024, reps, cpu_time);
     return 0;
   }
-  print_machine("The automatic scheduler: auto vs the best hand schedule vs no schedule");
+  print_machine("The automatic scheduler: auto vs the best hand schedule, no schedule and the one-pass heuristic");
   print_fresh_page_cost();
 
   const auto c0 = std::chrono::steady_clock::now();
@@ -291,130 +586,44 @@ int main(int argc, char** argv) {
               "bytes; %d threads; %.1f ns per call.\n",
               detect_ms, static_cast<long long>(host.l1_bytes), static_cast<long long>(host.l2_bytes),
               static_cast<long long>(host.l3_bytes), host.threads, host.call_overhead_ns);
-  std::printf("Elementwise chains over %lld floats (%lld MiB per buffer), stencil chains on %lldx%lld floats (%lld "
-              "MiB).\n",
-              static_cast<long long>(n), static_cast<long long>(n * 4 >> 20), static_cast<long long>(size),
-              static_cast<long long>(size), static_cast<long long>(size * size * 4 >> 20));
-  std::printf("Times: medians of %d repetitions interleaved in rounds, %s. The machine is shared with other\n"
-              "agents' builds and tests: absolute times are noisy, ratios from the same rounds less so.\n",
-              reps, clock_name(cpu_time));
+  const index_t large_bytes = 16 << 20;
   std::printf(
-      "\"no schedule (malloc)\": the default allocator, fresh pages every run, timed alone (3 runs, 1 with --quick);\n"
-      "\"memory reused\": an allocate hook hands back the previous run's blocks (in the rounds).\n"
-      "\"best hand schedule\": the fastest of benchmark 3's chunks (1024, 4096, 16384, 65536 elements) or\n"
-      "benchmark 4's strips (1, 8, 32 rows), measured in the same rounds. \"auto (threads = 1)\": the host's\n"
-      "description with threads = 1 (serial, like the hand schedules); \"auto (host threads)\": the host's\n"
-      "description as detected, run with a thread pool of that many threads. Peak intermediate memory:\n"
-      "allocate/free hooks with auto_stack_threshold = 0. Scheduling time: median of 21 schedule() calls.\n\n");
+      "Times: medians of %d repetitions interleaved in rounds, %s; the parallel\n"
+      "pipelines (marked) by the wall clock, over 3 times the repetitions, on a thread pool of the host's %d\n"
+      "threads. The machine is shared with other agents' builds and tests: absolute times are noisy, ratios\n"
+      "from the same rounds less so. Peak intermediate memory: allocate/free hooks with auto_stack_threshold\n"
+      "= 0, every run (timed ones too) reusing the previous run's blocks (no fresh pages). Every variant's\n"
+      "outputs equal no schedule's exactly, and no schedule's match a plain C++ reference.\n"
+      "- best hand schedule: the fastest of the listed hand schedules (benchmark 3: chunks of 1K to 64K\n"
+      "  elements; others: blocks of rows, panels of columns) in the same rounds.\n"
+      "- one-pass heuristic (one_pass_heuristic.h): tiles of 128 KiB of the output (innermost dim whole when it\n"
+      "  fits), producers at the innermost loop common to their consumers, the outermost loop parallel with\n"
+      "  >= 2 iterations per thread.\n"
+      "- auto: schedule() with machine::host() (threads = 1 for the serial pipelines).\n"
+      "- targets: auto >= 0.9 of the best hand schedule's throughput; >= 2x no schedule where no schedule's\n"
+      "  intermediates peak at >= %lld MiB (large buffers: they do not stay in cache); auto's peak\n"
+      "  intermediates <= 2x the best hand schedule's. Suite: auto beats the heuristic (geometric mean > 1).\n\n",
+      reps, clock_name(cpu_time), host.threads, static_cast<long long>(large_bytes >> 20));
 
-  machine serial = host;
-  serial.threads = 1;
   thread_pool_impl pool(std::max(0, host.threads - 1));
   eval_config parallel_config;
   parallel_config.thread_pool = &pool;
   eval_context parallel_ctx;
   parallel_ctx.config = &parallel_config;
+  const options opt{reps, cpu_time, explain, &host, &parallel_ctx, large_bytes};
 
+  const std::string only = arg(argc, argv, "--only", "");
   std::vector<row> rows;
-  {
-    buffer<float, 1> in_buf({n}), out_buf({n}), ref({n});
-    in_buf.allocate();
-    out_buf.allocate();
-    ref.allocate();
-    for (index_t i = 0; i < n; ++i) in_buf(i) = static_cast<float>(i % 1000) * 0.001f;
-    for (int k : {4, 8}) {
-      for (index_t i = 0; i < n; ++i) {
-        float v = in_buf(i);
-        for (int s = 0; s < k; ++s) v = v * scale(s) + offset(s);
-        ref(i) = v;
-      }
-      const std::string name = "elementwise K = " + std::to_string(k);
-      std::vector<std::unique_ptr<built>> v;
-      v.push_back(make_elementwise_chain(k, [](built& b) { b.description = "none"; }));
-      const std::vector<index_t> chunks = {1024, 4096, 16384, 65536};
-      for (index_t c : chunks) {
-        v.push_back(make_elementwise_chain(k, [c](built& b) {
-          b.funcs.back().loops({{b.funcs.back().outputs()[0].dims[0], c}});
-          b.description = "chunks of " + std::to_string(c);
-        }));
-      }
-      if (explain) std::printf("### %s\n\n", name.c_str());
-      v.push_back(make_elementwise_chain(k, auto_schedule(serial, {n}, {n}, explain)));
-      v.push_back(make_elementwise_chain(k, auto_schedule(host, {n}, {n}, explain)));
-      compare(
-          name, v, chunks.size(),
-          [&](const pipeline& p, eval_context* ctx) {
-            return ctx ? p.evaluate({&in_buf}, {&out_buf}, *ctx) : p.evaluate({&in_buf}, {&out_buf});
-          },
-          [&]() { std::memset(out_buf.base(), 0, n * sizeof(float)); },
-          [&](const std::string& what) {
-            for (index_t i = 0; i < n; ++i) {
-              if (!(std::abs(out_buf(i) - ref(i)) <= 1e-5f * std::abs(ref(i)))) {
-                wrong_result(name + ", " + what + ": out(" + std::to_string(i) + ") = " + std::to_string(out_buf(i)) +
-                             ", expected " + std::to_string(ref(i)));
-              }
-            }
-          },
-          reps, quick ? 1 : 3, cpu_time, &parallel_ctx, rows);
-    }
-  }
-  for (int stages : {2, 3}) {
-    const int border = stages - 1;
-    buffer<float, 2> in_buf({size + 2 * border, size + 2 * border}), out_buf({size, size}), ref({size, size});
-    in_buf.translate(-border, -border);
-    in_buf.allocate();
-    out_buf.allocate();
-    ref.allocate();
-    fill_stencil_chain_input(in_buf, size, border);
-    stencil_chain_reference(in_buf, size, stages, ref);
-    const std::string name = "stencil, " + std::to_string(stages) + " stages";
-    std::vector<std::unique_ptr<built>> v;
-    v.push_back(make_stencil_chain(stages, [](built& b) { b.description = "none"; }));
-    const std::vector<index_t> strips = {1, 8, 32};
-    for (index_t s : strips) {
-      v.push_back(make_stencil_chain(stages, [s](built& b) {
-        b.funcs.back().loops({{b.funcs.back().outputs()[0].dims[1], s}});
-        b.description = "strips of " + std::to_string(s);
-      }));
-    }
-    if (explain) std::printf("### %s\n\n", name.c_str());
-    const std::vector<index_t> in_extents = {size + 2 * border, size + 2 * border}, out_extents = {size, size};
-    v.push_back(make_stencil_chain(stages, auto_schedule(serial, in_extents, out_extents, explain)));
-    v.push_back(make_stencil_chain(stages, auto_schedule(host, in_extents, out_extents, explain)));
-    compare(
-        name, v, strips.size(),
-        [&](const pipeline& p, eval_context* ctx) {
-          return ctx ? p.evaluate({&in_buf}, {&out_buf}, *ctx) : p.evaluate({&in_buf}, {&out_buf});
-        },
-        [&]() { std::memset(out_buf.base(), 0, size * size * sizeof(float)); },
-        [&](const std::string& what) {
-          for (index_t y = 0; y < size; ++y) {
-            for (index_t x = 0; x < size; ++x) {
-              if (out_buf(x, y) != ref(x, y)) {
-                wrong_result(name + ", " + what + ": out(" + std::to_string(x) + ", " + std::to_string(y) +
-                             ") = " + std::to_string(out_buf(x, y)) + ", expected " + std::to_string(ref(x, y)));
-              }
-            }
-          }
-        },
-        reps, quick ? 1 : 3, cpu_time, &parallel_ctx, rows);
-  }
-
-  table t({"pipeline", "variant", "schedule", "time (ms)", "throughput vs best hand",
-           "speed-up vs no schedule (memory reused)", "speed-up vs no schedule (malloc)", "peak intermediates (bytes)",
-           "scheduling time (us)"});
-  for (const row& r : rows) {
-    t.add({r.pipeline, r.variant, r.schedule, fmt(r.ms, 2), fmt(r.vs_hand, 2), fmt(r.speedup_vs_none, 2),
-           fmt(r.speedup_vs_malloc, 2), std::to_string(r.peak), r.schedule_us < 0 ? "" : fmt(r.schedule_us, 1)});
-  }
-  t.print();
-  csv_writer csv(argc, argv,
-                 {"pipeline", "variant", "schedule", "time_ms", "throughput_vs_best_hand", "speedup_vs_none_reused",
-                  "speedup_vs_none_malloc", "peak_intermediate_bytes", "scheduling_time_us"});
-  for (const row& r : rows) {
-    csv.add({r.pipeline, r.variant, r.schedule, r.ms, r.vs_hand, r.speedup_vs_none, r.speedup_vs_malloc,
-             static_cast<long long>(r.peak), csv_writer::if_measured(r.schedule_us >= 0, r.schedule_us)});
-  }
+  const add_fn add = [&](workload w) {
+    if (only.empty() || w.name.find(only) != std::string::npos) rows.push_back(measure(w, opt));
+  };
+  elementwise_rows(quick, false, add);
+  stencil_rows(quick, add);
+  matmul_and_copy_rows(quick, add);
+  ml_rows(quick, add);
+  elementwise_rows(quick, true, add);
+  reduction_row(quick, add);
+  print_table(rows, argc, argv);
 
   // Scheduling time against the length of a chain.
   const double us100 = chain_schedule_us(100, quick ? 21 : 51);
