@@ -9,10 +9,12 @@
 // callbacks"): a pointer per row, computed once per row (the ring buffer's fold is handled
 // there), and plain pointer arithmetic along the row.
 //
-// Usage: demo [--quiet] [--explain] [--trace file.json] [--out dir | --no-files]
+// Usage: demo [--quiet] [--explain] [--auto] [--trace file.json] [--out dir | --no-files]
 //   --quiet skips printing the programs;
 //   --explain prints what the builder decided for the stencil's strips schedule, and why
-//   (slinky/builder/explain.h);
+//   (slinky/builder/explain.h), and with --auto what the automatic scheduler decided;
+//   --auto adds to each example the automatic scheduler's schedule for its shapes and this
+//   machine (slinky/scheduler/schedule.h, docs/scheduler.md);
 //   --out (default demo_output; --visualize is another name for it) is where the demo writes,
 //   and after its table says where: stencil_strips_of_16.html, a page replaying the stencil's
 //   strips schedule on a small image (slinky/runtime/visualize.h, docs/tools.md), and
@@ -41,6 +43,7 @@
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/print.h"
 #include "slinky/runtime/visualize.h"
+#include "slinky/scheduler/schedule.h"
 
 using namespace slinky;
 using namespace slinky_bench;
@@ -53,6 +56,26 @@ std::string out_dir = "demo_output";  // --out; empty with --no-files
 chrome_trace* small_trace = nullptr;  // out_dir/trace.json
 std::vector<std::string> files;       // what the demo wrote, said after the table
 bool explain = false;                 // set by --explain
+bool automatic = false;               // set by --auto
+
+// The automatic scheduler (slinky/scheduler/schedule.h) on the example's graph, for its shapes and
+// this machine; with --explain, what it decided and why.
+void auto_schedule(const std::string& example, node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
+                   const std::vector<buffer_expr_ptr>& outputs, const schedule_shapes& shapes) {
+  // The demo evaluates without a thread pool: a machine of one thread (no parallel loops).
+  machine m = machine::host();
+  m.threads = 1;
+  const schedule_report r = schedule(inputs, outputs, shapes, m);
+  if (explain) {
+    std::printf("What the automatic scheduler decided for %s, and why:\n\n```\n%s```\n\n", example.c_str(),
+                r.to_string(&ctx).c_str());
+  }
+}
+
+// The schedule's name in the results of an example with a hand schedule named `hand`.
+std::string schedule_name(int variant, const std::string& hand) {
+  return variant == 0 ? "no schedule" : variant == 1 ? hand : "automatic (schedule(), this machine)";
+}
 
 // The build options of every example: tracing brackets when --trace is given.
 build_options options() {
@@ -176,7 +199,11 @@ index_t add_1(const buffer<const int>& in, const buffer<int>& out) {
   return 0;
 }
 
-void elementwise(bool scheduled) {
+// variant 0: no schedule; 1: the hand schedule; 2: the automatic scheduler's.
+void elementwise(int variant) {
+  const bool scheduled = variant == 1;
+  const std::string example = "elementwise (in * 2 + 1, 16M ints)";
+  const index_t n = 16 << 20;
   node_context ctx;
   auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
   auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
@@ -186,15 +213,15 @@ void elementwise(bool scheduled) {
   func add = func::make(add_1, {{intm, {point(x)}}}, {{out, {x}}}, {.name = "add_1"});
   // The document's second strategy, with chunks large enough to amortize the calls.
   if (scheduled) add.loops({{x, 1024}});
+  if (variant == 2) auto_schedule(example, ctx, {in}, {out}, schedule_shapes().add(in, {n}).add(out, {n}));
   pipeline p = build_pipeline(ctx, {in}, {out}, options());
 
-  const index_t n = 16 << 20;
   buffer<int, 1> in_buf({n}), out_buf({n});
   in_buf.allocate();
   out_buf.allocate();
   for (index_t i = 0; i < n; ++i) in_buf(i) = static_cast<int>(i % 1000);
   run(
-      "elementwise (in * 2 + 1, 16M ints)", scheduled ? "loop over x in chunks of 1024" : "no schedule", p,
+      example, schedule_name(variant, "loop over x in chunks of 1024"), p,
       [&](eval_context& c) { return p.evaluate({&in_buf}, {&out_buf}, c); },
       [&]() {
         for (index_t i = 0; i < n; ++i) {
@@ -227,7 +254,10 @@ index_t matmul(const buffer<const float>& a, const buffer<const float>& b, const
   return 0;
 }
 
-void matrix_product(bool scheduled) {
+void matrix_product(int variant) {
+  const bool scheduled = variant == 1;
+  const std::string example = "matrix product (a x b) x c, 128x128";
+  const index_t n = 128;
   node_context ctx;
   auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
   auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
@@ -241,9 +271,12 @@ void matrix_product(bool scheduled) {
   func matmul_abc = func::make(matmul, {{ab, {point(i), k_d}}, {c, {k_d, point(j)}}}, {{d, {i, j}}}, {.name = "abc"});
   // The document's schedule: one row of ab at a time, computed in the loop over rows of d.
   if (scheduled) matmul_abc.loops({{i, 1}});
+  if (variant == 2) {
+    auto_schedule(example, ctx, {a, b, c}, {d},
+                  schedule_shapes().add(a, {n, n}).add(b, {n, n}).add(c, {n, n}).add(d, {n, n}));
+  }
   pipeline p = build_pipeline(ctx, {a, b, c}, {d}, options());
 
-  const index_t n = 128;
   buffer<float, 2> a_buf({n, n}), b_buf({n, n}), c_buf({n, n}), d_buf({n, n}), ref({n, n}), ab_ref({n, n});
   for (auto* buf : {&a_buf, &b_buf, &c_buf, &d_buf, &ref, &ab_ref}) buf->allocate();
   for (index_t y = 0; y < n; ++y) {
@@ -256,7 +289,7 @@ void matrix_product(bool scheduled) {
   matmul(a_buf.cast<const float>(), b_buf.cast<const float>(), ab_ref);
   matmul(ab_ref.cast<const float>(), c_buf.cast<const float>(), ref);
   run(
-      "matrix product (a x b) x c, 128x128", scheduled ? "loop over rows of d" : "no schedule", p,
+      example, schedule_name(variant, "loop over rows of d"), p,
       [&](eval_context& ctx) {
         return p.evaluate({&a_buf, &b_buf, &c_buf}, {&d_buf}, ctx);
       },
@@ -311,8 +344,11 @@ index_t multiply_2_2d(const buffer<const int>& in, const buffer<int>& out) {
   return 0;
 }
 
-// step 0: no schedule; otherwise a loop over strips of `step` rows of out.
-void stencil(index_t step) {
+// step 0: no schedule (or, with `automatic`, the automatic scheduler's); otherwise a loop over
+// strips of `step` rows of out.
+void stencil(index_t step, bool automatic_schedule = false) {
+  const std::string example = "3x3 stencil of (in * 2), 4096x4096 ints";
+  const index_t w = 4096, h = 4096;
   node_context ctx;
   auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
   auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
@@ -322,13 +358,18 @@ void stencil(index_t step) {
   func sum =
       func::make(sum_3x3, {{intm, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{out, {x, y}}}, {.name = "sum_3x3"});
   if (step > 0) sum.loops({{y, step}});
+  if (automatic_schedule) {
+    schedule_shapes shapes;
+    shapes.buffers.push_back({in, {{-1, w}, {-1, h}}, sizeof(int)});
+    shapes.add(out, {w, h});
+    auto_schedule(example, ctx, {in}, {out}, shapes);
+  }
   pipeline p = build_pipeline(ctx, {in}, {out}, options());
   if (explain && step > 1) {
     std::printf("What the builder decided for the stencil in strips of %lld rows, and why:\n\n%s\n",
                 static_cast<long long>(step), explain_pipeline(ctx, {in}, {out}, options()).c_str());
   }
 
-  const index_t w = 4096, h = 4096;
   buffer<int, 2> in_buf({w + 2, h + 2}), out_buf({w, h});
   in_buf.translate(-1, -1);
   in_buf.allocate();
@@ -337,10 +378,11 @@ void stencil(index_t step) {
     for (index_t i = -1; i <= w; ++i) in_buf(i, j) = static_cast<int>((i * 7 + j * 3) % 11);
   }
   run(
-      "3x3 stencil of (in * 2), 4096x4096 ints",
-      step == 0   ? "no schedule"
-      : step == 1 ? "loop over rows of out"
-                  : "loop over strips of " + std::to_string(step) + " rows of out",
+      example,
+      automatic_schedule ? schedule_name(2, "")
+      : step == 0        ? "no schedule"
+      : step == 1        ? "loop over rows of out"
+                         : "loop over strips of " + std::to_string(step) + " rows of out",
       p, [&](eval_context& c) { return p.evaluate({&in_buf}, {&out_buf}, c); },
       [&]() {
         for (index_t j = 0; j < h; ++j) {
@@ -390,6 +432,8 @@ int main(int argc, char** argv) {
       explain = true;
     } else if ((std::strcmp(argv[i], "--out") == 0 || std::strcmp(argv[i], "--visualize") == 0) && i + 1 < argc) {
       out_dir = argv[++i];
+    } else if (std::strcmp(argv[i], "--auto") == 0) {
+      automatic = true;
     } else if (std::strcmp(argv[i], "--no-files") == 0) {
       out_dir.clear();
     } else if (std::strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
@@ -401,7 +445,7 @@ int main(int argc, char** argv) {
       trace_writer = std::make_unique<chrome_trace>(trace_file);
       trace = trace_writer.get();
     } else {
-      std::fprintf(stderr, "usage: demo [--quiet] [--explain] [--trace file.json] [--out dir | --no-files]\n");
+      std::fprintf(stderr, "usage: demo [--quiet] [--explain] [--auto] [--trace file.json] [--out dir | --no-files]\n");
       return 1;
     }
   }
@@ -428,9 +472,11 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   std::printf("The allocator keeps freed memory for reuse (mallopt), so times compare locality, not page faults.\n\n");
-  for (bool scheduled : {false, true}) elementwise(scheduled);
-  for (bool scheduled : {false, true}) matrix_product(scheduled);
+  const int variants = automatic ? 3 : 2;
+  for (int v = 0; v < variants; ++v) elementwise(v);
+  for (int v = 0; v < variants; ++v) matrix_product(v);
   for (index_t step : {0, 1, 16}) stencil(step);
+  if (automatic) stencil(0, true);
 
   table t({"example", "schedule", "time (ms)", "peak intermediate memory (bytes)", "speed vs no schedule"});
   for (const result& r : results) {

@@ -49,6 +49,10 @@ void init_node(sched_graph& g, func* f, int i) {
   sched_node& n = g.nodes[i];
   n.f = f;
   n.user_scheduled = !f->loops().empty() || f->compute_at().has_value();
+  n.client_loops = !f->loops().empty();
+  for (const func::output& o : f->outputs()) {
+    if (o.buffer->store_at() && !o.buffer->store_at()->root()) n.client_loops = true;
+  }
   if (f->compute_at()) {
     n.pinned_root = f->compute_at()->root();
     n.pinned_loop = !f->compute_at()->root();

@@ -29,6 +29,10 @@ struct sched_node {
   bool user_scheduled = false;
   bool pinned_root = false;
   bool pinned_loop = false;
+  // The client gave it loops, or stored one of its outputs at a loop (not the root): funcs around
+  // it must stay where the builder would put them, or the client's loops may no longer contain
+  // what they store.
+  bool client_loops = false;
   // Its variables are the first output's dims: slots [slot, slot + rank) of a region array.
   std::size_t slot = 0;
   std::size_t rank = 0;

@@ -146,7 +146,7 @@ void clear_schedule(sched_node& n, const sched_graph& g) {
   for (const func::output& o : n.f->outputs()) {
     if (!g.outputs.count(o.buffer.get())) o.buffer->store_at(std::optional<loop_id>());
   }
-  n.user_scheduled = n.pinned_root = n.pinned_loop = false;
+  n.user_scheduled = n.pinned_root = n.pinned_loop = n.client_loops = false;
 }
 
 }  // namespace
@@ -163,10 +163,14 @@ void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, 
   report.funcs[h].where = schedule_report::placement::output;
   const bool pinned_inside =
       std::any_of(group.begin(), group.end(), [&](int i) { return g.nodes[i].pinned_loop && i != h; });
+  const bool loops_inside =
+      std::any_of(group.begin(), group.end(), [&](int i) { return g.nodes[i].client_loops && i != h; });
   const char* left_alone = head.user_scheduled ? "the client scheduled the func of this output"
                            : pinned_inside     ? "a func feeding this output is computed at a loop by the client"
-                           : !head.full_known  ? "no shape given for this output"
-                                               : nullptr;
+                           : loops_inside
+                               ? "a func feeding this output has loops or storage at a loop set by the client"
+                           : !head.full_known ? "no shape given for this output"
+                                              : nullptr;
   if (left_alone) {
     ld.why = left_alone;
     for (int i : group) report.funcs[i].why = i == h ? "produces an output left alone" : left_alone;

@@ -104,12 +104,12 @@ struct features {
   bool auto_schedule = true;
   // Every case in auto mode (with auto_schedule), for long runs of the scheduler alone.
   bool auto_only = false;
-  // In auto mode keep, a store_at at a loop: the scheduler may compute the producer, or a func
-  // between it and that loop's func, at the root, out of that storage, and the build fails
-  // (DISABLED_store_at_of_an_unscheduled_func_kept and DISABLED_store_at_across_an_unscheduled_func_kept
-  // in slinky/scheduler/test/random_schedule_regressions_test.cc). Off: keep schedules store
-  // nothing at a loop.
-  bool auto_store_at = false;
+  // In auto mode keep, a store_at at a loop (the scheduler once computed the producer, or a func
+  // between it and that loop's func, at the root, out of that storage, and the build failed:
+  // store_at_of_an_unscheduled_func_kept and store_at_across_an_unscheduled_func_kept in
+  // slinky/scheduler/test/random_schedule_regressions_test.cc). Off: keep schedules store nothing
+  // at a loop.
+  bool auto_store_at = true;
 
   // A comma-separated list of feature names, each optionally prefixed by '-' to turn it off;
   // "stages=N" sets max_stages. Returns false if a name is unknown.

@@ -61,7 +61,7 @@ void store_at_of_an_unscheduled_func(bool reschedule) {
                            {.inputs = {}, .outputs = {{.bounds = {{0, 0}, {0, 0}, {0, 1}}}}, .monitor = &m});
 }
 
-TEST(random_schedule_regressions, DISABLED_store_at_of_an_unscheduled_func_kept) {
+TEST(random_schedule_regressions, store_at_of_an_unscheduled_func_kept) {
   store_at_of_an_unscheduled_func(false);
 }
 
@@ -75,7 +75,7 @@ TEST(random_schedule_regressions, store_at_of_an_unscheduled_func_rescheduled) {
 // between them, unscheduled. The scheduler computes f1 at the root, f0 follows its consumer out
 // of f2's loop, and build_pipeline aborts: "store_at of buffer t2: loop x of func f2 does not
 // contain func f0, which produces it".
-TEST(random_schedule_regressions, DISABLED_store_at_across_an_unscheduled_func_kept) {
+TEST(random_schedule_regressions, store_at_across_an_unscheduled_func_kept) {
   random_test::monitor m;
   m.allowed = {{}, {}, {{0, 0}, {0, 4}}, {{0, 0}, {0, 3}}, {{0, 3}}, {{0, 3}}, {{0, 3}}};
   node_context ctx;
