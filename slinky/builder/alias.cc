@@ -141,9 +141,12 @@ class alias_planner {
     // Inputs of a copy with several write their own part of the destination.
     const std::size_t sources = f.is_padded_copy() ? 1 : f.inputs().size();
     if (sources > 1 && in.output_crop.empty()) return false;
-    // A producer with several outputs may compute a wider region than the copy reads; into a
-    // padded destination those extra values could land on padding written before them.
-    if (f.is_padded_copy() && g_.funcs[g_.buffers[s].producer].f->outputs().size() != 1) return false;
+    // A producer with several outputs may compute a wider region than the copy reads (the union
+    // of what its outputs' consumers need): in the destination those extra values could land on
+    // padding written before them, on another input's part of a concatenation or stack, or
+    // outside the destination altogether (an empty destination: random_regressions,
+    // stack_of_a_multi_output_func_into_an_empty_output).
+    if (g_.funcs[g_.buffers[s].producer].f->outputs().size() != 1) return false;
     // The destination: an output, or an intermediate stored where the source's view is made (at
     // the source's level or outside it); its fold factors (undefined: unfolded) restrict the
     // view below.
