@@ -227,6 +227,7 @@ void loop_planner::account_root(int i, place_reason why) {
     s.produce[0][n.slot + v] = intersect(s.window[0][n.slot + v], s.window[1][n.slot + v]);
   }
   add_external(plan, bytes, g.region_bytes(n, s.produce[0].data()), n.full_bytes, m, fraction);
+  ++plan.buffers;
 }
 
 // Member i in the loop: what each iteration computes (the part of its window earlier iterations
@@ -239,6 +240,7 @@ void loop_planner::account_in_loop(int i, int moving, index_t shift) {
     if (n.out_slots[0][d] == moving) plan.moving_dim[i] = static_cast<int>(d);
   }
   ++plan.calls_per_iteration;
+  ++plan.buffers;
   for (int q = 0; q < 3; ++q) {
     std::copy_n(s.window[q].begin() + n.slot, n.rank, s.produce[q].begin() + n.slot);
     const index_range w = s.window[q][n.slot + moving];
@@ -326,6 +328,7 @@ void loop_planner::account_externals() {
     for (std::size_t d = 0; d < overlap.size() && d < e.box[1].size(); ++d) {
       overlap[d] = intersect(e.box[0][d], e.box[1][d]);
     }
+    ++plan.buffers;
     const double total = e.total_bytes >= 0 ? e.total_bytes : bytes[0] * plan.extent / plan.probe_step;
     add_external(plan, bytes, box_bytes(overlap, e.elem_size), total, m, fraction);
   }
@@ -347,7 +350,9 @@ double plan_cost(const loop_plan& plan, index_t step, int workers, const machine
   const double fold = plan.fold(st, S) + (workers - 1) * plan.sliding_shift_bytes(st, S);
   const double ws = fold + plan.external_window(st, S) + plan.output_chunk(st, S);
   if (working_set) *working_set = ws;
-  const double c = m.ns_per_byte[level_of(ws, m, fraction)];
+  // L1's rate only for serial loops over few buffers (machine::l1_buffers).
+  const int level = level_of(ws, m, fraction);
+  const double c = m.ns_per_byte[level == 0 && (workers > 1 || plan.buffers > m.l1_buffers) ? 1 : level];
   const double per_iteration = plan.calls_per_iteration * m.call_overhead_ns + plan.internal_bytes(st, S) * c +
                                plan.external_cached_bytes(st, S) * c + plan.streamed_ns(st, S);
   double loop_ns = iterations * per_iteration;

@@ -27,11 +27,16 @@ struct machine {
   /// (the loop iteration, the crops of its buffers, the call dispatch), in nanoseconds.
   double call_overhead_ns = 30;
   /// Time per byte a simple streaming callback spends on data in each level (L1, L2, L3, main
-  /// memory), in nanoseconds. With hardware prefetching, L1 and L2 stream at about the same rate
-  /// (the callback's own work is the limit); the step that matters is leaving the core's caches.
+  /// memory), in nanoseconds. With hardware prefetching, L2 streams nearly as fast as L1; the
+  /// step that matters most is leaving the core's caches.
   /// Defaults of the right order for a current x86 core (from benchmark 3 on the 2-core machine of
   /// docs/benchmarks.md), not measured on the host (a calibration is planned; docs/scheduler.md).
-  double ns_per_byte[4] = {0.03, 0.03, 0.06, 0.1};
+  double ns_per_byte[4] = {0.02, 0.03, 0.06, 0.1};
+  /// The most buffers one iteration of a serial loop may touch for its working set to be served
+  /// at L1's rate (about half the L1's associativity): with more, chunks of different buffers at
+  /// the same offsets within a page compete for the same sets, and the scheduler prices L1 like
+  /// L2. Parallel loops are priced at L2's rate too (their iterations pay more per step).
+  int l1_buffers = 6;
   /// The first touch of a fresh page of memory (a page fault), in nanoseconds per 4 KiB page: what
   /// a large intermediate allocated with the default allocator costs on every evaluation.
   double page_touch_ns = 250;
