@@ -144,6 +144,7 @@ std::string auto_to_cpp(const graph_spec& g, const plan& pl, const schedule_spec
   os << "  target.call_overhead_ns = " << m.call_overhead_ns << ";\n";
   os << "  target.page_touch_ns = " << m.page_touch_ns << ";\n";
   for (int l = 0; l < 4; ++l) os << "  target.ns_per_byte[" << l << "] = " << m.ns_per_byte[l] << ";\n";
+  os << "  target.l1_buffers = " << m.l1_buffers << ";\n";
   os << "  schedule_shapes shapes;\n";
   std::string ins = "{", outs = "{";
   for (std::size_t i = 0; i < g.buffers.size(); ++i) {
