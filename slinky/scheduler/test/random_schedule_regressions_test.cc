@@ -61,9 +61,7 @@ void store_at_of_an_unscheduled_func(bool reschedule) {
                            {.inputs = {}, .outputs = {{.bounds = {{0, 0}, {0, 0}, {0, 1}}}}, .monitor = &m});
 }
 
-TEST(random_schedule_regressions, store_at_of_an_unscheduled_func_kept) {
-  store_at_of_an_unscheduled_func(false);
-}
+TEST(random_schedule_regressions, store_at_of_an_unscheduled_func_kept) { store_at_of_an_unscheduled_func(false); }
 
 TEST(random_schedule_regressions, store_at_of_an_unscheduled_func_rescheduled) {
   store_at_of_an_unscheduled_func(true);
