@@ -26,23 +26,23 @@ bool crop_is_no_op(const interval_expr& b, var src, int d) {
   return crop_min_is_no_op(b.min, src, d) && crop_max_is_no_op(b.max, src, d);
 }
 
+// If e is a clamp (T: minimum or maximum) with an operand that is_bound accepts, the other operand.
+template <typename T, typename IsBound>
+void strip_clamp(expr& e, const IsBound& is_bound) {
+  if (const T* m = e.as<T>()) {
+    if (is_bound(m->a)) {
+      e = m->b;
+    } else if (is_bound(m->b)) {
+      e = m->a;
+    }
+  }
+}
+
 // For the same reason, clamping crop bounds to the bounds of the cropped buffer is redundant.
 interval_expr strip_clamps(interval_expr b, var src, int d) {
   if (b.is_point()) return b;
-  if (const maximum* m = b.min.as<maximum>()) {
-    if (is_variable(m->a, src, buffer_field::min, d)) {
-      b.min = m->b;
-    } else if (is_variable(m->b, src, buffer_field::min, d)) {
-      b.min = m->a;
-    }
-  }
-  if (const minimum* m = b.max.as<minimum>()) {
-    if (is_variable(m->a, src, buffer_field::max, d)) {
-      b.max = m->b;
-    } else if (is_variable(m->b, src, buffer_field::max, d)) {
-      b.max = m->a;
-    }
-  }
+  strip_clamp<maximum>(b.min, [&](const expr& x) { return is_variable(x, src, buffer_field::min, d); });
+  strip_clamp<minimum>(b.max, [&](const expr& x) { return is_variable(x, src, buffer_field::max, d); });
   return b;
 }
 
@@ -215,26 +215,11 @@ bool simplifier::crop_keeps_allocated(const interval_expr& b, var src, std::size
 }
 
 interval_expr simplifier::strip_allocated_clamps(interval_expr b, var src, std::size_t d) const {
-  if (b.is_point()) return b;
-  const maximum* lo = b.min.as<maximum>();
-  const minimum* hi = b.max.as<minimum>();
-  if (!lo && !hi) return b;
+  if (b.is_point() || (!b.min.as<maximum>() && !b.max.as<minimum>())) return b;
   const interval_expr* a = allocated_bounds(src, d);
   if (!a) return b;
-  if (lo && a->min.defined()) {
-    if (match(lo->a, a->min)) {
-      b.min = lo->b;
-    } else if (match(lo->b, a->min)) {
-      b.min = lo->a;
-    }
-  }
-  if (hi && a->max.defined()) {
-    if (match(hi->a, a->max)) {
-      b.max = hi->b;
-    } else if (match(hi->b, a->max)) {
-      b.max = hi->a;
-    }
-  }
+  if (a->min.defined()) strip_clamp<maximum>(b.min, [&](const expr& x) { return match(x, a->min); });
+  if (a->max.defined()) strip_clamp<minimum>(b.max, [&](const expr& x) { return match(x, a->max); });
   return b;
 }
 
