@@ -64,14 +64,24 @@ scheduler_fn loop_of(int f, int d, index_t step, bool parallel, std::string desc
   };
 }
 
-std::string step_description(const schedule_report::loop_decision& l) {
-  if (!l.looped) return "no loop";
-  const std::vector<var>& dims = l.f->outputs()[0].dims;
-  const int rank = static_cast<int>(dims.size());
+std::string loop_description(const schedule_report::loop_decision& l) {
+  const int rank = static_cast<int>(l.f->outputs()[0].dims.size());
   std::string what = rank == 1           ? "chunks of "
                      : l.dim == rank - 1 ? "rows in blocks of "
                                          : "dim " + std::to_string(l.dim) + " by ";
-  return what + std::to_string(l.step) + (l.parallel ? ", parallel" : "");
+  what += std::to_string(l.step) + (l.parallel ? ", parallel" : "");
+  // A loop of a func at the root (not an output's) is named by its func.
+  return l.produces_output ? what : l.f->name() + ": " + what;
+}
+
+// The loops of a schedule ("no loop" if none).
+std::string step_description(const schedule_report& r) {
+  std::string s;
+  for (const schedule_report::loop_decision& l : r.loops) {
+    if (!l.looped) continue;
+    s += (s.empty() ? "" : "; ") + loop_description(l);
+  }
+  return s.empty() ? "no loop" : s;
 }
 
 // The automatic schedule for machine m and the shapes of these buffers; its time is the median of
@@ -94,7 +104,7 @@ scheduler_fn auto_schedule(const machine& m, std::vector<const raw_buffer*> ins,
     }
     std::sort(us.begin(), us.end());
     b.schedule_us = us[us.size() / 2];
-    b.description = step_description(r.loops[0]);
+    b.description = step_description(r);
     if (explain) std::printf("```\n%s```\n\n", r.to_string(&b.ctx).c_str());
   };
 }
@@ -197,6 +207,13 @@ row measure(const workload& w, const options& opt) {
   const std::vector<double> t =
       interleaved_medians(fns, w.parallel ? 3 * opt.reps : opt.reps, opt.cpu_time && !w.parallel);
   check(automatic, " (after timing)");
+  if (opt.explain) {
+    std::printf("Every variant (ms, peak KiB):\n\n");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      std::printf("- %s: %.3f, %.1f\n", v[i]->description.c_str(), t[i] * 1e3, trackers[i]->peak / 1024.0);
+    }
+    std::printf("\n");
+  }
 
   std::size_t best_hand = 1;
   for (std::size_t i = 1; i < heuristic; ++i) {

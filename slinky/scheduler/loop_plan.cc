@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <unordered_map>
 
 namespace slinky {
@@ -19,7 +20,11 @@ namespace {
 constexpr double fork_join_ns = 5000;
 constexpr double parallel_efficiency = 0.9;
 
-double page_ns(double bytes, const machine& m) { return bytes / 4096.0 * m.page_touch_ns; }
+// The first touch of the pages of `bytes` allocated per evaluation, if the allocator hands them out
+// fresh (machine::fresh_block_bytes; for the folds of a loop, their sum stands for the largest).
+double page_ns(double bytes, const machine& m) {
+  return bytes >= static_cast<double>(m.fresh_block_bytes) ? bytes / 4096.0 * m.page_touch_ns : 0;
+}
 
 // The bytes of an external buffer's box.
 double box_bytes(const std::vector<index_range>& box, index_t elem_size) {
@@ -43,9 +48,14 @@ void add_external(loop_plan& plan, const double bytes[3], double overlap_bytes, 
                   double fraction) {
   // What is new in each iteration comes from where the whole buffer is; the rest was read by the
   // previous iteration and is in the working set's level.
+  const double c = m.ns_per_byte[level_of(total_bytes, m, fraction)];
+  if (bytes[0] == bytes[1] && bytes[0] == bytes[2] && overlap_bytes >= bytes[0]) {
+    plan.invariant_bytes += bytes[0];
+    plan.invariant_read_ns += bytes[0] * c;
+    return;
+  }
   const double advance = std::max(0.0, bytes[1] - overlap_bytes);
   const double advance_2s = std::min(bytes[2], 2 * advance);
-  const double c = m.ns_per_byte[level_of(total_bytes, m, fraction)];
   plan.external_window.add(bytes[0], bytes[2]);
   plan.external_cached_bytes.add(bytes[0] - std::min(bytes[0], advance), bytes[2] - advance_2s);
   plan.streamed_ns.add(std::min(bytes[0], advance) * c, advance_2s * c);
@@ -141,7 +151,9 @@ void loop_planner::reset(int dim) {
       s.reads[q].resize(g.nodes.size());
     }
     s.failed.resize(g.nodes.size());
+    s.member_mark.resize(g.nodes.size());
   }
+  ++s.mark;
   for (int i : members) {
     const sched_node& n = g.nodes[i];
     plan.in_loop[i] = 0;
@@ -153,6 +165,7 @@ void loop_planner::reset(int dim) {
       s.reads[q][i] = 0;
     }
     s.failed[i] = 0;
+    s.member_mark[i] = s.mark;
   }
   plan.dim = dim;
   plan.slot = g.nodes[h].out_slots[0][dim];
@@ -167,7 +180,10 @@ void loop_planner::run(int dim) {
   if (plan.extent < 2) return;
   // The probes: iterations at y and y + S with step S, and at y with step 2S, inside the loop's
   // range (away from its end, where the last chunk is truncated).
-  const index_t S = std::max<index_t>(1, plan.extent / 4);
+  // S a power of two: the shifts of funcs that move one element per block of the loop's elements
+  // (granularity) divide it.
+  index_t S = 1;
+  while (S * 8 <= plan.extent) S *= 2;
   const index_t y = plan.extent >= 4 ? whole.min + S : whole.min;
   chunk[0] = {y, y + S - 1};
   chunk[1] = {y + S, y + 2 * S - 1};
@@ -260,6 +276,14 @@ void loop_planner::account_in_loop(int i, int moving, index_t shift) {
     elems2 *= static_cast<double>(s.window[2][n.slot + v].extent());
   }
   plan.elements[i] = {elems0, elems2};
+  const index_t ashift = shift < 0 ? -shift : shift;
+  const index_t S = static_cast<index_t>(plan.probe_step);
+  if (ashift > 0 && ashift < S && S % ashift == 0) {
+    const index_t g = S / ashift;
+    const index_t lcm = plan.granularity / std::gcd(plan.granularity, g) * g;
+    // A granularity beyond the loop's extent would leave one iteration: keep the largest that fits.
+    plan.granularity = lcm <= plan.extent ? lcm : std::max(plan.granularity, g <= plan.extent ? g : 1);
+  }
   if (i == h) {
     plan.output_chunk.add(window0, window2);
     const double c = m.ns_per_byte[level_of(n.full_bytes, m, fraction)];
@@ -282,7 +306,7 @@ void loop_planner::read_inputs(int i) {
   for (const func::input& in : n.f->inputs()) {
     const buffer_expr* b = in.buffer.get();
     const int p = g.producer_of(b);
-    const bool member = p >= 0 && p != h && g.nodes[p].group == h;
+    const bool member = p >= 0 && p != h && s.member_mark[p] == s.mark;
     external_read* ext = nullptr;
     if (!member) {
       auto e = externals.find(b);
@@ -348,18 +372,35 @@ double plan_cost(const loop_plan& plan, index_t step, int workers, const machine
   const double st = static_cast<double>(step);
   const double iterations = std::ceil(static_cast<double>(plan.extent) / st);
   const double fold = plan.fold(st, S) + (workers - 1) * plan.sliding_shift_bytes(st, S);
-  const double ws = fold + plan.external_window(st, S) + plan.output_chunk(st, S);
+  const double moving = fold + plan.external_window(st, S) + plan.output_chunk(st, S);
+  // The first level holding the working set, with the invariant windows where they fit alone.
+  const index_t caps[3] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
+  int level = 3;
+  double ws = moving + plan.invariant_bytes;
+  for (int l = 0; l < 3 && level == 3; ++l) {
+    const double budget = fraction * static_cast<double>(caps[l]);
+    const double at_l = moving + (plan.invariant_bytes <= budget ? plan.invariant_bytes : 0);
+    if (caps[l] > 0 && at_l <= budget) {
+      level = l;
+      ws = at_l;
+    }
+  }
   if (working_set) *working_set = ws;
   // L1's rate only for serial loops over few buffers (machine::l1_buffers).
-  const int level = level_of(ws, m, fraction);
   const double c = m.ns_per_byte[level == 0 && (workers > 1 || plan.buffers > m.l1_buffers) ? 1 : level];
-  const double per_iteration = plan.calls_per_iteration * m.call_overhead_ns + plan.internal_bytes(st, S) * c +
-                               plan.external_cached_bytes(st, S) * c + plan.streamed_ns(st, S);
-  double loop_ns = iterations * per_iteration;
+  const double calls_ns = plan.calls_per_iteration * m.call_overhead_ns;
+  const double bytes_ns =
+      plan.internal_bytes(st, S) * c + plan.external_cached_bytes(st, S) * c + plan.streamed_ns(st, S);
+  double loop_ns;
   if (workers > 1) {
-    loop_ns = loop_ns / (std::min<double>(workers, iterations) * parallel_efficiency) + fork_join_ns;
+    // The critical path: the iterations of the busiest worker.
+    const double per_worker = std::ceil(iterations / workers);
+    loop_ns = per_worker * (calls_ns + bytes_ns) / parallel_efficiency + fork_join_ns;
+  } else {
+    // Every iteration calls; the bytes are those of the whole extent (the last chunk is truncated).
+    loop_ns = iterations * calls_ns + static_cast<double>(plan.extent) / st * bytes_ns;
   }
-  return loop_ns + plan.root_ns + page_ns(fold, m);
+  return loop_ns + plan.root_ns + plan.invariant_read_ns + page_ns(fold, m);
 }
 
 double unscheduled_cost(const sched_graph& g, const std::vector<int>& members, const machine& m, double fraction) {
@@ -373,9 +414,12 @@ double unscheduled_cost(const sched_graph& g, const std::vector<int>& members, c
 
 index_t largest_step_within(const loop_plan& plan, double budget, int workers, index_t max_step) {
   const double S = plan.probe_step;
+  // The invariant windows count where they fit alone (else they stream from a lower level
+  // whatever the step).
+  const double invariant = plan.invariant_bytes <= budget ? plan.invariant_bytes : 0;
   auto ws = [&](double st) {
     return plan.fold(st, S) + (workers - 1) * plan.sliding_shift_bytes(st, S) + plan.external_window(st, S) +
-           plan.output_chunk(st, S);
+           plan.output_chunk(st, S) + invariant;
   };
   if (ws(1) > budget) return 0;
   // The working set is linear in the step: solve ws(step) <= budget.
@@ -390,7 +434,15 @@ index_t largest_step_within(const loop_plan& plan, double budget, int workers, i
   while ((step >> bits) >= 8) ++bits;
   step = (step >> bits) << bits;
   while (step > 1 && ws(static_cast<double>(step)) > budget) --step;
+  const index_t g = plan.granularity;
+  if (step >= g) step -= step % g;
   return std::max<index_t>(1, step);
+}
+
+index_t aligned_step(const loop_plan& plan, index_t step, index_t max_step) {
+  const index_t g = plan.granularity;
+  step = step >= g ? step - step % g : g;
+  return std::max<index_t>(1, std::min(step, max_step));
 }
 
 }  // namespace scheduler_internal

@@ -42,6 +42,11 @@ struct loop_plan {
   int slot = -1;
   index_t extent = 0;
   double probe_step = 1;  // S
+  // Steps should be multiples of this: a func in the loop moves by one element every
+  // `granularity` elements of the loop (a consumer reading whole panels or blocks of it, j / 64
+  // say), and a step that is not a multiple makes iterations straddle its blocks (each computing
+  // and reading partial blocks twice). The least common multiple over the loop's funcs.
+  index_t granularity = 1;
   // One iteration's working set: the windows of the intermediates computed in the loop (their
   // folds), of the buffers read from outside the loop, and the output's chunk; in bytes.
   linear_in_step fold, external_window, output_chunk;
@@ -50,6 +55,14 @@ struct loop_plan {
   // same level), and the time of the new part of external windows and of the output chunk (from
   // the level their whole buffers fit in), in ns.
   linear_in_step internal_bytes, external_cached_bytes, streamed_ns;
+  // The windows read whole by every iteration from outside the loop (the same box each time: the
+  // operands of a reduction, like b and c in (a x b) x c looped over rows): their bytes, and the
+  // time to read them once. A callback reading a whole operand for each of its output rows reads
+  // it that many times whatever the schedule, so the model charges these reads once per
+  // evaluation, as for no loop. They count in the working set of a cache level they fit in alone
+  // (the callbacks re-read them from there, and a loop's windows must leave them room), not in
+  // that of a smaller level (they stream from a larger one whatever the step).
+  double invariant_bytes = 0, invariant_read_ns = 0;
   // The bytes one iteration's shift adds to the windows of the funcs that slide: a pipelined
   // parallel loop with K iterations in flight holds K - 1 more of them.
   linear_in_step sliding_shift_bytes;
@@ -73,13 +86,21 @@ struct plan_scratch {
   std::vector<double> reads[3];
   std::vector<char> failed;
   std::vector<index_range> needed;
+  // The members of the plan being made: member_mark[i] == mark.
+  std::vector<int> member_mark;
+  int mark = 0;
 };
 
 // Analyzes a loop over output dim `dim` of head `h` (members: the group's nodes, consumers
-// first, h first). full: the whole regions (full_regions).
+// first, h first; h is an output's func, or a func at the root heading a subgroup, whose members
+// all feed it). full: the whole regions (full_regions).
 void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& members,
                const std::vector<index_range>& full, const machine& m, double cache_fraction, plan_scratch& scratch,
                loop_plan& plan);
+
+// `step` made a multiple of the plan's granularity: rounded down, or up to the granularity itself
+// (both at most max_step).
+index_t aligned_step(const loop_plan& plan, index_t step, index_t max_step);
 
 // The estimated time of the group with the plan's loop in steps of `step`, with `workers`
 // iterations in flight (1: serial), in ns; also the working set of one iteration.
@@ -90,7 +111,8 @@ double plan_cost(const loop_plan& plan, index_t step, int workers, const machine
 double unscheduled_cost(const sched_graph& g, const std::vector<int>& members, const machine& m, double cache_fraction);
 
 // The largest step whose working set (with `workers` iterations in flight) fits in `budget`
-// bytes, rounded down to 3 significant bits, at most max_step; 0 if even a step of 1 does not fit.
+// bytes, rounded down to 3 significant bits and to a multiple of the plan's granularity (where
+// it is at least that), at most max_step; 0 if even a step of 1 does not fit.
 index_t largest_step_within(const loop_plan& plan, double budget, int workers, index_t max_step);
 
 }  // namespace scheduler_internal

@@ -40,6 +40,11 @@ struct machine {
   /// The first touch of a fresh page of memory (a page fault), in nanoseconds per 4 KiB page: what
   /// a large intermediate allocated with the default allocator costs on every evaluation.
   double page_touch_ns = 250;
+  /// The size from which a block comes from the allocator as fresh pages on every evaluation, in
+  /// bytes: smaller blocks are reused from the heap after the first evaluation (glibc's malloc
+  /// maps blocks above its mmap threshold, which rises with the blocks freed up to 32 MiB on
+  /// 64-bit). 0: every block is fresh.
+  index_t fresh_block_bytes = 32 << 20;
 
   /// The host, detected once per process (thread-safe): cache sizes from sysfs
   /// (/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size}), else from sysconf's

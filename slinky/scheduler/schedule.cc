@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
+#include <unordered_map>
 
 #include "slinky/scheduler/graph_walk.h"
 #include "slinky/scheduler/loop_plan.h"
@@ -53,7 +55,8 @@ const char* describe(place_reason r) {
 }
 
 // The best step for a plan with `workers` iterations in flight: the cheapest (the larger on a tie)
-// of 1 and the largest steps fitting the L1 and L2 budgets; the L3 budget is considered only when
+// of 1 and the largest steps fitting the L1 and L2 budgets, each a multiple of the plan's
+// granularity; the L3 budget is considered only when
 // not even a step of 1 fits L2. L2 is the core's own; L3 is shared with the other cores and
 // processes, and the model's figures for it are the least reliable.
 index_t best_step(const loop_plan& plan, int workers, index_t max_step, const machine& m, double fraction,
@@ -68,19 +71,21 @@ index_t best_step(const loop_plan& plan, int workers, index_t max_step, const ma
       cost = c;
     }
   };
-  consider(1);
+  consider(aligned_step(plan, 1, max_step));
   bool fits_l2 = false;
   for (int level = 0; level < 3; ++level) {
     if (caps[level] <= 0 || (level == 2 && fits_l2)) continue;
     const index_t step = largest_step_within(plan, fraction * static_cast<double>(caps[level]), workers, max_step);
     if (step == 0) continue;
-    consider(step);
+    consider(aligned_step(plan, step, max_step));
     fits_l2 = true;
   }
   return best;
 }
 
 struct group_choice {
+  // Some loop could be analyzed (a dim of extent >= 2 with known regions).
+  bool considered = false;
   bool looped = false;
   int dim = -1;
   index_t step = 0;
@@ -102,6 +107,7 @@ group_choice choose_loop(const sched_graph& g, int h, const std::vector<int>& me
   for (int d = static_cast<int>(head.out_slots[0].size()) - 1; d >= 0; --d) {
     plan_loop(g, h, d, members, full, m, o.cache_fraction, scratch, plan);
     if (!plan.ok) continue;
+    best.considered = true;
     double cost;
     const index_t step = best_step(plan, 1, plan.extent, m, o.cache_fraction, cost);
     group_choice c;
@@ -128,6 +134,7 @@ group_choice choose_loop(const sched_graph& g, int h, const std::vector<int>& me
     }
     if (c.cost < best.cost) {
       c.unscheduled = best.unscheduled;
+      c.considered = true;
       best = c;
     }
     // The model prices bytes and calls, not the shape of the pieces: a loop over an inner dim cuts
@@ -153,36 +160,51 @@ void clear_schedule(sched_node& n, const sched_graph& g) {
 
 namespace {
 
-// Decides, sets and reports the schedule of head h's group.
-void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, const std::vector<index_range>& full,
-                    const machine& m, const schedule_options& options, plan_scratch& scratch, loop_plan& plan,
-                    schedule_report& report) {
+// Decides, sets and reports the schedule of head h's group: an output's (subgroup false), or the
+// funcs feeding only a func left at the root by its own group's loop (subgroup true; h keeps its
+// placement and gets a loop of its own when one pays). Appends to `at_root` the members left at
+// the root that may head subgroups: after a loop, or when no loop could be analyzed at all (an
+// output of one element, say); not when no loop was cheaper, where a subgroup's loops would be
+// the loops just rejected.
+void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, bool subgroup,
+                    const std::vector<index_range>& full, const machine& m, const schedule_options& options,
+                    plan_scratch& scratch, loop_plan& plan, schedule_report& report, std::vector<int>& at_root) {
   const sched_node& head = g.nodes[h];
   schedule_report::loop_decision ld;
   ld.f = head.f;
-  report.funcs[h].where = schedule_report::placement::output;
-  const bool pinned_inside =
-      std::any_of(group.begin(), group.end(), [&](int i) { return g.nodes[i].pinned_loop && i != h; });
-  const bool loops_inside =
-      std::any_of(group.begin(), group.end(), [&](int i) { return g.nodes[i].client_loops && i != h; });
-  const char* left_alone = head.user_scheduled ? "the client scheduled the func of this output"
-                           : pinned_inside     ? "a func feeding this output is computed at a loop by the client"
-                           : loops_inside
-                               ? "a func feeding this output has loops or storage at a loop set by the client"
-                           : !head.full_known ? "no shape given for this output"
-                                              : nullptr;
-  if (left_alone) {
-    ld.why = left_alone;
-    for (int i : group) report.funcs[i].why = i == h ? "produces an output left alone" : left_alone;
-    report.loops.push_back(ld);
-    return;
+  ld.produces_output = !subgroup;
+  if (!subgroup) {
+    report.funcs[h].where = schedule_report::placement::output;
+    const bool pinned_inside =
+        std::any_of(group.begin(), group.end(), [&](int i) { return g.nodes[i].pinned_loop && i != h; });
+    const bool loops_inside =
+        std::any_of(group.begin(), group.end(), [&](int i) { return g.nodes[i].client_loops && i != h; });
+    const char* left_alone = head.user_scheduled ? "the client scheduled the func of this output"
+                             : pinned_inside     ? "a func feeding this output is computed at a loop by the client"
+                             : loops_inside
+                                 ? "a func feeding this output has loops or storage at a loop set by the client"
+                             : !head.full_known ? "no shape given for this output"
+                                                : nullptr;
+    if (left_alone) {
+      ld.why = left_alone;
+      for (int i : group) report.funcs[i].why = i == h ? "produces an output left alone" : left_alone;
+      report.loops.push_back(ld);
+      return;
+    }
+    report.funcs[h].why = "produces an output";
   }
   const group_choice c = choose_loop(g, h, group, full, m, options, scratch, plan);
   ld.cost_ns = c.cost;
   ld.unscheduled_cost_ns = c.unscheduled;
-  report.funcs[h].why = "produces an output";
+  auto may_head_subgroup = [&](int i) { return i != h && !g.nodes[i].user_scheduled; };
   if (!c.looped) {
-    ld.why = "no loop is cheaper than any loop the cost model considered";
+    if (!c.considered) {
+      std::copy_if(group.begin(), group.end(), std::back_inserter(at_root), may_head_subgroup);
+    }
+    // A subgroup without a loop stays as its group's loop left it: nothing to report.
+    if (subgroup) return;
+    ld.why = c.considered ? "no loop is cheaper than any loop the cost model considered"
+                          : "no loop can be analyzed (no dim of extent 2 or more with known regions)";
     for (int i : group) {
       if (i == h) continue;
       const bool client = g.nodes[i].user_scheduled;
@@ -227,9 +249,47 @@ void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, 
     }
     d.where = plan.in_loop[i] ? schedule_report::placement::in_loop : schedule_report::placement::root;
     d.why = describe(plan.reason[i]);
-    if (!plan.in_loop[i]) n.f->compute_root();
+    if (plan.in_loop[i]) {
+      // The builder's default placement: the innermost loop containing its consumers (a subgroup's
+      // members were set at the root by the enclosing group).
+      n.f->compute_at(std::optional<loop_id>());
+    } else {
+      n.f->compute_root();
+      at_root.push_back(i);
+    }
   }
   report.loops.push_back(ld);
+}
+
+// The subgroups among `at_root` (members of one group left at the root, consumers first): each
+// func whose consumers all belong to one subgroup joins it; any other heads a new one. claim[i]
+// holds (round, subgroup head) for the funcs placed in this round.
+void find_subgroups(const sched_graph& g, const std::vector<int>& at_root, int round,
+                    std::vector<std::pair<int, int>>& claim, std::vector<std::pair<int, std::vector<int>>>& out) {
+  std::vector<std::pair<int, std::vector<int>>> found;
+  std::unordered_map<int, std::size_t> index;
+  for (int i : at_root) {
+    const sched_node& n = g.nodes[i];
+    int owner = -1;
+    for (std::size_t k = 0; k < n.consumers.size(); ++k) {
+      const std::pair<int, int>& c = claim[n.consumers[k]];
+      const int o = c.first == round ? c.second : -1;
+      if (o < 0 || (k > 0 && o != owner)) {
+        owner = -1;
+        break;
+      }
+      owner = o;
+    }
+    if (owner >= 0) {
+      claim[i] = {round, owner};
+      found[index.at(owner)].second.push_back(i);
+    } else if (n.full_known && n.rank > 0) {
+      claim[i] = {round, i};
+      index[i] = found.size();
+      found.push_back({i, {i}});
+    }
+  }
+  for (auto& f : found) out.push_back(std::move(f));
 }
 
 }  // namespace
@@ -262,12 +322,34 @@ schedule_report schedule(const std::vector<buffer_expr_ptr>& inputs, const std::
     d.where = shared && !client ? schedule_report::placement::root : schedule_report::placement::left_alone;
     d.why = !shared ? "" : client ? "scheduled by the client" : "feeds several outputs: root";
   }
-  // Heads in the order found (the order of the outputs): deterministic.
+  // Heads in the order found (the order of the outputs), then the subgroups in the order found:
+  // deterministic. The members planned in subgroups are bounded by a few times the graph's funcs
+  // (a chain of reductions would otherwise plan a subgroup per func, quadratic in its length).
+  std::vector<std::pair<int, std::vector<int>>> queue;
+  for (std::size_t h = 0; h < g.nodes.size(); ++h) {
+    if (g.nodes[h].head) queue.push_back({static_cast<int>(h), std::move(members[h])});
+  }
+  const std::size_t heads = queue.size();
+  std::size_t budget = 4 * g.nodes.size() + 64;
+  std::vector<std::pair<int, int>> claim(g.nodes.size(), {-1, -1});
   plan_scratch scratch;
   loop_plan plan;
-  for (std::size_t h = 0; h < g.nodes.size(); ++h) {
-    if (!g.nodes[h].head) continue;
-    schedule_group(g, static_cast<int>(h), members[h], full, m, options, scratch, plan, report);
+  std::vector<int> at_root;
+  for (std::size_t q = 0; q < queue.size(); ++q) {
+    const int h = queue[q].first;
+    std::vector<int> group = std::move(queue[q].second);
+    at_root.clear();
+    schedule_group(g, h, group, q >= heads, full, m, options, scratch, plan, report, at_root);
+    const std::size_t first = queue.size();
+    find_subgroups(g, at_root, static_cast<int>(q), claim, queue);
+    for (std::size_t k = first; k < queue.size(); ++k) {
+      const std::size_t size = queue[k].second.size();
+      if (size > budget) {
+        queue.resize(k);
+        break;
+      }
+      budget -= size;
+    }
   }
   return report;
 }
@@ -276,7 +358,8 @@ std::string schedule_report::to_string(const node_context* ctx) const {
   std::ostringstream os;
   char buf[256];
   for (const loop_decision& l : loops) {
-    os << "output of " << l.f->name(ctx) << ": ";
+    os << (l.produces_output ? "output of " : "loop of ") << l.f->name(ctx)
+       << (l.produces_output ? ": " : " (at the root, with the funcs feeding only it): ");
     if (!l.looped) {
       os << "no loop (" << l.why << ")";
       if (l.unscheduled_cost_ns > 0) {
@@ -302,7 +385,7 @@ std::string schedule_report::to_string(const node_context* ctx) const {
   for (const func_decision& d : funcs) {
     static const char* names[] = {"output", "in loop", "root", "left alone"};
     os << "  " << d.f->name(ctx) << ": " << names[static_cast<int>(d.where)];
-    if (d.where == placement::in_loop || (d.where == placement::output && d.elements_per_iteration > 0)) {
+    if (d.where == placement::in_loop || d.elements_per_iteration > 0) {
       os << ", " << d.elements_per_iteration << " elements per iteration";
       if (d.moving_dim >= 0) os << ", moving along dim " << d.moving_dim;
     }

@@ -89,10 +89,13 @@ struct schedule_report {
     /// The dim of its outputs that moves with the loop (-1 if none).
     int moving_dim = -1;
   };
-  /// What was decided for one output.
+  /// What was decided for one output, or for a func at the root given a loop of its own.
   struct loop_decision {
     /// The func producing the output, and its output buffer.
     const func* f = nullptr;
+    /// True for an output's func; false for a func at the root (left there by its output's loop)
+    /// given a loop of its own, computing inside it the funcs that feed only it.
+    bool produces_output = true;
     /// False if the output is left without a loop (then the fields below describe nothing).
     bool looped = false;
     /// Why (a constant string).
@@ -121,7 +124,7 @@ struct schedule_report {
     /// The same estimate with no schedule, in ns.
     double unscheduled_cost_ns = 0;
   };
-  /// One per output.
+  /// One per output, then one per func at the root given a loop of its own.
   std::vector<loop_decision> loops;
   /// One per func reachable from the outputs.
   std::vector<func_decision> funcs;

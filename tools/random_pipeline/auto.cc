@@ -39,6 +39,7 @@ const std::vector<named_machine>& machines() {
     minute.l3_bytes = 1024;
     minute.call_overhead_ns = 0.001;
     minute.page_touch_ns = 1e5;
+    minute.fresh_block_bytes = 0;
     auto with_threads = [](machine m, int threads) {
       m.threads = threads;
       return m;
@@ -143,6 +144,7 @@ std::string auto_to_cpp(const graph_spec& g, const plan& pl, const schedule_spec
   os << "  target.threads = " << m.threads << ";\n";
   os << "  target.call_overhead_ns = " << m.call_overhead_ns << ";\n";
   os << "  target.page_touch_ns = " << m.page_touch_ns << ";\n";
+  os << "  target.fresh_block_bytes = " << m.fresh_block_bytes << ";\n";
   for (int l = 0; l < 4; ++l) os << "  target.ns_per_byte[" << l << "] = " << m.ns_per_byte[l] << ";\n";
   os << "  target.l1_buffers = " << m.l1_buffers << ";\n";
   os << "  schedule_shapes shapes;\n";

@@ -18,12 +18,14 @@ namespace slinky {
 
 namespace {
 
-// A small machine, so that small test buffers exceed its caches and get loops.
+// A small machine, so that small test buffers exceed its caches and get loops (and, scaled down
+// with them, every block comes fresh from the allocator).
 machine small_machine() {
   machine m;
   m.l1_bytes = 1024;
   m.l2_bytes = 8 * 1024;
   m.l3_bytes = 64 * 1024;
+  m.fresh_block_bytes = 0;
   m.threads = 1;
   m.call_overhead_ns = 30;
   return m;

@@ -36,6 +36,7 @@ machine tiny_machine(int kind) {
   // Calls nearly free and fresh memory expensive: loops pay off even on buffers of a few elements.
   m.call_overhead_ns = 0.001;
   m.page_touch_ns = 1e5;
+  m.fresh_block_bytes = 0;
   m.threads = kind == 2 ? 3 : 1;
   return m;
 }

@@ -3,6 +3,7 @@
 // the client scheduled are left alone, and the schedule is deterministic.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -148,6 +149,61 @@ std::unique_ptr<graph> reduction_chain() {
       {{hb, pt}, {total, {}}}, {{g->out, {x, y}}}, {.name = "out"}));
   return g;
 }
+
+// in -> e1 = in * 0.5 + 1 -> e2 = e1 * 3 -> partial(p) = sum of e2 over [p * chunk, p * chunk +
+// chunk - 1] -> out(0) = sum of the partials (1-D, one element). Counts e1's calls.
+struct partial_reduction {
+  node_context ctx;
+  buffer_expr_ptr in, out;
+  std::vector<func> funcs;
+  std::shared_ptr<std::atomic<int>> e1_calls = std::make_shared<std::atomic<int>>(0);
+
+  explicit partial_reduction(index_t chunk) {
+    var x(ctx, "x"), p(ctx, "p"), z(ctx, "z");
+    in = buffer_expr::make(ctx, "in", 1, sizeof(float));
+    auto e1 = buffer_expr::make(ctx, "e1", 1, sizeof(float));
+    auto e2 = buffer_expr::make(ctx, "e2", 1, sizeof(float));
+    auto partials = buffer_expr::make(ctx, "partials", 1, sizeof(float));
+    out = buffer_expr::make(ctx, "out", 1, sizeof(float));
+    std::shared_ptr<std::atomic<int>> calls = e1_calls;
+    funcs.push_back(func::make(
+        [calls](const buffer<const float>& i, const buffer<float>& o) {
+          ++*calls;
+          return scale_offset_1d{0.5f, 1}(i, o);
+        },
+        {{in, {point(x)}}}, {{e1, {x}}}, {.name = "e1"}));
+    funcs.push_back(func::make(scale_offset_1d{3, 0}, {{e1, {point(x)}}}, {{e2, {x}}}, {.name = "e2"}));
+    funcs.push_back(func::make(
+        [chunk](const buffer<const float>& e, const buffer<float>& o) -> index_t {
+          for (index_t q = o.dim(0).min(); q <= o.dim(0).max(); ++q) {
+            float s = 0;
+            for (index_t i = q * chunk; i < (q + 1) * chunk; ++i) s += e(i);
+            o(q) = s;
+          }
+          return 0;
+        },
+        {{e2, {bounds(p * chunk, p * chunk + chunk - 1)}}}, {{partials, {p}}}, {.name = "partial"}));
+    funcs.push_back(func::make(
+        [](const buffer<const float>& ps, const buffer<float>& o) -> index_t {
+          float s = 0;
+          for (index_t q = ps.dim(0).min(); q <= ps.dim(0).max(); ++q) s += ps(q);
+          o(o.dim(0).min()) = s;
+          return 0;
+        },
+        {{partials, {bounds(in->dim(0).min() / chunk, in->dim(0).max() / chunk)}}}, {{out, {z}}},
+        {.name = "total"}));
+  }
+
+  float run(pipeline& pl, index_t n, eval_context* ctx = nullptr) {
+    buffer<float, 1> i({n}), o({1});
+    i.allocate();
+    o.allocate();
+    for (index_t x = 0; x < n; ++x) i(x) = static_cast<float>(x % 101) * 0.01f;
+    const index_t r = ctx ? pl.evaluate({&i}, {&o}, *ctx) : pl.evaluate({&i}, {&o});
+    EXPECT_EQ(r, 0);
+    return o(0);
+  }
+};
 
 // Runs a pipeline on an input of the given extents (with a border of `border` on each side) and
 // returns the output.
@@ -324,6 +380,215 @@ TEST(reduction, computes_what_unscheduled_computes) {
   EXPECT_TRUE(g->funcs[1].compute_at().has_value() && g->funcs[1].compute_at()->root());
   pipeline p = g->build();
   expect_equal(run2d(p, w, h, 0), expected);
+}
+
+TEST(reduction, partial_reduction_gets_a_loop_of_its_own) {
+  // The output is one element: no loop over it. The partial reduction, at the root, heads the
+  // funcs feeding only it and gets a loop over its partials, computing the chain chunk by chunk.
+  const index_t chunk = 256, n = 64 * 1024;
+  partial_reduction plain(chunk);
+  pipeline p0 = build_pipeline(plain.ctx, {plain.in}, {plain.out});
+  const float expected = plain.run(p0, n);
+  EXPECT_EQ(*plain.e1_calls, 1);
+
+  for (int threads : {1, 2}) {
+    partial_reduction g(chunk);
+    machine m = small_machine();
+    m.threads = threads;
+    schedule_report r = schedule({g.in}, {g.out}, schedule_shapes().add(g.in, {n}).add(g.out, {1}), m);
+    const std::string text = r.to_string(&g.ctx);
+    ASSERT_EQ(r.loops.size(), 2u) << text;
+    EXPECT_FALSE(r.loops[0].looped) << text;
+    EXPECT_TRUE(r.loops[0].produces_output);
+    const schedule_report::loop_decision& l = r.loops[1];
+    ASSERT_TRUE(l.looped) << text;
+    EXPECT_FALSE(l.produces_output);
+    EXPECT_EQ(l.f, &g.funcs[2]);
+    EXPECT_EQ(l.parallel, threads > 1) << text;
+    EXPECT_GE(l.iterations, 2) << text;
+    EXPECT_LE(l.working_set_bytes, l.budget_bytes) << text;
+    EXPECT_NE(text.find("loop of partial (at the root"), std::string::npos) << text;
+    EXPECT_TRUE(g.funcs[3].loops().empty());
+    ASSERT_EQ(g.funcs[2].loops().size(), 1u);
+    EXPECT_EQ(as_constant(g.funcs[2].loops()[0].step), l.step);
+    EXPECT_EQ(decision(r, "partial").where, schedule_report::placement::root);
+    EXPECT_EQ(decision(r, "e1").where, schedule_report::placement::in_loop);
+    EXPECT_EQ(decision(r, "e2").where, schedule_report::placement::in_loop);
+    EXPECT_EQ(decision(r, "e2").elements_per_iteration, l.step * chunk) << text;
+    for (int i : {0, 1}) EXPECT_FALSE(g.funcs[i].compute_at().has_value());
+
+    pipeline p = build_pipeline(g.ctx, {g.in}, {g.out});
+    thread_pool_impl pool(1);
+    eval_config config;
+    config.thread_pool = &pool;
+    eval_context ctx;
+    ctx.config = &config;
+    EXPECT_EQ(g.run(p, n, threads > 1 ? &ctx : nullptr), expected);
+    // The same sums in the same order, one call of e1 per iteration.
+    EXPECT_EQ(*g.e1_calls, l.iterations);
+  }
+}
+
+TEST(reduction, pyramid_of_partial_reductions) {
+  // level k(p) = level k-1(2p) + level k-1(2p + 1), down to one element: no loop over the output;
+  // the level below it heads the others (scaled copies of each other along its loop), whose loop
+  // of 2 iterations does not pay. The schedule is what the unscheduled pipeline computes.
+  const int levels = 14;
+  const index_t n = index_t{1} << levels;
+  auto make = [&](node_context& ctx, buffer_expr_ptr& in, buffer_expr_ptr& out, std::vector<func>& funcs) {
+    var x(ctx, "x");
+    in = buffer_expr::make(ctx, "in", 1, sizeof(float));
+    buffer_expr_ptr prev = in;
+    funcs.reserve(levels + 1);
+    funcs.push_back(func::make(scale_offset_1d{0.5f, 1}, {{in, {point(x)}}},
+                               {{prev = buffer_expr::make(ctx, "l0", 1, sizeof(float)), {x}}}, {.name = "l0"}));
+    for (int k = 1; k <= levels; ++k) {
+      auto next = buffer_expr::make(ctx, k == levels ? "out" : numbered("l", k), 1, sizeof(float));
+      funcs.push_back(func::make(
+          [](const buffer<const float>& a, const buffer<float>& o) -> index_t {
+            for (index_t q = o.dim(0).min(); q <= o.dim(0).max(); ++q) o(q) = a(2 * q) + a(2 * q + 1);
+            return 0;
+          },
+          {{prev, {bounds(2 * x, 2 * x + 1)}}}, {{next, {x}}}, {.name = numbered("l", k)}));
+      prev = next;
+    }
+    out = prev;
+  };
+  auto run = [&](node_context& ctx, buffer_expr_ptr in, buffer_expr_ptr out) {
+    pipeline p = build_pipeline(ctx, {in}, {out});
+    buffer<float, 1> i({n}), o({n >> levels});
+    i.allocate();
+    o.allocate();
+    for (index_t x = 0; x < n; ++x) i(x) = static_cast<float>(x % 13);
+    EXPECT_EQ(p.evaluate({&i}, {&o}), 0);
+    std::vector<float> result(o.base(), o.base() + o.elem_count());
+    return result;
+  };
+  node_context c0;
+  buffer_expr_ptr in0, out0;
+  std::vector<func> f0;
+  make(c0, in0, out0, f0);
+  const std::vector<float> expected = run(c0, in0, out0);
+
+  node_context c;
+  buffer_expr_ptr in, out;
+  std::vector<func> f;
+  make(c, in, out, f);
+  schedule_report r = schedule({in}, {out}, schedule_shapes().add(in, {n}).add(out, {1}), small_machine());
+  const std::string text = r.to_string(&c);
+  EXPECT_FALSE(r.loops[0].looped) << text;
+  EXPECT_EQ(run(c, in, out), expected) << text;
+}
+
+TEST(schedule, steps_are_multiples_of_the_blocks_a_consumer_reads) {
+  // blocks(x, b) = in(64 b + x) * 2 (blocks of 64), out(j) = blocks(j % 64, j / 64) + 1: the
+  // blocks move by one every 64 output elements, so the steps are multiples of 64 (a step of 160
+  // would compute 3 or 4 blocks per iteration for 2.5 blocks' worth of output).
+  const index_t block = 64, n = 64 * 1024;
+  auto make = [&](graph& g) {
+    var x(g.ctx, "x"), b(g.ctx, "b"), j(g.ctx, "j");
+    g.in = buffer_expr::make(g.ctx, "in", 1, sizeof(float));
+    auto blocks = buffer_expr::make(g.ctx, "blocks", 2, sizeof(float));
+    g.out = buffer_expr::make(g.ctx, "out", 1, sizeof(float));
+    g.funcs.reserve(2);
+    g.funcs.push_back(func::make(
+        [block](const buffer<const float>& in, const buffer<float>& o) -> index_t {
+          for (index_t bi = o.dim(1).min(); bi <= o.dim(1).max(); ++bi) {
+            for (index_t xi = o.dim(0).min(); xi <= o.dim(0).max(); ++xi) o(xi, bi) = in(bi * block + xi) * 2;
+          }
+          return 0;
+        },
+        {{g.in, {bounds(b * block, b * block + block - 1)}}}, {{blocks, {x, b}}}, {.name = "blocks"}));
+    g.funcs.push_back(func::make(
+        [block](const buffer<const float>& bl, const buffer<float>& o) -> index_t {
+          for (index_t ji = o.dim(0).min(); ji <= o.dim(0).max(); ++ji) o(ji) = bl(ji % block, ji / block) + 1;
+          return 0;
+        },
+        {{blocks, {bounds(0, block - 1), point(j / block)}}}, {{g.out, {j}}}, {.name = "out"}));
+  };
+  graph plain;
+  make(plain);
+  pipeline p0 = plain.build();
+  const buffer<float, 1> expected = run1d(p0, n);
+  // L2 budgets whose largest steps, rounded to 3 significant bits, are 160 and 224.
+  for (index_t l2 : {4000, 5500}) {
+    graph g;
+    make(g);
+    machine m = small_machine();
+    m.l1_bytes = 64;
+    m.l2_bytes = l2;
+    m.l3_bytes = 64 * l2;
+    schedule_report r = schedule({g.in}, {g.out}, schedule_shapes().add(g.in, {n}).add(g.out, {n}), m);
+    const std::string text = r.to_string(&g.ctx);
+    ASSERT_TRUE(r.loops[0].looped) << text;
+    EXPECT_EQ(r.loops[0].step % block, 0) << text;
+    // Each iteration computes the blocks of its own output elements, no more.
+    EXPECT_EQ(decision(r, "blocks").elements_per_iteration, r.loops[0].step) << text;
+    EXPECT_EQ(decision(r, "blocks").where, schedule_report::placement::in_loop) << text;
+    pipeline p = g.build();
+    expect_equal(run1d(p, n), expected);
+  }
+}
+
+TEST(schedule, product_chain_loops_over_rows) {
+  // ab = a x b, abc = ab x c (n x n floats, matmul(j, i) = sum_k x(k, i) y(j, k), row by row):
+  // every row reads all of b or c whatever the schedule, so the loop over rows is charged those
+  // reads once (as no loop is) and ab's rows are computed in it, not stored whole (64 KiB, twice
+  // the L2). b and c (128 KiB together) do not fit the L2 budget alone: they are not in the
+  // working set.
+  const index_t n = 128;
+  auto matmul = [n](const buffer<const float>& x, const buffer<const float>& y, const buffer<float>& o) -> index_t {
+    for (index_t i = o.dim(1).min(); i <= o.dim(1).max(); ++i) {
+      for (index_t j = o.dim(0).min(); j <= o.dim(0).max(); ++j) o(j, i) = 0;
+      for (index_t k = 0; k < n; ++k) {
+        for (index_t j = o.dim(0).min(); j <= o.dim(0).max(); ++j) o(j, i) += x(k, i) * y(j, k);
+      }
+    }
+    return 0;
+  };
+  auto make = [&](graph& g, buffer_expr_ptr& b, buffer_expr_ptr& c) {
+    var i(g.ctx, "i"), j(g.ctx, "j");
+    g.in = buffer_expr::make(g.ctx, "a", 2, sizeof(float));
+    b = buffer_expr::make(g.ctx, "b", 2, sizeof(float));
+    c = buffer_expr::make(g.ctx, "c", 2, sizeof(float));
+    auto ab = buffer_expr::make(g.ctx, "ab", 2, sizeof(float));
+    g.out = buffer_expr::make(g.ctx, "abc", 2, sizeof(float));
+    const interval_expr k = bounds(0, n - 1);
+    g.funcs.reserve(2);
+    g.funcs.push_back(func::make(matmul, {{g.in, {k, point(i)}}, {b, {point(j), k}}}, {{ab, {j, i}}}, {.name = "ab"}));
+    g.funcs.push_back(func::make(matmul, {{ab, {k, point(i)}}, {c, {point(j), k}}}, {{g.out, {j, i}}}, {.name = "abc"}));
+  };
+  auto run = [&](graph& g, buffer_expr_ptr b, buffer_expr_ptr c) {
+    pipeline p = build_pipeline(g.ctx, {g.in, b, c}, {g.out});
+    buffer<float, 2> ba({n, n}), bb({n, n}), bc({n, n}), out({n, n});
+    for (auto* x : {&ba, &bb, &bc, &out}) x->allocate();
+    for (index_t y = 0; y < n; ++y) {
+      for (index_t x = 0; x < n; ++x) {
+        ba(x, y) = static_cast<float>((x + 2 * y) % 7) - 3;
+        bb(x, y) = static_cast<float>((3 * x + y) % 5) - 2;
+        bc(x, y) = static_cast<float>((x * y) % 3) - 1;
+      }
+    }
+    EXPECT_EQ(p.evaluate({&ba, &bb, &bc}, {&out}), 0);
+    return out;
+  };
+  graph plain;
+  buffer_expr_ptr pb, pc;
+  make(plain, pb, pc);
+  const buffer<float, 2> expected = run(plain, pb, pc);
+
+  graph g;
+  buffer_expr_ptr b, c;
+  make(g, b, c);
+  schedule_report r = schedule({g.in, b, c}, {g.out},
+                               schedule_shapes().add(g.in, {n, n}).add(b, {n, n}).add(c, {n, n}).add(g.out, {n, n}),
+                               small_machine());
+  const std::string text = r.to_string(&g.ctx);
+  ASSERT_TRUE(r.loops[0].looped) << text;
+  EXPECT_EQ(r.loops[0].dim, 1) << text;
+  EXPECT_EQ(decision(r, "ab").where, schedule_report::placement::in_loop) << text;
+  EXPECT_LT(r.loops[0].working_set_bytes, 2 * n * n * index_t{sizeof(float)}) << text;
+  expect_equal(run(g, b, c), expected);
 }
 
 TEST(schedule, parallel_when_large_and_threads) {
