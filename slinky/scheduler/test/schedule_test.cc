@@ -190,8 +190,7 @@ struct partial_reduction {
           o(o.dim(0).min()) = s;
           return 0;
         },
-        {{partials, {bounds(in->dim(0).min() / chunk, in->dim(0).max() / chunk)}}}, {{out, {z}}},
-        {.name = "total"}));
+        {{partials, {bounds(in->dim(0).min() / chunk, in->dim(0).max() / chunk)}}}, {{out, {z}}}, {.name = "total"}));
   }
 
   float run(pipeline& pl, index_t n, eval_context* ctx = nullptr) {
@@ -556,7 +555,8 @@ TEST(schedule, product_chain_loops_over_rows) {
     const interval_expr k = bounds(0, n - 1);
     g.funcs.reserve(2);
     g.funcs.push_back(func::make(matmul, {{g.in, {k, point(i)}}, {b, {point(j), k}}}, {{ab, {j, i}}}, {.name = "ab"}));
-    g.funcs.push_back(func::make(matmul, {{ab, {k, point(i)}}, {c, {point(j), k}}}, {{g.out, {j, i}}}, {.name = "abc"}));
+    g.funcs.push_back(
+        func::make(matmul, {{ab, {k, point(i)}}, {c, {point(j), k}}}, {{g.out, {j, i}}}, {.name = "abc"}));
   };
   auto run = [&](graph& g, buffer_expr_ptr b, buffer_expr_ptr c) {
     pipeline p = build_pipeline(g.ctx, {g.in, b, c}, {g.out});
@@ -580,9 +580,9 @@ TEST(schedule, product_chain_loops_over_rows) {
   graph g;
   buffer_expr_ptr b, c;
   make(g, b, c);
-  schedule_report r = schedule({g.in, b, c}, {g.out},
-                               schedule_shapes().add(g.in, {n, n}).add(b, {n, n}).add(c, {n, n}).add(g.out, {n, n}),
-                               small_machine());
+  schedule_report r =
+      schedule({g.in, b, c}, {g.out},
+               schedule_shapes().add(g.in, {n, n}).add(b, {n, n}).add(c, {n, n}).add(g.out, {n, n}), small_machine());
   const std::string text = r.to_string(&g.ctx);
   ASSERT_TRUE(r.loops[0].looped) << text;
   EXPECT_EQ(r.loops[0].dim, 1) << text;
