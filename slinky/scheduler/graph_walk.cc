@@ -211,6 +211,10 @@ void full_regions(sched_graph& g, const machine& m, double cache_fraction, std::
           continue;
         }
         add_to_region(c, static_cast<int>(k), *s->second, regions.data());
+        if (k == 0) {
+          c.empty_output =
+              std::any_of(s->second->begin(), s->second->end(), [](const index_range& r) { return r.empty(); });
+        }
       }
     }
     if (c.full_known) {

@@ -45,6 +45,8 @@ struct sched_node {
   double full_bytes = 0;
   double full_external_read_ns = 0;
   bool full_known = false;
+  // An output's func whose first output was given an empty shape.
+  bool empty_output = false;
 };
 
 struct sched_graph {

@@ -183,8 +183,9 @@ void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, 
                              : pinned_inside     ? "a func feeding this output is computed at a loop by the client"
                              : loops_inside
                                  ? "a func feeding this output has loops or storage at a loop set by the client"
-                             : !head.full_known ? "no shape given for this output"
-                                                : nullptr;
+                             : head.empty_output ? "the output is empty: nothing to compute"
+                             : !head.full_known  ? "no shape given for this output"
+                                                 : nullptr;
     if (left_alone) {
       ld.why = left_alone;
       for (int i : group) report.funcs[i].why = i == h ? "produces an output left alone" : left_alone;

@@ -721,7 +721,19 @@ TEST(schedule, no_shape_no_schedule) {
   auto g = elementwise_chain(4);
   schedule_report r = schedule({g->in}, {g->out}, schedule_shapes(), small_machine());
   EXPECT_FALSE(r.loops[0].looped);
+  EXPECT_STREQ(r.loops[0].why, "no shape given for this output");
   EXPECT_TRUE(g->funcs.back().loops().empty());
+  // An empty output: nothing to compute, and the report says so (not that no shape was given).
+  auto e = elementwise_chain(4);
+  schedule_report re = schedule(
+      {e->in}, {e->out}, schedule_shapes().add(e->in, std::vector<index_t>{0}).add(e->out, std::vector<index_t>{0}),
+      small_machine());
+  EXPECT_FALSE(re.loops[0].looped);
+  EXPECT_STREQ(re.loops[0].why, "the output is empty: nothing to compute");
+  EXPECT_NE(re.to_string(&e->ctx).find("the output is empty"), std::string::npos);
+  EXPECT_TRUE(e->funcs.back().loops().empty());
+  pipeline p = e->build();
+  EXPECT_EQ(run1d(p, 0).elem_count(), 0u);
 }
 
 TEST(schedule, deterministic) {
