@@ -231,6 +231,8 @@ void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, 
   const index_t caps[4] = {m.l1_bytes, m.l2_bytes, m.l3_bytes, 0};
   ld.budget_bytes = static_cast<index_t>(options.cache_fraction * static_cast<double>(caps[ld.level - 1]));
   ld.calls = ld.iterations * plan.calls_per_iteration;
+  ld.granularity = plan.granularity;
+  ld.invariant_bytes = static_cast<index_t>(plan.invariant_bytes);
   head.f->loops({func::loop_info(ld.loop_var, c.step, c.parallel ? loop::parallel : loop::serial)});
   for (int i : group) {
     schedule_report::func_decision& d = report.funcs[i];
@@ -381,7 +383,10 @@ std::string schedule_report::to_string(const node_context* ctx) const {
     }
     std::snprintf(buf, sizeof(buf), "); estimated %.3f ms, no schedule %.3f ms", l.cost_ns * 1e-6,
                   l.unscheduled_cost_ns * 1e-6);
-    os << buf << "\n";
+    os << buf;
+    if (l.granularity > 1) os << "; steps in multiples of " << l.granularity << " (blocks read)";
+    if (l.invariant_bytes > 0) os << "; " << l.invariant_bytes << " bytes read whole by every iteration";
+    os << "\n";
   }
   for (const func_decision& d : funcs) {
     static const char* names[] = {"output", "in loop", "root", "left alone"};

@@ -123,6 +123,12 @@ struct schedule_report {
     double cost_ns = 0;
     /// The same estimate with no schedule, in ns.
     double unscheduled_cost_ns = 0;
+    /// The steps considered were multiples of this: a func in the loop moves by one element
+    /// every `granularity` elements of the loop (it is read in blocks, like packed panels).
+    index_t granularity = 1;
+    /// The bytes read whole by every iteration from outside the loop (a reduction's operands),
+    /// charged once per evaluation.
+    index_t invariant_bytes = 0;
   };
   /// One per output, then one per func at the root given a loop of its own.
   std::vector<loop_decision> loops;

@@ -521,6 +521,8 @@ TEST(schedule, steps_are_multiples_of_the_blocks_a_consumer_reads) {
     const std::string text = r.to_string(&g.ctx);
     ASSERT_TRUE(r.loops[0].looped) << text;
     EXPECT_EQ(r.loops[0].step % block, 0) << text;
+    EXPECT_EQ(r.loops[0].granularity, block) << text;
+    EXPECT_NE(text.find("steps in multiples of 64 (blocks read)"), std::string::npos) << text;
     // Each iteration computes the blocks of its own output elements, no more.
     EXPECT_EQ(decision(r, "blocks").elements_per_iteration, r.loops[0].step) << text;
     EXPECT_EQ(decision(r, "blocks").where, schedule_report::placement::in_loop) << text;
@@ -588,6 +590,8 @@ TEST(schedule, product_chain_loops_over_rows) {
   EXPECT_EQ(r.loops[0].dim, 1) << text;
   EXPECT_EQ(decision(r, "ab").where, schedule_report::placement::in_loop) << text;
   EXPECT_LT(r.loops[0].working_set_bytes, 2 * n * n * index_t{sizeof(float)}) << text;
+  EXPECT_EQ(r.loops[0].invariant_bytes, 2 * n * n * index_t{sizeof(float)}) << text;
+  EXPECT_NE(text.find("131072 bytes read whole by every iteration"), std::string::npos) << text;
   expect_equal(run(g, b, c), expected);
 }
 
