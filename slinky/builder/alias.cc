@@ -228,6 +228,30 @@ class alias_planner {
     return true;
   }
 
+  // True if a consumer of d reads it through an input_crop bounding a dimension in which a view
+  // of s through m may have stride 0. A stride-0 dim contains every coordinate, so cropping it
+  // removes nothing (runtime.md): a padded copy would read the source where it should pad, and
+  // a call would see values outside its crop (random_regressions,
+  // padded_transposing_copy_into_a_user_folded_buffer). The view's stride in dimension j is
+  // sum over k of m.coeff[k][j] * (s's stride k): 0 for a broadcast (no coefficient), and
+  // possibly 0 unless it is one stride of an intermediate the builder lays out (an input, a
+  // constant, a view or a declared layout may have stride-0 dims).
+  bool cropped_where_stride_may_be_zero(int d, int s, const linear_map& m) const {
+    const bool builder_strides = is_intermediate(s) && !plan_.is_alias(s) && !declares_layout(*g_.buffers[s].buffer);
+    for (int ci : g_.buffers[d].consumers) {
+      for (const func::input& i : g_.funcs[ci].f->inputs()) {
+        if (buffer_of(i.buffer) != d) continue;
+        for (std::size_t j = 0; j < i.input_crop.size(); ++j) {
+          if (!i.input_crop[j].min.defined() && !i.input_crop[j].max.defined()) continue;
+          int moving = 0;
+          for (const std::vector<index_t>& c : m.coeff) moving += j < c.size() && c[j] != 0;
+          if (moving != 1 || !builder_strides) return true;
+        }
+      }
+    }
+    return false;
+  }
+
   // The destination of copy fi becomes a view of its source.
   bool alias_from_source(int fi) {
     const func& f = *g_.funcs[fi].f;
@@ -258,6 +282,7 @@ class alias_planner {
                                  std::all_of(m.coeff.begin() + 1, m.coeff.end(),
                                              [](const std::vector<index_t>& c) { return c.empty() || c[0] == 0; });
     if (!keeps_innermost && !x.empty() && !g_.funcs[fi].compute.root()) return false;
+    if (cropped_where_stride_may_be_zero(d, s, m)) return false;
 
     const var ssym = in.buffer->sym();
     const box_expr& needed = bounds_.needed[d];

@@ -402,6 +402,142 @@ TEST_P(alias, declared_stride_is_respected) {
   }
 }
 
+// out(x, y) = in(x, y) + 1 where in has y (its crop), -7 elsewhere.
+index_t add_one_inside_crop(const buffer<const int>& in, const buffer<int>& out) {
+  for (index_t y = out.dim(1).min(); y <= out.dim(1).max(); ++y) {
+    for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) {
+      out(x, y) = in.dim(1).min() <= y && y <= in.dim(1).max() ? in(x, y) + 1 : -7;
+    }
+  }
+  return 0;
+}
+
+// d, read through a crop to rows [2, H - 3] by a padded copy (pad -5) into out1 and by
+// add_one_inside_crop into out2. With two consumers d is never a view of an output.
+struct read_through_crops {
+  func pad_copy, call;
+  read_through_crops(const buffer_expr_ptr& d, const buffer_expr_ptr& out1, const buffer_expr_ptr& out2,
+                     const buffer_expr_ptr& pad, var x, var y) {
+    const box_expr crop = {interval_expr(), bounds(2, H - 3)};
+    pad_copy = func::make_copy({d, {point(x), point(y)}, crop}, {out1, {x, y}}, {pad, {}});
+    call = func::make(add_one_inside_crop, {{d, {point(x), point(y)}, crop}}, {{out2, {x, y}}});
+  }
+  static bool inside(index_t y) { return 2 <= y && y <= H - 3; }
+};
+
+// An input broadcast along y (a view of it would have stride 0 in y, and a stride-0 dim
+// contains every coordinate: cropping it removes nothing), read through crops in y: the
+// broadcast is not a view of the input, so that the crops hold
+// (random_regressions.padded_transposing_copy_into_a_user_folded_buffer).
+TEST_P(alias, broadcast_read_through_a_crop) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+  auto out1 = buffer_expr::make(ctx, "out1", 2, sizeof(int));
+  auto out2 = buffer_expr::make(ctx, "out2", 2, sizeof(int));
+  auto pad = buffer_expr::make_scalar<int>(ctx, "pad", -5);
+  var x(ctx, "x"), y(ctx, "y");
+  counting_copy cc;
+  func c = func::make_copy({in, {point(x)}}, {b, {x, y}}, cc.impl());
+  read_through_crops consumers(b, out1, out2, pad, x, y);
+  pipeline p = build_pipeline(ctx, {in}, {out1, out2}, options());
+
+  buffer<int, 1> in_buf({W});
+  in_buf.allocate();
+  for (index_t xx = 0; xx < W; ++xx) in_buf(xx) = input_value(xx, 0);
+  buffer<int, 2> o1({W, H}), o2({W, H});
+  o1.allocate();
+  o2.allocate();
+  memory_counter mem;
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&o1, &o2};
+  ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+  for (index_t yy = 0; yy < H; ++yy) {
+    const bool inside = read_through_crops::inside(yy);
+    for (index_t xx = 0; xx < W; ++xx) {
+      ASSERT_EQ(o1(xx, yy), inside ? input_value(xx, 0) : -5) << xx << " " << yy;
+      ASSERT_EQ(o2(xx, yy), inside ? input_value(xx, 0) + 1 : -7) << xx << " " << yy;
+    }
+  }
+  EXPECT_EQ(mem.allocations, 1);
+  EXPECT_EQ(cc.calls, 1);
+}
+
+// The same with a pointwise copy of an input that has stride 0 in y at run time (a view of
+// it would too): not a view either.
+TEST_P(alias, copy_of_an_input_read_through_a_crop) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto t = buffer_expr::make(ctx, "t", 2, sizeof(int));
+  auto out1 = buffer_expr::make(ctx, "out1", 2, sizeof(int));
+  auto out2 = buffer_expr::make(ctx, "out2", 2, sizeof(int));
+  auto pad = buffer_expr::make_scalar<int>(ctx, "pad", -5);
+  var x(ctx, "x"), y(ctx, "y");
+  counting_copy cc;
+  func c = func::make_copy({in, {point(x + 1), point(y)}}, {t, {x, y}}, cc.impl());
+  read_through_crops consumers(t, out1, out2, pad, x, y);
+  pipeline p = build_pipeline(ctx, {in}, {out1, out2}, options());
+
+  // One row, repeated along y by a stride of 0.
+  buffer<int, 2> in_buf = make_input(1, W, 0, 0);
+  in_buf.dims[1] = dim(0, H - 1, 0);
+  buffer<int, 2> o1({W, H}), o2({W, H});
+  o1.allocate();
+  o2.allocate();
+  memory_counter mem;
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&o1, &o2};
+  ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+  for (index_t yy = 0; yy < H; ++yy) {
+    const bool inside = read_through_crops::inside(yy);
+    for (index_t xx = 0; xx < W; ++xx) {
+      ASSERT_EQ(o1(xx, yy), inside ? input_value(xx + 1, 0) : -5) << xx << " " << yy;
+      ASSERT_EQ(o2(xx, yy), inside ? input_value(xx + 1, 0) + 1 : -7) << xx << " " << yy;
+    }
+  }
+  EXPECT_EQ(mem.allocations, 1);
+  EXPECT_EQ(cc.calls, 1);
+}
+
+// A translated copy of an intermediate the builder lays out (read by another func too, so not
+// a view of the copy's destination), read through crops: its view has the intermediate's
+// strides, which are not 0, so the crops hold and the copy is still removed.
+TEST_P(alias, copy_of_an_intermediate_read_through_a_crop) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto s = buffer_expr::make(ctx, "s", 2, sizeof(int));
+  auto t = buffer_expr::make(ctx, "t", 2, sizeof(int));
+  auto out1 = buffer_expr::make(ctx, "out1", 2, sizeof(int));
+  auto out2 = buffer_expr::make(ctx, "out2", 2, sizeof(int));
+  auto out3 = buffer_expr::make(ctx, "out3", 2, sizeof(int));
+  auto pad = buffer_expr::make_scalar<int>(ctx, "pad", -5);
+  var x(ctx, "x"), y(ctx, "y");
+  counting_copy cc;
+  func fs = func::make(add_one, {{in, {point(x), point(y)}}}, {{s, {x, y}}});
+  func c = func::make_copy({s, {point(x + 1), point(y)}}, {t, {x, y}}, cc.impl());
+  func f3 = func::make(times_three, {{s, {point(x), point(y)}}}, {{out3, {x, y}}});
+  read_through_crops consumers(t, out1, out2, pad, x, y);
+  pipeline p = build_pipeline(ctx, {in}, {out1, out2, out3}, options());
+
+  buffer<int, 2> in_buf = make_input(0, W, 0, H - 1);
+  buffer<int, 2> o1({W, H}), o2({W, H}), o3({W, H});
+  o1.allocate();
+  o2.allocate();
+  o3.allocate();
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&o1, &o2, &o3};
+  ASSERT_EQ(p.evaluate(ins, outs), 0);
+  for (index_t yy = 0; yy < H; ++yy) {
+    const bool inside = read_through_crops::inside(yy);
+    for (index_t xx = 0; xx < W; ++xx) {
+      ASSERT_EQ(o1(xx, yy), inside ? input_value(xx + 1, yy) + 1 : -5) << xx << " " << yy;
+      ASSERT_EQ(o2(xx, yy), inside ? input_value(xx + 1, yy) + 2 : -7) << xx << " " << yy;
+      ASSERT_EQ(o3(xx, yy), (input_value(xx, yy) + 1) * 3) << xx << " " << yy;
+    }
+  }
+  EXPECT_EQ(cc.calls, aliasing() ? 0 : 1);
+}
+
 // A folded output cannot hold a view with plain strides: the pipeline refuses it.
 TEST(alias_checks, folded_output_is_refused) {
   node_context ctx;
