@@ -252,4 +252,38 @@ TEST(random_regressions, stack_of_a_multi_output_func_into_an_empty_output) {
 }
 
 }  // namespace
+// Found by a long batch of the tester (seed 11, case 1268, --features auto_only; the unscheduled
+// pipeline of an auto-mode case), the cause of padded_transposing_copy_into_a_user_folded_buffer
+// again, fixed with it: f0 broadcasts in0 along x into t1,
+// which the alias pass made a stride-0 view of in0; the padded copy f1 crops t1's dim 0 to
+// [4, ...], a no-op on a stride-0 dim, so t3(2) and t3(3) held in0's value instead of the pad.
+TEST(random_regressions, padded_copy_of_a_broadcast_input) {
+  random_test::monitor m;
+  m.allowed = {{}, {{4, 4}, {0, 0}, {0, 0}}, {}, {{2, 4}, {0, 0}, {0, 0}}, {{4, 8}, {0, 0}, {0, 0}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+  auto in0 = buffer_expr::make(ctx, "in0", 2, 1);
+  auto t1 = buffer_expr::make(ctx, "t1", 3, 1);
+  auto c2 = buffer_expr::make_scalar<std::int8_t>(ctx, "c2", 36);
+  auto t3 = buffer_expr::make(ctx, "t3", 3, 1);
+  t3->dim(0).fold_factor = 8;
+  auto out4 = buffer_expr::make(ctx, "out4", 3, 4);
+  func f0 = func::make_copy({in0, {point(y), point(z)}}, {t1, {x, y, z}});
+  func f1 = func::make_copy({.buffer = t1,
+                             .bounds = {point(x), point(y), point(z)},
+                             .input_crop = {interval_expr(4, expr()), interval_expr(), interval_expr()}},
+                            {t3, {x, y, z}}, {c2, {}});
+  func f2(
+      random_test::kernel({.stage = 2, .inputs = {{{.var = 0, .div = 2}, {.var = 1}, {.var = 2}}}, .outputs = {4}}, &m),
+      {{t3, {point(x / 2), point(y), point(z)}}}, {{out4, {x, y, z}}}, {}, {.name = "f2"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out4}, options);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.elem_size = 1, .bounds = {{0, 0}, {0, 0}}, .seed = 10347445319034807295ull}},
+                            .outputs = {{.bounds = {{4, 8}, {0, 0}, {0, 0}}}},
+                            .monitor = &m,
+                            .reference = {{-1429728157, -1419942906, -1420732758, -1429977097, -1420228663}}});
+}
+
 }  // namespace slinky
