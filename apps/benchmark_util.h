@@ -33,12 +33,15 @@ inline double median_seconds(const std::function<void()>& fn, int reps = 9, int 
 }
 
 // Medians of several alternatives timed in interleaved rounds, so that noise from the shared
-// machine affects them alike.
+// machine affects them alike. Round r starts at alternative r (mod their number), so that no
+// alternative always runs after the same one (whose data it would find in, or evicting, the
+// caches).
 inline std::vector<double> interleaved_median_seconds(const std::vector<std::function<void()>>& fns, int reps = 9) {
   for (const auto& fn : fns) fn();
   std::vector<std::vector<double>> times(fns.size());
   for (int r = 0; r < reps; ++r) {
-    for (std::size_t i = 0; i < fns.size(); ++i) {
+    for (std::size_t k = 0; k < fns.size(); ++k) {
+      const std::size_t i = (k + static_cast<std::size_t>(r)) % fns.size();
       auto t0 = std::chrono::steady_clock::now();
       fns[i]();
       auto t1 = std::chrono::steady_clock::now();

@@ -237,9 +237,7 @@ row measure(const workload& w, const options& opt) {
   for (std::size_t i = 1; i < heuristic; ++i) {
     if (t[i] < t[best_hand]) best_hand = i;
   }
-  auto get = [&](std::size_t i) {
-    return measured{v[i]->description, t[i] * 1e3, memory[i]->peak, v[i]->schedule_us};
-  };
+  auto get = [&](std::size_t i) { return measured{v[i]->description, t[i] * 1e3, memory[i]->peak, v[i]->schedule_us}; };
   row r;
   r.pipeline = w.name;
   r.parallel = w.parallel;

@@ -19,6 +19,12 @@ namespace {
 // fraction of the ideal speed-up a parallel loop reaches. Not measured yet (docs/scheduler.md).
 constexpr double fork_join_ns = 5000;
 constexpr double parallel_efficiency = 0.9;
+// The cost of one iteration of a parallel loop beyond its calls: handing it to a worker (atomics
+// and cache lines moving between cores) and allocating the buffers of its funcs, which a parallel
+// loop cannot hoist out of its iterations. An estimate from the chain into a parallel reduction
+// (scheduler_benchmark, 2026-12-03): 256 iterations on 2 workers took 0.10 to 0.15 ms longer
+// than 32, about 1 us of CPU time per iteration, where its 3 calls cost 0.07 us.
+constexpr double parallel_iteration_ns = 500;
 
 // The first touch of the pages of `bytes` allocated per evaluation, if the allocator hands them out
 // fresh (machine::fresh_block_bytes; for the folds of a loop, their sum stands for the largest).
@@ -395,7 +401,7 @@ double plan_cost(const loop_plan& plan, index_t step, int workers, const machine
   if (workers > 1) {
     // The critical path: the iterations of the busiest worker.
     const double per_worker = std::ceil(iterations / workers);
-    loop_ns = per_worker * (calls_ns + bytes_ns) / parallel_efficiency + fork_join_ns;
+    loop_ns = per_worker * (calls_ns + bytes_ns + parallel_iteration_ns) / parallel_efficiency + fork_join_ns;
   } else {
     // Every iteration calls; the bytes are those of the whole extent (the last chunk is truncated).
     loop_ns = iterations * calls_ns + static_cast<double>(plan.extent) / st * bytes_ns;

@@ -78,6 +78,13 @@ index_t best_step(const loop_plan& plan, int workers, index_t max_step, const ma
     const index_t step = largest_step_within(plan, fraction * static_cast<double>(caps[level]), workers, max_step);
     if (step == 0) continue;
     consider(aligned_step(plan, step, max_step));
+    // A parallel loop also tries the power of two below: with a power-of-two extent its
+    // iterations are then all whole and spread evenly over the workers.
+    if (workers > 1) {
+      index_t p = 1;
+      while (p * 2 <= step) p *= 2;
+      if (p != step) consider(aligned_step(plan, p, max_step));
+    }
     fits_l2 = true;
   }
   return best;

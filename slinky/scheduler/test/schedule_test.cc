@@ -384,7 +384,7 @@ TEST(reduction, computes_what_unscheduled_computes) {
 TEST(reduction, partial_reduction_gets_a_loop_of_its_own) {
   // The output is one element: no loop over it. The partial reduction, at the root, heads the
   // funcs feeding only it and gets a loop over its partials, computing the chain chunk by chunk.
-  const index_t chunk = 256, n = 64 * 1024;
+  const index_t chunk = 256, n = 512 * 1024;
   partial_reduction plain(chunk);
   pipeline p0 = build_pipeline(plain.ctx, {plain.in}, {plain.out});
   const float expected = plain.run(p0, n);
