@@ -60,6 +60,7 @@ void add_external(loop_plan& plan, const double bytes[3], double overlap_bytes, 
     plan.invariant_read_ns += bytes[0] * c;
     return;
   }
+  ++plan.buffers;
   const double advance = std::max(0.0, bytes[1] - overlap_bytes);
   const double advance_2s = std::min(bytes[2], 2 * advance);
   plan.external_window.add(bytes[0], bytes[2]);
@@ -249,7 +250,6 @@ void loop_planner::account_root(int i, place_reason why) {
     s.produce[0][n.slot + v] = intersect(s.window[0][n.slot + v], s.window[1][n.slot + v]);
   }
   add_external(plan, bytes, g.region_bytes(n, s.produce[0].data()), n.full_bytes, m, fraction);
-  ++plan.buffers;
 }
 
 // Member i in the loop: what each iteration computes (the part of its window earlier iterations
@@ -358,7 +358,6 @@ void loop_planner::account_externals() {
     for (std::size_t d = 0; d < overlap.size() && d < e.box[1].size(); ++d) {
       overlap[d] = intersect(e.box[0][d], e.box[1][d]);
     }
-    ++plan.buffers;
     const double total = e.total_bytes >= 0 ? e.total_bytes : bytes[0] * plan.extent / plan.probe_step;
     add_external(plan, bytes, box_bytes(overlap, e.elem_size), total, m, fraction);
   }

@@ -67,7 +67,8 @@ struct loop_plan {
   // parallel loop with K iterations in flight holds K - 1 more of them.
   linear_in_step sliding_shift_bytes;
   int calls_per_iteration = 0;
-  // The buffers one iteration touches: those computed in the loop and those read from outside.
+  // The buffers one iteration streams through: those computed in the loop and the windows read
+  // from outside that move with it (not those read whole by every iteration).
   int buffers = 0;
   int sliding = 0;
   // The time of the group's funcs computed at the root, in ns.

@@ -32,11 +32,12 @@ struct machine {
   /// Defaults of the right order for a current x86 core (from benchmark 3 on the 2-core machine of
   /// docs/benchmarks.md), not measured on the host (a calibration is planned; docs/scheduler.md).
   double ns_per_byte[4] = {0.02, 0.03, 0.06, 0.1};
-  /// The most buffers one iteration of a serial loop may touch for its working set to be served
-  /// at L1's rate (about half the L1's associativity): with more, chunks of different buffers at
-  /// the same offsets within a page compete for the same sets, and the scheduler prices L1 like
+  /// The most buffers one iteration of a serial loop may stream through (intermediates in the
+  /// loop, windows of inputs moving with it; not operands read whole) for its working set to be
+  /// priced at L1's rate: with more, chunks of different buffers at the same offsets within a page
+  /// compete for the same sets and for the L1's fill bandwidth, and the scheduler prices L1 like
   /// L2. Parallel loops are priced at L2's rate too (their iterations pay more per step).
-  int l1_buffers = 6;
+  int l1_buffers = 4;
   /// The first touch of a fresh page of memory (a page fault), in nanoseconds per 4 KiB page: what
   /// a large intermediate allocated with the default allocator costs on every evaluation.
   double page_touch_ns = 250;
