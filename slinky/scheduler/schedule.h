@@ -11,6 +11,7 @@
 #ifndef SLINKY_SCHEDULER_SCHEDULE_H
 #define SLINKY_SCHEDULER_SCHEDULE_H
 
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,11 @@ struct schedule_shapes {
 
   /// A buffer with these extents (mins 0).
   schedule_shapes& add(buffer_expr_ptr b, const std::vector<index_t>& extents);
+  /// The same for a braced list, `add(b, {0})` or `add(b, {w, h})`: without it a list of one
+  /// element could also convert to a raw_buffer, and the call would be ambiguous.
+  schedule_shapes& add(buffer_expr_ptr b, std::initializer_list<index_t> extents) {
+    return add(std::move(b), std::vector<index_t>(extents));
+  }
   /// A buffer with the bounds and element size of `like`.
   schedule_shapes& add(buffer_expr_ptr b, const raw_buffer& like);
   /// The value of the scalar argument v.

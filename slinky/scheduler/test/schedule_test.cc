@@ -727,11 +727,16 @@ TEST(schedule, no_shape_no_schedule) {
   EXPECT_FALSE(r.loops[0].looped);
   EXPECT_STREQ(r.loops[0].why, "no shape given for this output");
   EXPECT_TRUE(g->funcs.back().loops().empty());
+  // Braced extents, one or several (one used to be ambiguous with the raw_buffer overload).
+  const schedule_shapes braced = schedule_shapes().add(g->in, {0}).add(g->out, {7, 5});
+  ASSERT_EQ(braced.buffers.size(), 2u);
+  ASSERT_EQ(braced.buffers[0].bounds.size(), 1u);
+  EXPECT_EQ(braced.buffers[0].bounds[0], std::make_pair(index_t{0}, index_t{-1}));
+  ASSERT_EQ(braced.buffers[1].bounds.size(), 2u);
+  EXPECT_EQ(braced.buffers[1].bounds[1], std::make_pair(index_t{0}, index_t{4}));
   // An empty output: nothing to compute, and the report says so (not that no shape was given).
   auto e = elementwise_chain(4);
-  schedule_report re = schedule(
-      {e->in}, {e->out}, schedule_shapes().add(e->in, std::vector<index_t>{0}).add(e->out, std::vector<index_t>{0}),
-      small_machine());
+  schedule_report re = schedule({e->in}, {e->out}, schedule_shapes().add(e->in, {0}).add(e->out, {0}), small_machine());
   EXPECT_FALSE(re.loops[0].looped);
   EXPECT_STREQ(re.loops[0].why, "the output is empty: nothing to compute");
   EXPECT_NE(re.to_string(&e->ctx).find("the output is empty"), std::string::npos);
