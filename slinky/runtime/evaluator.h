@@ -494,12 +494,15 @@ inline void init_dims(evaluator& e, const std::vector<dim_expr>& src, dim* dims)
   for (std::size_t d = 0; d < src.size(); ++d) {
     const dim_expr& i = src[d];
     index_t min = e.eval(i.bounds.min);
-    index_t max = i.bounds.is_point() ? min : e.eval(i.bounds.max);
-    // A min at +oo (or a max at -oo) is the hull of no region (every consumer empty), maybe
-    // shifted: saturating arithmetic keeps oo + 3 and oo + 2 at oo, which would make a dim of
-    // one element out of an empty one. Such a dim is empty.
-    if (min == std::numeric_limits<index_t>::max() && !i.bounds.is_point()) max = min - 1;
-    if (max == std::numeric_limits<index_t>::min() && !i.bounds.is_point()) min = max + 1;
+    index_t max = min;
+    if (!i.bounds.is_point()) {
+      max = e.eval(i.bounds.max);
+      // A min at +oo (or a max at -oo) is the hull of no region (every consumer empty), maybe
+      // shifted: saturating arithmetic keeps oo + 3 and oo + 2 at oo, which would make a dim of
+      // one element out of an empty one. Such a dim is empty.
+      if (min == std::numeric_limits<index_t>::max()) max = min - 1;
+      if (max == std::numeric_limits<index_t>::min()) min = max + 1;
+    }
     index_t stride = e.eval(i.stride, dim::auto_stride);
     index_t fold = e.eval(i.fold_factor, dim::unfolded);
     // A fold factor that is not positive means the dimension is not folded. On a stride-0 dim it

@@ -32,6 +32,21 @@ double page_ns(double bytes, const machine& m) {
   return bytes >= static_cast<double>(m.fresh_block_bytes) ? bytes / 4096.0 * m.page_touch_ns : 0;
 }
 
+// One iteration's working set without the windows read whole: the folds (with `workers`
+// iterations in flight, the extra shifts of the sliding funcs), the moving external windows and
+// the output's chunk.
+double moving_set(const loop_plan& plan, double step, int workers) {
+  const double S = plan.probe_step;
+  return plan.fold(step, S) + (workers - 1) * plan.sliding_shift_bytes(step, S) + plan.external_window(step, S) +
+         plan.output_chunk(step, S);
+}
+
+// The windows read whole by every iteration as a working set fitted to `budget` counts them:
+// where they fit alone (else they stream from a larger level whatever the step).
+double invariant_within(const loop_plan& plan, double budget) {
+  return plan.invariant_bytes <= budget ? plan.invariant_bytes : 0;
+}
+
 // The bytes of an external buffer's box.
 double box_bytes(const std::vector<index_range>& box, index_t elem_size) {
   double b = static_cast<double>(elem_size);
@@ -189,8 +204,7 @@ void loop_planner::run(int dim) {
   // range (away from its end, where the last chunk is truncated).
   // S a power of two: the shifts of funcs that move one element per block of the loop's elements
   // (granularity) divide it.
-  index_t S = 1;
-  while (S * 8 <= plan.extent) S *= 2;
+  const index_t S = floor_power_of_two(std::max<index_t>(1, plan.extent / 4));
   const index_t y = plan.extent >= 4 ? whole.min + S : whole.min;
   chunk[0] = {y, y + S - 1};
   chunk[1] = {y + S, y + 2 * S - 1};
@@ -377,14 +391,14 @@ double plan_cost(const loop_plan& plan, index_t step, int workers, const machine
   const double st = static_cast<double>(step);
   const double iterations = std::ceil(static_cast<double>(plan.extent) / st);
   const double fold = plan.fold(st, S) + (workers - 1) * plan.sliding_shift_bytes(st, S);
-  const double moving = fold + plan.external_window(st, S) + plan.output_chunk(st, S);
+  const double moving = moving_set(plan, st, workers);
   // The first level holding the working set, with the invariant windows where they fit alone.
   const index_t caps[3] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
   int level = 3;
   double ws = moving + plan.invariant_bytes;
   for (int l = 0; l < 3 && level == 3; ++l) {
     const double budget = fraction * static_cast<double>(caps[l]);
-    const double at_l = moving + (plan.invariant_bytes <= budget ? plan.invariant_bytes : 0);
+    const double at_l = moving + invariant_within(plan, budget);
     if (caps[l] > 0 && at_l <= budget) {
       level = l;
       ws = at_l;
@@ -419,13 +433,8 @@ double unscheduled_cost(const sched_graph& g, const std::vector<int>& members, c
 
 index_t largest_step_within(const loop_plan& plan, double budget, int workers, index_t max_step) {
   const double S = plan.probe_step;
-  // The invariant windows count where they fit alone (else they stream from a lower level
-  // whatever the step).
-  const double invariant = plan.invariant_bytes <= budget ? plan.invariant_bytes : 0;
-  auto ws = [&](double st) {
-    return plan.fold(st, S) + (workers - 1) * plan.sliding_shift_bytes(st, S) + plan.external_window(st, S) +
-           plan.output_chunk(st, S) + invariant;
-  };
+  const double invariant = invariant_within(plan, budget);
+  auto ws = [&](double st) { return moving_set(plan, st, workers) + invariant; };
   if (ws(1) > budget) return 0;
   // The working set is linear in the step: solve ws(step) <= budget.
   const double slope = ws(S + 1) - ws(S);
@@ -442,6 +451,12 @@ index_t largest_step_within(const loop_plan& plan, double budget, int workers, i
   const index_t g = plan.granularity;
   if (step >= g) step -= step % g;
   return std::max<index_t>(1, step);
+}
+
+index_t floor_power_of_two(index_t x) {
+  index_t p = 1;
+  while (p <= x / 2) p *= 2;
+  return p;
 }
 
 index_t aligned_step(const loop_plan& plan, index_t step, index_t max_step) {

@@ -99,6 +99,9 @@ void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& mem
                const std::vector<index_range>& full, const machine& m, double cache_fraction, plan_scratch& scratch,
                loop_plan& plan);
 
+// The largest power of two <= x (1 for x < 2).
+index_t floor_power_of_two(index_t x);
+
 // `step` made a multiple of the plan's granularity: rounded down, or up to the granularity itself
 // (both at most max_step).
 index_t aligned_step(const loop_plan& plan, index_t step, index_t max_step);

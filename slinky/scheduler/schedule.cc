@@ -81,8 +81,7 @@ index_t best_step(const loop_plan& plan, int workers, index_t max_step, const ma
     // A parallel loop also tries the power of two below: with a power-of-two extent its
     // iterations are then all whole and spread evenly over the workers.
     if (workers > 1) {
-      index_t p = 1;
-      while (p * 2 <= step) p *= 2;
+      const index_t p = floor_power_of_two(step);
       if (p != step) consider(aligned_step(plan, p, max_step));
     }
     fits_l2 = true;
