@@ -4,8 +4,9 @@
 // stencil chains (2, 3 stages), benchmark 5's matrix chain, a padded copy feeding a stencil
 // (alias_benchmark), and the ML workloads of docs/benchmarks.md (attention, a matrix product with
 // packing of its right-hand side, a convolution as pad + im2col + product + bias and activation);
-// then the parallel ones (an elementwise chain, a chain into a parallel partial reduction and a
-// final reduction). Then the time schedule() takes on chains of 100 and 1000 funcs, and the cost
+// then the parallel ones (an elementwise chain, the stencil chains of benchmark 7 with hand
+// schedules pipelined and data-parallel, a chain into a parallel partial reduction and a final
+// reduction). Then the time schedule() takes on chains of 100 and 1000 funcs, and the cost
 // of the just-in-time entry (auto_pipeline): the first evaluation of a shape class (schedule +
 // build) and the lookup of a cached class.
 // Usage: scheduler_benchmark [--quick] [--cpu-time] [--reps N] [--explain] [--csv FILE] [--jit-only]
@@ -69,7 +70,7 @@ std::string loop_description(const schedule_report::loop_decision& l) {
   std::string what = rank == 1           ? "chunks of "
                      : l.dim == rank - 1 ? "rows in blocks of "
                                          : "dim " + std::to_string(l.dim) + " by ";
-  what += std::to_string(l.step) + (l.parallel ? ", parallel" : "");
+  what += std::to_string(l.step) + (l.recomputes ? ", parallel, data-parallel" : l.parallel ? ", parallel" : "");
   // A loop of a func at the root (not an output's) is named by its func.
   return l.produces_output ? what : l.f->name() + ": " + what;
 }
@@ -325,8 +326,22 @@ void elementwise_rows(bool quick, bool parallel, const add_fn& add) {
   }
 }
 
-// Benchmark 4's chains.
-void stencil_rows(bool quick, const add_fn& add) {
+// A hand schedule of benchmark 7's data-parallel stencils: the output in parallel strips of
+// `step` rows, each intermediate stored inside the loop (each iteration computes its whole window).
+scheduler_fn data_parallel_rows(index_t step) {
+  return [=](built& b) {
+    func& out = b.g.funcs.back();
+    const var y = out.outputs()[0].dims[1];
+    out.loops({{y, step, loop::parallel}});
+    for (std::size_t i = 0; i + 1 < b.g.funcs.size(); ++i) {
+      for (const func::output& o : b.g.funcs[i].outputs()) o.buffer->store_at(loop_id{&out, y});
+    }
+    b.description = "rows in blocks of " + std::to_string(step) + ", parallel, data-parallel";
+  };
+}
+
+// Benchmark 4's chains, serial, or parallel as in benchmark 7.
+void stencil_rows(bool quick, bool parallel, const add_fn& add) {
   const index_t size = quick ? 1024 : 4096;
   for (int stages : {2, 3}) {
     const int border = stages - 1;
@@ -336,10 +351,15 @@ void stencil_rows(bool quick, const add_fn& add) {
     fill_stencil_chain_input(in, size, border);
     stencil_chain_reference(in, size, stages, ref);
     workload w;
-    const std::string name = "stencil, " + std::to_string(stages) + " stages";
+    const std::string name = std::string(parallel ? "parallel " : "") + "stencil, " + std::to_string(stages) + " stages";
     w.name = name;
+    w.parallel = parallel;
     w.make_graph = [stages](node_context& ctx) { return workloads::stencil_chain(ctx, stages); };
-    for (index_t s : {1, 8, 32}) w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
+    for (index_t s : {1, 8, 32}) {
+      if (parallel && s == 1) continue;
+      w.hand.push_back(loop_of(-1, 1, s, parallel, "rows in blocks of " + std::to_string(s) + (parallel ? ", parallel" : "")));
+      if (parallel) w.hand.push_back(data_parallel_rows(s));
+    }
     w.inputs = {&in};
     w.outputs = {&out};
     w.check = [&, name](const std::string& what) { check_near(out, ref, 0.0f, name + ", " + what); };
@@ -692,10 +712,11 @@ int main(int argc, char** argv) {
     if (only.empty() || w.name.find(only) != std::string::npos) rows.push_back(measure(w, opt));
   };
   elementwise_rows(quick, false, add);
-  stencil_rows(quick, add);
+  stencil_rows(quick, false, add);
   matmul_and_copy_rows(quick, add);
   ml_rows(quick, add);
   elementwise_rows(quick, true, add);
+  stencil_rows(quick, true, add);
   reduction_row(quick, add);
   print_table(rows, argc, argv);
 

@@ -25,6 +25,14 @@ constexpr double parallel_efficiency = 0.9;
 // (scheduler_benchmark, 2026-12-03): 256 iterations on 2 workers took 0.10 to 0.15 ms longer
 // than 32, about 1 us of CPU time per iteration, where its 3 calls cost 0.07 us.
 constexpr double parallel_iteration_ns = 500;
+// A pipelined loop (docs/threads.md) reaches less of the ideal speed-up than a data-parallel one:
+// the stage of an iteration waits for the same stage of the previous one, so any iteration that
+// runs late stalls the ones after it, and the ring buffers are written by one core and read by
+// the next. Estimated from parallel_benchmark (2026-12-03, 2 workers): the stencil chains in
+// strips of 8 and 32 rows ran 1.45x to 1.80x faster than serially when pipelined and 1.59x to
+// 1.98x data-parallel, although data-parallel computed 3% to 25% more points; 0.75 against 0.9
+// reproduces that order for every one of the four.
+constexpr double pipelined_efficiency = 0.75;
 
 // The first touch of the pages of `bytes` allocated per evaluation, if the allocator hands them out
 // fresh (machine::fresh_block_bytes; for the folds of a loop, their sum stands for the largest).
@@ -139,7 +147,7 @@ public:
                const machine& m, double fraction, plan_scratch& s, loop_plan& plan)
       : g(g), h(h), members(members), full(full), m(m), fraction(fraction), s(s), plan(plan) {}
 
-  void run(int dim);
+  void run(int dim, bool recompute);
 
 private:
   void reset(int dim);
@@ -193,8 +201,9 @@ void loop_planner::reset(int dim) {
   plan.slot = g.nodes[h].out_slots[0][dim];
 }
 
-void loop_planner::run(int dim) {
+void loop_planner::run(int dim, bool recompute) {
   reset(dim);
+  plan.recompute = recompute;
   const sched_node& head = g.nodes[h];
   if (plan.slot < 0) return;
   const index_range whole = full[head.slot + plan.slot];
@@ -277,12 +286,16 @@ void loop_planner::account_in_loop(int i, int moving, index_t shift) {
   }
   ++plan.calls_per_iteration;
   ++plan.buffers;
+  // Whether consecutive windows overlap: then a serial loop slides (each iteration computes the
+  // new part only) and a data-parallel one recomputes the overlap.
+  bool overlaps = false;
   for (int q = 0; q < 3; ++q) {
     std::copy_n(s.window[q].begin() + n.slot, n.rank, s.produce[q].begin() + n.slot);
     const index_range w = s.window[q][n.slot + moving];
     const index_t d = q == 2 ? 2 * shift : shift;
     const index_t ad = d < 0 ? -d : d;
-    if (ad < w.extent()) {
+    if (ad < w.extent() && q == 0) overlaps = true;
+    if (ad < w.extent() && !plan.recompute) {
       s.produce[q][n.slot + moving] = d > 0 ? index_range{w.max - ad + 1, w.max} : index_range{w.min, w.min + ad - 1};
     }
   }
@@ -316,6 +329,9 @@ void loop_planner::account_in_loop(int i, int moving, index_t shift) {
     plan.reason[i] = place_reason::slides;
     ++plan.sliding;
     plan.sliding_shift_bytes.add(produced0, produced2);
+  } else if (overlaps && plan.recompute) {
+    plan.reason[i] = place_reason::recomputed;
+    ++plan.recomputed;
   }
 }
 
@@ -381,8 +397,8 @@ void loop_planner::account_externals() {
 
 void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& members,
                const std::vector<index_range>& full, const machine& m, double fraction, plan_scratch& s,
-               loop_plan& plan) {
-  loop_planner(g, h, members, full, m, fraction, s, plan).run(dim);
+               loop_plan& plan, bool recompute) {
+  loop_planner(g, h, members, full, m, fraction, s, plan).run(dim, recompute);
 }
 
 double plan_cost(const loop_plan& plan, index_t step, int workers, const machine& m, double fraction,
@@ -414,7 +430,8 @@ double plan_cost(const loop_plan& plan, index_t step, int workers, const machine
   if (workers > 1) {
     // The critical path: the iterations of the busiest worker.
     const double per_worker = std::ceil(iterations / workers);
-    loop_ns = per_worker * (calls_ns + bytes_ns + parallel_iteration_ns) / parallel_efficiency + fork_join_ns;
+    const double efficiency = plan.sliding > 0 ? pipelined_efficiency : parallel_efficiency;
+    loop_ns = per_worker * (calls_ns + bytes_ns + parallel_iteration_ns) / efficiency + fork_join_ns;
   } else {
     // Every iteration calls; the bytes are those of the whole extent (the last chunk is truncated).
     loop_ns = iterations * calls_ns + static_cast<double>(plan.extent) / st * bytes_ns;

@@ -31,6 +31,9 @@ enum class place_reason {
   pinned_root,
   consumer_at_root,
   invariant,
+  // In a data-parallel loop: its window overlaps the previous iteration's, and each iteration
+  // computes it whole (its halo again) instead of sliding.
+  recomputed,
   not_a_translation,
   unknown_region,
 };
@@ -66,6 +69,9 @@ struct loop_plan {
   // The bytes one iteration's shift adds to the windows of the funcs that slide: a pipelined
   // parallel loop with K iterations in flight holds K - 1 more of them.
   linear_in_step sliding_shift_bytes;
+  // Planned for a data-parallel loop: no func slides; those whose windows overlap are recomputed.
+  bool recompute = false;
+  int recomputed = 0;
   int calls_per_iteration = 0;
   // The buffers one iteration streams through: those computed in the loop and the windows read
   // from outside that move with it (not those read whole by every iteration).
@@ -94,10 +100,11 @@ struct plan_scratch {
 
 // Analyzes a loop over output dim `dim` of head `h` (members: the group's nodes, consumers
 // first, h first; h is an output's func, or a func at the root heading a subgroup, whose members
-// all feed it). full: the whole regions (full_regions).
+// all feed it). full: the whole regions (full_regions). recompute: plan a data-parallel loop, in
+// which every func in the loop computes its whole window in each iteration (none slides).
 void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& members,
                const std::vector<index_range>& full, const machine& m, double cache_fraction, plan_scratch& scratch,
-               loop_plan& plan);
+               loop_plan& plan, bool recompute = false);
 
 // The largest power of two <= x (1 for x < 2).
 index_t floor_power_of_two(index_t x);
@@ -107,7 +114,8 @@ index_t floor_power_of_two(index_t x);
 index_t aligned_step(const loop_plan& plan, index_t step, index_t max_step);
 
 // The estimated time of the group with the plan's loop in steps of `step`, with `workers`
-// iterations in flight (1: serial), in ns; also the working set of one iteration.
+// iterations in flight (1: serial; pipelined if some func slides, else data-parallel), in ns;
+// also the working set of one iteration.
 double plan_cost(const loop_plan& plan, index_t step, int workers, const machine& m, double cache_fraction,
                  double* working_set = nullptr);
 

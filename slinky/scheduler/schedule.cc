@@ -48,6 +48,8 @@ const char* describe(place_reason r) {
   case place_reason::pinned_root: return "computed at the root by the client";
   case place_reason::consumer_at_root: return "a consumer is computed at the root";
   case place_reason::invariant: return "its region does not move with the loop (a reduction over it?): root";
+  case place_reason::recomputed:
+    return "computed whole in each iteration of the data-parallel loop (recomputes the overlap with the previous one)";
   case place_reason::not_a_translation: return "its region does not translate with the loop: root";
   case place_reason::unknown_region: return "its region cannot be evaluated: root";
   }
@@ -96,6 +98,9 @@ struct group_choice {
   int dim = -1;
   index_t step = 0;
   bool parallel = false;
+  // Parallel, and data-parallel although windows overlap: the funcs whose windows overlap
+  // recompute the overlap in each iteration instead of sliding.
+  bool recompute = false;
   int workers = 1;
   double cost = 0;
   double unscheduled = 0;
@@ -104,7 +109,7 @@ struct group_choice {
 // Chooses the loop of head h's group: the cheapest dim and step, serial or parallel, or none.
 group_choice choose_loop(const sched_graph& g, int h, const std::vector<int>& members,
                          const std::vector<index_range>& full, const machine& m, const schedule_options& o,
-                         plan_scratch& scratch, loop_plan& plan) {
+                         plan_scratch& scratch, loop_plan& plan, loop_plan& recompute_plan) {
   group_choice best;
   best.unscheduled = unscheduled_cost(g, members, m, o.cache_fraction);
   best.cost = best.unscheduled;
@@ -122,20 +127,30 @@ group_choice choose_loop(const sched_graph& g, int h, const std::vector<int>& me
     c.step = step;
     c.cost = cost;
     if (o.parallel && m.threads > 1) {
-      // A loop whose funcs slide is pipelined: at most one iteration in flight per func in it.
-      const int workers = plan.sliding > 0 ? std::min(m.threads, plan.calls_per_iteration) : m.threads;
-      if (workers > 1) {
-        // At least two iterations per worker.
-        const index_t max_step = std::max<index_t>(1, plan.extent / (2 * m.threads));
+      // At least two iterations per worker.
+      const index_t max_step = std::max<index_t>(1, plan.extent / (2 * m.threads));
+      // Parallel only for a clear gain: the model does not see memory bandwidth shared by the cores.
+      double limit = 0.8 * cost;
+      auto consider_parallel = [&](const loop_plan& p, int workers, bool recompute) {
+        if (workers < 2) return;
         double par_cost;
-        const index_t par_step = best_step(plan, workers, max_step, m, o.cache_fraction, par_cost);
-        // Parallel only for a clear gain: the model does not see memory bandwidth shared by the cores.
-        if (par_cost < 0.8 * cost) {
+        const index_t par_step = best_step(p, workers, max_step, m, o.cache_fraction, par_cost);
+        if (par_cost < limit) {
+          limit = par_cost;
           c.step = par_step;
           c.cost = par_cost;
           c.parallel = true;
+          c.recompute = recompute;
           c.workers = workers;
         }
+      };
+      // A loop whose funcs slide is pipelined: at most one iteration in flight per func in it.
+      consider_parallel(plan, plan.sliding > 0 ? std::min(m.threads, plan.calls_per_iteration) : m.threads, false);
+      if (plan.sliding > 0) {
+        // Or data-parallel, every iteration computing its funcs' whole windows: all the workers,
+        // independent iterations, the overlaps computed again.
+        plan_loop(g, h, d, members, full, m, o.cache_fraction, scratch, recompute_plan, true);
+        if (recompute_plan.ok) consider_parallel(recompute_plan, m.threads, true);
       }
     }
     if (c.cost < best.cost) {
@@ -147,7 +162,7 @@ group_choice choose_loop(const sched_graph& g, int h, const std::vector<int>& me
     // rows into short, strided pieces (partial cache lines, short loops in the callbacks). So the
     // outermost dim whose loop beats no loop with a working set within the L2 budget is taken.
     double ws = 0;
-    plan_cost(plan, c.step, c.workers, m, o.cache_fraction, &ws);
+    plan_cost(c.recompute ? recompute_plan : plan, c.step, c.workers, m, o.cache_fraction, &ws);
     if (best.looped && best.dim == d && level_of(ws, m, o.cache_fraction) <= 1) break;
   }
   return best;
@@ -174,7 +189,8 @@ namespace {
 // the loops just rejected.
 void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, bool subgroup,
                     const std::vector<index_range>& full, const machine& m, const schedule_options& options,
-                    plan_scratch& scratch, loop_plan& plan, schedule_report& report, std::vector<int>& at_root) {
+                    plan_scratch& scratch, loop_plan& plan, loop_plan& recompute_plan, schedule_report& report,
+                    std::vector<int>& at_root) {
   const sched_node& head = g.nodes[h];
   schedule_report::loop_decision ld;
   ld.f = head.f;
@@ -200,7 +216,7 @@ void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, 
     }
     report.funcs[h].why = "produces an output";
   }
-  const group_choice c = choose_loop(g, h, group, full, m, options, scratch, plan);
+  const group_choice c = choose_loop(g, h, group, full, m, options, scratch, plan, recompute_plan);
   ld.cost_ns = c.cost;
   ld.unscheduled_cost_ns = c.unscheduled;
   auto may_head_subgroup = [&](int i) { return i != h && !g.nodes[i].user_scheduled; };
@@ -222,15 +238,18 @@ void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, 
     return;
   }
   // The chosen plan again, for its decisions per func.
-  plan_loop(g, h, c.dim, group, full, m, options.cache_fraction, scratch, plan);
+  plan_loop(g, h, c.dim, group, full, m, options.cache_fraction, scratch, plan, c.recompute);
   double ws = 0;
   plan_cost(plan, c.step, c.workers, m, options.cache_fraction, &ws);
   ld.looped = true;
-  ld.why = c.parallel ? "cheapest loop; parallel" : "cheapest loop";
+  ld.why = c.recompute  ? "cheapest loop; parallel, data-parallel with the overlaps recomputed"
+           : c.parallel ? "cheapest loop; parallel"
+                        : "cheapest loop";
   ld.dim = c.dim;
   ld.loop_var = head.f->outputs()[0].dims[c.dim];
   ld.step = c.step;
   ld.parallel = c.parallel;
+  ld.recomputes = c.recompute;
   ld.iterations = (plan.extent + c.step - 1) / c.step;
   ld.working_set_bytes = static_cast<index_t>(std::ceil(ws));
   ld.level = level_of(ws, m, options.cache_fraction) + 1;
@@ -262,6 +281,11 @@ void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, 
       // The builder's default placement: the innermost loop containing its consumers (a subgroup's
       // members were set at the root by the enclosing group).
       n.f->compute_at(std::optional<loop_id>());
+      // In a data-parallel loop, stored inside it: each iteration its own windows (the builder
+      // would store a func whose windows overlap outside the loop and pipeline it).
+      if (c.recompute) {
+        for (const func::output& o : n.f->outputs()) o.buffer->store_at(loop_id{head.f, ld.loop_var});
+      }
     } else {
       n.f->compute_root();
       at_root.push_back(i);
@@ -342,13 +366,13 @@ schedule_report schedule(const std::vector<buffer_expr_ptr>& inputs, const std::
   std::size_t budget = 4 * g.nodes.size() + 64;
   std::vector<std::pair<int, int>> claim(g.nodes.size(), {-1, -1});
   plan_scratch scratch;
-  loop_plan plan;
+  loop_plan plan, recompute_plan;
   std::vector<int> at_root;
   for (std::size_t q = 0; q < queue.size(); ++q) {
     const int h = queue[q].first;
     std::vector<int> group = std::move(queue[q].second);
     at_root.clear();
-    schedule_group(g, h, group, q >= heads, full, m, options, scratch, plan, report, at_root);
+    schedule_group(g, h, group, q >= heads, full, m, options, scratch, plan, recompute_plan, report, at_root);
     const std::size_t first = queue.size();
     find_subgroups(g, at_root, static_cast<int>(q), claim, queue);
     for (std::size_t k = first; k < queue.size(); ++k) {
@@ -379,7 +403,11 @@ std::string schedule_report::to_string(const node_context* ctx) const {
       continue;
     }
     os << "loop over dim " << l.dim << " (" << (ctx ? ctx->name(l.loop_var) : "_" + std::to_string(l.loop_var.id))
-       << ") in steps of " << l.step << (l.parallel ? ", parallel" : ", serial") << ", " << l.iterations
+       << ") in steps of " << l.step
+       << (l.recomputes ? ", parallel (data-parallel, overlaps recomputed)"
+           : l.parallel ? ", parallel"
+                        : ", serial")
+       << ", " << l.iterations
        << " iterations, " << l.calls << " calls; working set " << l.working_set_bytes << " bytes (budget "
        << l.budget_bytes << ", ";
     if (l.level <= 3) {

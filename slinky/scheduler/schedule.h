@@ -74,7 +74,8 @@ struct schedule_report {
     /// Produces a pipeline output; computed at the root, possibly in its own loop.
     output,
     /// Computed inside the loop of the output it feeds (the builder's default placement), sliding
-    /// along the loop where windows of consecutive iterations overlap.
+    /// along the loop where windows of consecutive iterations overlap (or, in a data-parallel loop,
+    /// loop_decision::recomputes, stored inside it and computing the overlap again).
     in_loop,
     /// Computed at the root (compute_root) on the scheduler's decision.
     root,
@@ -114,6 +115,11 @@ struct schedule_report {
     index_t step = 0;
     /// True if the loop is parallel.
     bool parallel = false;
+    /// True if the loop is parallel and data-parallel although the windows of some funcs in it
+    /// overlap from one iteration to the next: those funcs are stored inside the loop and each
+    /// iteration computes their whole windows (recomputing the overlap), instead of sliding in a
+    /// pipelined loop (docs/threads.md). Their placement is `in_loop`.
+    bool recomputes = false;
     /// The loop's iterations for the given shapes.
     index_t iterations = 0;
     /// The working set of one iteration (intermediates' windows, the windows of the inputs read,

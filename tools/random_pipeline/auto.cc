@@ -40,6 +40,12 @@ const std::vector<named_machine>& machines() {
     minute.call_overhead_ns = 0.001;
     minute.page_touch_ns = 1e5;
     minute.fresh_block_bytes = 0;
+    // The same caches and calls with memory a thousand times slower (every byte costs more than
+    // starting a parallel loop) and 8 threads: parallel loops on the smallest buffers, pipelined
+    // or data-parallel with their overlaps recomputed (a loop of 2 funcs pipelines on 2 workers
+    // whatever the machine, so recomputing often wins).
+    machine slow = minute;
+    for (int l = 0; l < 4; ++l) slow.ns_per_byte[l] *= 1000;
     auto with_threads = [](machine m, int threads) {
       m.threads = threads;
       return m;
@@ -49,6 +55,7 @@ const std::vector<named_machine>& machines() {
         {"tiny", tiny},     {"tiny_4_threads", with_threads(tiny, 4)},
         {"host", host},     {"host_threads", with_threads(host, host_threads)},
         {"minute", minute}, {"minute_3_threads", with_threads(minute, 3)},
+        {"slow_8_threads", with_threads(slow, 8)},
     };
   }();
   return all;

@@ -626,6 +626,118 @@ TEST(schedule, parallel_when_large_and_threads) {
   expect_equal(run2d(p, w, h, 2), expected);
 }
 
+// in -> e = in * 2 + 1 (counting the points it computes) -> out = the sum of e over a column of
+// 2 * radius + 1 rows.
+struct tall_stencil_graph : graph {
+  std::shared_ptr<std::atomic<index_t>> e_points = std::make_shared<std::atomic<index_t>>(0);
+  var x{ctx, "x"}, y{ctx, "y"};
+
+  explicit tall_stencil_graph(int radius) {
+    in = buffer_expr::make(ctx, "in", 2, sizeof(float));
+    auto e = buffer_expr::make(ctx, "e", 2, sizeof(float));
+    out = buffer_expr::make(ctx, "out", 2, sizeof(float));
+    std::shared_ptr<std::atomic<index_t>> points = e_points;
+    funcs.push_back(func::make(
+        [points](const buffer<const float>& a, const buffer<float>& b) -> index_t {
+          *points += b.dim(0).extent() * b.dim(1).extent();
+          return scale_offset{2, 1}(a, b);
+        },
+        {{in, {point(x), point(y)}}}, {{e, {x, y}}}, {.name = "e"}));
+    funcs.push_back(func::make(
+        [radius](const buffer<const float>& a, const buffer<float>& b) -> index_t {
+          for (index_t j = b.dim(1).min(); j <= b.dim(1).max(); ++j) {
+            for (index_t i = b.dim(0).min(); i <= b.dim(0).max(); ++i) {
+              float sum = 0;
+              for (int d = -radius; d <= radius; ++d) sum += a(i, j + d);
+              b(i, j) = sum;
+            }
+          }
+          return 0;
+        },
+        {{e, {point(x), bounds(y - radius, y + radius)}}}, {{out, {x, y}}}, {.name = "column"}));
+  }
+};
+
+// A parallel loop over a stencil is either pipelined (the intermediate slides, each value is
+// computed once, at most one iteration in flight per func) or data-parallel (the intermediate is
+// stored inside the loop, every worker busy, each iteration computing its whole window): the
+// cheaper for the machine.
+TEST(schedule, parallel_stencil_recomputes_when_it_frees_more_workers_than_it_costs) {
+  const index_t w = 256, h = 256;
+  const int radius = 1;
+  tall_stencil_graph plain(radius);
+  pipeline p0 = plain.build();
+  const buffer<float, 2> expected = run2d(p0, w, h, radius);
+  ASSERT_EQ(*plain.e_points, w * (h + 2 * radius));
+
+  thread_pool_impl pool(3);
+  eval_config config;
+  config.thread_pool = &pool;
+  eval_context ctx;
+  ctx.config = &config;
+
+  // 8 threads: pipelined, a 2-func loop has at most 2 iterations in flight; data-parallel keeps 8
+  // busy for a halo of 2 rows.
+  tall_stencil_graph g(radius);
+  machine m = small_machine();
+  m.threads = 8;
+  schedule_report r = schedule({g.in}, {g.out}, schedule_shapes().add(g.in, {w, h + 2}).add(g.out, {w, h}), m);
+  const schedule_report::loop_decision& l = r.loops[0];
+  ASSERT_TRUE(l.looped) << r.to_string(&g.ctx);
+  EXPECT_TRUE(l.parallel) << r.to_string(&g.ctx);
+  EXPECT_TRUE(l.recomputes) << r.to_string(&g.ctx);
+  EXPECT_EQ(l.dim, 1);
+  EXPECT_EQ(decision(r, "e").where, schedule_report::placement::in_loop);
+  EXPECT_NE(std::string(decision(r, "e").why).find("recomputes the overlap"), std::string::npos);
+  // Stored inside the loop: each iteration its own window.
+  const std::optional<loop_id>& at = g.funcs[0].outputs()[0].buffer->store_at();
+  ASSERT_TRUE(at.has_value());
+  EXPECT_EQ(at->func, &g.funcs[1]);
+  EXPECT_EQ(at->var, g.funcs[1].outputs()[0].dims[1]);
+  EXPECT_NE(r.to_string(&g.ctx).find("data-parallel, overlaps recomputed"), std::string::npos);
+
+  pipeline p = g.build();
+  expect_equal(run2d(p, w, h, radius, &ctx), expected);
+  // Each iteration computed the 2 * radius rows of overlap again.
+  const index_t step = l.step;
+  index_t rows = 0;
+  for (index_t y = 0; y < h; y += step) rows += std::min(step, h - y) + 2 * radius;
+  EXPECT_EQ(*g.e_points, w * rows);
+  EXPECT_GT(*g.e_points, *plain.e_points);
+
+  // 2 threads and a halo of 64 rows per strip of rows (at most 64 rows fit): recomputing would cost
+  // more than it gains. The loop is parallel without recomputing: pipelined over rows (e slides)
+  // or, as the model prefers here, data-parallel over columns (e's columns do not overlap); either
+  // way e is computed once.
+  const int tall = 32;
+  const index_t h2 = 2048;
+  tall_stencil_graph plain2(tall);
+  pipeline p1 = plain2.build();
+  const buffer<float, 2> expected2 = run2d(p1, w, h2, tall);
+  tall_stencil_graph g2(tall);
+  machine m2 = small_machine(256 * 1024);
+  m2.threads = 2;
+  schedule_report r2 =
+      schedule({g2.in}, {g2.out}, schedule_shapes().add(g2.in, {w, h2 + 2 * tall}).add(g2.out, {w, h2}), m2);
+  ASSERT_TRUE(r2.loops[0].looped) << r2.to_string(&g2.ctx);
+  EXPECT_TRUE(r2.loops[0].parallel) << r2.to_string(&g2.ctx);
+  EXPECT_FALSE(r2.loops[0].recomputes) << r2.to_string(&g2.ctx);
+  EXPECT_EQ(decision(r2, "e").where, schedule_report::placement::in_loop);
+  EXPECT_FALSE(g2.funcs[0].outputs()[0].buffer->store_at().has_value());
+  pipeline p2 = g2.build();
+  expect_equal(run2d(p2, w, h2, tall, &ctx), expected2);
+  EXPECT_EQ(*g2.e_points, w * (h2 + 2 * tall));
+
+  // Serial loops never recompute: they slide.
+  tall_stencil_graph g3(radius);
+  m.threads = 1;
+  schedule_report r3 = schedule({g3.in}, {g3.out}, schedule_shapes().add(g3.in, {w, h + 2}).add(g3.out, {w, h}), m);
+  ASSERT_TRUE(r3.loops[0].looped);
+  EXPECT_FALSE(r3.loops[0].parallel);
+  EXPECT_FALSE(r3.loops[0].recomputes);
+  EXPECT_FALSE(g3.funcs[0].outputs()[0].buffer->store_at().has_value());
+}
+
 TEST(schedule, leaves_client_schedules_alone) {
   const index_t n = 1 << 16;
   // The output's func has loops: nothing of its output is touched.
