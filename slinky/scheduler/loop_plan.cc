@@ -30,8 +30,9 @@ constexpr double parallel_iteration_ns = 500;
 // runs late stalls the ones after it, and the ring buffers are written by one core and read by
 // the next. Estimated from parallel_benchmark (2026-12-03, 2 workers): the stencil chains in
 // strips of 8 and 32 rows ran 1.45x to 1.80x faster than serially when pipelined and 1.59x to
-// 1.98x data-parallel, although data-parallel computed 3% to 25% more points; 0.75 against 0.9
-// reproduces that order for every one of the four.
+// 1.98x data-parallel, although data-parallel computed 3% to 25% more points. With 0.75 against
+// 0.9, data-parallel is priced lower while its iterations cost less than 1.2 times the pipelined
+// ones (the overlaps recomputed).
 constexpr double pipelined_efficiency = 0.75;
 
 // The first touch of the pages of `bytes` allocated per evaluation, if the allocator hands them out
