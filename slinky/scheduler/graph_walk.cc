@@ -195,6 +195,34 @@ int level_of(double bytes, const machine& m, double fraction) {
   return 3;
 }
 
+namespace {
+
+// The callback's work per point of node n's region (sched_node::work_ns_per_point), from what it
+// reads for the point in the middle of `regions` (n's slots of it, left as they were).
+double work_per_point(const sched_graph& g, const sched_node& n, const machine& m, index_range* regions,
+                      std::vector<index_range>& needed) {
+  index_range saved[8];
+  if (n.rank > 8) return 0;
+  std::copy_n(regions + n.slot, n.rank, saved);
+  for (std::size_t v = 0; v < n.rank; ++v) {
+    const index_range& r = saved[v];
+    const index_t mid = r.min + (r.max - r.min) / 2;
+    regions[n.slot + v] = {mid, mid};
+  }
+  double bytes = 0;
+  for (index_t e : n.out_elem_size) bytes += static_cast<double>(e);
+  for (const func::input& in : n.f->inputs()) {
+    if (!consumer_reads(g, n, regions, in, needed)) continue;
+    double b = static_cast<double>(g.elem_size(in.buffer.get()));
+    for (const index_range& r : needed) b *= static_cast<double>(r.extent());
+    bytes += b;
+  }
+  std::copy_n(saved, n.rank, regions + n.slot);
+  return bytes * m.ns_per_byte[0];
+}
+
+}  // namespace
+
 void full_regions(sched_graph& g, const machine& m, double cache_fraction, std::vector<index_range>& regions) {
   regions.assign(g.num_slots, index_range());
   // Funcs shared by several outputs are not analyzed (the scheduler leaves them at the root).
@@ -223,6 +251,13 @@ void full_regions(sched_graph& g, const machine& m, double cache_fraction, std::
       }
     }
     c.full_bytes = c.full_known ? g.region_bytes(c, regions.data()) : 0;
+    c.full_elements = 0;
+    c.work_ns_per_point = 0;
+    if (c.full_known) {
+      c.full_elements = 1;
+      for (std::size_t s = 0; s < c.rank; ++s) c.full_elements *= static_cast<double>(regions[c.slot + s].extent());
+      c.work_ns_per_point = work_per_point(g, c, m, regions.data(), needed);
+    }
     for (const func::input& in : c.f->inputs()) {
       const buffer_expr* b = in.buffer.get();
       const int p = g.producer_of(b);

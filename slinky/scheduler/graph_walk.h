@@ -45,6 +45,12 @@ struct sched_node {
   double full_bytes = 0;
   double full_external_read_ns = 0;
   bool full_known = false;
+  // The callback's own work per point of its region (docs/scheduler.md, "The callbacks' work"):
+  // every element of each input it reads for one point (its footprint: 9 for a 3x3 stencil, a
+  // row and a column for a matrix product), and the elements it writes, at L1's rate. And the
+  // work of its whole region, full_elements points.
+  double work_ns_per_point = 0;
+  double full_elements = 0;
   // An output's func whose first output was given an empty shape.
   bool empty_output = false;
 };
@@ -88,7 +94,7 @@ void add_to_region(const sched_node& p, int k, const std::vector<index_range>& n
 
 // The whole region of every func (one iteration, no loops) into `regions` (g.num_slots entries),
 // and each node's full_bytes, full_external_read_ns (with the time per byte of `m` at the level
-// each buffer's total size fits in) and full_known.
+// each buffer's total size fits in), full_known, full_elements and work_ns_per_point.
 void full_regions(sched_graph& g, const machine& m, double cache_fraction, std::vector<index_range>& regions);
 
 // The cache level (0: L1, 1: L2, 2: L3, 3: memory) that `bytes` fits in, using `fraction` of each.

@@ -96,7 +96,8 @@ void add_external(loop_plan& plan, const double bytes[3], double overlap_bytes, 
 // consumers reading it at the root too.
 double root_func_ns(const sched_node& n, int root_consumers, const machine& m, double fraction) {
   const double c = m.ns_per_byte[level_of(n.full_bytes, m, fraction)];
-  double t = n.full_bytes * c * (1 + root_consumers) + n.full_external_read_ns + m.call_overhead_ns;
+  double t = n.full_bytes * c * (1 + root_consumers) + n.full_external_read_ns + m.call_overhead_ns +
+             n.full_elements * n.work_ns_per_point;
   if (!n.head) t += page_ns(n.full_bytes, m);
   return t;
 }
@@ -304,12 +305,15 @@ void loop_planner::account_in_loop(int i, int moving, index_t shift) {
   const double produced2 = g.region_bytes(n, s.produce[2].data());
   const double window0 = g.region_bytes(n, s.window[0].data());
   const double window2 = g.region_bytes(n, s.window[2].data());
-  double elems0 = 1, elems2 = 1;
+  double elems0 = 1, elems2 = 1, computed0 = 1, computed2 = 1;
   for (std::size_t v = 0; v < n.rank; ++v) {
     elems0 *= static_cast<double>(s.window[0][n.slot + v].extent());
     elems2 *= static_cast<double>(s.window[2][n.slot + v].extent());
+    computed0 *= static_cast<double>(s.produce[0][n.slot + v].extent());
+    computed2 *= static_cast<double>(s.produce[2][n.slot + v].extent());
   }
   plan.elements[i] = {elems0, elems2};
+  plan.work_ns.add(computed0 * n.work_ns_per_point, computed2 * n.work_ns_per_point);
   const index_t ashift = shift < 0 ? -shift : shift;
   const index_t S = static_cast<index_t>(plan.probe_step);
   if (ashift > 0 && ashift < S && S % ashift == 0) {
@@ -403,7 +407,7 @@ void plan_loop(const sched_graph& g, int h, int dim, const std::vector<int>& mem
 }
 
 double plan_cost(const loop_plan& plan, index_t step, int workers, const machine& m, double fraction,
-                 double* working_set) {
+                 double* working_set, int* served_from) {
   const double S = plan.probe_step;
   const double st = static_cast<double>(step);
   const double iterations = std::ceil(static_cast<double>(plan.extent) / st);
@@ -415,27 +419,30 @@ double plan_cost(const loop_plan& plan, index_t step, int workers, const machine
   double ws = moving + plan.invariant_bytes;
   for (int l = 0; l < 3 && level == 3; ++l) {
     const double budget = fraction * static_cast<double>(caps[l]);
+    // The workers of a data-parallel loop share the L3, each with its own working set.
+    const double sharing = l == 2 && workers > 1 && plan.sliding == 0 ? workers : 1;
     const double at_l = moving + invariant_within(plan, budget);
-    if (caps[l] > 0 && at_l <= budget) {
+    if (caps[l] > 0 && moving * sharing + invariant_within(plan, budget) <= budget) {
       level = l;
       ws = at_l;
     }
   }
   if (working_set) *working_set = ws;
+  if (served_from) *served_from = level;
   // L1's rate only for serial loops over few buffers (machine::l1_buffers).
   const double c = m.ns_per_byte[level == 0 && (workers > 1 || plan.buffers > m.l1_buffers) ? 1 : level];
   const double calls_ns = plan.calls_per_iteration * m.call_overhead_ns;
-  const double bytes_ns =
-      plan.internal_bytes(st, S) * c + plan.external_cached_bytes(st, S) * c + plan.streamed_ns(st, S);
+  const double work_and_bytes_ns = plan.internal_bytes(st, S) * c + plan.external_cached_bytes(st, S) * c +
+                          plan.streamed_ns(st, S) + plan.work_ns(st, S);
   double loop_ns;
   if (workers > 1) {
     // The critical path: the iterations of the busiest worker.
     const double per_worker = std::ceil(iterations / workers);
     const double efficiency = plan.sliding > 0 ? pipelined_efficiency : parallel_efficiency;
-    loop_ns = per_worker * (calls_ns + bytes_ns + parallel_iteration_ns) / efficiency + fork_join_ns;
+    loop_ns = per_worker * (calls_ns + work_and_bytes_ns + parallel_iteration_ns) / efficiency + fork_join_ns;
   } else {
     // Every iteration calls; the bytes are those of the whole extent (the last chunk is truncated).
-    loop_ns = iterations * calls_ns + static_cast<double>(plan.extent) / st * bytes_ns;
+    loop_ns = iterations * calls_ns + static_cast<double>(plan.extent) / st * work_and_bytes_ns;
   }
   return loop_ns + plan.root_ns + plan.invariant_read_ns + page_ns(fold, m);
 }

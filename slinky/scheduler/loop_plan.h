@@ -66,6 +66,10 @@ struct loop_plan {
   // (the callbacks re-read them from there, and a loop's windows must leave them room), not in
   // that of a smaller level (they stream from a larger one whatever the step).
   double invariant_bytes = 0, invariant_read_ns = 0;
+  // The callbacks' own work per iteration (the points each func in the loop computes times its
+  // work per point), in ns: the same for every step of a loop whose funcs slide, larger for
+  // smaller steps where the overlaps are recomputed.
+  linear_in_step work_ns;
   // The bytes one iteration's shift adds to the windows of the funcs that slide: a pipelined
   // parallel loop with K iterations in flight holds K - 1 more of them.
   linear_in_step sliding_shift_bytes;
@@ -115,9 +119,10 @@ index_t aligned_step(const loop_plan& plan, index_t step, index_t max_step);
 
 // The estimated time of the group with the plan's loop in steps of `step`, with `workers`
 // iterations in flight (1: serial; pipelined if some func slides, else data-parallel), in ns;
-// also the working set of one iteration.
+// also the working set of one iteration and the cache level it is served from (0: L1 ... 3:
+// memory; the L3 holds the working sets of all the workers of a data-parallel loop).
 double plan_cost(const loop_plan& plan, index_t step, int workers, const machine& m, double cache_fraction,
-                 double* working_set = nullptr);
+                 double* working_set = nullptr, int* level = nullptr);
 
 // The time of the group with no loop (every func at the root), in ns.
 double unscheduled_cost(const sched_graph& g, const std::vector<int>& members, const machine& m, double cache_fraction);

@@ -58,9 +58,9 @@ const char* describe(place_reason r) {
 
 // The best step for a plan with `workers` iterations in flight: the cheapest (the larger on a tie)
 // of 1 and the largest steps fitting the L1 and L2 budgets, each a multiple of the plan's
-// granularity; the L3 budget is considered only when
-// not even a step of 1 fits L2. L2 is the core's own; L3 is shared with the other cores and
-// processes, and the model's figures for it are the least reliable.
+// granularity; the L3 budget is considered only when not even a step of 1 fits L2. L2 is the
+// core's own; L3 is shared with the other cores and processes, and the model's figures for it are
+// the least reliable. A plan recomputing overlaps also prices the powers of two up to max_step.
 index_t best_step(const loop_plan& plan, int workers, index_t max_step, const machine& m, double fraction,
                   double& cost) {
   const index_t caps[3] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
@@ -77,7 +77,10 @@ index_t best_step(const loop_plan& plan, int workers, index_t max_step, const ma
   bool fits_l2 = false;
   for (int level = 0; level < 3; ++level) {
     if (caps[level] <= 0 || (level == 2 && fits_l2)) continue;
-    const index_t step = largest_step_within(plan, fraction * static_cast<double>(caps[level]), workers, max_step);
+    double budget = fraction * static_cast<double>(caps[level]);
+    // The workers of a data-parallel loop share the L3, each with its own working set.
+    if (level == 2 && workers > 1 && plan.sliding == 0) budget /= workers;
+    const index_t step = largest_step_within(plan, budget, workers, max_step);
     if (step == 0) continue;
     consider(aligned_step(plan, step, max_step));
     // A parallel loop also tries the power of two below: with a power-of-two extent its
@@ -87,6 +90,12 @@ index_t best_step(const loop_plan& plan, int workers, index_t max_step, const ma
       if (p != step) consider(aligned_step(plan, p, max_step));
     }
     fits_l2 = true;
+  }
+  // Where the overlaps are recomputed, a larger step recomputes less of them: the powers of two
+  // beyond the budgets are priced too (the model weighs the recomputed work against the slower
+  // level the larger working set is served from).
+  if (plan.recompute) {
+    for (index_t p = 2; p <= max_step; p *= 2) consider(aligned_step(plan, p, max_step));
   }
   return best;
 }
@@ -240,7 +249,8 @@ void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, 
   // The chosen plan again, for its decisions per func.
   plan_loop(g, h, c.dim, group, full, m, options.cache_fraction, scratch, plan, c.recompute);
   double ws = 0;
-  plan_cost(plan, c.step, c.workers, m, options.cache_fraction, &ws);
+  int level = 3;
+  plan_cost(plan, c.step, c.workers, m, options.cache_fraction, &ws, &level);
   ld.looped = true;
   ld.why = c.recompute  ? "cheapest loop; parallel, data-parallel with the overlaps recomputed"
            : c.parallel ? "cheapest loop; parallel"
@@ -252,7 +262,8 @@ void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, 
   ld.recomputes = c.recompute;
   ld.iterations = (plan.extent + c.step - 1) / c.step;
   ld.working_set_bytes = static_cast<index_t>(std::ceil(ws));
-  ld.level = level_of(ws, m, options.cache_fraction) + 1;
+  ld.workers = c.workers;
+  ld.level = level + 1;
   const index_t caps[4] = {m.l1_bytes, m.l2_bytes, m.l3_bytes, 0};
   ld.budget_bytes = static_cast<index_t>(options.cache_fraction * static_cast<double>(caps[ld.level - 1]));
   ld.calls = ld.iterations * plan.calls_per_iteration;
@@ -412,6 +423,9 @@ std::string schedule_report::to_string(const node_context* ctx) const {
        << l.budget_bytes << ", ";
     if (l.level <= 3) {
       os << "L" << l.level;
+      if (l.level == 3 && l.workers > 1) {
+        os << ", shared by " << l.workers << " iterations at once";
+      }
     } else {
       os << "memory";
     }

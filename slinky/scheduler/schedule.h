@@ -127,7 +127,11 @@ struct schedule_report {
     index_t working_set_bytes = 0;
     /// The budget the working set was fitted to, in bytes.
     index_t budget_bytes = 0;
-    /// The cache level the working set fits in (1, 2, 3; 4 for none).
+    /// Iterations in flight at once: 1 for a serial loop; the threads of a data-parallel loop;
+    /// at most one per func in it for a pipelined one.
+    int workers = 1;
+    /// The cache level the working set is served from (1, 2, 3; 4 for none). The L3 is shared:
+    /// the working sets of the iterations a data-parallel loop runs at once must fit it together.
     int level = 0;
     /// Calls of callbacks per evaluation.
     index_t calls = 0;

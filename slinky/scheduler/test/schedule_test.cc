@@ -738,6 +738,50 @@ TEST(schedule, parallel_stencil_recomputes_when_it_frees_more_workers_than_it_co
   EXPECT_FALSE(g3.funcs[0].outputs()[0].buffer->store_at().has_value());
 }
 
+// Data-parallel strips of a 3x3 stencil chain recompute 2 rows per stage and strip: the smaller
+// the strip, the larger the share of the callbacks' work done twice. The model counts that work
+// (every input element a point reads, from L1), so the strips grow beyond the L2 budget, here to
+// the largest power of two whose working sets, one per worker, fit the shared L3's budget together.
+// Counting bytes alone, the model kept this loop serial, in strips of the L2 budget (6 rows): the
+// work that parallel strips share out was not in its estimate.
+TEST(schedule, data_parallel_strips_grow_while_recomputing_costs_more_than_the_slower_level) {
+  const index_t w = 256, h = 1024;
+  auto plain = stencil_chain(3);
+  pipeline p0 = plain->build();
+  const buffer<float, 2> expected = run2d(p0, w, h, 2);
+
+  auto g = stencil_chain(3);
+  machine m = small_machine(64 * 1024);
+  m.threads = 2;
+  schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 4, h + 4}).add(g->out, {w, h}), m);
+  const std::string text = r.to_string(&g->ctx);
+  const schedule_report::loop_decision& l = r.loops[0];
+  ASSERT_TRUE(l.looped) << text;
+  EXPECT_TRUE(l.recomputes) << text;
+  EXPECT_EQ(l.dim, 1) << text;
+  // Beyond the L2 budget, within the L3's for both workers.
+  EXPECT_EQ(l.level, 3) << text;
+  EXPECT_EQ(l.workers, 2) << text;
+  EXPECT_GT(l.working_set_bytes, m.l2_bytes / 2) << text;
+  EXPECT_LE(m.threads * l.working_set_bytes, m.l3_bytes / 2) << text;
+  EXPECT_NE(text.find("L3, shared by 2 iterations at once"), std::string::npos) << text;
+  EXPECT_GT(l.step, 8) << text;
+  EXPECT_EQ(l.step & (l.step - 1), 0) << text;
+  EXPECT_GE(l.iterations, 2 * m.threads) << text;
+  // Strips of twice the rows would not fit the L3 budget for both workers: one strip holds about
+  // 4 * step + 10 rows (in, e and b1 with their halos, the output's strip).
+  const index_t row = (w + 4) * index_t{sizeof(float)};
+  EXPECT_GT(m.threads * (4 * 2 * l.step + 10) * row, m.l3_bytes / 2) << text;
+
+  thread_pool_impl pool(1);
+  eval_config config;
+  config.thread_pool = &pool;
+  eval_context ctx;
+  ctx.config = &config;
+  pipeline p = g->build();
+  expect_equal(run2d(p, w, h, 2, &ctx), expected);
+}
+
 TEST(schedule, leaves_client_schedules_alone) {
   const index_t n = 1 << 16;
   // The output's func has loops: nothing of its output is touched.
