@@ -25,8 +25,20 @@ namespace random_test {
 
 thread_pool* shared_thread_pool(int workers) {
 #if SLINKY_RANDOM_HAVE_THREAD_POOL
-  static thread_pool_impl pool1(1), pool2(2), pool3(3);
-  return workers <= 1 ? &pool1 : workers == 2 ? &pool2 : &pool3;
+  // One set of pools per process. A forked child inherits the parent's pool objects but not
+  // their worker threads, and a worker may have held a pool's mutex at the instant of the fork
+  // (a worker going idle locks it to sleep): using the inherited pools could then deadlock the
+  // child. So a child makes its own and never touches (nor destroys) what it inherited.
+  struct pools {
+    thread_pool_impl p1{1}, p2{2}, p3{3};
+  };
+  static pools* current = nullptr;
+  static pid_t owner = 0;
+  if (!current || owner != getpid()) {
+    current = new pools();  // Lives until the process exits; the parent's are leaked in a child.
+    owner = getpid();
+  }
+  return workers <= 1 ? &current->p1 : workers == 2 ? &current->p2 : &current->p3;
 #else
   // Without slinky/base/thread_pool_impl.h (detected by SLINKY_RANDOM_HAVE_THREAD_POOL),
   // parallel loops run serially.

@@ -16,7 +16,9 @@ namespace slinky {
 namespace random_test {
 
 // The pool that schedules with schedule_spec::thread_pool run with: `workers` threads (1 to 3)
-// besides the calling thread. Made on first use, so that a forked child makes its own.
+// besides the calling thread. Made on first use in each process: a forked child makes its own
+// instead of using the parent's (whose worker threads it does not have). Not thread-safe: call it
+// from the thread that runs the cases.
 thread_pool* shared_thread_pool(int workers = 1);
 
 // The result of running a case: empty kind if it passed. Kinds: unscheduled_mismatch (the

@@ -5,6 +5,11 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -124,6 +129,38 @@ TEST(random_pipeline, expect_same_reports_differences) {
 // Auto mode: a quarter of the cases, chosen by seed, get three schedules for the scheduler (on the
 // unscheduled graph, after a random schedule it leaves alone, and rescheduling one) on one
 // machine; the rest of the case is what it is without auto mode.
+TEST(random_pipeline, forked_children_use_their_own_thread_pools) {
+  // The batch forks workers after cases ran in the parent. A child inherits the parent's pool
+  // objects but not their threads (and possibly a mutex a parent's worker held at the fork), so
+  // it must make its own: the pools are per process. Each child runs a parallel loop on the
+  // 3-worker pool under an alarm; one that deadlocks is killed by SIGALRM and fails the test.
+  thread_pool* parent = shared_thread_pool(3);
+  if (!parent) GTEST_SKIP() << "built without slinky/base/thread_pool_impl.h";
+  EXPECT_EQ(shared_thread_pool(3), parent);
+  EXPECT_NE(shared_thread_pool(1), parent);
+  for (int child = 0; child < 20; ++child) {
+    std::atomic<int> sum{0};
+    parent->parallel_for(64, [&](std::size_t i) { sum += static_cast<int>(i); });
+    ASSERT_EQ(sum.load(), 64 * 63 / 2);
+    // Fork while the workers are winding down, when one is most likely to hold the mutex.
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      alarm(10);
+      thread_pool* own = shared_thread_pool(3);
+      if (own == parent || shared_thread_pool(3) != own) _exit(2);
+      std::atomic<int> child_sum{0};
+      own->parallel_for(64, [&](std::size_t i) { child_sum += static_cast<int>(i); });
+      _exit(child_sum.load() == 64 * 63 / 2 ? 0 : 3);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "child " << child << " killed by signal "
+                                   << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "child " << child;
+  }
+}
+
 TEST(random_pipeline, auto_mode_cases) {
   features f, off, all;
   ASSERT_TRUE(off.parse("-auto"));
