@@ -93,9 +93,13 @@ namespace {
 // the names). Sets the levels it knows; returns true if it set any.
 bool read_sysconf_cache_sizes(machine& m) {
   bool any = false;
-  auto set = [&](int name, index_t& field) {
+  // assoc: the level's associativity, or -1 if sysconf has no name for it. A cache of
+  // associativity 0 does not exist: glibc reports 0 where cpuid's field says the level is absent
+  // or disabled, and a hypervisor may still give it a size (508 MiB of L3 on the development
+  // machine).
+  auto set = [&](int name, index_t& field, long assoc = -1) {
     const long size = sysconf(name);
-    if (size > 0) {
+    if (size > 0 && assoc != 0) {
       field = size;
       any = true;
     }
@@ -106,12 +110,16 @@ bool read_sysconf_cache_sizes(machine& m) {
 #ifdef _SC_LEVEL2_CACHE_SIZE
   set(_SC_LEVEL2_CACHE_SIZE, m.l2_bytes);
 #endif
-#ifdef _SC_LEVEL3_CACHE_SIZE
+#if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_ASSOC)
+  set(_SC_LEVEL3_CACHE_SIZE, m.l3_bytes, sysconf(_SC_LEVEL3_CACHE_ASSOC));
+#elif defined(_SC_LEVEL3_CACHE_SIZE)
   set(_SC_LEVEL3_CACHE_SIZE, m.l3_bytes);
 #endif
   (void)set;
   return any;
 }
+
+bool in_range(index_t bytes, index_t lo, index_t hi) { return bytes == 0 || (bytes >= lo && bytes <= hi); }
 
 index_t copy_one(const buffer<const int>& in, const buffer<int>& out) {
   for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) out(x) = in(x);
@@ -119,6 +127,22 @@ index_t copy_one(const buffer<const int>& in, const buffer<int>& out) {
 }
 
 }  // namespace
+
+bool keep_plausible_cache_sizes(machine& m) {
+  const machine defaults;
+  constexpr index_t KiB = 1024, MiB = 1024 * 1024;
+  bool replaced = false;
+  auto keep = [&](index_t& field, index_t default_value, bool plausible) {
+    if (plausible) return;
+    field = default_value;
+    replaced = true;
+  };
+  keep(m.l1_bytes, defaults.l1_bytes, in_range(m.l1_bytes, 4 * KiB, 1 * MiB));
+  keep(m.l2_bytes, defaults.l2_bytes, in_range(m.l2_bytes, 64 * KiB, 64 * MiB) && (m.l2_bytes == 0 || m.l2_bytes >= m.l1_bytes));
+  keep(m.l3_bytes, defaults.l3_bytes, in_range(m.l3_bytes, 1 * MiB, 256 * MiB) && (m.l3_bytes == 0 || m.l3_bytes >= m.l2_bytes));
+  if (m.l3_bytes != 0 && m.l3_bytes < m.l2_bytes) m.l3_bytes = m.l2_bytes;
+  return replaced;
+}
 
 double measure_call_overhead_ns() {
   using clock = std::chrono::steady_clock;
@@ -172,6 +196,7 @@ const machine& machine::host() {
   static const machine m = []() {
     machine result;
     if (!read_sysfs_cache_sizes("/sys/devices/system/cpu/cpu0/cache", result)) read_sysconf_cache_sizes(result);
+    keep_plausible_cache_sizes(result);
     result.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     result.call_overhead_ns = calibrate_call_overhead_ns();
     return result;

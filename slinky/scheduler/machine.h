@@ -49,7 +49,8 @@ struct machine {
 
   /// The host, detected once per process (thread-safe): cache sizes from sysfs
   /// (/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size}), else from sysconf's
-  /// _SC_LEVEL*_CACHE_SIZE (glibc reads cpuid), else the defaults above; threads from
+  /// _SC_LEVEL*_CACHE_SIZE (glibc reads cpuid; a level it gives associativity 0 is ignored),
+  /// else the defaults above, then keep_plausible_cache_sizes; threads from
   /// std::thread::hardware_concurrency(); call_overhead_ns from calibrate_call_overhead_ns().
   static const machine& host();
 };
@@ -65,6 +66,14 @@ index_t parse_cache_size(const std::string& s);
 /// level 1, 2 and 3 sets l1_bytes, l2_bytes, l3_bytes of `m`; instruction caches are skipped.
 /// Returns true if it set at least one level; the other fields of `m` are left as they are.
 bool read_sysfs_cache_sizes(const std::string& dir, machine& m);
+
+/// Replaces the cache sizes no real cache has with machine's defaults, so that a hypervisor's
+/// made-up figures do not steer the scheduler: L1 outside [4 KiB, 1 MiB], L2 outside
+/// [64 KiB, 64 MiB] or smaller than L1, L3 outside [1 MiB, 256 MiB] (the largest L3 one core
+/// shares today is 96 MiB) or smaller than L2. 0 ("no such level") is kept. An L3 replaced by a
+/// default smaller than L2 becomes L2's size. Returns true if it replaced any. machine::host()
+/// applies it to what it detects.
+bool keep_plausible_cache_sizes(machine& m);
 
 /// Measures the overhead of one call of a callback in a pipeline loop: builds a pipeline of two
 /// trivial funcs in a loop of step 1 over 1024 elements and times its evaluation (the fastest of at

@@ -89,6 +89,53 @@ TEST(machine, read_sysfs_cache_sizes_missing) {
   EXPECT_EQ(m.l3_bytes, defaults.l3_bytes);
 }
 
+TEST(machine, keep_plausible_cache_sizes) {
+  const machine defaults;
+  constexpr index_t KiB = 1024, MiB = 1024 * 1024;
+  // A real machine's figures are kept, "no such level" (0) too.
+  machine m;
+  m.l1_bytes = 48 * KiB;
+  m.l2_bytes = 1 * MiB;
+  m.l3_bytes = 96 * MiB;
+  EXPECT_FALSE(keep_plausible_cache_sizes(m));
+  EXPECT_EQ(m.l1_bytes, 48 * KiB);
+  EXPECT_EQ(m.l2_bytes, 1 * MiB);
+  EXPECT_EQ(m.l3_bytes, 96 * MiB);
+  m.l3_bytes = 0;
+  EXPECT_FALSE(keep_plausible_cache_sizes(m));
+  EXPECT_EQ(m.l3_bytes, 0);
+
+  // What the development machine's hypervisor reports through cpuid: 508 MiB of L3.
+  m.l3_bytes = 532676608;
+  EXPECT_TRUE(keep_plausible_cache_sizes(m));
+  EXPECT_EQ(m.l1_bytes, 48 * KiB);
+  EXPECT_EQ(m.l2_bytes, 1 * MiB);
+  EXPECT_EQ(m.l3_bytes, defaults.l3_bytes);
+
+  // Each level out of its range, or smaller than the level inside it, gets the default.
+  m = machine();
+  m.l1_bytes = 512;
+  m.l2_bytes = 128 * MiB;
+  m.l3_bytes = -1;
+  EXPECT_TRUE(keep_plausible_cache_sizes(m));
+  EXPECT_EQ(m.l1_bytes, defaults.l1_bytes);
+  EXPECT_EQ(m.l2_bytes, defaults.l2_bytes);
+  EXPECT_EQ(m.l3_bytes, defaults.l3_bytes);
+  m.l1_bytes = 64 * KiB;
+  m.l2_bytes = 32 * KiB;
+  m.l3_bytes = 4 * MiB;
+  EXPECT_TRUE(keep_plausible_cache_sizes(m));
+  EXPECT_EQ(m.l1_bytes, 64 * KiB);
+  EXPECT_EQ(m.l2_bytes, defaults.l2_bytes);
+  EXPECT_EQ(m.l3_bytes, 4 * MiB);
+
+  // An L3 replaced by a default smaller than the L2 takes the L2's size.
+  m.l2_bytes = 16 * MiB;
+  m.l3_bytes = 1024 * MiB;
+  EXPECT_TRUE(keep_plausible_cache_sizes(m));
+  EXPECT_EQ(m.l3_bytes, 16 * MiB);
+}
+
 namespace {
 
 double thread_cpu_ms() {
@@ -146,6 +193,9 @@ TEST(machine, host) {
   const machine& m = machine::host();
   EXPECT_GT(m.l1_bytes, 0);
   EXPECT_GE(m.l2_bytes, m.l1_bytes);
+  // What host() detects has been made plausible.
+  machine checked = m;
+  EXPECT_FALSE(keep_plausible_cache_sizes(checked));
   EXPECT_GE(m.threads, 1);
   EXPECT_GT(m.call_overhead_ns, 0);
   EXPECT_EQ(&m, &machine::host());
