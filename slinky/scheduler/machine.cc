@@ -3,6 +3,9 @@
 #include "slinky/scheduler/machine.h"
 
 #include <unistd.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #include <algorithm>
 #include <cctype>
@@ -144,6 +147,106 @@ bool keep_plausible_cache_sizes(machine& m) {
   return replaced;
 }
 
+namespace {
+
+// A non-negative decimal integer filling `s` (surrounding whitespace ignored), or -1.
+long long parse_count(const std::string& s) {
+  std::size_t i = 0, end = s.size();
+  while (i < end && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  while (end > i && std::isspace(static_cast<unsigned char>(s[end - 1]))) --end;
+  if (i == end || end - i > 18) return -1;
+  long long value = 0;
+  for (; i < end; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return -1;
+    value = value * 10 + (s[i] - '0');
+  }
+  return value;
+}
+
+// ceil(quota / period) CPUs, or 0 if either is not a positive count.
+int cpus_of(long long quota, long long period) {
+  if (quota <= 0 || period <= 0) return 0;
+  const long long cpus = (quota + period - 1) / period;
+  return static_cast<int>(std::min<long long>(cpus, std::numeric_limits<int>::max()));
+}
+
+// The smallest positive limit `limit_at(dir)` gives for `root` + `path` and its parents up to
+// `root`; 0 if none.
+template <typename Fn>
+int smallest_limit_up(const std::string& root, std::string path, Fn limit_at) {
+  int result = 0;
+  while (true) {
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    const int limit = limit_at(root + (path == "/" ? "" : path));
+    if (limit > 0 && (result == 0 || limit < result)) result = limit;
+    if (path.empty() || path == "/") break;
+    const std::size_t slash = path.rfind('/');
+    path = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+  }
+  return result;
+}
+
+}  // namespace
+
+int parse_cgroup_cpu_max(const std::string& s) {
+  std::istringstream in(s);
+  std::string quota, period, rest;
+  if (!(in >> quota >> period) || (in >> rest)) return 0;
+  if (quota == "max") return 0;
+  return cpus_of(parse_count(quota), parse_count(period));
+}
+
+int read_cgroup_cpu_limit(const std::string& proc_cgroup, const std::string& root) {
+  std::ifstream f(proc_cgroup);
+  std::string line;
+  int result = 0;
+  auto take = [&](int limit) {
+    if (limit > 0 && (result == 0 || limit < result)) result = limit;
+  };
+  while (std::getline(f, line)) {
+    // hierarchy-ID:controller-list:cgroup-path
+    const std::size_t a = line.find(':');
+    const std::size_t b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1);
+    const std::string path = line.substr(b + 1);
+    if (path.empty() || path[0] != '/') continue;
+    if (line.compare(0, a, "0") == 0 && controllers.empty()) {
+      take(smallest_limit_up(root, path, [](const std::string& dir) {
+        return parse_cgroup_cpu_max(read_line(dir + "/cpu.max"));
+      }));
+      continue;
+    }
+    std::istringstream list(controllers);
+    std::string c;
+    bool cpu = false;
+    while (std::getline(list, c, ',')) cpu = cpu || c == "cpu";
+    if (!cpu) continue;
+    for (const char* mount : {"/cpu,cpuacct", "/cpuacct,cpu", "/cpu"}) {
+      take(smallest_limit_up(root + mount, path, [](const std::string& dir) {
+        return cpus_of(parse_count(read_line(dir + "/cpu.cfs_quota_us")),
+                       parse_count(read_line(dir + "/cpu.cfs_period_us")));
+      }));
+    }
+  }
+  return result;
+}
+
+int host_cpus() {
+  int cpus = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int allowed = CPU_COUNT(&set);
+    if (allowed > 0) cpus = std::min(cpus, allowed);
+  }
+  const int limit = read_cgroup_cpu_limit("/proc/self/cgroup", "/sys/fs/cgroup");
+  if (limit > 0) cpus = std::min(cpus, limit);
+#endif
+  return std::max(1, cpus);
+}
+
 double measure_call_overhead_ns() {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
@@ -197,7 +300,7 @@ const machine& machine::host() {
     machine result;
     if (!read_sysfs_cache_sizes("/sys/devices/system/cpu/cpu0/cache", result)) read_sysconf_cache_sizes(result);
     keep_plausible_cache_sizes(result);
-    result.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    result.threads = host_cpus();
     result.call_overhead_ns = calibrate_call_overhead_ns();
     return result;
   }();

@@ -50,8 +50,8 @@ struct machine {
   /// The host, detected once per process (thread-safe): cache sizes from sysfs
   /// (/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size}), else from sysconf's
   /// _SC_LEVEL*_CACHE_SIZE (glibc reads cpuid; a level it gives associativity 0 is ignored),
-  /// else the defaults above, then keep_plausible_cache_sizes; threads from
-  /// std::thread::hardware_concurrency(); call_overhead_ns from calibrate_call_overhead_ns().
+  /// else the defaults above, then keep_plausible_cache_sizes; threads from host_cpus(); call_overhead_ns
+  /// from calibrate_call_overhead_ns().
   static const machine& host();
 };
 
@@ -74,6 +74,25 @@ bool read_sysfs_cache_sizes(const std::string& dir, machine& m);
 /// default smaller than L2 becomes L2's size. Returns true if it replaced any. machine::host()
 /// applies it to what it detects.
 bool keep_plausible_cache_sizes(machine& m);
+
+/// The CPUs a cgroup's cpu.max (cgroup v2: "<quota> <period>" in microseconds, or "max <period>")
+/// lets its processes use: ceil(quota / period), at least 1. 0 for no limit ("max") or a string
+/// not of this form.
+int parse_cgroup_cpu_max(const std::string& s);
+
+/// The CPU limit of the cgroup this process is in, as CPUs (0 if none is found): the smallest
+/// limit of its cgroup and the cgroup's ancestors. `proc_cgroup` is a file like
+/// /proc/self/cgroup, `root` the cgroup file system's mount point: a v2 entry ("0::<path>") reads
+/// `root`<path>/cpu.max and its parents' up to `root`/cpu.max; a v1 entry whose controllers
+/// include "cpu" reads cpu.cfs_quota_us and cpu.cfs_period_us under `root`/cpu,cpuacct<path> or
+/// `root`/cpu<path> (and parents; a quota of -1 is no limit).
+int read_cgroup_cpu_limit(const std::string& proc_cgroup, const std::string& root);
+
+/// The threads this process can run at once: std::thread::hardware_concurrency(), at most the
+/// CPUs of its affinity mask (sched_getaffinity: a container or `taskset` given 2 of 64 CPUs) and
+/// the CPU limit of its cgroup (read_cgroup_cpu_limit("/proc/self/cgroup", "/sys/fs/cgroup"): a
+/// container given a quota of 2 CPUs); at least 1.
+int host_cpus();
 
 /// Measures the overhead of one call of a callback in a pipeline loop: builds a pipeline of two
 /// trivial funcs in a loop of step 1 over 1024 elements and times its evaluation (the fastest of at

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <time.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -136,6 +139,110 @@ TEST(machine, keep_plausible_cache_sizes) {
   EXPECT_EQ(m.l3_bytes, 16 * MiB);
 }
 
+TEST(machine, parse_cgroup_cpu_max) {
+  EXPECT_EQ(parse_cgroup_cpu_max("200000 100000\n"), 2);
+  EXPECT_EQ(parse_cgroup_cpu_max("150000 100000"), 2);  // 1.5 CPUs: 2 threads can run
+  EXPECT_EQ(parse_cgroup_cpu_max("50000 100000"), 1);
+  EXPECT_EQ(parse_cgroup_cpu_max("6400000 100000"), 64);
+  EXPECT_EQ(parse_cgroup_cpu_max("max 100000"), 0);
+  EXPECT_EQ(parse_cgroup_cpu_max(""), 0);
+  EXPECT_EQ(parse_cgroup_cpu_max("200000"), 0);
+  EXPECT_EQ(parse_cgroup_cpu_max("200000 0"), 0);
+  EXPECT_EQ(parse_cgroup_cpu_max("-1 100000"), 0);
+  EXPECT_EQ(parse_cgroup_cpu_max("2e5 100000"), 0);
+  EXPECT_EQ(parse_cgroup_cpu_max("200000 100000 7"), 0);
+}
+
+namespace {
+
+// A fake cgroup file system and /proc/self/cgroup under a temporary directory.
+struct fake_cgroups {
+  std::filesystem::path dir;
+
+  fake_cgroups() {
+    dir = std::filesystem::temp_directory_path() /
+          ("slinky_machine_test_cgroups_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  ~fake_cgroups() { std::filesystem::remove_all(dir); }
+  void write(const std::string& file, const std::string& text) const {
+    const std::filesystem::path p = dir / file;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  }
+  std::string proc() const { return (dir / "proc_cgroup").string(); }
+  std::string root() const { return (dir / "cgroup").string(); }
+};
+
+}  // namespace
+
+TEST(machine, read_cgroup_cpu_limit_v2) {
+  fake_cgroups fs;
+  fs.write("proc_cgroup", "0::/user.slice/job/task\n");
+  // No cpu.max anywhere: no limit.
+  EXPECT_EQ(read_cgroup_cpu_limit(fs.proc(), fs.root()), 0);
+  fs.write("cgroup/user.slice/job/task/cpu.max", "max 100000\n");
+  EXPECT_EQ(read_cgroup_cpu_limit(fs.proc(), fs.root()), 0);
+  // An ancestor's limit applies to its descendants; the smallest wins.
+  fs.write("cgroup/user.slice/cpu.max", "400000 100000\n");
+  EXPECT_EQ(read_cgroup_cpu_limit(fs.proc(), fs.root()), 4);
+  fs.write("cgroup/user.slice/job/task/cpu.max", "300000 100000\n");
+  EXPECT_EQ(read_cgroup_cpu_limit(fs.proc(), fs.root()), 3);
+  fs.write("cgroup/cpu.max", "200000 100000\n");
+  EXPECT_EQ(read_cgroup_cpu_limit(fs.proc(), fs.root()), 2);
+  // A missing /proc file: no limit.
+  EXPECT_EQ(read_cgroup_cpu_limit(fs.proc() + "_missing", fs.root()), 0);
+}
+
+TEST(machine, read_cgroup_cpu_limit_v1) {
+  fake_cgroups fs;
+  fs.write("proc_cgroup", "12:memory:/job\n4:cpu,cpuacct:/job\n0::/\n");
+  fs.write("cgroup/cpu,cpuacct/job/cpu.cfs_quota_us", "-1\n");
+  fs.write("cgroup/cpu,cpuacct/job/cpu.cfs_period_us", "100000\n");
+  EXPECT_EQ(read_cgroup_cpu_limit(fs.proc(), fs.root()), 0);
+  fs.write("cgroup/cpu,cpuacct/job/cpu.cfs_quota_us", "250000\n");
+  EXPECT_EQ(read_cgroup_cpu_limit(fs.proc(), fs.root()), 3);
+  // The memory controller's hierarchy is not read.
+  fs.write("cgroup/memory/job/cpu.cfs_quota_us", "100000\n");
+  fs.write("cgroup/memory/job/cpu.cfs_period_us", "100000\n");
+  EXPECT_EQ(read_cgroup_cpu_limit(fs.proc(), fs.root()), 3);
+}
+
+TEST(machine, host_cpus) {
+  const int cpus = host_cpus();
+  EXPECT_GE(cpus, 1);
+  const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+  if (hardware > 0) {
+    EXPECT_LE(cpus, hardware);
+  }
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  EXPECT_LE(cpus, CPU_COUNT(&set));
+  const int limit = read_cgroup_cpu_limit("/proc/self/cgroup", "/sys/fs/cgroup");
+  if (limit > 0) {
+    EXPECT_LE(cpus, limit);
+  }
+  // Restricted to one CPU (as `taskset -c` would), this thread sees one. The mask applies to the
+  // calling thread only; it is restored after.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  EXPECT_EQ(host_cpus(), 1);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
+  EXPECT_EQ(host_cpus(), cpus);
+#endif
+}
+
 namespace {
 
 double thread_cpu_ms() {
@@ -196,7 +303,7 @@ TEST(machine, host) {
   // What host() detects has been made plausible.
   machine checked = m;
   EXPECT_FALSE(keep_plausible_cache_sizes(checked));
-  EXPECT_GE(m.threads, 1);
+  EXPECT_EQ(m.threads, host_cpus());
   EXPECT_GT(m.call_overhead_ns, 0);
   EXPECT_EQ(&m, &machine::host());
 }
