@@ -629,25 +629,27 @@ void jit_table(index_t size, int reps, bool cpu_time) {
     fill_stencil_chain_input(in_buf, size, border);
     const raw_buffer* ins[] = {&in_buf};
     const raw_buffer* outs[] = {&out_buf};
+    // No thread pool: the class evaluate({&in_buf}, {&out_buf}) schedules (serial loops).
+    eval_context no_pool;
     std::vector<double> build_ms;
     for (int i = 0; i < reps; ++i) {
       node_context ctx;
       const graph g = workloads::stencil_chain(ctx, stages);
       const auto_pipeline p(ctx, g.inputs, g.outputs);
       const auto t0 = std::chrono::steady_clock::now();
-      p.pipeline_for({}, ins, outs);
+      p.pipeline_for({}, ins, outs, &no_pool);
       build_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(build_ms.begin(), build_ms.end());
     node_context ctx;
     const graph g = workloads::stencil_chain(ctx, stages);
     const auto_pipeline p(ctx, g.inputs, g.outputs);
-    const std::shared_ptr<const pipeline> direct = p.pipeline_for({}, ins, outs);
+    const std::shared_ptr<const pipeline> direct = p.pipeline_for({}, ins, outs, &no_pool);
     const std::vector<double> eval = interleaved_medians(
         {[&] { p.evaluate({&in_buf}, {&out_buf}); }, [&] { direct->evaluate({&in_buf}, {&out_buf}); }}, reps, cpu_time);
     const int lookups = 10000;
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < lookups; ++i) p.pipeline_for({}, ins, outs);
+    for (int i = 0; i < lookups; ++i) p.pipeline_for({}, ins, outs, &no_pool);
     const double lookup_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / lookups;
     t.add({"stencil, " + std::to_string(stages) + " stages, " + std::to_string(size) + "x" + std::to_string(size),

@@ -112,7 +112,16 @@ bool auto_pipeline::shape_class(scalars args, buffers inputs, buffers outputs, c
       for (std::size_t d = 0; d < b->rank; ++d) key.push_back(extent_class(b->dim(d).extent()));
     }
   }
+  key.push_back(workers_for(ctx));
   return true;
+}
+
+int auto_pipeline::workers_for(const eval_context* ctx) const {
+  const int most = std::max(1, machine_.threads);
+  if (!ctx) return most;
+  const thread_pool* pool = ctx->config ? ctx->config->thread_pool : nullptr;
+  // The pool's background threads and the thread that waits for the loop.
+  return pool ? std::max(1, std::min(most, pool->thread_count() + 1)) : 1;
 }
 
 std::shared_ptr<const pipeline> auto_pipeline::lookup(const std::vector<index_t>& key) const {
@@ -152,7 +161,9 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
   scheduler_internal::sched_graph g;
   scheduler_internal::build_sched_graph(inputs_, outputs_, schedule_shapes(), g);
   const saved_schedule saved(g);
-  const schedule_report report = schedule(inputs_, outputs_, shapes, machine_, schedule_options_);
+  machine m = machine_;
+  m.threads = static_cast<int>(key.back());
+  const schedule_report report = schedule(inputs_, outputs_, shapes, m, schedule_options_);
   std::string text = report.to_string(&ctx_);
   auto p = std::make_shared<const pipeline>(build_pipeline(ctx_, args_, inputs_, outputs_, {}, build_options_));
   saved.restore();

@@ -25,9 +25,12 @@
 namespace slinky {
 
 /// A pipeline scheduled just in time. On each evaluation it computes the shape class of the
-/// buffers given (each extent rounded up to a power of two, and each element size); the first
+/// buffers given (each extent rounded up to a power of two, and each element size) and the
+/// threads its parallel loops can run on (the eval_config's thread_pool's thread_count() + 1, at
+/// most machine::threads; 1 without a pool, where parallel loops run serially); the first
 /// evaluation of a class schedules the graph with schedule() for the largest shapes of that class
-/// and builds it with build_pipeline; later evaluations of the class run the pipeline built then.
+/// and those threads, and builds it with build_pipeline; later evaluations of the class run the
+/// pipeline built then.
 /// At most `capacity` classes are kept, the least recently used is evicted.
 ///
 /// Thread-safe: evaluations of classes already built run concurrently (a lock is held only to
@@ -75,7 +78,8 @@ public:
 
   /// The pipeline for the shape class of these buffers (scheduled and built if not cached), e.g.
   /// for pipeline::setup; null if the arguments are wrong as for evaluate. It stays valid after
-  /// being evicted.
+  /// being evicted. Scheduled for the thread pool of ctx's config (see the class), or for
+  /// machine::threads without ctx.
   std::shared_ptr<const pipeline> pipeline_for(scalars args, buffers inputs, buffers outputs,
                                                const eval_context* ctx = nullptr) const;
 
@@ -93,7 +97,11 @@ private:
     std::uint64_t last_use = 0;
   };
 
-  // The shape class of the arguments, or false (after reporting) if they are wrong.
+  // The threads a parallel loop of an evaluation in `ctx` runs on: its thread pool's, at most
+  // the machine's; 1 without a pool; the machine's without a context.
+  int workers_for(const eval_context* ctx) const;
+  // The shape class of the arguments and the workers of ctx, or false (after reporting) if the
+  // arguments are wrong.
   bool shape_class(scalars args, buffers inputs, buffers outputs, const eval_context* ctx,
                    std::vector<index_t>& key) const;
   // The cached pipeline of `key` (marked as used now), or null.

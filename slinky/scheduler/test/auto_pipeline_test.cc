@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "slinky/base/thread_pool_impl.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/scheduler/auto_pipeline.h"
 
@@ -194,6 +195,57 @@ TEST(auto_pipeline, evicts_the_least_recently_used_class) {
   EXPECT_EQ(p.cache_size(), 2u);
   run(p, 40, 10);  // C was evicted by B
   EXPECT_EQ(p.builds(), 5u);
+}
+
+TEST(auto_pipeline, schedules_for_the_thread_pool_it_runs_on) {
+  // A machine of 2 threads: a pipeline evaluated on a pool of 2 (1 background thread and the
+  // caller) gets a parallel loop; evaluated without a pool (its parallel loops would run
+  // serially, recomputing the overlaps of a data-parallel loop for nothing), a serial one. The
+  // two are separate classes of the same shapes.
+  stencil_graph g;
+  machine m = small_machine();
+  m.threads = 2;
+  const auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), m);
+  const buffer<float, 2> expected = reference(64, 256);
+  buffer<float, 2> in({64 + 4, 256 + 4}), out({64, 256});
+  in.translate(-2, -2);
+  in.allocate();
+  out.allocate();
+  for (index_t y = -2; y < 256 + 2; ++y) {
+    for (index_t x = -2; x < 64 + 2; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
+  }
+
+  thread_pool_impl pool(1);
+  eval_config config;
+  config.thread_pool = &pool;
+  eval_context with_pool;
+  with_pool.config = &config;
+  ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
+  EXPECT_EQ(mismatches(out, expected), 0u);
+  EXPECT_EQ(p.builds(), 1u);
+  EXPECT_NE(p.last_report().find(", parallel"), std::string::npos) << p.last_report();
+
+  eval_context no_pool;
+  ASSERT_EQ(p.evaluate({&in}, {&out}, no_pool), 0);
+  EXPECT_EQ(mismatches(out, expected), 0u);
+  EXPECT_EQ(p.builds(), 2u);
+  EXPECT_EQ(p.last_report().find(", parallel"), std::string::npos) << p.last_report();
+  // Without a context: an empty one, no pool: the serial class, cached.
+  run(p, 64, 256);
+  EXPECT_EQ(p.builds(), 2u);
+
+  // A pool with more threads than the machine has is used with the machine's: the class of the
+  // pool of 2.
+  thread_pool_impl big_pool(3);
+  config.thread_pool = &big_pool;
+  ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
+  EXPECT_EQ(mismatches(out, expected), 0u);
+  EXPECT_EQ(p.builds(), 2u);
+  EXPECT_EQ(p.cache_size(), 2u);
+
+  // pipeline_for without a context schedules for the machine's threads: the class of the pool.
+  EXPECT_NE(p.pipeline_for({}, {&in}, {&out}), nullptr);
+  EXPECT_EQ(p.builds(), 2u);
 }
 
 TEST(auto_pipeline, concurrent_evaluations) {
