@@ -75,17 +75,18 @@ bool read_sysfs_cache_sizes(const std::string& dir, machine& m);
 /// applies it to what it detects.
 bool keep_plausible_cache_sizes(machine& m);
 
-/// The CPUs a cgroup's cpu.max (cgroup v2: "<quota> <period>" in microseconds, or "max <period>")
-/// lets its processes use: ceil(quota / period), at least 1. 0 for no limit ("max") or a string
-/// not of this form.
+/// The CPUs a cgroup's cpu.max lets its processes use (cgroup v2: a quota and a period in
+/// microseconds, as in "200000 100000", or "max" and a period): ceil(quota / period), at least
+/// 1. 0 for no limit ("max") or a string not of this form.
 int parse_cgroup_cpu_max(const std::string& s);
 
 /// The CPU limit of the cgroup this process is in, as CPUs (0 if none is found): the smallest
 /// limit of its cgroup and the cgroup's ancestors. `proc_cgroup` is a file like
-/// /proc/self/cgroup, `root` the cgroup file system's mount point: a v2 entry ("0::<path>") reads
-/// `root`<path>/cpu.max and its parents' up to `root`/cpu.max; a v1 entry whose controllers
-/// include "cpu" reads cpu.cfs_quota_us and cpu.cfs_period_us under `root`/cpu,cpuacct<path> or
-/// `root`/cpu<path> (and parents; a quota of -1 is no limit).
+/// /proc/self/cgroup, `root` the cgroup file system's mount point. A v2 entry ("0::" then the
+/// cgroup's path P) reads cpu.max in the directory `root` + P and in each parent up to `root`; a
+/// v1 entry whose controllers include "cpu" reads cpu.cfs_quota_us and cpu.cfs_period_us in
+/// `root` + "/cpu,cpuacct" + P or `root` + "/cpu" + P, and their parents (a quota of -1 is no
+/// limit).
 int read_cgroup_cpu_limit(const std::string& proc_cgroup, const std::string& root);
 
 /// The threads this process can run at once: std::thread::hardware_concurrency(), at most the

@@ -336,10 +336,37 @@ void find_subgroups(const sched_graph& g, const std::vector<int>& at_root, int r
   for (auto& f : found) out.push_back(std::move(f));
 }
 
+// The machine description the cost model can use: a client fills it in by hand, and zeros,
+// negatives, NaNs and huge sizes must not turn into undefined conversions or endless loops.
+machine usable_machine(const machine& given) {
+  const machine defaults;
+  machine m = given;
+  // No cache is larger than 2^50 bytes; budgets computed from these stay far from index_t's limit.
+  const index_t largest = index_t{1} << 50;
+  for (index_t* bytes : {&m.l1_bytes, &m.l2_bytes, &m.l3_bytes}) *bytes = std::clamp<index_t>(*bytes, 0, largest);
+  m.threads = std::clamp(m.threads, 1, 1 << 16);
+  auto time = [](double t, double fallback) { return std::isfinite(t) && t >= 0 ? t : fallback; };
+  m.call_overhead_ns = time(m.call_overhead_ns, defaults.call_overhead_ns);
+  for (int i = 0; i < 4; ++i) m.ns_per_byte[i] = time(m.ns_per_byte[i], defaults.ns_per_byte[i]);
+  m.page_touch_ns = time(m.page_touch_ns, defaults.page_touch_ns);
+  m.l1_buffers = std::max(0, m.l1_buffers);
+  m.fresh_block_bytes = std::max<index_t>(0, m.fresh_block_bytes);
+  return m;
+}
+
+double usable_cache_fraction(double f) {
+  if (!(f > 0)) return schedule_options().cache_fraction;  // 0, negative or NaN
+  return std::min(f, 1.0);
+}
+
 }  // namespace
 
 schedule_report schedule(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
-                         const schedule_shapes& shapes, const machine& m, const schedule_options& options) {
+                         const schedule_shapes& shapes, const machine& given_machine,
+                         const schedule_options& given_options) {
+  const machine m = usable_machine(given_machine);
+  schedule_options options = given_options;
+  options.cache_fraction = usable_cache_fraction(options.cache_fraction);
   sched_graph g;
   build_sched_graph(inputs, outputs, shapes, g);
   if (options.reschedule) {

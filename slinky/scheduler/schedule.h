@@ -162,7 +162,10 @@ struct schedule_report {
 /// none), with the funcs feeding it computed inside the loop where their regions slide or move
 /// with it, and at the root otherwise (reductions over the loop's dim, funcs shared by several
 /// outputs, bounds the scheduler cannot evaluate). Deterministic: the same graph, shapes, machine
-/// and options give the same schedule. Does not build the pipeline.
+/// and options give the same schedule. Does not build the pipeline. Any machine description is
+/// accepted: a negative cache size counts as no such level, threads below 1 as 1, a negative or
+/// non-finite time as machine's default, and a cache_fraction that is not in (0, 1] as 0.5 (or 1
+/// above 1).
 schedule_report schedule(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
                          const schedule_shapes& shapes, const machine& m = machine::host(),
                          const schedule_options& options = schedule_options());

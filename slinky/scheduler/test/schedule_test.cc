@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <cmath>
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -923,6 +925,61 @@ TEST(schedule, deterministic) {
   }
   EXPECT_EQ(steps[0], steps[1]);
   EXPECT_EQ(steps[1], steps[2]);
+}
+
+TEST(schedule, any_machine_description_gives_a_correct_schedule) {
+  // A client fills machine in by hand: zeros, negatives, NaN and huge figures must neither crash
+  // the scheduler nor hang it, and whatever it decides computes what the unscheduled pipeline
+  // computes.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<machine> machines;
+  auto add = [&](auto change) {
+    machine m = small_machine();
+    change(m);
+    machines.push_back(m);
+  };
+  add([](machine& m) { m.l1_bytes = m.l2_bytes = m.l3_bytes = 0; });
+  add([](machine& m) { m.l1_bytes = m.l2_bytes = m.l3_bytes = -1; });
+  add([](machine& m) { m.l1_bytes = m.l2_bytes = m.l3_bytes = std::numeric_limits<index_t>::max(); });
+  add([](machine& m) { m.threads = 0; });
+  add([](machine& m) { m.threads = -3; });
+  add([](machine& m) { m.threads = 1 << 20; });
+  add([&](machine& m) { m.call_overhead_ns = nan; });
+  add([&](machine& m) { m.call_overhead_ns = inf; });
+  add([](machine& m) { m.call_overhead_ns = -5; });
+  add([&](machine& m) { std::fill(std::begin(m.ns_per_byte), std::end(m.ns_per_byte), nan); });
+  add([](machine& m) { std::fill(std::begin(m.ns_per_byte), std::end(m.ns_per_byte), 0.0); });
+  add([](machine& m) { std::fill(std::begin(m.ns_per_byte), std::end(m.ns_per_byte), -1.0); });
+  add([](machine& m) { m.l1_buffers = -1; });
+  add([&](machine& m) { m.page_touch_ns = nan; });
+  add([](machine& m) { m.fresh_block_bytes = -1; });
+  const index_t w = 200, h = 120;
+  auto plain = stencil_chain(2);
+  pipeline p0 = plain->build();
+  const buffer<float, 2> expected = run2d(p0, w, h, 2);
+  for (double fraction : {0.5, 0.0, -1.0, 2.0, nan}) {
+    for (std::size_t i = 0; i < machines.size(); ++i) {
+      SCOPED_TRACE("machine " + std::to_string(i) + ", cache_fraction " + std::to_string(fraction));
+      auto g = stencil_chain(2);
+      schedule_options o;
+      o.cache_fraction = fraction;
+      const schedule_report r =
+          schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 4, h + 4}).add(g->out, {w, h}), machines[i], o);
+      EXPECT_FALSE(r.to_string(&g->ctx).empty());
+      if (r.loops[0].looped) {
+        EXPECT_GE(r.loops[0].step, 1);
+        EXPECT_LE(r.loops[0].step, h);
+      }
+      pipeline p = g->build();
+      thread_pool_impl pool(2);
+      eval_config config;
+      config.thread_pool = &pool;
+      eval_context ctx;
+      ctx.config = &config;
+      expect_equal(run2d(p, w, h, 2, &ctx), expected);
+    }
+  }
 }
 
 TEST(schedule, long_chain) {
