@@ -235,7 +235,10 @@ void full_regions(sched_graph& g, const machine& m, double cache_fraction, std::
       for (std::size_t k = 0; k < c.out_slots.size(); ++k) {
         auto s = g.shapes.find(c.f->outputs()[k].buffer->sym().sym());
         if (s == g.shapes.end() || s->second->size() != c.out_slots[k].size()) {
-          if (k == 0) c.full_known = false;
+          if (k == 0) {
+            c.full_known = false;
+            c.shape_rank_mismatch = s != g.shapes.end();
+          }
           continue;
         }
         add_to_region(c, static_cast<int>(k), *s->second, regions.data());

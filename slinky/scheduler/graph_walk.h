@@ -53,6 +53,8 @@ struct sched_node {
   double full_elements = 0;
   // An output's func whose first output was given an empty shape.
   bool empty_output = false;
+  // A head whose first output was given a shape of another rank than the buffer's.
+  bool shape_rank_mismatch = false;
 };
 
 struct sched_graph {

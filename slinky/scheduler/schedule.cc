@@ -215,7 +215,9 @@ void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, 
                              : loops_inside
                                  ? "a func feeding this output has loops or storage at a loop set by the client"
                              : head.empty_output ? "the output is empty: nothing to compute"
-                             : !head.full_known  ? "no shape given for this output"
+                             : head.shape_rank_mismatch
+                                 ? "the shape given for this output has another rank than its buffer"
+                             : !head.full_known ? "no shape given for this output"
                                                  : nullptr;
     if (left_alone) {
       ld.why = left_alone;

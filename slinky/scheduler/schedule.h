@@ -32,7 +32,8 @@ struct schedule_shapes {
     buffer_expr_ptr buffer;
     /// [min, max] of each dim.
     std::vector<std::pair<index_t, index_t>> bounds;
-    /// Bytes per element; 0: the buffer_expr's constant element size (else 4).
+    /// Bytes per element, used where the buffer_expr's element size is not a constant (a
+    /// constant one wins); 0 or negative: 4.
     index_t elem_size = 0;
   };
   /// The shapes given, in the order given.

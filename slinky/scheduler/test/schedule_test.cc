@@ -982,6 +982,52 @@ TEST(schedule, any_machine_description_gives_a_correct_schedule) {
   }
 }
 
+TEST(schedule, any_shape_gives_a_schedule_that_builds) {
+  // Shapes as a client may give them by mistake or at the extremes: wrong ranks, empty and
+  // reversed ranges, one element, huge extents, negative element sizes. schedule() must return
+  // (no crash, no undefined arithmetic), and the pipeline must build and compute what the
+  // unscheduled one computes on a real buffer.
+  const index_t big = index_t{1} << 40;
+  std::vector<std::pair<std::vector<std::pair<index_t, index_t>>, index_t>> shapes = {
+      {{{0, 99}}, 4},                    // rank 1 for a rank-2 buffer
+      {{{0, 99}, {0, 49}, {0, 9}}, 4},   // rank 3
+      {{{0, -1}, {0, 49}}, 4},           // empty
+      {{{10, 0}, {5, -5}}, 4},           // reversed
+      {{{0, 0}, {0, 0}}, 4},             // one element
+      {{{0, big}, {0, big}}, 4},         // huge
+      {{{-big, big}, {0, 1}}, 4},        // huge, negative min
+      {{{0, 99}, {0, 49}}, -4},          // negative element size
+      {{{0, 99}, {0, 49}}, index_t{1} << 40},  // huge element size
+  };
+  const index_t w = 60, h = 40;
+  auto plain = stencil_chain(2);
+  pipeline p0 = plain->build();
+  const buffer<float, 2> expected = run2d(p0, w, h, 2);
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    SCOPED_TRACE("shape " + std::to_string(i));
+    auto g = stencil_chain(2);
+    schedule_shapes sh;
+    schedule_shapes::buffer_shape in_shape, out_shape;
+    in_shape.buffer = g->in;
+    out_shape.buffer = g->out;
+    in_shape.bounds = out_shape.bounds = shapes[i].first;
+    in_shape.elem_size = out_shape.elem_size = shapes[i].second;
+    sh.buffers = {in_shape, out_shape};
+    const schedule_report r = schedule({g->in}, {g->out}, sh, small_machine());
+    EXPECT_FALSE(r.to_string(&g->ctx).empty());
+    if (r.loops[0].looped) {
+      EXPECT_GE(r.loops[0].step, 1);
+    }
+    if (i < 2) {
+      // The report says what is wrong with the shape.
+      EXPECT_FALSE(r.loops[0].looped);
+      EXPECT_STREQ(r.loops[0].why, "the shape given for this output has another rank than its buffer");
+    }
+    pipeline p = g->build();
+    expect_equal(run2d(p, w, h, 2), expected);
+  }
+}
+
 TEST(schedule, long_chain) {
   // 120 funcs: the walk is iterative and the schedule builds and runs. (With a smaller L2, 120 calls
   // per iteration of a small step would cost more than the memory traffic saved: no loop.)
