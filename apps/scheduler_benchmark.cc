@@ -351,13 +351,15 @@ void stencil_rows(bool quick, bool parallel, const add_fn& add) {
     fill_stencil_chain_input(in, size, border);
     stencil_chain_reference(in, size, stages, ref);
     workload w;
-    const std::string name = std::string(parallel ? "parallel " : "") + "stencil, " + std::to_string(stages) + " stages";
+    const std::string name =
+        std::string(parallel ? "parallel " : "") + "stencil, " + std::to_string(stages) + " stages";
     w.name = name;
     w.parallel = parallel;
     w.make_graph = [stages](node_context& ctx) { return workloads::stencil_chain(ctx, stages); };
     for (index_t s : {1, 8, 32}) {
       if (parallel && s == 1) continue;
-      w.hand.push_back(loop_of(-1, 1, s, parallel, "rows in blocks of " + std::to_string(s) + (parallel ? ", parallel" : "")));
+      w.hand.push_back(
+          loop_of(-1, 1, s, parallel, "rows in blocks of " + std::to_string(s) + (parallel ? ", parallel" : "")));
       if (parallel) w.hand.push_back(data_parallel_rows(s));
     }
     w.inputs = {&in};

@@ -21,21 +21,37 @@
 
 namespace slinky {
 
-index_t parse_cache_size(const std::string& s) {
+namespace {
+
+// The decimal number at the start of `s` once surrounding whitespace is dropped: its value and,
+// in `rest`, what follows it. False if there is no digit or the value does not fit in index_t.
+bool parse_leading_decimal(const std::string& s, index_t& value, std::string& rest) {
   std::size_t i = 0, end = s.size();
   while (i < end && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
   while (end > i && std::isspace(static_cast<unsigned char>(s[end - 1]))) --end;
-  if (i == end || !std::isdigit(static_cast<unsigned char>(s[i]))) return 0;
+  if (i == end || !std::isdigit(static_cast<unsigned char>(s[i]))) return false;
   const index_t limit = std::numeric_limits<index_t>::max();
-  index_t value = 0;
+  value = 0;
   for (; i < end && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
     const index_t digit = s[i] - '0';
-    if (value > (limit - digit) / 10) return 0;
+    if (value > (limit - digit) / 10) return false;
     value = value * 10 + digit;
   }
+  rest = s.substr(i, end - i);
+  return true;
+}
+
+}  // namespace
+
+index_t parse_cache_size(const std::string& s) {
+  index_t value;
+  std::string rest;
+  if (!parse_leading_decimal(s, value, rest)) return 0;
+  // At most one suffix letter: K, M or G (powers of 1024, either case).
+  if (rest.size() > 1) return 0;
   index_t scale = 1;
-  if (i < end) {
-    switch (s[i]) {
+  if (!rest.empty()) {
+    switch (rest[0]) {
     case 'K':
     case 'k': scale = index_t{1} << 10; break;
     case 'M':
@@ -44,10 +60,8 @@ index_t parse_cache_size(const std::string& s) {
     case 'g': scale = index_t{1} << 30; break;
     default: return 0;
     }
-    ++i;
   }
-  if (i != end) return 0;
-  if (value > limit / scale) return 0;
+  if (value > std::numeric_limits<index_t>::max() / scale) return 0;
   return value * scale;
 }
 
@@ -141,8 +155,10 @@ bool keep_plausible_cache_sizes(machine& m) {
     replaced = true;
   };
   keep(m.l1_bytes, defaults.l1_bytes, in_range(m.l1_bytes, 4 * KiB, 1 * MiB));
-  keep(m.l2_bytes, defaults.l2_bytes, in_range(m.l2_bytes, 64 * KiB, 64 * MiB) && (m.l2_bytes == 0 || m.l2_bytes >= m.l1_bytes));
-  keep(m.l3_bytes, defaults.l3_bytes, in_range(m.l3_bytes, 1 * MiB, 256 * MiB) && (m.l3_bytes == 0 || m.l3_bytes >= m.l2_bytes));
+  keep(m.l2_bytes, defaults.l2_bytes,
+       in_range(m.l2_bytes, 64 * KiB, 64 * MiB) && (m.l2_bytes == 0 || m.l2_bytes >= m.l1_bytes));
+  keep(m.l3_bytes, defaults.l3_bytes,
+       in_range(m.l3_bytes, 1 * MiB, 256 * MiB) && (m.l3_bytes == 0 || m.l3_bytes >= m.l2_bytes));
   if (m.l3_bytes != 0 && m.l3_bytes < m.l2_bytes) m.l3_bytes = m.l2_bytes;
   return replaced;
 }
@@ -150,24 +166,22 @@ bool keep_plausible_cache_sizes(machine& m) {
 namespace {
 
 // A non-negative decimal integer filling `s` (surrounding whitespace ignored), or -1.
-long long parse_count(const std::string& s) {
-  std::size_t i = 0, end = s.size();
-  while (i < end && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  while (end > i && std::isspace(static_cast<unsigned char>(s[end - 1]))) --end;
-  if (i == end || end - i > 18) return -1;
-  long long value = 0;
-  for (; i < end; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return -1;
-    value = value * 10 + (s[i] - '0');
-  }
-  return value;
+index_t parse_count(const std::string& s) {
+  index_t value;
+  std::string rest;
+  return parse_leading_decimal(s, value, rest) && rest.empty() ? value : -1;
+}
+
+// Keeps in `result` the smallest positive limit seen (0: none yet).
+void keep_smallest(int& result, int limit) {
+  if (limit > 0 && (result == 0 || limit < result)) result = limit;
 }
 
 // ceil(quota / period) CPUs, or 0 if either is not a positive count.
-int cpus_of(long long quota, long long period) {
+int cpus_of(index_t quota, index_t period) {
   if (quota <= 0 || period <= 0) return 0;
-  const long long cpus = (quota + period - 1) / period;
-  return static_cast<int>(std::min<long long>(cpus, std::numeric_limits<int>::max()));
+  const index_t cpus = quota / period + (quota % period != 0);
+  return static_cast<int>(std::min<index_t>(cpus, std::numeric_limits<int>::max()));
 }
 
 // The smallest positive limit `limit_at(dir)` gives for `root` + `path` and its parents up to
@@ -177,8 +191,7 @@ int smallest_limit_up(const std::string& root, std::string path, Fn limit_at) {
   int result = 0;
   while (true) {
     while (path.size() > 1 && path.back() == '/') path.pop_back();
-    const int limit = limit_at(root + (path == "/" ? "" : path));
-    if (limit > 0 && (result == 0 || limit < result)) result = limit;
+    keep_smallest(result, limit_at(root + (path == "/" ? "" : path)));
     if (path.empty() || path == "/") break;
     const std::size_t slash = path.rfind('/');
     path = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
@@ -200,9 +213,7 @@ int read_cgroup_cpu_limit(const std::string& proc_cgroup, const std::string& roo
   std::ifstream f(proc_cgroup);
   std::string line;
   int result = 0;
-  auto take = [&](int limit) {
-    if (limit > 0 && (result == 0 || limit < result)) result = limit;
-  };
+  auto take = [&](int limit) { keep_smallest(result, limit); };
   while (std::getline(f, line)) {
     // hierarchy-ID:controller-list:cgroup-path
     const std::size_t a = line.find(':');
@@ -212,9 +223,8 @@ int read_cgroup_cpu_limit(const std::string& proc_cgroup, const std::string& roo
     const std::string path = line.substr(b + 1);
     if (path.empty() || path[0] != '/') continue;
     if (line.compare(0, a, "0") == 0 && controllers.empty()) {
-      take(smallest_limit_up(root, path, [](const std::string& dir) {
-        return parse_cgroup_cpu_max(read_line(dir + "/cpu.max"));
-      }));
+      take(smallest_limit_up(root, path,
+                             [](const std::string& dir) { return parse_cgroup_cpu_max(read_line(dir + "/cpu.max")); }));
       continue;
     }
     std::istringstream list(controllers);

@@ -210,15 +210,14 @@ void schedule_group(const sched_graph& g, int h, const std::vector<int>& group, 
         std::any_of(group.begin(), group.end(), [&](int i) { return g.nodes[i].pinned_loop && i != h; });
     const bool loops_inside =
         std::any_of(group.begin(), group.end(), [&](int i) { return g.nodes[i].client_loops && i != h; });
-    const char* left_alone = head.user_scheduled ? "the client scheduled the func of this output"
-                             : pinned_inside     ? "a func feeding this output is computed at a loop by the client"
-                             : loops_inside
-                                 ? "a func feeding this output has loops or storage at a loop set by the client"
-                             : head.empty_output ? "the output is empty: nothing to compute"
-                             : head.shape_rank_mismatch
-                                 ? "the shape given for this output has another rank than its buffer"
-                             : !head.full_known ? "no shape given for this output"
-                                                 : nullptr;
+    const char* left_alone =
+        head.user_scheduled        ? "the client scheduled the func of this output"
+        : pinned_inside            ? "a func feeding this output is computed at a loop by the client"
+        : loops_inside             ? "a func feeding this output has loops or storage at a loop set by the client"
+        : head.empty_output        ? "the output is empty: nothing to compute"
+        : head.shape_rank_mismatch ? "the shape given for this output has another rank than its buffer"
+        : !head.full_known         ? "no shape given for this output"
+                                   : nullptr;
     if (left_alone) {
       ld.why = left_alone;
       for (int i : group) report.funcs[i].why = i == h ? "produces an output left alone" : left_alone;
@@ -447,9 +446,8 @@ std::string schedule_report::to_string(const node_context* ctx) const {
        << (l.recomputes ? ", parallel (data-parallel, overlaps recomputed)"
            : l.parallel ? ", parallel"
                         : ", serial")
-       << ", " << l.iterations
-       << " iterations, " << l.calls << " calls; working set " << l.working_set_bytes << " bytes (budget "
-       << l.budget_bytes << ", ";
+       << ", " << l.iterations << " iterations, " << l.calls << " calls; working set " << l.working_set_bytes
+       << " bytes (budget " << l.budget_bytes << ", ";
     if (l.level <= 3) {
       os << "L" << l.level;
       if (l.level == 3 && l.workers > 1) {

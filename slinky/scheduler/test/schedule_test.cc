@@ -3,9 +3,9 @@
 // the client scheduled are left alone, and the schedule is deterministic.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <algorithm>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -989,14 +989,14 @@ TEST(schedule, any_shape_gives_a_schedule_that_builds) {
   // unscheduled one computes on a real buffer.
   const index_t big = index_t{1} << 40;
   std::vector<std::pair<std::vector<std::pair<index_t, index_t>>, index_t>> shapes = {
-      {{{0, 99}}, 4},                    // rank 1 for a rank-2 buffer
-      {{{0, 99}, {0, 49}, {0, 9}}, 4},   // rank 3
-      {{{0, -1}, {0, 49}}, 4},           // empty
-      {{{10, 0}, {5, -5}}, 4},           // reversed
-      {{{0, 0}, {0, 0}}, 4},             // one element
-      {{{0, big}, {0, big}}, 4},         // huge
-      {{{-big, big}, {0, 1}}, 4},        // huge, negative min
-      {{{0, 99}, {0, 49}}, -4},          // negative element size
+      {{{0, 99}}, 4},                          // rank 1 for a rank-2 buffer
+      {{{0, 99}, {0, 49}, {0, 9}}, 4},         // rank 3
+      {{{0, -1}, {0, 49}}, 4},                 // empty
+      {{{10, 0}, {5, -5}}, 4},                 // reversed
+      {{{0, 0}, {0, 0}}, 4},                   // one element
+      {{{0, big}, {0, big}}, 4},               // huge
+      {{{-big, big}, {0, 1}}, 4},              // huge, negative min
+      {{{0, 99}, {0, 49}}, -4},                // negative element size
       {{{0, 99}, {0, 49}}, index_t{1} << 40},  // huge element size
   };
   const index_t w = 60, h = 40;
