@@ -23,17 +23,18 @@ constexpr double parallel_efficiency = 0.9;
 // and cache lines moving between cores) and allocating the buffers of its funcs, which a parallel
 // loop cannot hoist out of its iterations. An estimate from the chain into a parallel reduction
 // (scheduler_benchmark, 2026-12-03): 256 iterations on 2 workers took 0.10 to 0.15 ms longer
-// than 32, about 1 us of CPU time per iteration, where its 3 calls cost 0.07 us.
-constexpr double parallel_iteration_ns = 500;
-// A pipelined loop (docs/threads.md) reaches less of the ideal speed-up than a data-parallel one:
-// the stage of an iteration waits for the same stage of the previous one, so any iteration that
-// runs late stalls the ones after it, and the ring buffers are written by one core and read by
-// the next. Estimated from parallel_benchmark (2026-12-03, 2 workers): the stencil chains in
-// strips of 8 and 32 rows ran 1.45x to 1.80x faster than serially when pipelined and 1.59x to
-// 1.98x data-parallel, although data-parallel computed 3% to 25% more points. With 0.75 against
-// 0.9, data-parallel is priced lower while its iterations cost less than 1.2 times the pipelined
-// ones (the overlaps recomputed).
-constexpr double pipelined_efficiency = 0.75;
+// than 32, about 1 us of CPU time per iteration, where its 3 calls cost 0.07 us. (The 3-stage
+// data-parallel stencil of 4096 x 4096 in strips of 4 to 32 rows, 2026-12-04, ran 0.2 to 2.6 ms
+// slower than the model's estimate without this term, up to 5 us per iteration: the term is a
+// floor, not the whole story.)
+constexpr double parallel_iteration_ns = 1000;
+// The share of the ideal speed-up a parallel loop reaches, pipelined or data-parallel: measured
+// alike on 2 workers once the pipelined loop's hand-offs (plan_cost: the overlap its iterations
+// read from the core that computed it) are priced apart. scheduler_benchmark (2026-12-04): the
+// stencil chains of 4096 x 4096 in strips of 32 to 64 rows, 5.5 to 6.1 ms (2 stages) and 9.2 to
+// 10.2 ms (3 stages) either way, against 10.3 and 17.1 to 18.4 ms serially; in strips of 2 to 4
+// rows, pipelined lost 2 to 4 us per iteration more (the hand-offs).
+constexpr double pipelined_efficiency = 0.9;
 
 // The first touch of the pages of `bytes` allocated per evaluation, if the allocator hands them out
 // fresh (machine::fresh_block_bytes; for the folds of a loop, their sum stands for the largest).
@@ -334,6 +335,7 @@ void loop_planner::account_in_loop(int i, int moving, index_t shift) {
     plan.reason[i] = place_reason::slides;
     ++plan.sliding;
     plan.sliding_shift_bytes.add(produced0, produced2);
+    plan.overlap_bytes.add(window0 - produced0, window2 - produced2);
   } else if (overlaps && plan.recompute) {
     plan.reason[i] = place_reason::recomputed;
     ++plan.recomputed;
@@ -417,29 +419,50 @@ double plan_cost(const loop_plan& plan, index_t step, int workers, const machine
   const index_t caps[3] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
   int level = 3;
   double ws = moving + plan.invariant_bytes;
+  // The working set as level l sees it (the invariant windows where they fit alone), and what
+  // it must fit (the workers of a data-parallel loop share the L3, each with its own working set).
+  auto seen_by = [&](int l) {
+    const double budget = fraction * static_cast<double>(caps[l]);
+    const double sharing = l == 2 && workers > 1 && plan.sliding == 0 ? workers : 1;
+    return moving * sharing + invariant_within(plan, budget);
+  };
   for (int l = 0; l < 3 && level == 3; ++l) {
     const double budget = fraction * static_cast<double>(caps[l]);
-    // The workers of a data-parallel loop share the L3, each with its own working set.
-    const double sharing = l == 2 && workers > 1 && plan.sliding == 0 ? workers : 1;
-    const double at_l = moving + invariant_within(plan, budget);
-    if (caps[l] > 0 && moving * sharing + invariant_within(plan, budget) <= budget) {
+    if (caps[l] > 0 && seen_by(l) <= budget) {
       level = l;
-      ws = at_l;
+      ws = moving + invariant_within(plan, budget);
     }
   }
   if (working_set) *working_set = ws;
   if (served_from) *served_from = level;
   // L1's rate only for serial loops over few buffers (machine::l1_buffers).
-  const double c = m.ns_per_byte[level == 0 && (workers > 1 || plan.buffers > m.l1_buffers) ? 1 : level];
+  const bool l1_rate = workers == 1 && plan.buffers <= m.l1_buffers;
+  auto rate = [&](int l) { return m.ns_per_byte[l == 0 && !l1_rate ? 1 : l]; };
+  double c = rate(level);
+  // Beyond a level's budget but within its capacity, the rate rises from that level's to the
+  // next one's: the budget leaves room for other data and conflicts, which take a growing share
+  // of the level as the working set grows, not all of it at once.
+  for (int l = level - 1; l >= 0; --l) {
+    if (caps[l] <= 0) continue;
+    const double budget = fraction * static_cast<double>(caps[l]);
+    const double cap = static_cast<double>(caps[l]);
+    const double w = seen_by(l);
+    if (w < cap && cap > budget) c = rate(l) + (rate(level) - rate(l)) * (w - budget) / (cap - budget);
+    break;
+  }
   const double calls_ns = plan.calls_per_iteration * m.call_overhead_ns;
   const double work_and_bytes_ns = plan.internal_bytes(st, S) * c + plan.external_cached_bytes(st, S) * c +
-                          plan.streamed_ns(st, S) + plan.work_ns(st, S);
+                                   plan.streamed_ns(st, S) + plan.work_ns(st, S);
   double loop_ns;
   if (workers > 1) {
     // The critical path: the iterations of the busiest worker.
     const double per_worker = std::ceil(iterations / workers);
     const double efficiency = plan.sliding > 0 ? pipelined_efficiency : parallel_efficiency;
-    loop_ns = per_worker * (calls_ns + work_and_bytes_ns + parallel_iteration_ns) / efficiency + fork_join_ns;
+    // A pipelined iteration reads the overlap of its windows from the core that ran the
+    // previous iteration, at the rate of memory at best (lines moving between cores).
+    const double handoff_ns = plan.sliding > 0 ? plan.overlap_bytes(st, S) * std::max(0.0, m.ns_per_byte[3] - c) : 0;
+    loop_ns =
+        per_worker * (calls_ns + work_and_bytes_ns + handoff_ns + parallel_iteration_ns) / efficiency + fork_join_ns;
   } else {
     // Every iteration calls; the bytes are those of the whole extent (the last chunk is truncated).
     loop_ns = iterations * calls_ns + static_cast<double>(plan.extent) / st * work_and_bytes_ns;

@@ -73,6 +73,10 @@ struct loop_plan {
   // The bytes one iteration's shift adds to the windows of the funcs that slide: a pipelined
   // parallel loop with K iterations in flight holds K - 1 more of them.
   linear_in_step sliding_shift_bytes;
+  // The bytes of the windows of the funcs that slide that earlier iterations computed (each
+  // window less its new part): in a pipelined parallel loop the previous iteration ran on
+  // another core, and its consumers read these from that core's cache.
+  linear_in_step overlap_bytes;
   // Planned for a data-parallel loop: no func slides; those whose windows overlap are recomputed.
   bool recompute = false;
   int recomputed = 0;

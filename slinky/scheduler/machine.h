@@ -29,9 +29,13 @@ struct machine {
   /// Time per byte a simple streaming callback spends on data in each level (L1, L2, L3, main
   /// memory), in nanoseconds. With hardware prefetching, L2 streams nearly as fast as L1; the
   /// step that matters most is leaving the core's caches.
-  /// Defaults of the right order for a current x86 core (from benchmark 3 on the 2-core machine of
-  /// docs/benchmarks.md), not measured on the host (a calibration is planned; docs/scheduler.md).
-  double ns_per_byte[4] = {0.02, 0.03, 0.06, 0.1};
+  /// Defaults of the right order for a current x86 core, not measured on the host (a calibration
+  /// is planned; docs/scheduler.md): L1 and L2 at 200 and 125 GB/s, the L3 at 60, memory at 30
+  /// GB/s for one core. With them the model's estimates of benchmark 3's chains and benchmark 4's
+  /// stencils are within about 25% of their times on the 2-core development machine (the
+  /// previous defaults, 4 times larger, overestimated them 3 to 4 times, which made calls and
+  /// parallel iterations look cheap beside the bytes).
+  double ns_per_byte[4] = {0.005, 0.008, 0.016, 0.035};
   /// The most buffers one iteration of a serial loop may stream through (intermediates in the
   /// loop, windows of inputs moving with it; not operands read whole) for its working set to be
   /// priced at L1's rate: with more, chunks of different buffers at the same offsets within a page

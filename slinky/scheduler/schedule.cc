@@ -60,7 +60,7 @@ const char* describe(place_reason r) {
 // of 1 and the largest steps fitting the L1 and L2 budgets, each a multiple of the plan's
 // granularity; the L3 budget is considered only when not even a step of 1 fits L2. L2 is the
 // core's own; L3 is shared with the other cores and processes, and the model's figures for it are
-// the least reliable. A plan recomputing overlaps also prices the powers of two up to max_step.
+// the least reliable. A parallel loop also prices the powers of two up to max_step.
 index_t best_step(const loop_plan& plan, int workers, index_t max_step, const machine& m, double fraction,
                   double& cost) {
   const index_t caps[3] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
@@ -91,10 +91,11 @@ index_t best_step(const loop_plan& plan, int workers, index_t max_step, const ma
     }
     fits_l2 = true;
   }
-  // Where the overlaps are recomputed, a larger step recomputes less of them: the powers of two
-  // beyond the budgets are priced too (the model weighs the recomputed work against the slower
-  // level the larger working set is served from).
-  if (plan.recompute) {
+  // A parallel loop's larger steps have fewer iterations to hand to workers (and, pipelined, fewer
+  // overlaps to pass between cores; data-parallel, fewer to recompute): the powers of two beyond
+  // the budgets are priced too (the model weighs these against the slower level the larger
+  // working set is served from).
+  if (plan.recompute || workers > 1) {
     for (index_t p = 2; p <= max_step; p *= 2) consider(aligned_step(plan, p, max_step));
   }
   return best;
@@ -169,10 +170,12 @@ group_choice choose_loop(const sched_graph& g, int h, const std::vector<int>& me
     }
     // The model prices bytes and calls, not the shape of the pieces: a loop over an inner dim cuts
     // rows into short, strided pieces (partial cache lines, short loops in the callbacks). So the
-    // outermost dim whose loop beats no loop with a working set within the L2 budget is taken.
+    // outermost dim whose loop beats no loop with a working set within the L2 budget is taken, and
+    // so is the outermost dim whose loop is parallel (its steps pass the budgets where fewer,
+    // larger iterations pay: the workers' hand-offs and recomputed overlaps).
     double ws = 0;
     plan_cost(c.recompute ? recompute_plan : plan, c.step, c.workers, m, o.cache_fraction, &ws);
-    if (best.looped && best.dim == d && level_of(ws, m, o.cache_fraction) <= 1) break;
+    if (best.looped && best.dim == d && (c.parallel || level_of(ws, m, o.cache_fraction) <= 1)) break;
   }
   return best;
 }
