@@ -11,6 +11,9 @@
 // build) and the lookup of a cached class.
 // Usage: scheduler_benchmark [--quick] [--cpu-time] [--reps N] [--explain] [--csv FILE] [--jit-only]
 //                            [--only NAME]   (the pipelines whose name contains NAME)
+//                            [--sweep]       (the stencil chains with hand strips of 1 to 64 rows,
+//                                             every power of two: the curve of time against step
+//                                             that docs/scheduler.md quotes; slower)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -341,7 +344,7 @@ scheduler_fn data_parallel_rows(index_t step) {
 }
 
 // Benchmark 4's chains, serial, or parallel as in benchmark 7.
-void stencil_rows(bool quick, bool parallel, const add_fn& add) {
+void stencil_rows(bool quick, bool parallel, bool sweep, const add_fn& add) {
   const index_t size = quick ? 1024 : 4096;
   for (int stages : {2, 3}) {
     const int border = stages - 1;
@@ -356,7 +359,9 @@ void stencil_rows(bool quick, bool parallel, const add_fn& add) {
     w.name = name;
     w.parallel = parallel;
     w.make_graph = [stages](node_context& ctx) { return workloads::stencil_chain(ctx, stages); };
-    for (index_t s : {1, 8, 32}) {
+    const std::vector<index_t> steps =
+        sweep ? std::vector<index_t>{1, 2, 4, 8, 16, 32, 64} : std::vector<index_t>{1, 8, 32};
+    for (index_t s : steps) {
       if (parallel && s == 1) continue;
       w.hand.push_back(
           loop_of(-1, 1, s, parallel, "rows in blocks of " + std::to_string(s) + (parallel ? ", parallel" : "")));
@@ -711,16 +716,17 @@ int main(int argc, char** argv) {
   const options opt{reps, cpu_time, explain, &host, &parallel_ctx, large_bytes};
 
   const std::string only = arg(argc, argv, "--only", "");
+  const bool sweep = has_flag(argc, argv, "--sweep");
   std::vector<row> rows;
   const add_fn add = [&](workload w) {
     if (only.empty() || w.name.find(only) != std::string::npos) rows.push_back(measure(w, opt));
   };
   elementwise_rows(quick, false, add);
-  stencil_rows(quick, false, add);
+  stencil_rows(quick, false, sweep, add);
   matmul_and_copy_rows(quick, add);
   ml_rows(quick, add);
   elementwise_rows(quick, true, add);
-  stencil_rows(quick, true, add);
+  stencil_rows(quick, true, sweep, add);
   reduction_row(quick, add);
   print_table(rows, argc, argv);
 

@@ -35,6 +35,12 @@ constexpr double parallel_iteration_ns = 1000;
 // 10.2 ms (3 stages) either way, against 10.3 and 17.1 to 18.4 ms serially; in strips of 2 to 4
 // rows, pipelined lost 2 to 4 us per iteration more (the hand-offs).
 constexpr double pipelined_efficiency = 0.9;
+// The time per byte of the overlap a pipelined iteration reads from the core that computed it,
+// as a multiple of memory's. Measured on the 2-core development machine (scheduler_benchmark,
+// 2026-12-04, stencil chains of 4096 x 4096 pipelined in strips of 2 to 8 rows): each iteration
+// took 1.6 us (2 stages: 32 KiB of overlap) and 4.5 us (3 stages: 64 KiB) more than the model
+// without hand-offs, 0.05 to 0.07 ns per byte beyond the L2's rate, where memory streams at 0.035.
+constexpr double handoff_memory_ratio = 2;
 
 // The first touch of the pages of `bytes` allocated per evaluation, if the allocator hands them out
 // fresh (machine::fresh_block_bytes; for the folds of a loop, their sum stands for the largest).
@@ -90,6 +96,7 @@ void add_external(loop_plan& plan, const double bytes[3], double overlap_bytes, 
   const double advance_2s = std::min(bytes[2], 2 * advance);
   plan.external_window.add(bytes[0], bytes[2]);
   plan.external_cached_bytes.add(bytes[0] - std::min(bytes[0], advance), bytes[2] - advance_2s);
+  plan.external_cached_ns.add((bytes[0] - std::min(bytes[0], advance)) * c, (bytes[2] - advance_2s) * c);
   plan.streamed_ns.add(std::min(bytes[0], advance) * c, advance_2s * c);
 }
 
@@ -451,16 +458,23 @@ double plan_cost(const loop_plan& plan, index_t step, int workers, const machine
     break;
   }
   const double calls_ns = plan.calls_per_iteration * m.call_overhead_ns;
-  const double work_and_bytes_ns = plan.internal_bytes(st, S) * c + plan.external_cached_bytes(st, S) * c +
-                                   plan.streamed_ns(st, S) + plan.work_ns(st, S);
+  // In a parallel loop the previous iteration ran on another core (the workers take turns): the
+  // parts of the external windows it read come from where their buffers are, not from this
+  // core's cache.
+  const double cached_ns = workers > 1 ? plan.external_cached_ns(st, S) : plan.external_cached_bytes(st, S) * c;
+  const double work_and_bytes_ns =
+      plan.internal_bytes(st, S) * c + cached_ns + plan.streamed_ns(st, S) + plan.work_ns(st, S);
   double loop_ns;
   if (workers > 1) {
     // The critical path: the iterations of the busiest worker.
     const double per_worker = std::ceil(iterations / workers);
     const double efficiency = plan.sliding > 0 ? pipelined_efficiency : parallel_efficiency;
     // A pipelined iteration reads the overlap of its windows from the core that ran the
-    // previous iteration, at the rate of memory at best (lines moving between cores).
-    const double handoff_ns = plan.sliding > 0 ? plan.overlap_bytes(st, S) * std::max(0.0, m.ns_per_byte[3] - c) : 0;
+    // previous iteration: lines held modified in another core's cache, which move one by one
+    // through the coherence protocol (no prefetcher streams them), at twice memory's time per
+    // byte (handoff_memory_ratio).
+    const double handoff_ns =
+        plan.sliding > 0 ? plan.overlap_bytes(st, S) * std::max(0.0, handoff_memory_ratio * m.ns_per_byte[3] - c) : 0;
     loop_ns =
         per_worker * (calls_ns + work_and_bytes_ns + handoff_ns + parallel_iteration_ns) / efficiency + fork_join_ns;
   } else {

@@ -58,6 +58,10 @@ struct loop_plan {
   // same level), and the time of the new part of external windows and of the output chunk (from
   // the level their whole buffers fit in), in ns.
   linear_in_step internal_bytes, external_cached_bytes, streamed_ns;
+  // The time of the external windows' bytes already read by earlier iterations, from the level
+  // their whole buffers fit in: where a parallel loop's previous iteration ran on another core,
+  // and they are not in this one's cache.
+  linear_in_step external_cached_ns;
   // The windows read whole by every iteration from outside the loop (the same box each time: the
   // operands of a reduction, like b and c in (a x b) x c looped over rows): their bytes, and the
   // time to read them once. A callback reading a whole operand for each of its output rows reads

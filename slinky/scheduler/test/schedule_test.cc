@@ -792,13 +792,14 @@ TEST(schedule, data_parallel_strips_grow_while_recomputing_costs_more_than_the_s
 }
 
 // In a pipelined parallel loop the previous iteration ran on another core: each iteration reads
-// the overlap of its windows (the rows of e and b1 that iteration computed) from that core's cache.
-// The model prices those bytes at memory's rate, beside a fixed cost per parallel iteration, so the
-// strips grow past the L2 budget until the hand-offs are a small share, and the loop stays
-// pipelined, computing each value once, where two workers gain too little from recomputing every
-// strip's halos. (On the 2-core benchmark machine, the 3-stage parallel stencil of 4096 x 4096
+// the overlap of its windows (the rows of e and b1 that iteration computed) from that core's
+// cache. The model prices those bytes at twice memory's rate, beside a fixed cost per parallel
+// iteration, so the strips grow past the L2 budget until the hand-offs are a small share, and the
+// loop stays pipelined, computing each value once, where two workers gain too little from
+// recomputing every strip's halos. (On the 2-core benchmark machine, the 3-stage parallel stencil of 4096 x 4096
 // pipelined in strips of 4 rows, the largest within the L2 budget, took 11.2 to 11.6 ms; in
-// strips of 8 to 64, 9.5 to 9.9 ms: scheduler_benchmark, 2026-12-04.)
+// strips of 8 to 64, 9.5 to 9.9 ms: scheduler_benchmark --cpu-time --only "parallel stencil, 3"
+// --explain --sweep, 2026-12-04.)
 TEST(schedule, pipelined_strips_grow_past_the_l2_budget_to_amortize_the_hand_offs) {
   const index_t w = 1024, h = 1024;
   auto plain = stencil_chain(3);

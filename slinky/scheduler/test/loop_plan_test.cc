@@ -1,0 +1,191 @@
+// The cost model's pricing of one candidate loop (loop_plan.h, internal): the rates between a
+// level's budget and its capacity, the overlap a pipelined iteration reads from another core, and
+// the external windows a parallel iteration reads again. docs/scheduler.md, "The cost model".
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "slinky/scheduler/loop_plan.h"
+#include "slinky/scheduler/schedule.h"
+
+namespace slinky {
+
+using namespace scheduler_internal;
+
+namespace {
+
+index_t copy_kernel(const buffer<const float>&, const buffer<float>&) { return 0; }
+
+// A graph analyzed as schedule() does, with the plan of a loop over one dim of its output.
+struct planned {
+  node_context ctx;
+  buffer_expr_ptr in, out;
+  std::vector<func> funcs;
+  sched_graph g;
+  std::vector<index_range> full;
+  std::vector<int> members;
+  plan_scratch scratch;
+
+  void analyze(const schedule_shapes& shapes, const machine& m) {
+    build_sched_graph({in}, {out}, shapes, g);
+    full_regions(g, m, 0.5, full);
+    for (int i : g.order) {
+      if (g.nodes[i].group >= 0) members.push_back(i);
+    }
+  }
+  loop_plan plan(int dim, const machine& m, bool recompute = false) {
+    loop_plan p;
+    plan_loop(g, members[0], dim, members, full, m, 0.5, scratch, p, recompute);
+    return p;
+  }
+};
+
+// in -> f0 -> ... -> f(k - 1) = out, element by element, 1-D.
+std::unique_ptr<planned> chain(int k, index_t n, const machine& m) {
+  auto p = std::make_unique<planned>();
+  var x(p->ctx, "x");
+  p->in = buffer_expr::make(p->ctx, "in", 1, sizeof(float));
+  buffer_expr_ptr prev = p->in;
+  for (int i = 0; i < k; ++i) {
+    auto next = buffer_expr::make(p->ctx, i + 1 == k ? "out" : "b" + std::to_string(i), 1, sizeof(float));
+    p->funcs.push_back(func::make(copy_kernel, {{prev, {point(x)}}}, {{next, {x}}}, {.name = "f" + std::to_string(i)}));
+    prev = next;
+  }
+  p->out = prev;
+  p->analyze(schedule_shapes().add(p->in, {n}).add(p->out, {n}), m);
+  return p;
+}
+
+// in -> e (point) -> b1 (3x3) -> out (3x3), 2-D, w x h.
+std::unique_ptr<planned> stencil3(index_t w, index_t h, const machine& m) {
+  auto p = std::make_unique<planned>();
+  var x(p->ctx, "x"), y(p->ctx, "y");
+  const box_expr pt = {point(x), point(y)};
+  const box_expr nbhd = {bounds(x - 1, x + 1), bounds(y - 1, y + 1)};
+  p->in = buffer_expr::make(p->ctx, "in", 2, sizeof(float));
+  auto e = buffer_expr::make(p->ctx, "e", 2, sizeof(float));
+  auto b1 = buffer_expr::make(p->ctx, "b1", 2, sizeof(float));
+  p->out = buffer_expr::make(p->ctx, "out", 2, sizeof(float));
+  p->funcs.push_back(func::make(copy_kernel, {{p->in, pt}}, {{e, {x, y}}}, {.name = "e"}));
+  p->funcs.push_back(func::make(copy_kernel, {{e, nbhd}}, {{b1, {x, y}}}, {.name = "b1"}));
+  p->funcs.push_back(func::make(copy_kernel, {{b1, nbhd}}, {{p->out, {x, y}}}, {.name = "b2"}));
+  p->analyze(schedule_shapes().add(p->in, {w + 4, h + 4}).add(p->out, {w, h}), m);
+  return p;
+}
+
+machine test_machine() {
+  machine m;
+  m.l1_bytes = 32 * 1024;
+  m.l2_bytes = 1024 * 1024;
+  m.l3_bytes = 8 * 1024 * 1024;
+  m.threads = 2;
+  m.call_overhead_ns = 10;
+  return m;
+}
+
+}  // namespace
+
+// A working set just past the L2 budget costs just more than one just within it (before, the
+// whole working set was priced at L3's rate from the first byte past the budget: a jump of a
+// third of the loop's time here); one as large as the whole L2 costs what the L3 level costs.
+TEST(loop_plan, rates_rise_from_the_budget_to_the_capacity) {
+  const machine m = test_machine();
+  auto p = chain(4, 1 << 24, m);
+  const loop_plan plan = p->plan(0, m);
+  ASSERT_TRUE(plan.ok);
+  // 5 buffers of floats per element (in, 3 intermediates, out): 20 bytes. The budget, half the
+  // L2, holds 26214 elements.
+  double ws_in = 0, ws_past = 0;
+  int level_in = -1, level_past = -1;
+  const double in = plan_cost(plan, 26214, 1, m, 0.5, &ws_in, &level_in);
+  const double past = plan_cost(plan, 26500, 1, m, 0.5, &ws_past, &level_past);
+  EXPECT_DOUBLE_EQ(ws_in, 20 * 26214);
+  EXPECT_EQ(level_in, 1);
+  EXPECT_EQ(level_past, 2);
+  EXPECT_LE(ws_in, 0.5 * m.l2_bytes);
+  EXPECT_GT(ws_past, 0.5 * m.l2_bytes);
+  EXPECT_GT(past, in);
+  EXPECT_LT(past, 1.03 * in);
+
+  // The same loop on a machine pricing L2 like L3: at the L2's capacity the rates agree.
+  machine flat = m;
+  flat.ns_per_byte[1] = flat.ns_per_byte[2];
+  const index_t full_l2 = m.l2_bytes / 20;
+  EXPECT_NEAR(plan_cost(plan, full_l2, 1, m, 0.5), plan_cost(plan, full_l2, 1, flat, 0.5),
+              1e-4 * plan_cost(plan, full_l2, 1, m, 0.5));
+  // Halfway from the budget to the capacity, halfway from L2's rate to L3's on the bytes moved in
+  // the loop (the calls and the streamed input and output are the same on both machines).
+  machine l2_rate = m;
+  l2_rate.ns_per_byte[2] = l2_rate.ns_per_byte[1];
+  const index_t halfway = 3 * m.l2_bytes / 4 / 20;
+  const double at_l2 = plan_cost(plan, halfway, 1, l2_rate, 0.5);
+  const double at_l3 = plan_cost(plan, halfway, 1, flat, 0.5);
+  EXPECT_NEAR(plan_cost(plan, halfway, 1, m, 0.5), (at_l2 + at_l3) / 2, 1e-4 * (at_l3 - at_l2));
+  EXPECT_GT(at_l3, 1.1 * at_l2);
+}
+
+// Pipelined, each iteration reads from the core that computed them the rows of e and b1 that the
+// previous iteration computed: 2 rows of each (a 3x3 stencil's overlap), priced at twice memory's
+// rate beyond the working set's.
+TEST(loop_plan, pipelined_iterations_pay_for_the_overlap_they_hand_off) {
+  const index_t w = 1024, h = 512;
+  const machine m = test_machine();
+  auto p = stencil3(w, h, m);
+  const loop_plan plan = p->plan(1, m);
+  ASSERT_TRUE(plan.ok);
+  EXPECT_EQ(plan.sliding, 2);
+  const double row_e = (w + 4) * 4.0, row_b1 = (w + 2) * 4.0;
+  for (index_t step : {4, 16, 64}) {
+    EXPECT_DOUBLE_EQ(plan.overlap_bytes(step, plan.probe_step), 2 * row_e + 2 * row_b1) << step;
+  }
+  // The pipelined cost's dependence on memory's rate, at a step whose working set is in L2:
+  // per worker iteration, the overlap at twice the change of memory's rate, over the efficiency
+  // of 0.9. (Nothing else in this loop is priced at memory's rate: its input and output fit the
+  // L3's budget.)
+  const index_t step = 4;
+  machine slower = m;
+  slower.ns_per_byte[3] += 0.01;
+  ASSERT_EQ(level_of((w + 4) * (h + 4) * 4.0, m, 0.5), 2);
+  const double per_worker = std::ceil(static_cast<double>(h) / step / 2);
+  const double expected = per_worker * (2 * row_e + 2 * row_b1) * 2 * 0.01 / 0.9;
+  EXPECT_NEAR(plan_cost(plan, step, 2, slower, 0.5) - plan_cost(plan, step, 2, m, 0.5), expected, 1e-6 * expected);
+  // Serially, the overlap stays in the core's cache: memory's rate does not matter.
+  EXPECT_DOUBLE_EQ(plan_cost(plan, step, 1, slower, 0.5), plan_cost(plan, step, 1, m, 0.5));
+}
+
+// Data-parallel, the workers take turns: the rows of the input an iteration reads that the
+// previous one read too (4 rows: the halo of two 3x3 stencils) come from where the input is, not
+// from the core's cache, as they do serially.
+TEST(loop_plan, parallel_iterations_read_the_external_overlap_again) {
+  const index_t w = 1024, h = 1024;
+  machine m = test_machine();
+  // An input that does not fit the L3: its overlap comes from memory.
+  m.l3_bytes = 2 * 1024 * 1024;
+  auto p = stencil3(w, h, m);
+  const loop_plan plan = p->plan(1, m, /*recompute=*/true);
+  ASSERT_TRUE(plan.ok);
+  ASSERT_EQ(level_of((w + 4) * (h + 4) * 4.0, m, 0.5), 3);
+  // e's window of in is step + 4 rows; consecutive windows share 4 rows.
+  const double row_in = (w + 4) * 4.0;
+  EXPECT_DOUBLE_EQ(plan.external_cached_bytes(8, plan.probe_step), 4 * row_in);
+  EXPECT_DOUBLE_EQ(plan.external_cached_ns(8, plan.probe_step), 4 * row_in * m.ns_per_byte[3]);
+  // Changing memory's rate changes the parallel cost by the streamed bytes plus that overlap (the
+  // plan prices what comes from outside the loop with the machine it is made for).
+  const index_t step = 8;
+  machine slower = m;
+  slower.ns_per_byte[3] += 0.01;
+  const loop_plan slower_plan = p->plan(1, slower, /*recompute=*/true);
+  const double streamed_per_iteration = (step * row_in + step * w * 4.0) * 0.01;
+  const double per_worker = std::ceil(static_cast<double>(h) / step / 2);
+  const double expected = per_worker * (streamed_per_iteration + 4 * row_in * 0.01) / 0.9;
+  EXPECT_NEAR(plan_cost(slower_plan, step, 2, slower, 0.5) - plan_cost(plan, step, 2, m, 0.5), expected,
+              1e-6 * expected);
+  // Serially, the overlap is in the core's cache: only the streamed bytes change.
+  const double serial_expected = std::ceil(static_cast<double>(h) / step) * streamed_per_iteration;
+  EXPECT_NEAR(plan_cost(slower_plan, step, 1, slower, 0.5) - plan_cost(plan, step, 1, m, 0.5), serial_expected,
+              1e-6 * serial_expected);
+}
+
+}  // namespace slinky
