@@ -15,26 +15,25 @@ double linear_in_step::operator()(double step, double s) const {
 
 namespace {
 
-// The cost of starting and joining a parallel loop (enqueue, wake the workers, wait), and the
-// fraction of the ideal speed-up a parallel loop reaches. Not measured yet (docs/scheduler.md).
+// The cost of starting and joining a parallel loop (enqueue, wake the workers, wait). Not
+// measured yet (docs/scheduler.md).
 constexpr double fork_join_ns = 5000;
+// The share of the ideal speed-up a parallel loop reaches, pipelined or data-parallel: measured
+// alike on 2 workers once the pipelined loop's hand-offs (plan_cost: the overlap its iterations
+// read from the core that computed it) are priced apart. scheduler_benchmark --sweep
+// (2026-12-04): the stencil chains of 4096 x 4096 in strips of 32 to 64 rows, 5.5 to 6.1 ms (2
+// stages) and 9.2 to 10.2 ms (3 stages) either way, against 10.3 and 17.1 to 18.4 ms serially.
+// (Until then a pipelined loop was priced at 0.75, which also stood for its hand-offs.)
 constexpr double parallel_efficiency = 0.9;
 // The cost of one iteration of a parallel loop beyond its calls: handing it to a worker (atomics
 // and cache lines moving between cores) and allocating the buffers of its funcs, which a parallel
 // loop cannot hoist out of its iterations. An estimate from the chain into a parallel reduction
 // (scheduler_benchmark, 2026-12-03): 256 iterations on 2 workers took 0.10 to 0.15 ms longer
-// than 32, about 1 us of CPU time per iteration, where its 3 calls cost 0.07 us. (The 3-stage
-// data-parallel stencil of 4096 x 4096 in strips of 4 to 32 rows, 2026-12-04, ran 0.2 to 2.6 ms
-// slower than the model's estimate without this term, up to 5 us per iteration: the term is a
-// floor, not the whole story.)
+// than 32, about 1 us of CPU time per iteration, where its 3 calls cost 0.07 us. (In the sweep
+// above, the 3-stage data-parallel stencil in strips of 4 and 8 rows took 0.6 to 1.5 ms more than
+// the model's estimate, 2 to 4 us per iteration, the 2-stage one as estimated: the term is a
+// floor.)
 constexpr double parallel_iteration_ns = 1000;
-// The share of the ideal speed-up a parallel loop reaches, pipelined or data-parallel: measured
-// alike on 2 workers once the pipelined loop's hand-offs (plan_cost: the overlap its iterations
-// read from the core that computed it) are priced apart. scheduler_benchmark (2026-12-04): the
-// stencil chains of 4096 x 4096 in strips of 32 to 64 rows, 5.5 to 6.1 ms (2 stages) and 9.2 to
-// 10.2 ms (3 stages) either way, against 10.3 and 17.1 to 18.4 ms serially; in strips of 2 to 4
-// rows, pipelined lost 2 to 4 us per iteration more (the hand-offs).
-constexpr double pipelined_efficiency = 0.9;
 // The time per byte of the overlap a pipelined iteration reads from the core that computed it,
 // as a multiple of memory's. Measured on the 2-core development machine (scheduler_benchmark,
 // 2026-12-04, stencil chains of 4096 x 4096 pipelined in strips of 2 to 8 rows): each iteration
@@ -468,15 +467,14 @@ double plan_cost(const loop_plan& plan, index_t step, int workers, const machine
   if (workers > 1) {
     // The critical path: the iterations of the busiest worker.
     const double per_worker = std::ceil(iterations / workers);
-    const double efficiency = plan.sliding > 0 ? pipelined_efficiency : parallel_efficiency;
     // A pipelined iteration reads the overlap of its windows from the core that ran the
     // previous iteration: lines held modified in another core's cache, which move one by one
     // through the coherence protocol (no prefetcher streams them), at twice memory's time per
     // byte (handoff_memory_ratio).
     const double handoff_ns =
         plan.sliding > 0 ? plan.overlap_bytes(st, S) * std::max(0.0, handoff_memory_ratio * m.ns_per_byte[3] - c) : 0;
-    loop_ns =
-        per_worker * (calls_ns + work_and_bytes_ns + handoff_ns + parallel_iteration_ns) / efficiency + fork_join_ns;
+    loop_ns = per_worker * (calls_ns + work_and_bytes_ns + handoff_ns + parallel_iteration_ns) / parallel_efficiency +
+              fork_join_ns;
   } else {
     // Every iteration calls; the bytes are those of the whole extent (the last chunk is truncated).
     loop_ns = iterations * calls_ns + static_cast<double>(plan.extent) / st * work_and_bytes_ns;
