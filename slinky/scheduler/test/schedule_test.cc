@@ -235,6 +235,24 @@ buffer<float, 1> run1d(pipeline& p, index_t n, eval_context* ctx = nullptr) {
   return out;
 }
 
+// What the unscheduled stencil chain of `stages` computes on run2d's input of w x h.
+buffer<float, 2> unscheduled_stencil(int stages, index_t w, index_t h) {
+  auto plain = stencil_chain(stages);
+  pipeline p = plain->build();
+  return run2d(p, w, h, stages - 1);
+}
+
+// Builds g's pipeline and runs it (run2d) on a thread pool of 2 threads (one worker).
+buffer<float, 2> run2d_on_two_threads(graph& g, index_t w, index_t h, int border) {
+  thread_pool_impl pool(1);
+  eval_config config;
+  config.thread_pool = &pool;
+  eval_context ctx;
+  ctx.config = &config;
+  pipeline p = g.build();
+  return run2d(p, w, h, border, &ctx);
+}
+
 template <typename T, std::size_t N>
 void expect_equal(const buffer<T, N>& a, const buffer<T, N>& b) {
   ASSERT_EQ(a.elem_count(), b.elem_count());
@@ -605,9 +623,7 @@ TEST(schedule, product_chain_loops_over_rows) {
 
 TEST(schedule, parallel_when_large_and_threads) {
   const index_t w = 512, h = 512;
-  auto plain = stencil_chain(3);
-  pipeline p0 = plain->build();
-  const buffer<float, 2> expected = run2d(p0, w, h, 2);
+  const buffer<float, 2> expected = unscheduled_stencil(3, w, h);
 
   auto g = stencil_chain(3);
   machine m = small_machine();
@@ -624,13 +640,9 @@ TEST(schedule, parallel_when_large_and_threads) {
       schedule({g2->in}, {g2->out}, schedule_shapes().add(g2->in, {w + 4, h + 4}).add(g2->out, {w, h}), m, serial);
   EXPECT_FALSE(r2.loops[0].parallel);
 
-  thread_pool_impl pool(1);
-  eval_config config;
-  config.thread_pool = &pool;
-  eval_context ctx;
-  ctx.config = &config;
+  expect_equal(run2d_on_two_threads(*g, w, h, 2), expected);
+  // Without a thread pool, the parallel loop runs serially.
   pipeline p = g->build();
-  expect_equal(run2d(p, w, h, 2, &ctx), expected);
   expect_equal(run2d(p, w, h, 2), expected);
 }
 
@@ -782,13 +794,7 @@ TEST(schedule, data_parallel_strips_grow_while_recomputing_costs_more_than_the_s
   const index_t row = (w + 4) * index_t{sizeof(float)};
   EXPECT_GT(m.threads * (4 * 2 * l.step + 10) * row, m.l3_bytes / 2) << text;
 
-  thread_pool_impl pool(1);
-  eval_config config;
-  config.thread_pool = &pool;
-  eval_context ctx;
-  ctx.config = &config;
-  pipeline p = g->build();
-  expect_equal(run2d(p, w, h, 2, &ctx), expected);
+  expect_equal(run2d_on_two_threads(*g, w, h, 2), expected);
 }
 
 // In a pipelined parallel loop the previous iteration ran on another core: each iteration reads
@@ -796,15 +802,13 @@ TEST(schedule, data_parallel_strips_grow_while_recomputing_costs_more_than_the_s
 // cache. The model prices those bytes at twice memory's rate, beside a fixed cost per parallel
 // iteration, so the strips grow past the L2 budget until the hand-offs are a small share, and the
 // loop stays pipelined, computing each value once, where two workers gain too little from
-// recomputing every strip's halos. (On the 2-core benchmark machine, the 3-stage parallel stencil of 4096 x 4096
-// pipelined in strips of 4 rows, the largest within the L2 budget, took 11.2 to 11.6 ms; in
-// strips of 8 to 64, 9.5 to 9.9 ms: scheduler_benchmark --cpu-time --only "parallel stencil, 3"
-// --explain --sweep, 2026-12-04.)
+// recomputing every strip's halos. (On the 2-core benchmark machine, the 3-stage parallel
+// stencil of 4096 x 4096 pipelined in strips of 4 rows, the largest within the L2 budget, took
+// 11.2 to 11.6 ms; in strips of 8 to 64, 9.5 to 9.9 ms: scheduler_benchmark --cpu-time --only
+// "parallel stencil, 3" --explain --sweep, 2026-12-04.)
 TEST(schedule, pipelined_strips_grow_past_the_l2_budget_to_amortize_the_hand_offs) {
   const index_t w = 1024, h = 1024;
-  auto plain = stencil_chain(3);
-  pipeline p0 = plain->build();
-  const buffer<float, 2> expected = run2d(p0, w, h, 2);
+  const buffer<float, 2> expected = unscheduled_stencil(3, w, h);
 
   auto g = stencil_chain(3);
   machine m;
@@ -825,13 +829,7 @@ TEST(schedule, pipelined_strips_grow_past_the_l2_budget_to_amortize_the_hand_off
   EXPECT_GT(l.working_set_bytes, m.l2_bytes / 2) << text;
   EXPECT_GE(l.iterations, 2 * m.threads) << text;
 
-  thread_pool_impl pool(1);
-  eval_config config;
-  config.thread_pool = &pool;
-  eval_context ctx;
-  ctx.config = &config;
-  pipeline p = g->build();
-  expect_equal(run2d(p, w, h, 2, &ctx), expected);
+  expect_equal(run2d_on_two_threads(*g, w, h, 2), expected);
 }
 
 TEST(schedule, leaves_client_schedules_alone) {
