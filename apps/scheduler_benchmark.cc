@@ -681,9 +681,9 @@ int main(int argc, char** argv) {
   const machine& host = machine::host();
   const double detect_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
   std::printf("Machine description (machine::host(), detected and calibrated in %.2f ms): L1 %lld, L2 %lld, L3 %lld "
-              "bytes; %d threads; %.1f ns per call.\n",
+              "bytes; L1's rate for up to %d buffers; %d threads; %.1f ns per call.\n",
               detect_ms, static_cast<long long>(host.l1_bytes), static_cast<long long>(host.l2_bytes),
-              static_cast<long long>(host.l3_bytes), host.threads, host.call_overhead_ns);
+              static_cast<long long>(host.l3_bytes), host.l1_buffers, host.threads, host.call_overhead_ns);
   const index_t large_bytes = 16 << 20;
   std::printf(
       "Times: medians of %d repetitions interleaved in rounds, %s; the parallel\n"

@@ -83,6 +83,13 @@ index_t& level_field(machine& m, int level) {
 
 }  // namespace
 
+int l1_buffers_for_ways(index_t ways) {
+  if (ways <= 0) return machine().l1_buffers;
+  // More ways than any L1 has (64) would not change the decision: the loops the scheduler makes
+  // stream a few buffers.
+  return static_cast<int>(std::max<index_t>(1, std::min<index_t>(ways, 64) / 2));
+}
+
 bool read_sysfs_cache_sizes(const std::string& dir, machine& m) {
   bool seen[4] = {false, false, false, false};
   bool any = false;
@@ -98,6 +105,13 @@ bool read_sysfs_cache_sizes(const std::string& dir, machine& m) {
     const index_t size = parse_cache_size(read_line(entry + "size"));
     if (size <= 0) continue;
     level_field(m, level) = size;
+    if (level == 1) {
+      index_t ways = 0;
+      std::string rest;
+      if (parse_leading_decimal(read_line(entry + "ways_of_associativity"), ways, rest) && rest.empty() && ways > 0) {
+        m.l1_buffers = l1_buffers_for_ways(ways);
+      }
+    }
     seen[level] = true;
     any = true;
   }
@@ -123,6 +137,10 @@ bool read_sysconf_cache_sizes(machine& m) {
   };
 #ifdef _SC_LEVEL1_DCACHE_SIZE
   set(_SC_LEVEL1_DCACHE_SIZE, m.l1_bytes);
+#endif
+#ifdef _SC_LEVEL1_DCACHE_ASSOC
+  const long l1_ways = sysconf(_SC_LEVEL1_DCACHE_ASSOC);
+  if (l1_ways > 0) m.l1_buffers = l1_buffers_for_ways(l1_ways);
 #endif
 #ifdef _SC_LEVEL2_CACHE_SIZE
   set(_SC_LEVEL2_CACHE_SIZE, m.l2_bytes);

@@ -40,7 +40,9 @@ struct machine {
   /// loop, windows of inputs moving with it; not operands read whole) for its working set to be
   /// priced at L1's rate: with more, chunks of different buffers at the same offsets within a page
   /// compete for the same sets and for the L1's fill bandwidth, and the scheduler prices L1 like
-  /// L2. Parallel loops are priced at L2's rate too (their iterations pay more per step).
+  /// L2. Parallel loops are priced at L2's rate too (their iterations pay more per step). The
+  /// default is that of an 8-way L1; machine::host() derives it from the L1's associativity
+  /// (l1_buffers_for_ways).
   int l1_buffers = 4;
   /// The first touch of a fresh page of memory (a page fault), in nanoseconds per 4 KiB page: what
   /// a large intermediate allocated with the default allocator costs on every evaluation.
@@ -51,11 +53,12 @@ struct machine {
   /// 64-bit). 0: every block is fresh.
   index_t fresh_block_bytes = 32 << 20;
 
-  /// The host, detected once per process (thread-safe): cache sizes from sysfs
-  /// (/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size}), else from sysconf's
-  /// _SC_LEVEL*_CACHE_SIZE (glibc reads cpuid; a level it gives associativity 0 is ignored),
-  /// else the defaults above, then keep_plausible_cache_sizes; threads from host_cpus(); call_overhead_ns
-  /// from calibrate_call_overhead_ns().
+  /// The host, detected once per process (thread-safe): cache sizes and the L1's associativity
+  /// (l1_buffers) from sysfs (/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size,
+  /// ways_of_associativity}), else from sysconf's _SC_LEVEL*_CACHE_SIZE and
+  /// _SC_LEVEL1_DCACHE_ASSOC (glibc reads cpuid; a level it gives associativity 0 is ignored),
+  /// else the defaults above, then keep_plausible_cache_sizes; threads from host_cpus();
+  /// call_overhead_ns from calibrate_call_overhead_ns().
   static const machine& host();
 };
 
@@ -68,8 +71,18 @@ index_t parse_cache_size(const std::string& s);
 /// The cache sizes described by a sysfs cpu cache directory (the `index*` subdirectories of
 /// `dir`, each with files `level`, `type` and `size`): the first Data or Unified cache of each
 /// level 1, 2 and 3 sets l1_bytes, l2_bytes, l3_bytes of `m`; instruction caches are skipped.
-/// Returns true if it set at least one level; the other fields of `m` are left as they are.
+/// The level 1 cache's `ways_of_associativity`, where the file is there and gives a number of
+/// ways, sets l1_buffers (l1_buffers_for_ways). Returns true if it set at least one level; the
+/// other fields of `m` are left as they are.
 bool read_sysfs_cache_sizes(const std::string& dir, machine& m);
+
+/// machine::l1_buffers for an L1 data cache of `ways` ways: half of them, at least 1 (a chunk
+/// streamed through a set holds a line in use and the next one fetched, and chunks of several
+/// buffers at the same offsets in a page share the sets: past half the ways they evict each
+/// other's lines). 4 for an 8-way L1, 6 for a 12-way one. For 0 or less (unknown; sysfs writes 0
+/// for a fully associative cache, which has no such conflicts but has no figure either),
+/// machine's default.
+int l1_buffers_for_ways(index_t ways);
 
 /// Replaces the cache sizes no real cache has with machine's defaults, so that a hypervisor's
 /// made-up figures do not steer the scheduler: L1 outside [4 KiB, 1 MiB], L2 outside

@@ -53,6 +53,7 @@ struct fake_sysfs {
       std::ofstream(e / "level") << entries[i][0] << "\n";
       std::ofstream(e / "type") << entries[i][1] << "\n";
       std::ofstream(e / "size") << entries[i][2] << "\n";
+      if (entries[i].size() > 3) std::ofstream(e / "ways_of_associativity") << entries[i][3] << "\n";
     }
   }
   ~fake_sysfs() { std::filesystem::remove_all(dir); }
@@ -61,14 +62,45 @@ struct fake_sysfs {
 }  // namespace
 
 TEST(machine, read_sysfs_cache_sizes) {
-  fake_sysfs fs(
-      {{"1", "Data", "48K"}, {"1", "Instruction", "32K"}, {"2", "Unified", "2048K"}, {"3", "Unified", "32M"}});
+  fake_sysfs fs({{"1", "Data", "48K", "12"},
+                 {"1", "Instruction", "32K", "8"},
+                 {"2", "Unified", "2048K", "16"},
+                 {"3", "Unified", "32M", "16"}});
   machine m;
   m.l1_bytes = m.l2_bytes = m.l3_bytes = 1;
   ASSERT_TRUE(read_sysfs_cache_sizes(fs.dir.string(), m));
   EXPECT_EQ(m.l1_bytes, 48 * 1024);
   EXPECT_EQ(m.l2_bytes, 2048 * 1024);
   EXPECT_EQ(m.l3_bytes, 32 * 1024 * 1024);
+  // The 12-way L1 data cache, not the 8-way instruction cache nor the 16-way L2.
+  EXPECT_EQ(m.l1_buffers, 6);
+}
+
+TEST(machine, l1_buffers_for_ways) {
+  const int unknown = machine().l1_buffers;
+  EXPECT_EQ(unknown, 4);
+  EXPECT_EQ(l1_buffers_for_ways(8), 4);
+  EXPECT_EQ(l1_buffers_for_ways(12), 6);
+  EXPECT_EQ(l1_buffers_for_ways(16), 8);
+  EXPECT_EQ(l1_buffers_for_ways(2), 1);
+  EXPECT_EQ(l1_buffers_for_ways(1), 1);
+  EXPECT_EQ(l1_buffers_for_ways(1000), 32);
+  EXPECT_EQ(l1_buffers_for_ways(0), unknown);
+  EXPECT_EQ(l1_buffers_for_ways(-3), unknown);
+}
+
+TEST(machine, read_sysfs_l1_ways_only_when_a_number_of_ways) {
+  // No file, 0 (fully associative: no figure), or not a number: l1_buffers is left as it is.
+  for (const char* ways : {"", "0", "many", "12 ways", "-8"}) {
+    std::vector<std::string> l1 = {"1", "Data", "32K"};
+    if (*ways) l1.push_back(ways);
+    fake_sysfs fs({l1});
+    machine m;
+    m.l1_buffers = 3;
+    ASSERT_TRUE(read_sysfs_cache_sizes(fs.dir.string(), m)) << ways;
+    EXPECT_EQ(m.l1_bytes, 32 * 1024) << ways;
+    EXPECT_EQ(m.l1_buffers, 3) << "\"" << ways << "\"";
+  }
 }
 
 TEST(machine, read_sysfs_cache_sizes_partial) {
@@ -305,6 +337,7 @@ TEST(machine, host) {
   EXPECT_FALSE(keep_plausible_cache_sizes(checked));
   EXPECT_EQ(m.threads, host_cpus());
   EXPECT_GT(m.call_overhead_ns, 0);
+  EXPECT_GE(m.l1_buffers, 1);
   EXPECT_EQ(&m, &machine::host());
 }
 
