@@ -252,6 +252,22 @@ TEST(parallel_sliding, elementwise_keeps_blocks_per_worker) {
   for (index_t size : r.sizes) EXPECT_EQ(size, W * 2 * index_t{sizeof(int)});
 }
 
+// A step that does not divide the extent leaves a shorter last iteration: it reuses the block its
+// worker kept for the full ones (same strides, fewer rows) instead of allocating a second one. At
+// most one block per thread and intermediate, none larger than a full chunk.
+TEST(parallel_sliding, elementwise_tail_iteration_reuses_the_workers_block) {
+  test_pool pool(2);
+  chain c({"times_3", "times_3", "times_3"});
+  ASSERT_NE(H % 3, 0);
+  c.last().loops({{c.y, 3, loop::parallel}});
+  chain::result r = c.run(&pool, W, H);
+  const int threads = pool.thread_count() + 1;
+  EXPECT_GE(r.allocations, 2);
+  EXPECT_LE(r.allocations, 2 * threads);
+  for (index_t size : r.sizes) EXPECT_LE(size, W * 3 * index_t{sizeof(int)});
+  EXPECT_LE(r.peak_bytes, 2 * threads * W * 3 * index_t{sizeof(int)});
+}
+
 // Storage the client puts inside the parallel loop is the client's choice: each iteration owns
 // its window and recomputes its halo.
 TEST(parallel_sliding, store_inside_recomputes_halo) {
