@@ -95,7 +95,7 @@ index_t best_step(const loop_plan& plan, int workers, index_t max_step, const ma
   // overlaps to pass between cores; data-parallel, fewer to recompute): the powers of two beyond
   // the budgets are priced too (the model weighs these against the slower level the larger
   // working set is served from).
-  if (plan.recompute || workers > 1) {
+  if (workers > 1) {
     for (index_t p = 2; p <= max_step; p *= 2) consider(aligned_step(plan, p, max_step));
   }
   return best;
