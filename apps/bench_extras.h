@@ -137,28 +137,11 @@ inline double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-// interleaved_median_seconds (benchmark_util.h; rotating the order each round), or the same by
-// the thread's CPU time when
+// interleaved_medians_by (benchmark_util.h) the wall clock, or the thread's CPU time when
 // cpu_time is set: on a shared, overloaded machine the wall time of a sample includes the time
 // other processes ran, the CPU time does not (it still includes page faults and cache misses).
 inline std::vector<double> interleaved_medians(const std::vector<std::function<void()>>& fns, int reps, bool cpu_time) {
-  if (!cpu_time) return interleaved_median_seconds(fns, reps);
-  for (const auto& fn : fns) fn();
-  std::vector<std::vector<double>> times(fns.size());
-  for (int r = 0; r < reps; ++r) {
-    for (std::size_t k = 0; k < fns.size(); ++k) {
-      const std::size_t i = (k + static_cast<std::size_t>(r)) % fns.size();  // as above
-      const double t0 = thread_cpu_seconds();
-      fns[i]();
-      times[i].push_back(thread_cpu_seconds() - t0);
-    }
-  }
-  std::vector<double> result;
-  for (auto& t : times) {
-    std::sort(t.begin(), t.end());
-    result.push_back(t[t.size() / 2]);
-  }
-  return result;
+  return cpu_time ? interleaved_medians_by(fns, reps, thread_cpu_seconds) : interleaved_median_seconds(fns, reps);
 }
 
 // median_seconds (benchmark_util.h) by wall or thread CPU time.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,19 +34,28 @@ inline double median_seconds(const std::function<void()>& fn, int reps = 9, int 
 }
 
 // Medians of several alternatives timed in interleaved rounds, so that noise from the shared
-// machine affects them alike. Round r starts at alternative r (mod their number), so that no
-// alternative always runs after the same one (whose data it would find in, or evicting, the
-// caches).
-inline std::vector<double> interleaved_median_seconds(const std::vector<std::function<void()>>& fns, int reps = 9) {
+// machine affects them alike, each timed by `seconds` (a clock in seconds: the wall clock by
+// default). Each alternative runs once untimed first. Every round runs them in a different order
+// (a shuffle from a fixed seed: the same orders in every run of the program), so that no
+// alternative runs mostly after the same one, whose data it would find in the caches or whose
+// dirty lines it would write back (a rotation of a fixed order keeps each one's predecessor).
+template <typename Clock>
+std::vector<double> interleaved_medians_by(const std::vector<std::function<void()>>& fns, int reps, Clock seconds) {
   for (const auto& fn : fns) fn();
   std::vector<std::vector<double>> times(fns.size());
+  std::vector<std::size_t> order(fns.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::uint64_t state = 0x9e3779b97f4a7c15u;
   for (int r = 0; r < reps; ++r) {
-    for (std::size_t k = 0; k < fns.size(); ++k) {
-      const std::size_t i = (k + static_cast<std::size_t>(r)) % fns.size();
-      auto t0 = std::chrono::steady_clock::now();
+    // Fisher-Yates with a 64-bit LCG: the same orders with every standard library.
+    for (std::size_t i = order.size(); i > 1; --i) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      std::swap(order[i - 1], order[(state >> 33) % i]);
+    }
+    for (std::size_t i : order) {
+      const double t0 = seconds();
       fns[i]();
-      auto t1 = std::chrono::steady_clock::now();
-      times[i].push_back(std::chrono::duration<double>(t1 - t0).count());
+      times[i].push_back(seconds() - t0);
     }
   }
   std::vector<double> result;
@@ -54,6 +64,15 @@ inline std::vector<double> interleaved_median_seconds(const std::vector<std::fun
     result.push_back(t[t.size() / 2]);
   }
   return result;
+}
+
+inline double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// interleaved_medians_by the wall clock.
+inline std::vector<double> interleaved_median_seconds(const std::vector<std::function<void()>>& fns, int reps = 9) {
+  return interleaved_medians_by(fns, reps, wall_seconds);
 }
 
 inline std::string cpu_model() {

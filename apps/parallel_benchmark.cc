@@ -181,20 +181,7 @@ double process_cpu_seconds() {
 // The median CPU time of all threads per call of each fn, interleaved like the wall times: the
 // work a variant does, including its synchronization (and the pool's spinning while it waits).
 std::vector<double> interleaved_median_cpu_seconds(const std::vector<std::function<void()>>& fns, int reps) {
-  std::vector<std::vector<double>> times(fns.size());
-  for (int r = 0; r < reps; ++r) {
-    for (std::size_t i = 0; i < fns.size(); ++i) {
-      const double t0 = process_cpu_seconds();
-      fns[i]();
-      times[i].push_back(process_cpu_seconds() - t0);
-    }
-  }
-  std::vector<double> result;
-  for (auto& t : times) {
-    std::sort(t.begin(), t.end());
-    result.push_back(t[t.size() / 2]);
-  }
-  return result;
+  return interleaved_medians_by(fns, reps, process_cpu_seconds);
 }
 
 // The pool named by --pool, with `workers` workers (and the caller's thread); null for an unknown
