@@ -56,22 +56,36 @@ const char* describe(place_reason r) {
   return "";
 }
 
-// The best step for a plan with `workers` iterations in flight: the cheapest (the larger on a tie)
-// of 1 and the largest steps fitting the L1 and L2 budgets, each a multiple of the plan's
-// granularity; the L3 budget is considered only when not even a step of 1 fits L2. L2 is the
-// core's own; L3 is shared with the other cores and processes, and the model's figures for it are
-// the least reliable. A parallel loop also prices the powers of two up to max_step.
+// How much more than the cheapest step's estimate a serial loop's step with a smaller working set
+// may cost and be preferred (best_step).
+const double step_cost_tolerance = 0.03;
+
+// The best step for a plan with `workers` iterations in flight, of the candidates: 1 and the
+// largest steps fitting the L1 and L2 budgets, each a multiple of the plan's granularity; the L3
+// budget is considered only when not even a step of 1 fits L2. L2 is the core's own; L3 is shared
+// with the other cores and processes, and the model's figures for it are the least reliable. A
+// parallel loop also prices the powers of two up to max_step. The cheapest candidate, or for a
+// serial loop the one with the smallest working set within step_cost_tolerance of it. Sets `cost`
+// to the chosen step's estimate and `cheapest` to the cheapest candidate's (the loop's value beside
+// other loops and no loop: what it can do at best).
 index_t best_step(const loop_plan& plan, int workers, index_t max_step, const machine& m, double fraction,
-                  double& cost) {
+                  double& cost, double& cheapest) {
   const index_t caps[3] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
-  index_t best = 0;
-  cost = 0;
+  struct candidate {
+    index_t step;
+    double cost, working_set;
+  };
+  // At most 1 + 2 per level + one per power of two.
+  candidate candidates[72];
+  int n = 0;
   auto consider = [&](index_t step) {
-    const double c = plan_cost(plan, step, workers, m, fraction);
-    if (best == 0 || c < cost || (c == cost && step > best)) {
-      best = step;
-      cost = c;
+    for (int i = 0; i < n; ++i) {
+      if (candidates[i].step == step) return;
     }
+    if (n == static_cast<int>(std::size(candidates))) return;
+    candidate& c = candidates[n++];
+    c.step = step;
+    c.cost = plan_cost(plan, step, workers, m, fraction, &c.working_set);
   };
   consider(aligned_step(plan, 1, max_step));
   bool fits_l2 = false;
@@ -98,7 +112,24 @@ index_t best_step(const loop_plan& plan, int workers, index_t max_step, const ma
   if (workers > 1) {
     for (index_t p = 2; p <= max_step; p *= 2) consider(aligned_step(plan, p, max_step));
   }
-  return best;
+  cheapest = candidates[0].cost;
+  for (int i = 1; i < n; ++i) cheapest = std::min(cheapest, candidates[i].cost);
+  // The model's estimates are not finer than a few percent: of the steps of a serial loop priced
+  // within step_cost_tolerance of the cheapest, the one with the smallest working set (less
+  // memory for about the same time), the larger step on a tie. Not for a parallel loop: its
+  // smaller steps cost more than the model sees (more iterations handed out, chunks of 16384 of
+  // the parallel chain of 4 took 0.89-0.94 of the time of 24576's at 3% more estimated).
+  const double limit = cheapest * (1 + (workers == 1 ? step_cost_tolerance : 0));
+  const candidate* best = nullptr;
+  for (int i = 0; i < n; ++i) {
+    const candidate& c = candidates[i];
+    if (c.cost > limit) continue;
+    if (!best || c.working_set < best->working_set || (c.working_set == best->working_set && c.step > best->step)) {
+      best = &c;
+    }
+  }
+  cost = best->cost;
+  return best->step;
 }
 
 struct group_choice {
@@ -112,7 +143,9 @@ struct group_choice {
   // recompute the overlap in each iteration instead of sliding.
   bool recompute = false;
   int workers = 1;
-  double cost = 0;
+  // The estimate of the chosen step, and the cheapest of the loop's steps (best_step), by which
+  // the choices are compared.
+  double cost = 0, cheapest = 0;
   double unscheduled = 0;
 };
 
@@ -122,33 +155,31 @@ group_choice choose_loop(const sched_graph& g, int h, const std::vector<int>& me
                          plan_scratch& scratch, loop_plan& plan, loop_plan& recompute_plan) {
   group_choice best;
   best.unscheduled = unscheduled_cost(g, members, m, o.cache_fraction);
-  best.cost = best.unscheduled;
+  best.cost = best.cheapest = best.unscheduled;
   const sched_node& head = g.nodes[h];
   // The outermost dims first: on a tie the outer dim wins (longer contiguous rows per call).
   for (int d = static_cast<int>(head.out_slots[0].size()) - 1; d >= 0; --d) {
     plan_loop(g, h, d, members, full, m, o.cache_fraction, scratch, plan);
     if (!plan.ok) continue;
     best.considered = true;
-    double cost;
-    const index_t step = best_step(plan, 1, plan.extent, m, o.cache_fraction, cost);
     group_choice c;
     c.looped = true;
     c.dim = d;
-    c.step = step;
-    c.cost = cost;
+    c.step = best_step(plan, 1, plan.extent, m, o.cache_fraction, c.cost, c.cheapest);
     if (o.parallel && m.threads > 1) {
       // At least two iterations per worker.
       const index_t max_step = std::max<index_t>(1, plan.extent / (2 * m.threads));
       // Parallel only for a clear gain: the model does not see memory bandwidth shared by the cores.
-      double limit = 0.8 * cost;
+      double limit = 0.8 * c.cheapest;
       auto consider_parallel = [&](const loop_plan& p, int workers, bool recompute) {
         if (workers < 2) return;
-        double par_cost;
-        const index_t par_step = best_step(p, workers, max_step, m, o.cache_fraction, par_cost);
-        if (par_cost < limit) {
-          limit = par_cost;
+        double par_cost, par_cheapest;
+        const index_t par_step = best_step(p, workers, max_step, m, o.cache_fraction, par_cost, par_cheapest);
+        if (par_cheapest < limit) {
+          limit = par_cheapest;
           c.step = par_step;
           c.cost = par_cost;
+          c.cheapest = par_cheapest;
           c.parallel = true;
           c.recompute = recompute;
           c.workers = workers;
@@ -163,7 +194,7 @@ group_choice choose_loop(const sched_graph& g, int h, const std::vector<int>& me
         if (recompute_plan.ok) consider_parallel(recompute_plan, m.threads, true);
       }
     }
-    if (c.cost < best.cost) {
+    if (c.cheapest < best.cheapest) {
       c.unscheduled = best.unscheduled;
       c.considered = true;
       best = c;
