@@ -152,7 +152,8 @@ void build_sched_graph(const std::vector<buffer_expr_ptr>& inputs, const std::ve
 
 bool consumer_reads(const sched_graph& g, const sched_node& c, const index_range* regions, const func::input& in,
                     std::vector<index_range>& result) {
-  if (!in.output_slice.empty()) return false;
+  // An output_slice (a stack's input) needs no special case: the bounds are in terms of the
+  // consumer's variables, the sliced one unused, and the output_crop pins it to the slice.
   if (in.output_crop.empty()) return needed_region(in, g.env(c, regions), result);
   // Restrict the consumer's region to the part of its first output this input is copied to.
   index_range restricted[8];
@@ -171,6 +172,14 @@ bool consumer_reads(const sched_graph& g, const sched_node& c, const index_range
     if (crop.max.defined() && is_infinity(crop.max) == 0) {
       if (!eval_range(crop.max, e, hi)) return false;
       restricted[s].max = std::min(restricted[s].max, hi.max);
+    }
+  }
+  // The consumer writes none of this input's part (a part of a concatenation outside the
+  // consumer's region): it reads nothing of it.
+  for (int d = 0; d < static_cast<int>(c.rank); ++d) {
+    if (restricted[d].empty()) {
+      result.assign(in.bounds.size(), index_range());
+      return true;
     }
   }
   region_env re = e;

@@ -87,7 +87,8 @@ void build_sched_graph(const std::vector<buffer_expr_ptr>& inputs, const std::ve
                        const schedule_shapes& shapes, sched_graph& g);
 
 // The region of input `in` of node c that c reads over the region regions[c.slot...], restricted
-// by the input's output_crop; false if it cannot be evaluated (or the input has an output_slice).
+// by the input's output_crop (all ranges empty if the crop leaves none of the region); false if it
+// cannot be evaluated.
 bool consumer_reads(const sched_graph& g, const sched_node& c, const index_range* regions, const func::input& in,
                     std::vector<index_range>& result);
 

@@ -118,7 +118,7 @@ place_reason classify(const sched_node& n, const plan_scratch& s, int& slot, ind
     const index_range& a = s.window[0][n.slot + v];
     const index_range& b = s.window[1][n.slot + v];
     const index_range& c = s.window[2][n.slot + v];
-    if (a.empty() || b.empty() || c.empty()) return place_reason::unknown_region;
+    if (a.empty() || b.empty() || c.empty()) return place_reason::empty_window;
     if (a == b) {
       if (a != c) return place_reason::not_a_translation;
       continue;
@@ -273,7 +273,11 @@ void loop_planner::account_root(int i, place_reason why) {
   int root_consumers = 0;
   for (int c : n.consumers) root_consumers += plan.in_loop[c] ? 0 : 1;
   plan.root_ns += root_func_ns(n, root_consumers, m, fraction);
-  if (root_consumers == static_cast<int>(n.consumers.size()) || why == place_reason::unknown_region) return;
+  // (An empty window at a probe is not linear in the step: not priced as an external window.)
+  if (root_consumers == static_cast<int>(n.consumers.size()) || why == place_reason::unknown_region ||
+      why == place_reason::empty_window) {
+    return;
+  }
   double bytes[3];
   for (int q = 0; q < 3; ++q) bytes[q] = g.region_bytes(n, s.window[q].data());
   // The overlap of consecutive windows (produce[0] is free for this: a func at the root reads
@@ -374,6 +378,10 @@ void loop_planner::read_inputs(int i) {
     for (int q = 0; q < 3; ++q) {
       if (!consumer_reads(g, n, s.produce[q].data(), in, s.needed)) {
         if (member) s.failed[p] = 1;
+        break;
+      }
+      if (!member && std::any_of(s.needed.begin(), s.needed.end(), [](const index_range& r) { return r.empty(); })) {
+        // Nothing read at this probe: not linear in the step, not priced.
         break;
       }
       if (member) {
@@ -486,7 +494,10 @@ double unscheduled_cost(const sched_graph& g, const std::vector<int>& members, c
   double t = 0;
   for (int i : members) {
     const sched_node& n = g.nodes[i];
-    t += root_func_ns(n, static_cast<int>(n.consumers.size()), m, fraction);
+    // The head's consumers are outside the group (a subgroup's head feeds a loop of another
+    // group, which prices its reads as an external window): as in plan_loop, only its writes.
+    const bool head = i == members.front();
+    t += root_func_ns(n, head ? 0 : static_cast<int>(n.consumers.size()), m, fraction);
   }
   return t;
 }

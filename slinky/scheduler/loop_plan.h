@@ -35,6 +35,9 @@ enum class place_reason {
   // computes it whole (its halo again) instead of sliding.
   recomputed,
   not_a_translation,
+  // Its window is empty at some probe of the loop (clamped by a crop: a part of a concatenation
+  // along the loop's dim); the windows are not one translation.
+  empty_window,
   unknown_region,
 };
 
@@ -132,7 +135,8 @@ index_t aligned_step(const loop_plan& plan, index_t step, index_t max_step);
 double plan_cost(const loop_plan& plan, index_t step, int workers, const machine& m, double cache_fraction,
                  double* working_set = nullptr, int* level = nullptr);
 
-// The time of the group with no loop (every func at the root), in ns.
+// The time of the group with no loop (every func at the root), in ns; members as for plan_loop
+// (the head first: its consumers, outside the group, are not priced).
 double unscheduled_cost(const sched_graph& g, const std::vector<int>& members, const machine& m, double cache_fraction);
 
 // The largest step whose working set (with `workers` iterations in flight) fits in `budget`

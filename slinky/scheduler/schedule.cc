@@ -51,6 +51,9 @@ const char* describe(place_reason r) {
   case place_reason::recomputed:
     return "computed whole in each iteration of the data-parallel loop (recomputes the overlap with the previous one)";
   case place_reason::not_a_translation: return "its region does not translate with the loop: root";
+  case place_reason::empty_window:
+    return "its window is empty in some iterations (clamped by a crop, as a part of a concatenation along the loop's "
+           "dim): root";
   case place_reason::unknown_region: return "its region cannot be evaluated: root";
   }
   return "";
