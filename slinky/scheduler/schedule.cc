@@ -111,9 +111,20 @@ index_t best_step(const loop_plan& plan, int workers, index_t max_step, const ma
   // A parallel loop's larger steps have fewer iterations to hand to workers (and, pipelined, fewer
   // overlaps to pass between cores; data-parallel, fewer to recompute): the powers of two beyond
   // the budgets are priced too (the model weighs these against the slower level the larger
-  // working set is served from).
+  // working set is served from), up to the last whose working set fits the L3's budget (when
+  // some step fits L2's). Beyond, the times were erratic: the 2-stage stencil pipelined in strips
+  // of 64 rows (4 MiB of ring buffers and windows) took 5.7 ms in one run of
+  // `scheduler_benchmark --cpu-time --only parallel` and 7.7 and 7.9 ms in two others, where
+  // strips of 32 (2 MiB) took 5.6 to 5.7 ms in all three; the 3-stage one in strips of 64, 10.2
+  // to 12.8 ms against 9.3 to 9.6 in strips of 32.
   if (workers > 1) {
-    for (index_t p = 2; p <= max_step; p *= 2) consider(aligned_step(plan, p, max_step));
+    for (index_t p = 2; p <= max_step; p *= 2) {
+      const index_t step = aligned_step(plan, p, max_step);
+      int level = 0;
+      plan_cost(plan, step, workers, m, fraction, nullptr, &level);
+      if (level > 2 && fits_l2) break;
+      consider(step);
+    }
   }
   cheapest = candidates[0].cost;
   for (int i = 1; i < n; ++i) cheapest = std::min(cheapest, candidates[i].cost);
