@@ -1,5 +1,5 @@
 // The scheduler on graphs with copies and multi-output funcs (docs/scheduler.md, "What this step
-// handles"): a concatenation, a stack, a padded copy and a func with two outputs. Each scheduled
+// handles"): concatenations, a stack, a padded copy and a func with two outputs. Each scheduled
 // pipeline computes what the unscheduled one computes; the decisions are those the doc states.
 #include <gtest/gtest.h>
 
@@ -14,28 +14,41 @@ namespace slinky {
 
 namespace {
 
-machine small_machine() {
+// Caches of a few KiB, so that the test images exceed them; slow memory (the figures the other
+// scheduler tests use), so that loops pay.
+machine tiny_cache_machine() {
   machine m;
   m.l1_bytes = 4 * 1024;
   m.l2_bytes = 32 * 1024;
   m.l3_bytes = 256 * 1024;
-  m.threads = 1;
   m.call_overhead_ns = 30;
   const double ns_per_byte[4] = {0.02, 0.03, 0.06, 0.1};
   std::copy(std::begin(ns_per_byte), std::end(ns_per_byte), std::begin(m.ns_per_byte));
   return m;
 }
 
-// out = in * a + b over out's crop.
-struct scale_offset {
+// out = in * a + b over out's crop, 2-D.
+struct affine {
   float a, b;
   index_t operator()(const buffer<const float>& in, const buffer<float>& out) const {
-    for (index_t y = out.dim(1).min(); y <= out.dim(1).max(); ++y) {
-      for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) out(x, y) = in(x, y) * a + b;
-    }
+    for_each_element([this](float* o, const float* i) { *o = *i * a + b; }, out, in);
     return 0;
   }
 };
+
+// out = the 3x3 box sum of in (+ plus(x, y), if given) over out's crop.
+index_t box3x3(const buffer<const float>& in, const buffer<const float>* plus, const buffer<float>& out) {
+  for (index_t y = out.dim(1).min(); y <= out.dim(1).max(); ++y) {
+    for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) {
+      float s = plus ? (*plus)(x, y) : 0.0f;
+      for (int dy = -1; dy <= 1; ++dy) {
+        for (int dx = -1; dx <= 1; ++dx) s += in(x + dx, y + dy);
+      }
+      out(x, y) = s;
+    }
+  }
+  return 0;
+}
 
 void fill_with(buffer<float, 2>& b, const std::function<float(index_t, index_t)>& f) {
   for (index_t y = b.dim(1).min(); y <= b.dim(1).max(); ++y) {
@@ -43,48 +56,71 @@ void fill_with(buffer<float, 2>& b, const std::function<float(index_t, index_t)>
   }
 }
 
-void expect_equal(const buffer<float, 2>& a, const buffer<float, 2>& b) {
-  ASSERT_EQ(a.dim(0).extent(), b.dim(0).extent());
-  ASSERT_EQ(a.dim(1).extent(), b.dim(1).extent());
-  for (index_t y = a.dim(1).min(); y <= a.dim(1).max(); ++y) {
-    for (index_t x = a.dim(0).min(); x <= a.dim(0).max(); ++x) ASSERT_EQ(a(x, y), b(x, y)) << x << ", " << y;
-  }
+template <std::size_t N>
+void expect_equal(const buffer<float, N>& a, const buffer<float, N>& b) {
+  for (std::size_t d = 0; d < N; ++d) ASSERT_EQ(a.dim(d).extent(), b.dim(d).extent());
+  for_each_element([](const float* x, const float* y) { ASSERT_EQ(*x, *y); }, a, b);
 }
 
-// The decision on the func writing the buffer named `name` (copies have no names of their own).
-schedule_report::func_decision decision_on(const schedule_report& r, const node_context& ctx, const std::string& name) {
-  for (const schedule_report::func_decision& d : r.funcs) {
-    for (const func::output& o : d.f->outputs()) {
-      if (ctx.name(o.buffer->sym()) == name) return d;
-    }
+// A graph made by a test's make function: its inputs, its output and its funcs.
+struct graph {
+  node_context ctx;
+  std::vector<buffer_expr_ptr> ins;
+  buffer_expr_ptr out;
+  std::vector<func> funcs;
+
+  pipeline build() { return build_pipeline(ctx, ins, {out}); }
+};
+
+// The same graph made twice: `plain` unscheduled, `g` scheduled for tiny_cache_machine() with the
+// extents `shapes` of its inputs then its output.
+struct scheduled_case {
+  graph plain, g;
+  schedule_report r;
+  std::string text;
+
+  scheduled_case(const std::function<void(graph&)>& make, const std::vector<std::vector<index_t>>& shapes) {
+    make(plain);
+    make(g);
+    schedule_shapes s;
+    for (std::size_t i = 0; i < g.ins.size(); ++i) s.add(g.ins[i], shapes[i]);
+    s.add(g.out, shapes.back());
+    r = schedule(g.ins, {g.out}, s, tiny_cache_machine());
+    text = r.to_string(&g.ctx);
   }
-  ADD_FAILURE() << "no decision on the func writing " << name;
-  return {};
-}
+
+  // Where the func writing the buffer named `name` goes (copies have no names of their own).
+  schedule_report::placement where(const std::string& name) const {
+    for (const schedule_report::func_decision& d : r.funcs) {
+      for (const func::output& o : d.f->outputs()) {
+        if (g.ctx.name(o.buffer->sym()) == name) return d.where;
+      }
+    }
+    ADD_FAILURE() << "no decision on the func writing " << name;
+    return schedule_report::placement::left_alone;
+  }
+};
 
 using placement = schedule_report::placement;
 
-}  // namespace
-
-// e1 = in1 * 2 + 1, e2 = in2 * 3 - 1, cat = e1 and e2 concatenated along `dim` (e1 first, n1
-// along it; e2 n2), out = cat * 0.5. The other dim has extent m.
+// e1 = in1 * 2 + 1, e2 = in2 * 3 - 1, cat = e1 and e2 concatenated along `dim` (n1 of e1 then n2
+// of e2 along it), out = cat * 0.5. The other dim has extent m.
 void concat_case(int dim, index_t n1, index_t n2, index_t m) {
   auto shape = [&](index_t n) { return dim == 0 ? std::vector<index_t>{n, m} : std::vector<index_t>{m, n}; };
-  auto make = [&](node_context& ctx, buffer_expr_ptr& in1, buffer_expr_ptr& in2, buffer_expr_ptr& out,
-                  std::vector<func>& funcs) {
-    var x(ctx, "x"), y(ctx, "y");
-    in1 = buffer_expr::make(ctx, "in1", 2, sizeof(float));
-    in2 = buffer_expr::make(ctx, "in2", 2, sizeof(float));
-    auto e1 = buffer_expr::make(ctx, "e1", 2, sizeof(float));
-    auto e2 = buffer_expr::make(ctx, "e2", 2, sizeof(float));
-    auto cat = buffer_expr::make(ctx, "cat", 2, sizeof(float));
-    out = buffer_expr::make(ctx, "out", 2, sizeof(float));
-    funcs.push_back(func::make(scale_offset{2, 1}, {{in1, {point(x), point(y)}}}, {{e1, {x, y}}}, {.name = "e1"}));
-    funcs.push_back(func::make(scale_offset{3, -1}, {{in2, {point(x), point(y)}}}, {{e2, {x, y}}}, {.name = "e2"}));
-    funcs.push_back(func::make_concat({e1, e2}, {cat, {x, y}}, dim, {0, n1, n1 + n2}));
-    funcs.push_back(func::make(scale_offset{0.5f, 0}, {{cat, {point(x), point(y)}}}, {{out, {x, y}}}, {.name = "out"}));
+  auto make = [&](graph& g) {
+    var x(g.ctx, "x"), y(g.ctx, "y");
+    g.ins = {buffer_expr::make(g.ctx, "in1", 2, sizeof(float)), buffer_expr::make(g.ctx, "in2", 2, sizeof(float))};
+    auto e1 = buffer_expr::make(g.ctx, "e1", 2, sizeof(float));
+    auto e2 = buffer_expr::make(g.ctx, "e2", 2, sizeof(float));
+    auto cat = buffer_expr::make(g.ctx, "cat", 2, sizeof(float));
+    g.out = buffer_expr::make(g.ctx, "out", 2, sizeof(float));
+    const box_expr pt = {point(x), point(y)};
+    g.funcs.push_back(func::make(affine{2, 1}, {{g.ins[0], pt}}, {{e1, {x, y}}}, {.name = "e1"}));
+    g.funcs.push_back(func::make(affine{3, -1}, {{g.ins[1], pt}}, {{e2, {x, y}}}, {.name = "e2"}));
+    g.funcs.push_back(func::make_concat({e1, e2}, {cat, {x, y}}, dim, {0, n1, n1 + n2}));
+    g.funcs.push_back(func::make(affine{0.5f, 0}, {{cat, pt}}, {{g.out, {x, y}}}, {.name = "out"}));
   };
-  auto run = [&](pipeline& p) {
+  auto run = [&](pipeline p) {
     buffer<float, 2> in1(shape(n1)), in2(shape(n2)), out(shape(n1 + n2));
     in1.allocate();
     in2.allocate();
@@ -94,39 +130,27 @@ void concat_case(int dim, index_t n1, index_t n2, index_t m) {
     EXPECT_EQ(p.evaluate({&in1, &in2}, {&out}), 0);
     return out;
   };
-  node_context c0;
-  buffer_expr_ptr a0, b0, o0;
-  std::vector<func> f0;
-  make(c0, a0, b0, o0, f0);
-  pipeline p0 = build_pipeline(c0, {a0, b0}, {o0});
-  node_context ctx;
-  buffer_expr_ptr in1, in2, out;
-  std::vector<func> funcs;
-  make(ctx, in1, in2, out, funcs);
-  schedule_report r = schedule({in1, in2}, {out},
-                               schedule_shapes().add(in1, shape(n1)).add(in2, shape(n2)).add(out, shape(n1 + n2)),
-                               small_machine());
-  const std::string text = r.to_string(&ctx);
-  ASSERT_TRUE(r.loops[0].looped) << text;
-  EXPECT_EQ(r.loops[0].dim, 1) << text;
-  EXPECT_EQ(decision_on(r, ctx, "cat").where, placement::in_loop) << text;
+  scheduled_case c(make, {shape(n1), shape(n2), shape(n1 + n2)});
+  ASSERT_TRUE(c.r.loops[0].looped) << c.text;
+  EXPECT_EQ(c.r.loops[0].dim, 1) << c.text;
+  EXPECT_EQ(c.where("cat"), placement::in_loop) << c.text;
   if (dim == 0) {
     // Each part's rows move with the loop over rows.
-    EXPECT_EQ(decision_on(r, ctx, "e1").where, placement::in_loop) << text;
-    EXPECT_EQ(decision_on(r, ctx, "e2").where, placement::in_loop) << text;
+    EXPECT_EQ(c.where("e1"), placement::in_loop) << c.text;
+    EXPECT_EQ(c.where("e2"), placement::in_loop) << c.text;
   } else {
     // Along the loop's dim, a part's window is clamped to its rows of the concatenation (empty in
     // the iterations of the other part's rows): not a translation, the parts stay at the root,
     // without loops of their own (one func alone gains nothing from a loop).
-    EXPECT_EQ(decision_on(r, ctx, "e1").where, placement::root) << text;
-    EXPECT_EQ(decision_on(r, ctx, "e2").where, placement::root) << text;
-    EXPECT_NE(text.find("e1: root (its window is empty in some iterations"), std::string::npos) << text;
-    EXPECT_EQ(r.loops.size(), 1u) << text;
+    EXPECT_EQ(c.where("e1"), placement::root) << c.text;
+    EXPECT_EQ(c.where("e2"), placement::root) << c.text;
+    EXPECT_NE(c.text.find("e1: root (its window is empty in some iterations"), std::string::npos) << c.text;
+    EXPECT_EQ(c.r.loops.size(), 1u) << c.text;
   }
-  pipeline p = build_pipeline(ctx, {in1, in2}, {out});
-  const buffer<float, 2> expected = run(p0), got = run(p);
-  expect_equal(got, expected);
+  expect_equal(run(c.g.build()), run(c.plain.build()));
 }
+
+}  // namespace
 
 TEST(schedule_copies, concat_along_the_inner_dim) { concat_case(0, 100, 156, 256); }
 TEST(schedule_copies, concat_along_the_loop_dim) { concat_case(1, 100, 156, 256); }
@@ -136,24 +160,20 @@ TEST(schedule_copies, concat_along_the_loop_dim) { concat_case(1, 100, 156, 256)
 // output's variables (the sliced one unused), so e1 and e2 move with a loop over rows like the copy.
 TEST(schedule_copies, stack) {
   const index_t w = 256, h = 256;
-  auto make = [&](node_context& ctx, buffer_expr_ptr& in, buffer_expr_ptr& out, std::vector<func>& funcs) {
-    var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
-    in = buffer_expr::make(ctx, "in", 2, sizeof(float));
-    auto e1 = buffer_expr::make(ctx, "e1", 2, sizeof(float));
-    auto e2 = buffer_expr::make(ctx, "e2", 2, sizeof(float));
-    auto st = buffer_expr::make(ctx, "st", 3, sizeof(float));
-    out = buffer_expr::make(ctx, "out", 3, sizeof(float));
-    funcs.push_back(func::make(scale_offset{2, 1}, {{in, {point(x), point(y)}}}, {{e1, {x, y}}}, {.name = "e1"}));
-    funcs.push_back(func::make(scale_offset{3, -1}, {{in, {point(x), point(y)}}}, {{e2, {x, y}}}, {.name = "e2"}));
-    funcs.push_back(func::make_stack({e1, e2}, {st, {x, y, z}}, 2));
-    funcs.push_back(func::make(
-        [](const buffer<const float>& a, const buffer<float>& o) {
-          for_each_element([](float* d, const float* s) { *d = *s * 0.5f; }, o, a);
-          return index_t{0};
-        },
-        {{st, {point(x), point(y), point(z)}}}, {{out, {x, y, z}}}, {.name = "out"}));
+  auto make = [&](graph& g) {
+    var x(g.ctx, "x"), y(g.ctx, "y"), z(g.ctx, "z");
+    g.ins = {buffer_expr::make(g.ctx, "in", 2, sizeof(float))};
+    auto e1 = buffer_expr::make(g.ctx, "e1", 2, sizeof(float));
+    auto e2 = buffer_expr::make(g.ctx, "e2", 2, sizeof(float));
+    auto st = buffer_expr::make(g.ctx, "st", 3, sizeof(float));
+    g.out = buffer_expr::make(g.ctx, "out", 3, sizeof(float));
+    g.funcs.push_back(func::make(affine{2, 1}, {{g.ins[0], {point(x), point(y)}}}, {{e1, {x, y}}}, {.name = "e1"}));
+    g.funcs.push_back(func::make(affine{3, -1}, {{g.ins[0], {point(x), point(y)}}}, {{e2, {x, y}}}, {.name = "e2"}));
+    g.funcs.push_back(func::make_stack({e1, e2}, {st, {x, y, z}}, 2));
+    g.funcs.push_back(func::make(affine{0.5f, 0}, {{st, {point(x), point(y), point(z)}}}, {{g.out, {x, y, z}}},
+                                 {.name = "out"}));
   };
-  auto run = [&](pipeline& p) {
+  auto run = [&](pipeline p) {
     buffer<float, 2> in({w, h});
     buffer<float, 3> out({w, h, 2});
     in.allocate();
@@ -162,64 +182,38 @@ TEST(schedule_copies, stack) {
     EXPECT_EQ(p.evaluate({&in}, {&out}), 0);
     return out;
   };
-  node_context c0;
-  buffer_expr_ptr i0, o0;
-  std::vector<func> f0;
-  make(c0, i0, o0, f0);
-  pipeline p0 = build_pipeline(c0, {i0}, {o0});
-  node_context ctx;
-  buffer_expr_ptr in, out;
-  std::vector<func> funcs;
-  make(ctx, in, out, funcs);
-  schedule_report r =
-      schedule({in}, {out}, schedule_shapes().add(in, {w, h}).add(out, {w, h, 2}), small_machine());
-  const std::string text = r.to_string(&ctx);
-  ASSERT_TRUE(r.loops[0].looped) << text;
-  EXPECT_EQ(r.loops[0].dim, 1) << text;
-  for (const char* name : {"st", "e1", "e2"}) EXPECT_EQ(decision_on(r, ctx, name).where, placement::in_loop) << text;
-  pipeline p = build_pipeline(ctx, {in}, {out});
-  const buffer<float, 3> expected = run(p0), got = run(p);
-  for (index_t z = 0; z < 2; ++z) {
-    for (index_t y = 0; y < h; ++y) {
-      for (index_t x = 0; x < w; ++x) ASSERT_EQ(got(x, y, z), expected(x, y, z)) << x << ", " << y << ", " << z;
-    }
-  }
+  scheduled_case c(make, {{w, h}, {w, h, 2}});
+  ASSERT_TRUE(c.r.loops[0].looped) << c.text;
+  EXPECT_EQ(c.r.loops[0].dim, 1) << c.text;
+  for (const char* name : {"st", "e1", "e2"}) EXPECT_EQ(c.where(name), placement::in_loop) << name << "\n" << c.text;
+  expect_equal(run(c.g.build()), run(c.plain.build()));
 }
 
 // One func with two outputs: lo = in * 2 + 1 and hi = in * 3 - 1 (one call computes both); out
 // is a 3x3 box of lo plus hi. The func is in the loop (both its outputs slide with it).
 TEST(schedule_copies, func_with_two_outputs) {
   const index_t w = 256, h = 256;
-  auto make = [&](node_context& ctx, buffer_expr_ptr& in, buffer_expr_ptr& out, std::vector<func>& funcs) {
-    var x(ctx, "x"), y(ctx, "y");
-    in = buffer_expr::make(ctx, "in", 2, sizeof(float));
-    auto lo = buffer_expr::make(ctx, "lo", 2, sizeof(float));
-    auto hi = buffer_expr::make(ctx, "hi", 2, sizeof(float));
-    out = buffer_expr::make(ctx, "out", 2, sizeof(float));
-    funcs.push_back(func::make(
+  auto make = [&](graph& g) {
+    var x(g.ctx, "x"), y(g.ctx, "y");
+    g.ins = {buffer_expr::make(g.ctx, "in", 2, sizeof(float))};
+    auto lo = buffer_expr::make(g.ctx, "lo", 2, sizeof(float));
+    auto hi = buffer_expr::make(g.ctx, "hi", 2, sizeof(float));
+    g.out = buffer_expr::make(g.ctx, "out", 2, sizeof(float));
+    g.funcs.push_back(func::make(
         [](const buffer<const float>& a, const buffer<float>& l, const buffer<float>& u) {
-          scale_offset{2, 1}(a, l);
-          scale_offset{3, -1}(a, u);
+          affine{2, 1}(a, l);
+          affine{3, -1}(a, u);
           return index_t{0};
         },
-        {{in, {point(x), point(y)}}}, {{lo, {x, y}}, {hi, {x, y}}}, {.name = "split"}));
-    funcs.push_back(func::make(
+        {{g.ins[0], {point(x), point(y)}}}, {{lo, {x, y}}, {hi, {x, y}}}, {.name = "split"}));
+    g.funcs.push_back(func::make(
         [](const buffer<const float>& l, const buffer<const float>& u, const buffer<float>& o) {
-          for (index_t y = o.dim(1).min(); y <= o.dim(1).max(); ++y) {
-            for (index_t x = o.dim(0).min(); x <= o.dim(0).max(); ++x) {
-              float s = u(x, y);
-              for (int dy = -1; dy <= 1; ++dy) {
-                for (int dx = -1; dx <= 1; ++dx) s += l(x + dx, y + dy);
-              }
-              o(x, y) = s;
-            }
-          }
-          return index_t{0};
+          return box3x3(l, &u, o);
         },
-        {{lo, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}, {hi, {point(x), point(y)}}}, {{out, {x, y}}},
+        {{lo, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}, {hi, {point(x), point(y)}}}, {{g.out, {x, y}}},
         {.name = "out"}));
   };
-  auto run = [&](pipeline& p) {
+  auto run = [&](pipeline p) {
     buffer<float, 2> in({w + 2, h + 2}), out({w, h});
     in.translate(-1, -1);
     in.allocate();
@@ -228,25 +222,14 @@ TEST(schedule_copies, func_with_two_outputs) {
     EXPECT_EQ(p.evaluate({&in}, {&out}), 0);
     return out;
   };
-  node_context c0;
-  buffer_expr_ptr i0, o0;
-  std::vector<func> f0;
-  make(c0, i0, o0, f0);
-  pipeline p0 = build_pipeline(c0, {i0}, {o0});
-  node_context ctx;
-  buffer_expr_ptr in, out;
-  std::vector<func> funcs;
-  make(ctx, in, out, funcs);
-  schedule_report r = schedule({in}, {out}, schedule_shapes().add(in, {w + 2, h + 2}).add(out, {w, h}), small_machine());
-  const std::string text = r.to_string(&ctx);
-  ASSERT_TRUE(r.loops[0].looped) << text;
-  EXPECT_EQ(r.loops[0].dim, 1) << text;
-  EXPECT_EQ(decision_on(r, ctx, "lo").where, placement::in_loop) << text;
-  EXPECT_EQ(decision_on(r, ctx, "hi").where, placement::in_loop) << text;
-  EXPECT_NE(text.find("split: in loop"), std::string::npos) << text;
-  EXPECT_NE(text.find("slides with the loop"), std::string::npos) << text;
-  pipeline p = build_pipeline(ctx, {in}, {out});
-  expect_equal(run(p), run(p0));
+  scheduled_case c(make, {{w + 2, h + 2}, {w, h}});
+  ASSERT_TRUE(c.r.loops[0].looped) << c.text;
+  EXPECT_EQ(c.r.loops[0].dim, 1) << c.text;
+  EXPECT_EQ(c.where("lo"), placement::in_loop) << c.text;
+  EXPECT_EQ(c.where("hi"), placement::in_loop) << c.text;
+  EXPECT_NE(c.text.find("split: in loop"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("slides with the loop"), std::string::npos) << c.text;
+  expect_equal(run(c.g.build()), run(c.plain.build()));
 }
 
 // scaled = in * 2 + 1; padded = scaled inside in's bounds, 0 outside (a padded copy); out = a 3x3
@@ -254,32 +237,22 @@ TEST(schedule_copies, func_with_two_outputs) {
 // window is clamped to in's rows only at the first and last iterations, away from the probes).
 TEST(schedule_copies, padded_copy) {
   const index_t w = 256, h = 256;
-  auto make = [&](node_context& ctx, buffer_expr_ptr& in, buffer_expr_ptr& out, std::vector<func>& funcs) {
-    var x(ctx, "x"), y(ctx, "y");
-    in = buffer_expr::make(ctx, "in", 2, sizeof(float));
-    auto scaled = buffer_expr::make(ctx, "scaled", 2, sizeof(float));
-    auto padded = buffer_expr::make(ctx, "padded", 2, sizeof(float));
-    out = buffer_expr::make(ctx, "out", 2, sizeof(float));
-    auto zero = buffer_expr::make_scalar<float>(ctx, "zero", 0.0f);
-    funcs.push_back(
-        func::make(scale_offset{2, 1}, {{in, {point(x), point(y)}}}, {{scaled, {x, y}}}, {.name = "scaled"}));
-    funcs.push_back(func::make_copy({scaled, {point(x), point(y)}, in->bounds()}, {padded, {x, y}}, {zero, {}}));
-    funcs.push_back(func::make(
-        [](const buffer<const float>& a, const buffer<float>& o) {
-          for (index_t y = o.dim(1).min(); y <= o.dim(1).max(); ++y) {
-            for (index_t x = o.dim(0).min(); x <= o.dim(0).max(); ++x) {
-              float s = 0;
-              for (int dy = -1; dy <= 1; ++dy) {
-                for (int dx = -1; dx <= 1; ++dx) s += a(x + dx, y + dy);
-              }
-              o(x, y) = s;
-            }
-          }
-          return index_t{0};
-        },
-        {{padded, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{out, {x, y}}}, {.name = "out"}));
+  auto make = [&](graph& g) {
+    var x(g.ctx, "x"), y(g.ctx, "y");
+    g.ins = {buffer_expr::make(g.ctx, "in", 2, sizeof(float))};
+    auto scaled = buffer_expr::make(g.ctx, "scaled", 2, sizeof(float));
+    auto padded = buffer_expr::make(g.ctx, "padded", 2, sizeof(float));
+    g.out = buffer_expr::make(g.ctx, "out", 2, sizeof(float));
+    auto zero = buffer_expr::make_scalar<float>(g.ctx, "zero", 0.0f);
+    g.funcs.push_back(
+        func::make(affine{2, 1}, {{g.ins[0], {point(x), point(y)}}}, {{scaled, {x, y}}}, {.name = "scaled"}));
+    g.funcs.push_back(
+        func::make_copy({scaled, {point(x), point(y)}, g.ins[0]->bounds()}, {padded, {x, y}}, {zero, {}}));
+    g.funcs.push_back(func::make([](const buffer<const float>& a, const buffer<float>& o) { return box3x3(a, nullptr, o); },
+                                 {{padded, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{g.out, {x, y}}},
+                                 {.name = "out"}));
   };
-  auto run = [&](pipeline& p) {
+  auto run = [&](pipeline p) {
     buffer<float, 2> in({w, h}), out({w, h});
     in.allocate();
     out.allocate();
@@ -287,26 +260,15 @@ TEST(schedule_copies, padded_copy) {
     EXPECT_EQ(p.evaluate({&in}, {&out}), 0);
     return out;
   };
-  node_context c0;
-  buffer_expr_ptr i0, o0;
-  std::vector<func> f0;
-  make(c0, i0, o0, f0);
-  pipeline p0 = build_pipeline(c0, {i0}, {o0});
-  node_context ctx;
-  buffer_expr_ptr in, out;
-  std::vector<func> funcs;
-  make(ctx, in, out, funcs);
-  schedule_report r = schedule({in}, {out}, schedule_shapes().add(in, {w, h}).add(out, {w, h}), small_machine());
-  const std::string text = r.to_string(&ctx);
-  ASSERT_TRUE(r.loops[0].looped) << text;
-  EXPECT_EQ(r.loops[0].dim, 1) << text;
-  EXPECT_EQ(decision_on(r, ctx, "padded").where, placement::in_loop) << text;
-  EXPECT_EQ(decision_on(r, ctx, "scaled").where, placement::in_loop) << text;
-  pipeline p = build_pipeline(ctx, {in}, {out});
-  const buffer<float, 2> expected = run(p0);
-  // The reference: the zero padding is there in the unscheduled result.
+  scheduled_case c(make, {{w, h}, {w, h}});
+  ASSERT_TRUE(c.r.loops[0].looped) << c.text;
+  EXPECT_EQ(c.r.loops[0].dim, 1) << c.text;
+  EXPECT_EQ(c.where("padded"), placement::in_loop) << c.text;
+  EXPECT_EQ(c.where("scaled"), placement::in_loop) << c.text;
+  const buffer<float, 2> expected = run(c.plain.build());
+  // The zero padding is there in the unscheduled result.
   EXPECT_EQ(expected(0, 0), (0 * 2 + 1) + (1 * 2 + 1) + (5 * 2 + 1) + (6 * 2 + 1));
-  expect_equal(run(p), expected);
+  expect_equal(run(c.g.build()), expected);
 }
 
 }  // namespace slinky
