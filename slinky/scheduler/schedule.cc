@@ -77,18 +77,21 @@ index_t best_step(const loop_plan& plan, int workers, index_t max_step, const ma
   struct candidate {
     index_t step;
     double cost, working_set;
+    int level;
   };
   // At most 1 + 2 per level + one per power of two.
   candidate candidates[72];
   int n = 0;
+  // Prices `step` (once) and returns the level its working set is served from.
   auto consider = [&](index_t step) {
     for (int i = 0; i < n; ++i) {
-      if (candidates[i].step == step) return;
+      if (candidates[i].step == step) return candidates[i].level;
     }
-    if (n == static_cast<int>(std::size(candidates))) return;
+    if (n == static_cast<int>(std::size(candidates))) return 3;
     candidate& c = candidates[n++];
     c.step = step;
-    c.cost = plan_cost(plan, step, workers, m, fraction, &c.working_set);
+    c.cost = plan_cost(plan, step, workers, m, fraction, &c.working_set, &c.level);
+    return c.level;
   };
   consider(aligned_step(plan, 1, max_step));
   bool fits_l2 = false;
@@ -119,11 +122,12 @@ index_t best_step(const loop_plan& plan, int workers, index_t max_step, const ma
   // to 12.8 ms against 9.3 to 9.6 in strips of 32.
   if (workers > 1) {
     for (index_t p = 2; p <= max_step; p *= 2) {
-      const index_t step = aligned_step(plan, p, max_step);
-      int level = 0;
-      plan_cost(plan, step, workers, m, fraction, nullptr, &level);
-      if (level > 2 && fits_l2) break;
-      consider(step);
+      const int before = n;
+      if (consider(aligned_step(plan, p, max_step)) > 2 && fits_l2) {
+        // Served from memory: not a candidate, nor any larger step.
+        n = before;
+        break;
+      }
     }
   }
   cheapest = candidates[0].cost;
