@@ -71,8 +71,8 @@ const double step_cost_tolerance = 0.03;
 // serial loop the one with the smallest working set within step_cost_tolerance of it. Sets `cost`
 // to the chosen step's estimate and `cheapest` to the cheapest candidate's (the loop's value beside
 // other loops and no loop: what it can do at best).
-index_t best_step(const loop_plan& plan, int workers, index_t max_step, const machine& m, double fraction,
-                  double& cost, double& cheapest) {
+index_t best_step(const loop_plan& plan, int workers, index_t max_step, const machine& m, double fraction, double& cost,
+                  double& cheapest) {
   const index_t caps[3] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
   struct candidate {
     index_t step;

@@ -170,8 +170,8 @@ TEST(schedule_copies, stack) {
     g.funcs.push_back(func::make(affine{2, 1}, {{g.ins[0], {point(x), point(y)}}}, {{e1, {x, y}}}, {.name = "e1"}));
     g.funcs.push_back(func::make(affine{3, -1}, {{g.ins[0], {point(x), point(y)}}}, {{e2, {x, y}}}, {.name = "e2"}));
     g.funcs.push_back(func::make_stack({e1, e2}, {st, {x, y, z}}, 2));
-    g.funcs.push_back(func::make(affine{0.5f, 0}, {{st, {point(x), point(y), point(z)}}}, {{g.out, {x, y, z}}},
-                                 {.name = "out"}));
+    g.funcs.push_back(
+        func::make(affine{0.5f, 0}, {{st, {point(x), point(y), point(z)}}}, {{g.out, {x, y, z}}}, {.name = "out"}));
   };
   auto run = [&](pipeline p) {
     buffer<float, 2> in({w, h});
@@ -206,12 +206,10 @@ TEST(schedule_copies, func_with_two_outputs) {
           return index_t{0};
         },
         {{g.ins[0], {point(x), point(y)}}}, {{lo, {x, y}}, {hi, {x, y}}}, {.name = "split"}));
-    g.funcs.push_back(func::make(
-        [](const buffer<const float>& l, const buffer<const float>& u, const buffer<float>& o) {
-          return box3x3(l, &u, o);
-        },
-        {{lo, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}, {hi, {point(x), point(y)}}}, {{g.out, {x, y}}},
-        {.name = "out"}));
+    g.funcs.push_back(func::make([](const buffer<const float>& l, const buffer<const float>& u,
+                                    const buffer<float>& o) { return box3x3(l, &u, o); },
+                                 {{lo, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}, {hi, {point(x), point(y)}}},
+                                 {{g.out, {x, y}}}, {.name = "out"}));
   };
   auto run = [&](pipeline p) {
     buffer<float, 2> in({w + 2, h + 2}), out({w, h});
@@ -248,9 +246,9 @@ TEST(schedule_copies, padded_copy) {
         func::make(affine{2, 1}, {{g.ins[0], {point(x), point(y)}}}, {{scaled, {x, y}}}, {.name = "scaled"}));
     g.funcs.push_back(
         func::make_copy({scaled, {point(x), point(y)}, g.ins[0]->bounds()}, {padded, {x, y}}, {zero, {}}));
-    g.funcs.push_back(func::make([](const buffer<const float>& a, const buffer<float>& o) { return box3x3(a, nullptr, o); },
-                                 {{padded, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{g.out, {x, y}}},
-                                 {.name = "out"}));
+    g.funcs.push_back(
+        func::make([](const buffer<const float>& a, const buffer<float>& o) { return box3x3(a, nullptr, o); },
+                   {{padded, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{g.out, {x, y}}}, {.name = "out"}));
   };
   auto run = [&](pipeline p) {
     buffer<float, 2> in({w, h}), out({w, h});
