@@ -52,7 +52,7 @@ struct linear_map {
   std::vector<expr> at;
 
   bool match(const func::input& in, const std::vector<var>& x) {
-    for (const interval_expr& i : in.bounds) {
+    for (const interval_expr& i : internal::used_bounds(in)) {
       if (!is_point_interval(i)) return false;
       const expr& e = i.min;
       std::vector<index_t> c(x.size(), 0);
@@ -165,7 +165,7 @@ class alias_planner {
     std::vector<int> dst_dim;
     std::vector<expr> offset;
     std::vector<bool> mapped(x.size(), false);
-    for (const interval_expr& i : in.bounds) {
+    for (const interval_expr& i : internal::used_bounds(in)) {
       if (!is_point_interval(i)) return false;
       const int j = only_dependency(i.min, x);
       if (j < 0 || mapped[j]) return false;
@@ -329,10 +329,11 @@ class alias_planner {
     if (g_.buffers[ib].consumers.size() != 1 || uses_in(f, ib) != 1) return false;
     if (g_.buffers[ib].store != g_.buffers[ob].store) return false;
     // Read pointwise: each element of the input is read only for the same element of the output.
-    if (in.bounds.size() != out.dims.size()) return false;
+    const span<const interval_expr> bounds = internal::used_bounds(in);
+    if (bounds.size() != out.dims.size()) return false;
     for (std::size_t d = 0; d < out.dims.size(); ++d) {
-      if (!is_point_interval(in.bounds[d])) return false;
-      std::optional<var> v = as_variable(in.bounds[d].min);
+      if (!is_point_interval(bounds[d])) return false;
+      std::optional<var> v = as_variable(bounds[d].min);
       if (!v || *v != out.dims[d]) return false;
     }
     // Not the memory of other buffers already (another in-place output of this func, or the

@@ -330,6 +330,19 @@ std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view whi
       }
       continue;
     }
+    if (b.consumers.empty()) {
+      // An intermediate nothing consumes (a reduction's dummy output of element size 0, which
+      // carries the reduction's loops) is computed over the bounds the client declared for it.
+      // Default bounds (the buffer's own) or bounds in terms of itself declare nothing.
+      const var sym = b.buffer->sym();
+      for (std::size_t d = 0; d < o.dims.size() && d < b.buffer->rank(); ++d) {
+        const interval_expr& declared = b.buffer->dim(d).bounds;
+        if (!declared.min.defined() || !declared.max.defined()) continue;
+        if (depends_on(declared.min, sym).any() || depends_on(declared.max, sym).any()) continue;
+        region[index_of_var(fi, o.dims[d])] |= declared;
+      }
+      continue;
+    }
     for (int c : b.consumers) {
       // Over a whole loop between the consumer and this func, its warm-up iterations compute the
       // rest of the window: the steady view of one iteration does not bound it, the full view does.

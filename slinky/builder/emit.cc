@@ -162,7 +162,7 @@ class emitter {
         continue;
       }
       std::vector<expr> src_x;
-      for (const interval_expr& i : in.bounds) src_x.push_back(i.min);
+      for (const interval_expr& i : internal::used_bounds(in)) src_x.push_back(i.min);
       var src = in.buffer->sym();
       var pad;
       stmt copy;
@@ -170,7 +170,8 @@ class emitter {
         pad = f.inputs()[1].buffer->sym();
         var cropped = fresh(ctx_.name(src.sym()) + ".crop");
         copy = copy_stmt::make(f.copy_impl(), cropped, src_x, dst, dst_x, pad);
-        copy = crop_buffer::make(cropped, src, in.input_crop, copy);
+        const span<const interval_expr> crop = internal::used_input_crop(in);
+        copy = crop_buffer::make(cropped, src, box_expr(crop.begin(), crop.end()), copy);
       } else if (!in.output_crop.empty()) {
         var cropped = fresh(ctx_.name(dst.sym()) + ".crop");
         copy = copy_stmt::make(f.copy_impl(), src, src_x, cropped, dst_x, pad);
@@ -309,6 +310,9 @@ class emitter {
     return make_buffer::make(buf.sym(), buffer_at(donor_sym), buf.elem_size(), std::move(dims), std::move(body));
   }
 
+  // The element size a buffer is allocated with: 0 when none is given (see make_allocation).
+  static expr elem_size_or_zero(const buffer_expr& buf) { return buf.has_elem_size() ? buf.elem_size() : expr(0); }
+
   // With `idle` defined, the allocation is empty when it holds.
   stmt make_allocation(int bi, stmt body, const expr& idle = expr()) {
     const buffer_node& b = g_.buffers[bi];
@@ -318,18 +322,21 @@ class emitter {
     if (alias.target >= 0) {
       const var target = g_.buffers[alias.target].buffer->sym();
       if (alias.same) return clone_buffer::make(sym, target, std::move(body));
-      return make_buffer::make(sym, alias.base, buf.elem_size(), alias.dims, std::move(body));
+      return make_buffer::make(sym, alias.base, elem_size_or_zero(buf), alias.dims, std::move(body));
     }
     std::vector<dim_expr> dims = allocation_dims(bi);
     if (idle.defined() && !dims.empty()) {
       dims[0].bounds.max = simplify(select(idle, dims[0].bounds.min - 1, dims[0].bounds.max));
     }
     const std::optional<index_t> elem_size = as_constant(buf.elem_size());
-    if (!buf.has_elem_size() || (elem_size && *elem_size < 0)) {
-      internal::builder_error("buffer " + ctx_.name(sym.sym()) +
-                              " has no element size: give one to buffer_expr::make " + "or use typed callbacks");
+    if (elem_size && *elem_size < 0) {
+      internal::builder_error("buffer " + ctx_.name(sym.sym()) + " has a negative element size (" +
+                              std::to_string(*elem_size) + ")");
     }
-    return allocate::make(sym, buf.storage(), buf.elem_size(), std::move(dims), std::move(body));
+    // An element size of 0 (or none: no typed callback gave one) is legal: the buffer holds no
+    // data, its descriptor only (clients pass bounds and fold factors to callbacks so). It is
+    // allocated as nothing (size 0, a null base).
+    return allocate::make(sym, buf.storage(), elem_size_or_zero(buf), std::move(dims), std::move(body));
   }
 
   // True if func fi runs inside item (which computes a func or is the continuation of level l).
@@ -590,7 +597,10 @@ void check_buffer(const graph& g, const buffer_node& b, const box_expr& needed, 
     }
   }
   if (!b.is_output) is_empty = is_empty || unread;
-  checks[1].push_back(check::make(buffer_at(sym) != 0 || simplify(is_empty)));
+  // An input no func reads (given for its shape only, its metadata used in expressions) needs no
+  // memory, whatever its rank (API_COMPAT 5.1).
+  const bool never_read = !b.is_output && b.consumers.empty();
+  if (!never_read) checks[1].push_back(check::make(buffer_at(sym) != 0 || simplify(is_empty)));
   for (std::size_t d = 0; d < buf.rank(); ++d) check_addressable(sym, d, buf.rank(), checks[2]);
   // Nothing of the buffer is read if the needed region is empty in any dimension (e.g. for an
   // empty output): then it need not cover it.

@@ -65,7 +65,8 @@ class graph_builder {
   void check_ranks(const func* f) {
     for (const func::input& i : f->inputs()) {
       if (!i.buffer) builder_error("func " + name(f) + " has an input without a buffer");
-      if (!f->is_copy() && i.bounds.size() != i.buffer->rank()) {
+      // A longer box is accepted: the first rank entries are used (internal::used_bounds).
+      if (!f->is_copy() && i.bounds.size() < i.buffer->rank()) {
         builder_error("func " + name(f) + ": the bounds of input " + name(i.buffer) + " have " +
                       std::to_string(i.bounds.size()) + " dimensions, but " + name(i.buffer) + " has rank " +
                       std::to_string(i.buffer->rank()));

@@ -108,7 +108,7 @@ stmt func::make_call() const {
   const std::size_t sources = padded_ ? 1 : inputs_.size();
   for (std::size_t k = 0; k < sources; ++k) {
     std::vector<expr> src_x;
-    for (const interval_expr& b : inputs_[k].bounds) src_x.push_back(b.min);
+    for (const interval_expr& b : internal::used_bounds(inputs_[k])) src_x.push_back(b.min);
     copies.push_back(copy_stmt::make(copy_impl_, inputs_[k].sym(), std::move(src_x), outputs_[0].sym(),
                                      outputs_[0].dims, padded_ ? inputs_[1].sym() : var()));
   }

@@ -5,6 +5,7 @@
 #ifndef SLINKY_BUILDER_PIPELINE_H
 #define SLINKY_BUILDER_PIPELINE_H
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -495,6 +496,18 @@ void elem_sizes_of(index_t* result, std::index_sequence<Is...>) {
 
 // Reports misuse of the builder and aborts.
 [[noreturn]] void builder_error(const std::string& message);
+
+// The entries of in.bounds the builder uses: the first rank of them. A client may give a longer
+// box (a table of rank 1 given the box of a rank-2 output); the rest is ignored (API_COMPAT 5.1).
+inline span<const interval_expr> used_bounds(const func::input& in) {
+  const std::size_t rank = in.buffer ? in.buffer->rank() : in.bounds.size();
+  return span<const interval_expr>(in.bounds.data(), std::min(rank, in.bounds.size()));
+}
+// The same for input_crop.
+inline span<const interval_expr> used_input_crop(const func::input& in) {
+  const std::size_t rank = in.buffer ? in.buffer->rank() : in.input_crop.size();
+  return span<const interval_expr>(in.input_crop.data(), std::min(rank, in.input_crop.size()));
+}
 
 }  // namespace internal
 /// \endcond

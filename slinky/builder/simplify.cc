@@ -648,7 +648,49 @@ expr simplify_without_bounds(const expr& e) {
 
 }  // namespace
 
+bool internal::has_undefined_operand(const expr& e) {
+  const base_expr_node* n = e.get();
+  if (!n) return true;
+  switch (n->type) {
+  case expr_node_type::none:
+  case expr_node_type::variable:
+  case expr_node_type::constant: return false;
+  case expr_node_type::let: {
+    const let* l = static_cast<const let*>(n);
+    for (const auto& i : l->lets) {
+      if (has_undefined_operand(i.second)) return true;
+    }
+    return has_undefined_operand(l->body);
+  }
+#define SLINKY_BINARY_CASE(node) case expr_node_type::node:
+    SLINKY_FOR_EACH_BINARY_NODE(SLINKY_BINARY_CASE) {
+      const binary_op* b = static_cast<const binary_op*>(n);
+      return has_undefined_operand(b->a) || has_undefined_operand(b->b);
+    }
+#undef SLINKY_BINARY_CASE
+  case expr_node_type::logical_not: return has_undefined_operand(static_cast<const logical_not*>(n)->a);
+  case expr_node_type::select: {
+    const conditional* s = static_cast<const conditional*>(n);
+    return has_undefined_operand(s->condition) || has_undefined_operand(s->true_value) ||
+           has_undefined_operand(s->false_value);
+  }
+  case expr_node_type::call: {
+    const call* c = static_cast<const call*>(n);
+    // The semaphore intrinsics take optional (undefined) counts.
+    const bool optional_args = c->intrinsic == intrinsic::semaphore_init ||
+                               c->intrinsic == intrinsic::semaphore_signal || c->intrinsic == intrinsic::semaphore_wait;
+    for (const expr& a : c->args) {
+      if (a.defined() ? has_undefined_operand(a) : !optional_args) return true;
+    }
+    return false;
+  }
+  }
+  return false;
+}
+
 expr simplify(const expr& e, const bounds_map& bounds, const alignment_map& alignment) {
+  // An expression with an undefined part (a client's unknown extent) simplifies to undefined.
+  if (internal::has_undefined_operand(e)) return expr();
   if (!has_entries(bounds) && !has_entries(alignment)) return simplify_without_bounds(e);
   internal::simplifier s(bounds, true, alignment);
   return s.mutate(e);
@@ -660,6 +702,12 @@ stmt simplify(const stmt& st, const bounds_map& bounds, const alignment_map& ali
 }
 
 interval_expr simplify(const interval_expr& i, const bounds_map& bounds, const alignment_map& alignment) {
+  // An undefined end (or one with an undefined part) is unbounded.
+  if (internal::has_undefined_operand(i.min) || internal::has_undefined_operand(i.max)) {
+    const bool point = i.is_point();
+    expr min = simplify(i.min, bounds, alignment);
+    return interval_expr(min, point ? min : simplify(i.max, bounds, alignment));
+  }
   if (!has_entries(bounds) && !has_entries(alignment)) {
     if (i.is_point()) {
       expr p = simplify_without_bounds(i.min);

@@ -562,6 +562,8 @@ private:
 }  // namespace
 
 interval_expr bounds_of(const expr& e, const bounds_map& bounds, const alignment_map& alignment) {
+  // An expression with an undefined part is unbounded.
+  if (internal::has_undefined_operand(e)) return interval_expr(expr(), expr());
   if (e.defined() && !internal::has_entries(alignment) && !rewrite_rules::thread_rule_observer()) {
     static thread_local bounds_memo memo;
     return memo.bounds_of(e, bounds);
@@ -571,6 +573,13 @@ interval_expr bounds_of(const expr& e, const bounds_map& bounds, const alignment
 }
 
 interval_expr bounds_of(const interval_expr& i, const bounds_map& bounds, const alignment_map& alignment) {
+  if (internal::has_undefined_operand(i.min) || internal::has_undefined_operand(i.max)) {
+    // An unbounded end stays unbounded.
+    interval_expr a = bounds_of(i.min, bounds, alignment);
+    interval_expr b = i.is_point() ? a : bounds_of(i.max, bounds, alignment);
+    return interval_expr(a.min.defined() && b.min.defined() ? simplify(min(a.min, b.min)) : expr(),
+                         a.max.defined() && b.max.defined() ? simplify(max(a.max, b.max)) : expr());
+  }
   internal::simplifier s(bounds, true, alignment);
   interval_expr a = s.bounds_of(s.mutate(i.min));
   if (i.is_point()) return a;
@@ -579,6 +588,8 @@ interval_expr bounds_of(const interval_expr& i, const bounds_map& bounds, const 
 }
 
 std::optional<bool> attempt_to_prove(const expr& e, const bounds_map& bounds, const alignment_map& alignment) {
+  // Nothing is known of an expression with an undefined part.
+  if (internal::has_undefined_operand(e)) return std::nullopt;
   internal::simplifier s(bounds, true, alignment);
   expr simplified = s.mutate(e);
   if (std::optional<index_t> c = as_constant(simplified)) return *c != 0;

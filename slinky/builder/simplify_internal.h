@@ -70,6 +70,11 @@ private:
   const symbol_set& symbols_of(const stmt& s);
 };
 
+// True if e is undefined or has an undefined operand anywhere (the semaphore intrinsics' optional
+// counts aside). The public queries treat such an expression as unknown (API_COMPAT 5.1): simplify
+// gives undefined, proofs fail, bounds are unbounded.
+bool has_undefined_operand(const expr& e);
+
 // True if a symbol map has a value for some symbol.
 template <typename T>
 bool has_entries(const symbol_map<T>& m) {

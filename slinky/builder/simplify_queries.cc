@@ -21,6 +21,7 @@ namespace {
 // The constant bound of e on one side: the bounds of e with every symbol unbounded, widened
 // like a proof's until the end is a constant or infinite.
 expr constant_bound(const expr& e, bool upper) {
+  if (internal::has_undefined_operand(e)) return upper ? positive_infinity() : negative_infinity();
   internal::simplifier s(bounds_map(), true);
   bounds_map unbounded;
   expr bound = s.mutate(e);
@@ -144,6 +145,7 @@ namespace {
 // constructor builds a new node; op itself is returned where that is op again.
 template <typename T>
 expr simplify_binary(const T* op, expr a, expr b) {
+  if (!a.defined() || !b.defined()) return expr();
   internal::simplifier s(bounds_map(), true);
   const bool own = op && unchanged(a, op->a, b, op->b);
   expr result = s.make<T>(std::move(a), std::move(b));
@@ -158,11 +160,13 @@ SLINKY_FOR_EACH_BINARY_NODE(SLINKY_SIMPLIFY_BINARY)
 #undef SLINKY_SIMPLIFY_BINARY
 
 expr simplify(const logical_not* op, expr a) {
+  if (!a.defined()) return expr();
   internal::simplifier s(bounds_map(), true);
   return s.simplify_not(op, std::move(a));
 }
 
 expr simplify(const conditional* op, expr c, expr t, expr f) {
+  if (!c.defined() || !t.defined() || !f.defined()) return expr();
   internal::simplifier s(bounds_map(), true);
   return s.simplify_select(op, std::move(c), std::move(t), std::move(f));
 }

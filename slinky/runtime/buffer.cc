@@ -55,8 +55,10 @@ bool no_overlap(index_t stride, index_t extent, const dim& other) {
 raw_buffer& raw_buffer::crop(std::size_t d, index_t min, index_t max) {
   if (d >= rank) return *this;
   slinky::dim& cd = dims[d];
-  // Every coordinate is in a stride-0 dim: there is nothing to remove.
-  if (cd.stride() == 0) return *this;
+  if (cd.stride() == 0) {
+    internal::crop_stride_zero(cd, min, max);
+    return *this;
+  }
   const index_t new_min = std::max(min, cd.min());
   const index_t new_max = std::min(max, cd.max());
   if (new_max < new_min) {

@@ -5,6 +5,7 @@
 #ifndef SLINKY_RUNTIME_BUFFER_H
 #define SLINKY_RUNTIME_BUFFER_H
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cstddef>
@@ -227,6 +228,16 @@ inline std::ptrdiff_t flat_offset_dim(const dim&, slice_tag) { return 0; }
 inline bool contains_dim(const dim& d, index_t i) { return d.contains(i); }
 inline bool contains_dim(const dim&, slice_tag) { return true; }
 
+// Crops a stride-0 dim, which addresses nothing: its bounds become their intersection with
+// [min, max] when that is not empty (a reduction's dummy dims tell the callback which part of the
+// reduction it gets so), and stay as they are otherwise (a broadcast dim holds every coordinate,
+// and must not become empty). The base never moves.
+inline void crop_stride_zero(dim& d, index_t min, index_t max) {
+  const index_t new_min = std::max(min, d.min());
+  const index_t new_max = std::min(max, d.max());
+  if (new_min <= new_max) d.set_bounds(new_min, new_max);
+}
+
 }  // namespace internal
 
 /// A type-erased buffer descriptor: a plain aggregate of a base pointer, the size of one element,
@@ -327,7 +338,8 @@ public:
   /// Restricts dimension d to [min, max] intersected with its current bounds. An unfolded dim
   /// moves the base to the new min (addresses of the remaining elements are unchanged); a folded
   /// one keeps it. If the result is empty, the base becomes null. A stride-0 dim (which contains
-  /// every coordinate) and d >= rank are left as they are.
+  /// every coordinate and addresses nothing) takes the intersection as its bounds when it is not
+  /// empty, and is left as it is otherwise; its base never moves. d >= rank is a no-op.
   raw_buffer& crop(std::size_t d, index_t min, index_t max);
   /// Removes dimension d without moving the base (so the buffer then refers to the elements at
   /// coordinate min of an unfolded d, or at the coordinate of d that is a multiple of the fold of

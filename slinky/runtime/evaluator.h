@@ -522,8 +522,8 @@ inline void copy_dims(const raw_buffer& src, dim* dims) {
 // rewrites it as an unfolded one with the same addresses, so callbacks see plain strided memory.
 inline void crop_and_unfold(raw_buffer& buf, std::size_t d, index_t min, index_t max) {
   dim& cd = buf.dims[d];
-  // A stride-0 dim contains every coordinate: cropping it is a no-op (its fold factor is data).
-  if (cd.stride() == 0) return;
+  // A stride-0 dim addresses nothing: a crop changes only its bounds (raw_buffer::crop).
+  if (cd.stride() == 0) return crop_stride_zero(cd, min, max);
   min = std::max(min, cd.min());
   max = std::min(max, cd.max());
   const bool folded = cd.fold_factor() > 0;

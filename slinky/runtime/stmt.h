@@ -68,8 +68,10 @@ public:
   const T* as() const {
     return n_ ? n_->as<T>() : nullptr;
   }
-  /// Calls v->visit with the node (must not be null).
-  void accept(stmt_visitor* v) const { n_->accept(v); }
+  /// Calls v->visit with the node; nothing if null (a visitor walks past undefined operands).
+  void accept(stmt_visitor* v) const {
+    if (n_) n_->accept(v);
+  }
   /// True if both refer to the same node (or both are null).
   bool same_as(stmt_ref other) const { return n_ == other.n_; }
 };
@@ -99,8 +101,10 @@ public:
   const T* as() const {
     return n_ ? n_->as<T>() : nullptr;
   }
-  /// Calls v->visit with the node (must be defined).
-  void accept(stmt_visitor* v) const { n_->accept(v); }
+  /// Calls v->visit with the node; nothing if undefined (a visitor walks past undefined operands).
+  void accept(stmt_visitor* v) const {
+    if (n_) n_->accept(v);
+  }
   /// True if both refer to the same node (or both are undefined).
   ///@{
   bool same_as(const stmt& other) const { return n_.get() == other.n_.get(); }

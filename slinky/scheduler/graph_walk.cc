@@ -178,7 +178,7 @@ bool consumer_reads(const sched_graph& g, const sched_node& c, const index_range
   // consumer's region): it reads nothing of it.
   for (int d = 0; d < static_cast<int>(c.rank); ++d) {
     if (restricted[d].empty()) {
-      result.assign(in.bounds.size(), index_range());
+      result.assign(internal::used_bounds(in).size(), index_range());
       return true;
     }
   }

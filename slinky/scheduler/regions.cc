@@ -160,10 +160,11 @@ bool eval_range(expr_ref e, const region_env& env, index_range& r) {
 }
 
 bool needed_region(const func::input& in, const region_env& env, std::vector<index_range>& result) {
-  const std::size_t rank = in.bounds.size();
+  const span<const interval_expr> bounds = internal::used_bounds(in);
+  const std::size_t rank = bounds.size();
   result.resize(rank);
   for (std::size_t d = 0; d < rank; ++d) {
-    const interval_expr& b = in.bounds[d];
+    const interval_expr& b = bounds[d];
     index_range lo, hi;
     if (!b.min.defined() || !b.max.defined()) return false;
     if (!eval_range(b.min, env, lo)) return false;

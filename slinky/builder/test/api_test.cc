@@ -419,6 +419,96 @@ TEST(api, input_crop_of_a_call) {
   for (index_t i = 0; i < 8; ++i) EXPECT_EQ(out_buf(i), i < 4 ? i : -1);
 }
 
+TEST(api, element_size_zero_output_carries_a_reduction_loop) {
+  // out(i) = sum over r of in(r, i), the reduction dimension r being a second output that nothing
+  // consumes, of element size 0 and stride 0, computed over its declared bounds; its fold factor
+  // (4) is data for the callback. It is allocated as nothing, and each call's crop of it tells the
+  // callback its chunk of the reduction.
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  auto red = buffer_expr::make(ctx, "reduction", 1, 0);
+  red->dim(0) = dim_expr(min_extent(0, in->dim(0).extent()), 0, 4);
+  var r(ctx, "r"), i(ctx, "i");
+  std::vector<dim> chunks;
+  func f = func::make(
+      [&](const buffer<const int>& a, const buffer<int>& c, const raw_buffer& rb) -> index_t {
+        chunks.push_back(rb.dim(0));
+        if (rb.elem_size != 0 || rb.base != nullptr) return 1;
+        for (index_t y = c.dim(0).min(); y <= c.dim(0).max(); ++y) {
+          int sum = rb.dim(0).min() == 0 ? 0 : c(y);
+          for (index_t x = rb.dim(0).min(); x <= rb.dim(0).max(); ++x) sum += a(x, y);
+          c(y) = sum;
+        }
+        return 0;
+      },
+      {{in, {point(r), point(i)}}}, {{out, {i}}, {red, {r}}});
+  f.loops({{r, 4}});
+  pipeline p = build_pipeline(ctx, {in}, {out});
+  buffer<int, 2> in_buf({10, 3});
+  in_buf.allocate();
+  for (index_t y = 0; y < 3; ++y) {
+    for (index_t x = 0; x < 10; ++x) in_buf(x, y) = static_cast<int>(x * 10 + y);
+  }
+  buffer<int, 1> out_buf({3});
+  out_buf.allocate();
+  memory_counter m;
+  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+  EXPECT_EQ(m.allocations, 0);
+  ASSERT_EQ(chunks.size(), 3u);
+  EXPECT_EQ(chunks[0], dim(0, 3, 0, 4));
+  EXPECT_EQ(chunks[1], dim(4, 7, 0, 4));
+  EXPECT_EQ(chunks[2], dim(8, 9, 0, 4));
+  for (index_t y = 0; y < 3; ++y) EXPECT_EQ(out_buf(y), 450 + 10 * y);
+}
+
+TEST(api, input_bounds_longer_than_the_rank) {
+  // A rank-1 input given the box of the rank-2 output: the first entry is used.
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  var x(ctx, "x"), y(ctx, "y");
+  func f = func::make(
+      [](const buffer<const int>& a, const buffer<int>& c) -> index_t {
+        for (index_t j = c.dim(1).min(); j <= c.dim(1).max(); ++j) {
+          for (index_t k = c.dim(0).min(); k <= c.dim(0).max(); ++k) c(k, j) = a(k) + static_cast<int>(j);
+        }
+        return 0;
+      },
+      {{in, {point(x), point(y)}}}, {{out, {x, y}}});
+  f.loops({{y, 1}});
+  pipeline p = build_pipeline(ctx, {in}, {out});
+  buffer<int, 1> in_buf({4});
+  in_buf.allocate();
+  fill_iota(in_buf);
+  buffer<int, 2> out_buf({4, 2});
+  out_buf.allocate();
+  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}), 0);
+  for (index_t j = 0; j < 2; ++j) {
+    for (index_t k = 0; k < 4; ++k) EXPECT_EQ(out_buf(k, j), k + j);
+  }
+}
+
+TEST(api, an_input_nothing_reads_needs_no_memory) {
+  // shape is given for its extent only: no check of its memory.
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto shape = buffer_expr::make(ctx, "shape", 1, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  var x(ctx, "x");
+  func f = func::make<const int, int>(twice, {{in, {point(x)}}}, {{out, {x}}});
+  out->dim(0).bounds = min_extent(0, shape->dim(0).extent());
+  pipeline p = build_pipeline(ctx, {in, shape}, {out});
+  buffer<int, 1> in_buf({5});
+  in_buf.allocate();
+  fill_iota(in_buf);
+  buffer<int, 1> shape_buf({5});
+  buffer<int, 1> out_buf({5});
+  out_buf.allocate();
+  ASSERT_EQ(p.evaluate({&in_buf, &shape_buf}, {&out_buf}), 0);
+  for (index_t k = 0; k < 5; ++k) EXPECT_EQ(out_buf(k), 2 * k);
+}
+
 TEST(api, make_call_runs_the_callback_on_whole_buffers) {
   node_context ctx;
   auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));

@@ -69,6 +69,30 @@ TEST(simplify, constant_folding) {
   test_simplify(mul::make(add_node(2, 3), sub::make(10, 4)), 30);
 }
 
+TEST(simplify, undefined_operands_are_unknown) {
+  // A client's unknown extent is an undefined expr inside the expressions it queries.
+  const expr unknown;
+  EXPECT_FALSE(simplify(max(1, min(64, unknown))).defined());
+  EXPECT_FALSE(simplify(let::make({{vx, unknown}}, x + 1)).defined());
+  EXPECT_FALSE(simplify(abs(unknown)).defined());
+  EXPECT_FALSE(prove_true(unknown == 5));
+  EXPECT_FALSE(prove_false(unknown == 5));
+  EXPECT_FALSE(prove_true(x == 0 && unknown == x));
+  EXPECT_FALSE(attempt_to_prove(unknown < 2).has_value());
+  EXPECT_TRUE(is_infinity(constant_upper_bound(x + unknown)) > 0);
+  EXPECT_FALSE(evaluate_constant_lower_bound(unknown).has_value());
+  // The hull of the bounds of both ends: unbounded where one end is unknown.
+  const interval_expr b = bounds_of(interval_expr(x, unknown + 1), {{vx, interval_expr(0, 3)}});
+  EXPECT_FALSE(b.min.defined());
+  EXPECT_FALSE(b.max.defined());
+  const interval_expr si = simplify(interval_expr(x + 0, min(unknown, 3)));
+  EXPECT_TRUE(match(si.min, x));
+  EXPECT_FALSE(si.max.defined());
+  EXPECT_FALSE(simplify(static_cast<const add*>(nullptr), x, unknown).defined());
+  // The semaphore intrinsics' optional counts are not unknowns.
+  EXPECT_TRUE(simplify(semaphore_signal(x)).defined());
+}
+
 TEST(simplify, overflow_is_not_folded) {
   const index_t max = std::numeric_limits<index_t>::max();
   const index_t min = std::numeric_limits<index_t>::min();

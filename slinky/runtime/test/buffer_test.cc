@@ -275,13 +275,25 @@ TEST(raw_buffer, crop) {
   EXPECT_EQ(f.base, data);
   EXPECT_EQ(f.address_at(6), &data[2]);
 
-  // A stride-0 dim contains every coordinate: cropping it changes nothing.
+  // A stride-0 dim contains every coordinate: a crop outside its bounds changes nothing (a
+  // broadcast never becomes empty).
   dim bdims[] = {dim(0, 9, 4), dim::broadcast()};
   raw_buffer bc{data, 4, 2, bdims};
   bc.crop(1, 5, 7);
   EXPECT_EQ(bc.dim(1), dim::broadcast());
   EXPECT_EQ(bc.base, data);
   EXPECT_EQ(bc.address_at(3, 6), &data[3]);
+
+  // One that overlaps its bounds narrows them (a reduction's dummy dims tell the callback which
+  // part it gets so), truncated at the end; the base and the fold factor (data) stay.
+  dim rdims0[] = {dim(0, 9, 0, 4)};
+  raw_buffer red{nullptr, 0, 1, rdims0};
+  red.crop(0, 8, 11);
+  EXPECT_EQ(red.dim(0), dim(8, 9, 0, 4));
+  EXPECT_EQ(red.base, nullptr);
+  bc.crop(1, -3, 0);
+  EXPECT_EQ(bc.dim(1), dim::broadcast());
+  EXPECT_EQ(bc.base, data);
 }
 
 TEST(raw_buffer, slice) {
