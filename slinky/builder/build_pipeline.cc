@@ -69,19 +69,24 @@ public:
 };
 
 // Passes 1 to 4: the graph, where everything runs and lives, the regions, the aliases; then
-// rest(graph, bounds, aliases).
+// rest(graph, bounds, aliases), unless misuse was reported to a builder_errors (rest is not called).
 void plan(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
           const build_options& options, pass_log& log,
           const std::function<void(const graph&, const bounds_inference&, const alias_plan&)>& rest) {
   // 1. Validate the graph and order the funcs, producers first.
+  // Misuse reported to a builder_errors before or during these two passes stops the build: the
+  // graph is incomplete.
+  if (builder_errors* errors = builder_errors::current(); errors && errors->failed()) return;
   log.start("check_graph");
   graph g = check_graph(ctx, inputs, outputs);
   log.done();
+  if (g.failed) return;
 
   // 2. Where each func runs and each buffer lives; needs the order (consumers are placed first).
   log.start("schedule_graph");
-  schedule_graph(g);
+  const bool scheduled = schedule_graph(g);
   log.done();
+  if (!scheduled) return;
 
   // 3. The region each func computes and each buffer holds; needs the locations, as regions are
   // widened over the loops between a consumer and its producer. Intermediates whose windows

@@ -328,11 +328,8 @@ class emitter {
     if (idle.defined() && !dims.empty()) {
       dims[0].bounds.max = simplify(select(idle, dims[0].bounds.min - 1, dims[0].bounds.max));
     }
-    const std::optional<index_t> elem_size = as_constant(buf.elem_size());
-    if (elem_size && *elem_size < 0) {
-      internal::builder_error("buffer " + ctx_.name(sym.sym()) + " has a negative element size (" +
-                              std::to_string(*elem_size) + ")");
-    }
+    SLINKY_ASSERT(!as_constant(buf.elem_size()) || *as_constant(buf.elem_size()) >= 0,
+                  "check_graph rejects negative element sizes");
     // An element size of 0 (or none: no typed callback gave one) is legal: the buffer holds no
     // data, its descriptor only (clients pass bounds and fold factors to callbacks so). It is
     // allocated as nothing (size 0, a null base).

@@ -32,6 +32,12 @@ std::vector<loop_level> graph::chain(loop_level l) const {
 
 namespace {
 
+// Reports misuse (builder_error aborts unless a builder_errors collects it) and fails.
+bool fail(const std::string& message) {
+  builder_error(message);
+  return false;
+}
+
 class graph_builder {
   graph& g_;
   const std::vector<buffer_expr_ptr>& inputs_;
@@ -46,12 +52,19 @@ class graph_builder {
 
   int& state(const func* f) { return state_[f]; }
 
+  // The index of b's node (added if new), or -1 after reporting misuse.
   int add_buffer(const buffer_expr_ptr& b) {
     int i = g_.buffer_index(b.get());
     if (i >= 0) return i;
     if (b->second_producer()) {
-      builder_error("buffer " + name(b) + " is produced twice: by func " + b->producer()->name(g_.ctx) +
-                    " and by func " + b->second_producer()->name(g_.ctx));
+      fail("buffer " + name(b) + " is produced twice: by func " + b->producer()->name(g_.ctx) + " and by func " +
+           b->second_producer()->name(g_.ctx));
+      return -1;
+    }
+    const std::optional<index_t> elem_size = as_constant(b->elem_size());
+    if (elem_size && *elem_size < 0) {
+      fail("buffer " + name(b) + " has a negative element size (" + std::to_string(*elem_size) + ")");
+      return -1;
     }
     buffer_node n;
     n.buffer = b;
@@ -62,20 +75,20 @@ class graph_builder {
     return index;
   }
 
-  void check_ranks(const func* f) {
+  bool check_ranks(const func* f) {
     for (const func::input& i : f->inputs()) {
-      if (!i.buffer) builder_error("func " + name(f) + " has an input without a buffer");
+      if (!i.buffer) return fail("func " + name(f) + " has an input without a buffer");
       // A longer box is accepted: the first rank entries are used (internal::used_bounds).
       if (!f->is_copy() && i.bounds.size() < i.buffer->rank()) {
-        builder_error("func " + name(f) + ": the bounds of input " + name(i.buffer) + " have " +
-                      std::to_string(i.bounds.size()) + " dimensions, but " + name(i.buffer) + " has rank " +
-                      std::to_string(i.buffer->rank()));
+        return fail("func " + name(f) + ": the bounds of input " + name(i.buffer) + " have " +
+                    std::to_string(i.bounds.size()) + " dimensions, but " + name(i.buffer) + " has rank " +
+                    std::to_string(i.buffer->rank()));
       }
     }
     for (const func::output& o : f->outputs()) {
       if (o.dims.size() != o.buffer->rank()) {
-        builder_error("func " + name(f) + ": output " + name(o.buffer) + " is indexed by " +
-                      std::to_string(o.dims.size()) + " variables, but has rank " + std::to_string(o.buffer->rank()));
+        return fail("func " + name(f) + ": output " + name(o.buffer) + " is indexed by " +
+                    std::to_string(o.dims.size()) + " variables, but has rank " + std::to_string(o.buffer->rank()));
       }
     }
     // A loop cuts the func's outputs along one of their variables.
@@ -85,37 +98,39 @@ class graph_builder {
         found = found || std::find(o.dims.begin(), o.dims.end(), l.var) != o.dims.end();
       }
       if (!found) {
-        builder_error("func " + name(f) + " loops over " + g_.ctx->name(l.var.sym()) +
-                      ", which indexes none of its outputs");
+        return fail("func " + name(f) + " loops over " + g_.ctx->name(l.var.sym()) +
+                    ", which indexes none of its outputs");
       }
     }
+    return true;
   }
 
   // Visits the producers of f's inputs, then appends f (post-order: producers first).
-  void visit(const func* f, const func* consumer) {
+  bool visit(const func* f, const func* consumer) {
     int& s = state(f);
-    if (s == 2) return;
+    if (s == 2) return true;
     if (s == 1) {
-      builder_error("the graph has a cycle: func " + name(f) + " (directly or indirectly) consumes its own output" +
-                    (consumer ? ", through func " + name(consumer) : ""));
+      return fail("the graph has a cycle: func " + name(f) + " (directly or indirectly) consumes its own output" +
+                  (consumer ? ", through func " + name(consumer) : ""));
     }
     s = 1;
-    check_ranks(f);
+    if (!check_ranks(f)) return false;
     for (const func::input& i : f->inputs()) {
       const buffer_expr_ptr& b = i.buffer;
-      add_buffer(b);
+      if (add_buffer(b) < 0) return false;
       if (is_input(b.get()) || b->constant()) continue;
       if (!b->producer()) {
-        builder_error("buffer " + name(b) + " is read by func " + name(f) +
-                      " but is not a pipeline input, a constant, or the output of any func");
+        return fail("buffer " + name(b) + " is read by func " + name(f) +
+                    " but is not a pipeline input, a constant, or the output of any func");
       }
-      visit(b->producer(), f);
+      if (!visit(b->producer(), f)) return false;
     }
     state(f) = 2;
     func_node n;
     n.f = f;
     g_.funcs.push_back(std::move(n));
     g_.func_indices[f] = static_cast<int>(g_.funcs.size()) - 1;
+    return true;
   }
 
 public:
@@ -123,24 +138,29 @@ public:
     for (const buffer_expr_ptr& i : inputs) inputs_set_.insert(i.get());
   }
 
-  void build(const std::vector<buffer_expr_ptr>& outputs) {
+  // False after reporting misuse.
+  bool build(const std::vector<buffer_expr_ptr>& outputs) {
     for (const buffer_expr_ptr& b : inputs_) {
-      if (!b) builder_error("a pipeline input is null");
-      add_buffer(b);
+      if (!b) return fail("a pipeline input is null");
+      if (add_buffer(b) < 0) return false;
     }
     for (const buffer_expr_ptr& b : outputs) {
-      if (!b) builder_error("a pipeline output is null");
+      if (!b) return fail("a pipeline output is null");
       int i = add_buffer(b);
+      if (i < 0) return false;
       g_.buffers[i].is_output = true;
-      if (g_.buffers[i].is_input) builder_error("buffer " + name(b) + " is both an input and an output");
-      if (!b->producer()) builder_error("pipeline output " + name(b) + " is not produced by any func");
-      visit(b->producer(), nullptr);
+      if (g_.buffers[i].is_input) return fail("buffer " + name(b) + " is both an input and an output");
+      if (!b->producer()) return fail("pipeline output " + name(b) + " is not produced by any func");
+      if (!visit(b->producer(), nullptr)) return false;
     }
     // Outputs of funcs that nothing consumes still need nodes (e.g. a second output).
     for (func_node& fn : g_.funcs) {
-      for (const func::output& o : fn.f->outputs()) add_buffer(o.buffer);
+      for (const func::output& o : fn.f->outputs()) {
+        if (add_buffer(o.buffer) < 0) return false;
+      }
     }
     link();
+    return true;
   }
 
   void link() {
@@ -179,39 +199,44 @@ bool contains(const std::vector<loop_level>& chain, loop_level l) {
   return l.root() || std::find(chain.begin(), chain.end(), l) != chain.end();
 }
 
-// Resolves a loop_id of the client into a level, or reports what is wrong with it.
-loop_level resolve(const graph& g, const loop_id& at, const std::string& what) {
+// Resolves a loop_id of the client into a level, or reports what is wrong with it (nullopt).
+std::optional<loop_level> resolve(const graph& g, const loop_id& at, const std::string& what) {
   if (at.root()) return loop_level();
   int fi = g.func_index(at.func);
-  if (fi < 0) builder_error(what + " names a loop of a func that is not part of the pipeline");
+  if (fi < 0) {
+    fail(what + " names a loop of a func that is not part of the pipeline");
+    return std::nullopt;
+  }
   if (!at.var.defined()) {
-    builder_error(what + " names no loop of func " + g.name(g.funcs[fi]) +
-                  " (a loop_id without a var is only a storage location, for store_at)");
+    fail(what + " names no loop of func " + g.name(g.funcs[fi]) +
+         " (a loop_id without a var is only a storage location, for store_at)");
+    return std::nullopt;
   }
   const std::vector<func::loop_info>& loops = g.funcs[fi].f->loops();
   for (std::size_t k = 0; k < loops.size(); ++k) {
-    if (loops[k].var == at.var) return {fi, static_cast<int>(k)};
+    if (loops[k].var == at.var) return loop_level{fi, static_cast<int>(k)};
   }
-  builder_error(what + " names loop " + g.name(at.var) + " of func " + g.name(g.funcs[fi]) +
-                ", which has no such loop");
+  fail(what + " names loop " + g.name(at.var) + " of func " + g.name(g.funcs[fi]) + ", which has no such loop");
+  return std::nullopt;
 }
 
-void schedule_compute(graph& g, int fi) {
+bool schedule_compute(graph& g, int fi) {
   func_node& fn = g.funcs[fi];
   if (fn.f->compute_at()) {
     const std::string what = "compute_at of func " + g.name(fn);
-    fn.compute = resolve(g, *fn.f->compute_at(), what);
+    const std::optional<loop_level> at = resolve(g, *fn.f->compute_at(), what);
+    if (!at) return false;
+    fn.compute = *at;
     if (!fn.compute.root()) {
       if (fn.produces_output) {
-        builder_error(what + ": func " + g.name(fn) +
-                      " produces a pipeline output, which must be computed at the root");
+        return fail(what + ": func " + g.name(fn) + " produces a pipeline output, which must be computed at the root");
       }
-      if (fn.compute.func == fi) builder_error(what + " names one of its own loops");
+      if (fn.compute.func == fi) return fail(what + " names one of its own loops");
       for (int c : fn.consumers) {
         if (!contains(g.funcs[c].call_chain, fn.compute)) {
-          builder_error(what + ": loop " + g.name(g.user_var(fn.compute)) + " of func " +
-                        g.name(g.funcs[fn.compute.func]) + " cannot contain func " + g.name(fn) +
-                        ", because its consumer " + g.name(g.funcs[c]) + " runs outside that loop");
+          return fail(what + ": loop " + g.name(g.user_var(fn.compute)) + " of func " +
+                      g.name(g.funcs[fn.compute.func]) + " cannot contain func " + g.name(fn) +
+                      ", because its consumer " + g.name(g.funcs[c]) + " runs outside that loop");
         }
       }
     }
@@ -233,10 +258,11 @@ void schedule_compute(graph& g, int fi) {
   fn.call_chain = fn.compute_chain;
   const int n = static_cast<int>(fn.f->loops().size());
   for (int k = n - 1; k >= 0; --k) fn.call_chain.push_back({fi, k});
+  return true;
 }
 
-void schedule_store(graph& g, buffer_node& b) {
-  if (b.producer < 0 || b.is_output) return;
+bool schedule_store(graph& g, buffer_node& b) {
+  if (b.producer < 0 || b.is_output) return true;
   const func_node& fn = g.funcs[b.producer];
   if (b.buffer->store_at()) {
     const std::string what = "store_at of buffer " + g.name(b.buffer->sym());
@@ -244,24 +270,27 @@ void schedule_store(graph& g, buffer_node& b) {
     if (at.func && !at.var.defined()) {
       // {f, var()}: where f runs (inside all the loops that contain f's call).
       const int fi = g.func_index(at.func);
-      if (fi < 0) builder_error(what + " names the location of a func that is not part of the pipeline");
+      if (fi < 0) return fail(what + " names the location of a func that is not part of the pipeline");
       b.store = g.funcs[fi].compute;
     } else {
-      b.store = resolve(g, at, what);
+      const std::optional<loop_level> store = resolve(g, at, what);
+      if (!store) return false;
+      b.store = *store;
     }
     if (!contains(fn.compute_chain, b.store)) {
-      builder_error(what + ": loop " + g.name(g.user_var(b.store)) + " of func " + g.name(g.funcs[b.store.func]) +
-                    " does not contain func " + g.name(fn) + ", which produces it");
+      return fail(what + ": loop " + g.name(g.user_var(b.store)) + " of func " + g.name(g.funcs[b.store.func]) +
+                  " does not contain func " + g.name(fn) + ", which produces it");
     }
-    return;
+    return true;
   }
   b.store = loop_level();
   for (auto i = fn.compute_chain.rbegin(); i != fn.compute_chain.rend(); ++i) {
     if (g.funcs[i->func].f->loops()[i->loop].is_parallel() && !contains(b.shared_across, *i)) {
       b.store = *i;
-      return;
+      return true;
     }
   }
+  return true;
 }
 
 }  // namespace
@@ -270,7 +299,10 @@ graph check_graph(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
                   const std::vector<buffer_expr_ptr>& outputs) {
   graph g;
   g.ctx = &ctx;
-  graph_builder(g, inputs).build(outputs);
+  if (!graph_builder(g, inputs).build(outputs)) {
+    g.failed = true;
+    return g;
+  }
   std::size_t outputs_with_dims = 0;
   for (const buffer_node& b : g.buffers) outputs_with_dims += b.is_output && b.buffer->rank() > 0;
   if (outputs_with_dims > 1) {
@@ -330,15 +362,20 @@ void name_loops(graph& g) {
 
 }  // namespace
 
-void schedule_graph(graph& g) {
+bool schedule_graph(graph& g) {
   name_loops(g);
-  schedule_locations(g);
+  return schedule_locations(g);
 }
 
-void schedule_locations(graph& g) {
+bool schedule_locations(graph& g) {
   // Consumers first: a func's default location depends on where its consumers run.
-  for (int fi = static_cast<int>(g.funcs.size()) - 1; fi >= 0; --fi) schedule_compute(g, fi);
-  for (buffer_node& b : g.buffers) schedule_store(g, b);
+  for (int fi = static_cast<int>(g.funcs.size()) - 1; fi >= 0; --fi) {
+    if (!schedule_compute(g, fi)) return false;
+  }
+  for (buffer_node& b : g.buffers) {
+    if (!schedule_store(g, b)) return false;
+  }
+  return true;
 }
 
 }  // namespace slinky

@@ -77,6 +77,8 @@ struct buffer_node {
 
 struct graph {
   node_context* ctx = nullptr;
+  // True if check_graph reported misuse (to a builder_errors: the graph is incomplete).
+  bool failed = false;
   // Producers before consumers.
   std::vector<func_node> funcs;
   std::vector<buffer_node> buffers;
@@ -107,7 +109,8 @@ struct graph {
 inline bool is_default(const expr& e, const expr& default_value) { return !e.defined() || match(e, default_value); }
 
 // Collects the funcs that produce `outputs` from `inputs`, checks the graph and orders it.
-// Misuse is reported through internal::builder_error.
+// Misuse is reported through internal::builder_error; when a builder_errors collects it, the
+// result is incomplete and marked `failed`.
 graph check_graph(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
                   const std::vector<buffer_expr_ptr>& outputs);
 
@@ -115,10 +118,11 @@ graph check_graph(node_context& ctx, const std::vector<buffer_expr_ptr>& inputs,
 // contains all of its consumers (the root if it produces a pipeline output); an intermediate
 // without store_at is stored outside every serial loop around its producer, but inside the
 // innermost parallel one (each worker gets its own buffer) that is not in its shared_across.
-void schedule_graph(graph& g);
+// False after reporting misuse (to a builder_errors).
+bool schedule_graph(graph& g);
 // Resolves compute_at and store_at again, after func_node::hoisted_to or
 // buffer_node::shared_across changed.
-void schedule_locations(graph& g);
+bool schedule_locations(graph& g);
 
 }  // namespace slinky
 

@@ -89,7 +89,10 @@ bool share_overlapping_windows(graph& g, const bounds_inference& bounds) {
       changed = true;
     }
   }
-  if (changed) schedule_locations(g);
+  if (changed) {
+    const bool scheduled = schedule_locations(g);
+    SLINKY_ASSERT(scheduled, "the client's locations were resolved before");
+  }
   return changed;
 }
 
@@ -113,7 +116,10 @@ bool hoist_invariant_funcs(graph& g, const bounds_inference& bounds) {
       break;
     }
   }
-  if (changed) schedule_locations(g);
+  if (changed) {
+    const bool scheduled = schedule_locations(g);
+    SLINKY_ASSERT(scheduled, "the client's locations were resolved before");
+  }
   return changed;
 }
 

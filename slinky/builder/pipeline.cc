@@ -10,12 +10,35 @@ namespace slinky {
 namespace internal {
 
 void builder_error(const std::string& message) {
+  if (builder_errors* errors = builder_errors::current()) {
+    errors->report(message);
+    return;
+  }
   std::fprintf(stderr, "slinky: build error: %s\n", message.c_str());
   std::fflush(stderr);
   std::abort();
 }
 
 }  // namespace internal
+
+namespace {
+
+builder_errors*& thread_builder_errors() {
+  static thread_local builder_errors* current = nullptr;
+  return current;
+}
+
+}  // namespace
+
+builder_errors::builder_errors() : previous_(thread_builder_errors()) { thread_builder_errors() = this; }
+builder_errors::~builder_errors() { thread_builder_errors() = previous_; }
+builder_errors* builder_errors::current() { return thread_builder_errors(); }
+
+void builder_errors::report(const std::string& message) {
+  if (failed_) return;
+  failed_ = true;
+  message_ = message;
+}
 
 buffer_expr::buffer_expr(var sym, std::size_t rank, expr elem_size) : sym_(sym), elem_size_(std::move(elem_size)) {
   dims_.reserve(rank);
@@ -33,8 +56,10 @@ buffer_expr_ptr buffer_expr::make(node_context& ctx, const std::string& name, st
 }
 
 buffer_expr_ptr buffer_expr::make_constant(var sym, const_raw_buffer_ptr constant) {
-  if (!constant)
+  if (!constant) {
     internal::builder_error("make_constant: the constant buffer of symbol " + std::to_string(sym.id) + " is null");
+    return make(sym, 0, 0);
+  }
   buffer_expr_ptr b = make(sym, constant->rank, static_cast<index_t>(constant->elem_size));
   // The dims are the constant's own metadata, as constants.
   for (std::size_t d = 0; d < constant->rank; ++d) b->dims_[d] = dim_expr(constant->dim(d));
@@ -155,8 +180,13 @@ func& func::operator=(func&& other) noexcept {
 func::~func() { remove_this_from_buffers(); }
 
 void func::add_this_to_buffers() {
+  for (std::size_t k = 0; k < outputs_.size(); ++k) {
+    if (outputs_[k].buffer) continue;
+    internal::builder_error("func " + name() + ": an output has no buffer");
+    // (Collected: the output is dropped.)
+    outputs_.erase(outputs_.begin() + k--);
+  }
   for (output& o : outputs_) {
-    if (!o.buffer) internal::builder_error("func " + name() + ": an output has no buffer");
     if (o.buffer->producer_ && o.buffer->producer_ != this) {
       // Reported by build_pipeline, which knows the names.
       o.buffer->second_producer_ = this;
@@ -204,6 +234,7 @@ func func::make_concat(std::vector<buffer_expr_ptr> srcs, output dst, std::size_
   if (bounds.size() != srcs.size() + 1) {
     internal::builder_error("make_concat: expected " + std::to_string(srcs.size() + 1) + " bounds for " +
                             std::to_string(srcs.size()) + " inputs, got " + std::to_string(bounds.size()));
+    return func();
   }
   std::vector<input> inputs;
   for (std::size_t i = 0; i < srcs.size(); ++i) {

@@ -380,11 +380,54 @@ struct build_options {
   bool trace = false;
 };
 
+/// Collects misuse of the builder on the calling thread instead of aborting the process, for a
+/// host that builds pipelines from graphs it may have got wrong (a model it was given).
+///
+/// Misuse is a graph or schedule build_pipeline cannot lower (a cycle, a buffer produced twice,
+/// bounds shorter than an input's rank, a compute_at or store_at naming a loop that does not exist
+/// or cannot contain the func, ...) or a mistake made while describing it (a callback whose arity
+/// does not match its buffers, a null constant, make_concat's bounds miscounted, an output without
+/// a buffer). Without a builder_errors alive on the thread, it is reported on stderr with the names
+/// of the funcs and buffers involved, and the process aborts. While one is alive, the first message
+/// is kept in it and nothing aborts: the offending call returns something inert (func::make and
+/// make_concat an undefined func, make_constant a rank-0 buffer without contents, a func drops an
+/// output without a buffer), and build_pipeline, once an error is recorded (by it or before it),
+/// returns a pipeline with an undefined body and builds nothing. Objects nest: the innermost
+/// collects. Not shared between threads.
+///
+///     builder_errors errors;
+///     ... describe the graph, build_pipeline ...
+///     if (errors.failed()) return report(errors.message());
+class builder_errors {
+  builder_errors* previous_;
+  std::string message_;
+  bool failed_ = false;
+
+public:
+  /// Collects the calling thread's builder misuse until destroyed.
+  builder_errors();
+  /// Stops collecting (the enclosing builder_errors, if any, collects again).
+  ~builder_errors();
+  builder_errors(const builder_errors&) = delete;
+  builder_errors& operator=(const builder_errors&) = delete;
+
+  /// True once misuse was reported.
+  bool failed() const { return failed_; }
+  /// The first misuse reported (empty if none).
+  const std::string& message() const { return message_; }
+
+  /// The builder_errors collecting on the calling thread, or null.
+  static builder_errors* current();
+  /// Records a misuse (the first is kept).
+  void report(const std::string& message);
+};
+
 /// Lowers the graph that produces `outputs` from `inputs` into a pipeline. args are scalar
 /// parameters given at evaluation; lets are bound before anything else runs. Misuse of the
-/// builder (a cycle, a buffer produced twice, bounds of the wrong rank, a compute_at or store_at
-/// naming a loop that does not exist or cannot contain the func, ...) is reported on stderr with
-/// the names of the funcs and buffers involved, and aborts.
+/// builder (a cycle, a buffer produced twice, bounds shorter than an input's rank, a compute_at or
+/// store_at naming a loop that does not exist or cannot contain the func, ...) is reported on
+/// stderr with the names of the funcs and buffers involved, and aborts; a builder_errors alive on
+/// the thread collects it instead, and the result then has an undefined body.
 ///@{
 pipeline build_pipeline(node_context& ctx, std::vector<var> args, std::vector<buffer_expr_ptr> inputs,
                         std::vector<buffer_expr_ptr> outputs, std::vector<std::pair<var, expr>> lets = {},
@@ -494,8 +537,9 @@ void elem_sizes_of(index_t* result, std::index_sequence<Is...>) {
   ((result[Is] = buffer_arg<std::tuple_element_t<Is, ArgsTuple>>::elem_size), ...);
 }
 
-// Reports misuse of the builder and aborts.
-[[noreturn]] void builder_error(const std::string& message);
+// Reports misuse of the builder: to the builder_errors collecting on this thread, and then
+// returns (the caller must bail out with something inert), else on stderr, and aborts.
+void builder_error(const std::string& message);
 
 // The entries of in.bounds the builder uses: the first rank of them. A client may give a longer
 // box (a table of rank 1 given the box of a rank-2 output); the rest is ignored (API_COMPAT 5.1).
@@ -521,6 +565,7 @@ func func::make(Fn&& fn, std::vector<input> inputs, std::vector<output> outputs,
     internal::builder_error("func::make: the callback takes " + std::to_string(arity) + " buffers, but " +
                             std::to_string(inputs.size()) + " inputs and " + std::to_string(outputs.size()) +
                             " outputs were given" + (attrs.name.empty() ? "" : " (func " + attrs.name + ")"));
+    return func();
   }
   // Buffers without an element size take it from the callback's element types.
   index_t elem_sizes[arity + 1] = {};

@@ -333,3 +333,21 @@ TEST(compat_client, packed_index_bounds) {
     for (int t : times) EXPECT_EQ(t, 1) << step;
   }
 }
+
+TEST(compat_client, builder_misuse_collected_instead_of_aborting) {
+  // A host building a graph it got wrong (a rank-2 input read with one interval) gets the message
+  // back instead of a process abort.
+  builder_errors errors;
+  node_context ctx;
+  var x(ctx, "x");
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  call_stmt::attributes attrs;
+  attrs.name = "flat";
+  func g = func::make([](const buffer<const int>&, const buffer<int>&) -> index_t { return 0; }, {{in, {point(x)}}},
+                      {{out, {x}}}, attrs);
+  pipeline p = build_pipeline(ctx, {in}, {out});
+  ASSERT_TRUE(errors.failed());
+  EXPECT_NE(errors.message().find("func flat"), std::string::npos) << errors.message();
+  EXPECT_FALSE(p.body.defined());
+}
