@@ -40,8 +40,9 @@ bool match(const box_expr& a, const box_expr& b);
 /// A total order: 0 if a and b match, negative if a comes first, positive otherwise. Symbols
 /// are ordered by id. Nodes are ordered by kind, then field by field. What cannot be compared
 /// structurally is ordered by identity: user call targets (call, call_stmt) and copy
-/// implementations are equal only if both are empty or they belong to the same node, and
-/// constant_buffer values are compared by address.
+/// implementations are equal only if both are empty or they belong to the same node.
+/// constant_buffer values are compared by contents: element size, rank, bounds, then the
+/// elements (strides and fold factors are layout and do not count).
 ///@{
 int compare(const var& a, const var& b);
 int compare(expr_ref a, expr_ref b);
@@ -73,6 +74,8 @@ dim_expr substitute(const dim_expr& d, var target, const expr& replacement);
 ///   that field is defined;
 /// - buffer_elem_size(buffer) by elem_size, if defined;
 /// - buffer_rank(buffer) by def's rank if def is defined, else by dims.size();
+/// - without def, buffer_stride(buffer, d) for d >= dims.size() by 0: dims then describes the
+///   whole buffer, and a dimension beyond its rank is an implicit broadcast;
 /// - reads not given above (undefined fields, dimensions beyond dims, an undefined elem_size) by
 ///   the same read of def, if def is defined; otherwise they are left alone. buffer_size_bytes and
 ///   other uses of buffer (its value, buffer_at, calls, copies) are always left alone.

@@ -97,10 +97,12 @@ bool depends_on(stmt_ref s, span<const var> vars);
 /// as a value nor through its memory.
 bool can_substitute_buffer(const depends_on_result& deps);
 
-/// True if e's value depends only on the values of the symbols it uses (and their buffers'
-/// metadata and base pointers) and evaluating it has no effect: it calls no semaphore, wait_for,
-/// tracing or free intrinsic and no user function (whose purity cannot be checked). A pure
-/// expression may be evaluated any number of times, or not at all.
+/// True if e's value depends only on the values of the symbols it uses and evaluating it has no
+/// effect: it reads no buffer (no metadata such as buffer_min(b, 0), no buffer_at or
+/// validate_buffer: is_pure(buffer_min(b, 0)) is false, as in the original) and calls no
+/// semaphore, wait_for, tracing or free intrinsic and no user function (whose purity cannot be
+/// checked). A pure expression is a function of symbol values alone, and may be evaluated any
+/// number of times, or not at all.
 bool is_pure(expr_ref e);
 /// True if evaluating e may have an effect beyond its value: it calls semaphore_init,
 /// semaphore_signal, semaphore_wait, wait_for, trace_begin, trace_end or free. (User functions

@@ -119,6 +119,10 @@ TEST(depends_on, buffer_metadata) {
   EXPECT_EQ(depends_on(buffer_stride(b, 0), b), field);
   EXPECT_EQ(depends_on(buffer_fold_factor(b, 0), b), field);
   EXPECT_EQ(depends_on(buffer_rank(b), b), field);
+  // Reading elem_size is a read of the buffer's metadata (buffer_dims: "any field"), but not of
+  // its bounds (buffer_bounds: min or max only). It is not a base read either: elem_size is part
+  // of the descriptor, not of the memory (API_COMPAT 5.2 item 10; the original's tests assert a
+  // result here, and these are our documented meanings of the fields).
   EXPECT_EQ(depends_on(buffer_elem_size(b), b), field);
   EXPECT_EQ(depends_on(buffer_size_bytes(b), b), field);
   EXPECT_EQ(depends_on(buffer_min(b, 0), s.c), none);
@@ -165,6 +169,10 @@ TEST(depends_on, calls_and_copies) {
   // A buffer both read and written.
   EXPECT_EQ(depends_on(call_of({b}, {b}), b), uses(false, true, true, false, false, true, true, true));
 
+  // A copy's source (API_COMPAT 5.2 item 10): buffer_src, and, like a call's input, the whole
+  // descriptor and the memory, which the copy implementation (slinky::copy or the client's) is
+  // handed: its base (buffer_base), its strides and fold factors to address it (buffer_dims), and
+  // its bounds to know which elements it has and where dst is padded (buffer_bounds).
   const stmt copy = copy_stmt::make(nullptr, b, {expr(x) + y}, c, {x}, d);
   EXPECT_EQ(depends_on(copy, b), copy_src);
   EXPECT_EQ(depends_on(copy, c), copy_dst);
@@ -297,7 +305,15 @@ TEST(depends_on, purity) {
   const auto user = [](const call*, eval_context&) -> index_t { return 1; };
   EXPECT_TRUE(is_pure(x + 1));
   EXPECT_TRUE(is_pure(expr()));
-  EXPECT_TRUE(is_pure(abs(x) + buffer_at(s.b) + buffer_min(s.b, 0)));
+  EXPECT_TRUE(is_pure(abs(x) + s.b));
+  // Reading a buffer (its metadata or its base) is not pure: a pure expression is a function of
+  // symbol values alone (API_COMPAT 5.2 item 10: is_pure(buffer_min(...)) is false). It has no
+  // side effect either.
+  for (const expr& e : {buffer_min(s.b, 0), buffer_max(s.b, 1), buffer_elem_size(s.b), buffer_rank(s.b),
+                        buffer_stride(s.b, 0), buffer_at(s.b), validate_buffer(s.b), abs(x) + buffer_at(s.b, x)}) {
+    EXPECT_FALSE(is_pure(e)) << e;
+    EXPECT_FALSE(has_side_effects(e)) << e;
+  }
   EXPECT_TRUE(is_pure(positive_infinity()));
   EXPECT_FALSE(is_pure(call::make(user, {x})));
   EXPECT_FALSE(is_pure(semaphore_wait(x) + 1));
