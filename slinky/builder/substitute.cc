@@ -328,6 +328,8 @@ bool match(expr_ref a, index_t b) { return is_constant(a, b); }
 bool match(const expr& a, index_t b) { return is_constant(a, b); }
 bool match(index_t a, expr_ref b) { return is_constant(b, a); }
 bool match(index_t a, const expr& b) { return is_constant(b, a); }
+bool match(var, index_t) { return false; }
+bool match(index_t, var) { return false; }
 bool match(stmt_ref a, stmt_ref b) { return compare_stmt_nodes(a.get(), b.get()) == 0; }
 bool match(const interval_expr& a, const interval_expr& b) { return compare_intervals(a, b) == 0; }
 bool match(const dim_expr& a, const dim_expr& b) {

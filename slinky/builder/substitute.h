@@ -17,7 +17,8 @@ namespace slinky {
 /// Structural equality. `match(const expr&, const expr&)` and `compare(const expr&, const expr&)`
 /// are declared in runtime/expr.h; the overloads here cover references, symbols and constants
 /// (a var matches the variable node reading its value, an integer the constant node of that
-/// value), statements, intervals, dims and boxes. Undefined nodes match only undefined nodes.
+/// value; a var never matches an integer), statements, intervals, dims and boxes. Undefined nodes
+/// match only undefined nodes.
 ///@{
 bool match(expr_ref a, expr_ref b);
 bool match(expr_ref a, const expr& b);
@@ -31,6 +32,8 @@ bool match(expr_ref a, index_t b);
 bool match(const expr& a, index_t b);
 bool match(index_t a, expr_ref b);
 bool match(index_t a, const expr& b);
+bool match(var a, index_t b);
+bool match(index_t a, var b);
 bool match(stmt_ref a, stmt_ref b);
 bool match(const interval_expr& a, const interval_expr& b);
 bool match(const dim_expr& a, const dim_expr& b);

@@ -298,10 +298,12 @@ depends_on_result& depends_on_result::operator|=(const depends_on_result& other)
   return *this;
 }
 
-bool depends_on_result::operator==(const depends_on_result& other) const {
-  return var == other.var && buffer_input == other.buffer_input && buffer_output == other.buffer_output &&
-         buffer_src == other.buffer_src && buffer_dst == other.buffer_dst && buffer_base == other.buffer_base &&
-         buffer_dims == other.buffer_dims && buffer_bounds == other.buffer_bounds;
+bool operator==(internal::depends_on_operand a, internal::depends_on_operand b) {
+  const depends_on_result& x = a.result;
+  const depends_on_result& y = b.result;
+  return x.var == y.var && x.buffer_input == y.buffer_input && x.buffer_output == y.buffer_output &&
+         x.buffer_src == y.buffer_src && x.buffer_dst == y.buffer_dst && x.buffer_base == y.buffer_base &&
+         x.buffer_dims == y.buffer_dims && x.buffer_bounds == y.buffer_bounds;
 }
 
 void depends_on(expr_ref e, span<const std::pair<var, depends_on_result&>> var_deps) {

@@ -60,11 +60,27 @@ struct depends_on_result {
 
   /// Adds other's uses (ORs each field).
   depends_on_result& operator|=(const depends_on_result& other);
-  /// True if every field is equal.
-  bool operator==(const depends_on_result& other) const;
-  /// Not operator==.
-  bool operator!=(const depends_on_result& other) const { return !(*this == other); }
 };
+
+namespace internal {
+
+/// An operand of depends_on_result's == and != (below), reached by an implicit conversion.
+struct depends_on_operand {
+  const depends_on_result& result;
+  depends_on_operand(const depends_on_result& r) : result(r) {}  // NOLINT: implicit on purpose
+};
+
+}  // namespace internal
+
+/// True if every field of a and b is equal (and its negation). The original declares no ==, so
+/// clients (and its tests) define their own, e.g. `bool operator==(const depends_on_result&, const
+/// depends_on_result&)` in namespace slinky, or a generic template. Ours takes its operands
+/// through a conversion, so that any such operator is a better match and is chosen without
+/// ambiguity, and is a different function (no duplicate symbol at link time).
+///@{
+bool operator==(internal::depends_on_operand a, internal::depends_on_operand b);
+inline bool operator!=(internal::depends_on_operand a, internal::depends_on_operand b) { return !(a == b); }
+///@}
 
 /// Adds (ORs) the uses of each symbol of `var_deps` in e (or s) to its result.
 ///@{

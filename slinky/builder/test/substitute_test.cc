@@ -46,6 +46,10 @@ TEST(substitute, match_overloads) {
   EXPECT_TRUE(match(expr(0), 0));
   EXPECT_FALSE(match(expr(3), 4));
   EXPECT_FALSE(match(expr(s.x), 0));
+  // A var and an integer: never a match, and not ambiguous (API_COMPAT 5.2 item 11).
+  EXPECT_FALSE(match(s.x, 0));
+  EXPECT_FALSE(match(3, s.x));
+  EXPECT_FALSE(match(s.x, index_t{3}));
   EXPECT_TRUE(match(expr(), expr()));
   EXPECT_FALSE(match(expr(), e));
 

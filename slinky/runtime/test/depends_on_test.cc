@@ -49,6 +49,45 @@ struct symbols {
   var x{ctx, "x"}, y{ctx, "y"}, z{ctx, "z"}, b{ctx, "b"}, c{ctx, "c"}, d{ctx, "d"};
 };
 
+}  // namespace
+
+// A client's own operator== for depends_on_result (the original declares none, so its tests
+// define one), exact or generic, is chosen over ours without ambiguity (API_COMPAT 5.2 item 11).
+namespace client_exact {
+int calls = 0;
+bool operator==(const depends_on_result&, const depends_on_result&) {
+  ++calls;
+  return true;
+}
+bool compare_unequal() { return depends_on_result{} == value; }
+}  // namespace client_exact
+
+namespace client_generic {
+int calls = 0;
+template <typename T>
+bool operator==(const T&, const T&) {
+  ++calls;
+  return true;
+}
+bool compare_unequal() { return depends_on_result{} == value; }
+// != compiles too: ours in C++17; in C++20 the client's == negated (a rewritten candidate that
+// matches better than ours).
+bool not_equal() { return depends_on_result{} != value; }
+}  // namespace client_generic
+
+namespace {
+
+TEST(depends_on, a_clients_operator_equal_wins) {
+  EXPECT_TRUE(client_exact::compare_unequal());
+  EXPECT_EQ(client_exact::calls, 1);
+  EXPECT_TRUE(client_generic::compare_unequal());
+  EXPECT_EQ(client_generic::calls, 1);
+  client_generic::not_equal();
+  // Ours, where no other is visible.
+  EXPECT_FALSE(depends_on_result{} == value);
+  EXPECT_TRUE(depends_on_result{} != value);
+}
+
 TEST(depends_on, result_flags) {
   static_assert(!std::is_convertible_v<depends_on_result, bool>, "operator bool is explicit");
   static_assert(std::is_constructible_v<bool, depends_on_result>, "operator bool exists");
