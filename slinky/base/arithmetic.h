@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 #include <type_traits>
+#include <utility>
 
 namespace slinky {
 
@@ -265,6 +266,14 @@ struct interval {
   /// The ends; std::nullopt is unbounded.
   std::optional<T> min, max;
   ///@}
+
+  /// Unbounded at both ends.
+  interval() = default;
+  /// The single value x, [x, x] (unbounded if x is missing), like interval_expr's point
+  /// constructor. Implicit: `return {x};` in a function returning an interval is a point.
+  interval(std::optional<T> x) : min(x), max(x) {}  // NOLINT(google-explicit-constructor)
+  /// [min, max].
+  interval(std::optional<T> lo, std::optional<T> hi) : min(std::move(lo)), max(std::move(hi)) {}
 
   /// Equal if both ends are (two missing ends are equal).
   bool operator==(const interval& other) const { return min == other.min && max == other.max; }

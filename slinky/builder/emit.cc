@@ -568,8 +568,9 @@ void check_addressable(var sym, std::size_t d, std::size_t rank, std::vector<stm
 }
 
 // The checks of one pipeline input or output, in four groups run in order: the descriptor
-// (rank, element size), the memory, the sizes (no address computation overflows), then the
-// bounds and declared constraints, so the first failure is the most basic one.
+// (rank, element size), the memory, the sizes (no address computation overflows, no address
+// wraps around), then the bounds and declared constraints, so the first failure is the most
+// basic one.
 // `unread` is the condition that nothing reads the buffer (its readers are idle, see
 // bounds_inference::reach). A condition that nothing of the buffer is read with selects, mins or
 // maxes in it (in pipelines with several outputs, a select per dim of each reached) becomes a
@@ -599,6 +600,11 @@ void check_buffer(const graph& g, const buffer_node& b, const box_expr& needed, 
   const bool never_read = !b.is_output && b.consumers.empty();
   if (!never_read) checks[1].push_back(check::make(buffer_at(sym) != 0 || simplify(is_empty)));
   for (std::size_t d = 0; d < buf.rank(); ++d) check_addressable(sym, d, buf.rank(), checks[2]);
+  // Last of the sizes, once every offset is known to fit: the elements' addresses must not wrap
+  // around the address space (a base near its top with an extent past it, which no check on the
+  // descriptor's numbers alone sees). One call per buffer, whatever its rank; a null base
+  // passes. An input nothing reads has no data to check (see above).
+  if (!never_read) checks[2].push_back(check::make(validate_buffer(sym)));
   // Nothing of the buffer is read if the needed region is empty in any dimension (e.g. for an
   // empty output): then it need not cover it.
   expr nothing_read = unread;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "slinky/builder/simplify_internal.h"
+#include "slinky/runtime/depends_on.h"
 #include "slinky/runtime/node_finder.h"
 
 namespace slinky {
@@ -207,7 +208,10 @@ bool is_boolean_form(const expr& e) {
   return op && is_boolean_form(op->true_value) && is_boolean_form(op->false_value);
 }
 
-bool has_side_effects(const expr& e) { return !is_pure(e); }
+bool has_side_effects(const expr& e) {
+  // Not !is_pure: reading buffer metadata or base pointers has no effect, and may be removed.
+  return slinky::has_side_effects(e) || any_node(e, [](const call* op) { return op->intrinsic == intrinsic::none; });
+}
 
 bool declares(const stmt& s, var v) { return any_node(s, symbol_search(v, /*declarations=*/true)); }
 bool declares(const expr& e, var v) { return any_node(e, symbol_search(v, /*declarations=*/true)); }

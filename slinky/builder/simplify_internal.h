@@ -294,7 +294,7 @@ bool contains_infinity(const expr& e);
 // select of such forms.
 bool is_boolean_form(const expr& e);
 // True if e may not be removed, duplicated or moved: it has side effects or calls a user function
-// (!is_pure, see runtime/depends_on.h).
+// (runtime/depends_on.h's has_side_effects, or a user call; reads of buffers are fine).
 bool has_side_effects(const expr& e);
 
 }  // namespace internal

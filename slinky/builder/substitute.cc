@@ -2,6 +2,7 @@
 // substitution of expressions.
 #include "slinky/builder/substitute.h"
 
+#include <cstring>
 #include <utility>
 
 namespace slinky {
@@ -50,6 +51,36 @@ int compare_dims(const std::vector<dim_expr>& a, const std::vector<dim_expr>& b)
     if (int c = compare(a[i].fold_factor, b[i].fold_factor)) return c;
   }
   return 0;
+}
+
+// Constant buffers are compared by what they hold: element size, rank and bounds, then the
+// elements' bytes in order (dim 0 fastest). Strides and fold factors are layout, not contents, so
+// a buffer and a copy of it with another layout match; so do two buffers of the same shape with
+// null bases (absent optional inputs), which come before any with data.
+int compare_buffers(const raw_buffer* a, const raw_buffer* b) {
+  if (a == b) return 0;
+  if (!a || !b) return a ? 1 : -1;
+  if (int c = compare_values(a->elem_size, b->elem_size)) return c;
+  if (int c = compare_values(a->rank, b->rank)) return c;
+  bool empty = false;
+  for (std::size_t d = 0; d < a->rank; ++d) {
+    if (int c = compare_values(a->dim(d).min(), b->dim(d).min())) return c;
+    if (int c = compare_values(a->dim(d).max(), b->dim(d).max())) return c;
+    empty = empty || a->dim(d).empty();
+  }
+  if (empty) return 0;
+  if (!a->base || !b->base) return compare_values(a->base != nullptr, b->base != nullptr);
+  std::vector<index_t> at(a->rank);
+  for (std::size_t d = 0; d < a->rank; ++d) at[d] = a->dim(d).min();
+  for (;;) {
+    const void* pa = a->address_at(span<const index_t>(at));
+    const void* pb = b->address_at(span<const index_t>(at));
+    if (int c = std::memcmp(pa, pb, a->elem_size)) return c < 0 ? -1 : 1;
+    std::size_t d = 0;
+    for (; d < a->rank && at[d] == a->dim(d).max(); ++d) at[d] = a->dim(d).min();
+    if (d == a->rank) return 0;
+    ++at[d];
+  }
 }
 
 // Callables cannot be compared: equal if both are empty, else ordered by their nodes.
@@ -149,7 +180,7 @@ int compare_stmt_nodes(const base_stmt_node* a, const base_stmt_node* b) {
     const constant_buffer* x = a->as<constant_buffer>();
     const constant_buffer* y = b->as<constant_buffer>();
     if (int c = compare_values(x->sym.id, y->sym.id)) return c;
-    if (int c = compare_values(x->value.get(), y->value.get())) return c;
+    if (int c = compare_buffers(x->value.get(), y->value.get())) return c;
     return compare_stmts(x->body, y->body);
   }
   case stmt_node_type::clone_buffer: {
@@ -249,6 +280,11 @@ public:
       if (dim >= 0 && dim < static_cast<int>(dims_.size())) {
         const expr& value = dims_[dim].get_field(field);
         if (value.defined()) return value;
+      } else if (dim >= 0 && !def_.defined() && field == buffer_field::stride) {
+        // Without def, dims is the whole buffer: a dim beyond its rank is an implicit broadcast,
+        // which addresses nothing whatever its bounds (the original's reading). Its bounds and
+        // fold factor are left alone: bounds beyond an input's rank constrain nothing.
+        return expr(0);
       }
       return read_def(op);
     }
@@ -292,6 +328,8 @@ bool match(expr_ref a, index_t b) { return is_constant(a, b); }
 bool match(const expr& a, index_t b) { return is_constant(a, b); }
 bool match(index_t a, expr_ref b) { return is_constant(b, a); }
 bool match(index_t a, const expr& b) { return is_constant(b, a); }
+bool match(var, index_t) { return false; }
+bool match(index_t, var) { return false; }
 bool match(stmt_ref a, stmt_ref b) { return compare_stmt_nodes(a.get(), b.get()) == 0; }
 bool match(const interval_expr& a, const interval_expr& b) { return compare_intervals(a, b) == 0; }
 bool match(const dim_expr& a, const dim_expr& b) {

@@ -17,7 +17,8 @@ namespace slinky {
 /// Structural equality. `match(const expr&, const expr&)` and `compare(const expr&, const expr&)`
 /// are declared in runtime/expr.h; the overloads here cover references, symbols and constants
 /// (a var matches the variable node reading its value, an integer the constant node of that
-/// value), statements, intervals, dims and boxes. Undefined nodes match only undefined nodes.
+/// value; a var never matches an integer), statements, intervals, dims and boxes. Undefined nodes
+/// match only undefined nodes.
 ///@{
 bool match(expr_ref a, expr_ref b);
 bool match(expr_ref a, const expr& b);
@@ -31,6 +32,8 @@ bool match(expr_ref a, index_t b);
 bool match(const expr& a, index_t b);
 bool match(index_t a, expr_ref b);
 bool match(index_t a, const expr& b);
+bool match(var a, index_t b);
+bool match(index_t a, var b);
 bool match(stmt_ref a, stmt_ref b);
 bool match(const interval_expr& a, const interval_expr& b);
 bool match(const dim_expr& a, const dim_expr& b);
@@ -40,8 +43,9 @@ bool match(const box_expr& a, const box_expr& b);
 /// A total order: 0 if a and b match, negative if a comes first, positive otherwise. Symbols
 /// are ordered by id. Nodes are ordered by kind, then field by field. What cannot be compared
 /// structurally is ordered by identity: user call targets (call, call_stmt) and copy
-/// implementations are equal only if both are empty or they belong to the same node, and
-/// constant_buffer values are compared by address.
+/// implementations are equal only if both are empty or they belong to the same node.
+/// constant_buffer values are compared by contents: element size, rank, bounds, then the
+/// elements (strides and fold factors are layout and do not count).
 ///@{
 int compare(const var& a, const var& b);
 int compare(expr_ref a, expr_ref b);
@@ -73,6 +77,8 @@ dim_expr substitute(const dim_expr& d, var target, const expr& replacement);
 ///   that field is defined;
 /// - buffer_elem_size(buffer) by elem_size, if defined;
 /// - buffer_rank(buffer) by def's rank if def is defined, else by dims.size();
+/// - without def, buffer_stride(buffer, d) for d >= dims.size() by 0: dims then describes the
+///   whole buffer, and a dimension beyond its rank is an implicit broadcast;
 /// - reads not given above (undefined fields, dimensions beyond dims, an undefined elem_size) by
 ///   the same read of def, if def is defined; otherwise they are left alone. buffer_size_bytes and
 ///   other uses of buffer (its value, buffer_at, calls, copies) are always left alone.

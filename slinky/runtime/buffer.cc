@@ -97,13 +97,18 @@ raw_buffer& raw_buffer::slice(std::size_t d, in_bounds at) {
 }
 
 raw_buffer& raw_buffer::slice(span<const std::size_t> ds) {
-  // Highest dim first, so the indices of the dims still to remove do not move.
-  std::size_t below = static_cast<std::size_t>(-1);
-  for (std::size_t i = 0; i < ds.size(); ++i) {
+  // The leading dims among ds (0, 1, ... k - 1) go by advancing dims by k, and the others are
+  // removed highest first (so the indices of those still to remove do not move, and trailing
+  // ones only lower the rank): only dims between two kept dims shift in place. A dims array
+  // shared with another descriptor is then written only when that cannot be avoided.
+  std::size_t leading = 0;
+  while (leading < rank && std::find(ds.begin(), ds.end(), leading) != ds.end()) ++leading;
+  std::size_t below = rank;
+  for (;;) {
     std::size_t next = 0;
     bool found = false;
     for (std::size_t d : ds) {
-      if (d < below && (!found || d > next)) {
+      if (d >= leading && d < below && (!found || d > next)) {
         next = d;
         found = true;
       }
@@ -112,6 +117,8 @@ raw_buffer& raw_buffer::slice(span<const std::size_t> ds) {
     slice(next);
     below = next;
   }
+  dims += leading;
+  rank -= leading;
   return *this;
 }
 

@@ -351,8 +351,11 @@ public:
   raw_buffer& slice(std::size_t d, index_t at);
   /// The same for an `at` known to be in d; the base must not be null.
   raw_buffer& slice(std::size_t d, in_bounds at);
-  /// Removes the dims ds (distinct; the reference requires ascending order, any order works here),
-  /// without moving the base.
+  /// Removes the dims ds (the reference requires ascending order, any order works here; indices
+  /// >= rank are ignored), without moving the base. Leading dims (0, 1, ..., k - 1 all in ds)
+  /// are removed by advancing `dims` by k and trailing ones by lowering the rank, so
+  /// `slice({0, 1})` never writes to a dims array it shares with another descriptor; only the dims
+  /// between two kept ones shift down in place (as in slice(d)).
   ///@{
   raw_buffer& slice(span<const std::size_t> ds);
   raw_buffer& slice(std::initializer_list<std::size_t> ds) {

@@ -255,10 +255,12 @@ collect_use<Filter> make_collector(Filter f) {
   return collect_use<Filter>{std::move(f), {}};
 }
 
-// Finds calls with side effects (or, with user_calls, calls of user functions too).
+// Finds calls with side effects (or, with impure, anything is_pure rejects: calls of user
+// functions, reads of buffers' metadata and base pointers).
 struct effect_search {
-  bool user_calls;
+  bool impure;
 
+  bool operator()(const variable* op) const { return impure && op->field != buffer_field::none; }
   bool operator()(const call* op) const {
     switch (op->intrinsic) {
     case intrinsic::semaphore_init:
@@ -268,15 +270,15 @@ struct effect_search {
     case intrinsic::trace_begin:
     case intrinsic::trace_end:
     case intrinsic::free: return true;
-    case intrinsic::none: return user_calls;
+    case intrinsic::none:
+    case intrinsic::buffer_at:
+    case intrinsic::validate_buffer: return impure;
     case intrinsic::negative_infinity:
     case intrinsic::positive_infinity:
     case intrinsic::indeterminate:
     case intrinsic::abs:
     case intrinsic::and_then:
-    case intrinsic::or_else:
-    case intrinsic::buffer_at:
-    case intrinsic::validate_buffer: return false;
+    case intrinsic::or_else: return false;
     }
     return false;
   }
@@ -296,10 +298,12 @@ depends_on_result& depends_on_result::operator|=(const depends_on_result& other)
   return *this;
 }
 
-bool depends_on_result::operator==(const depends_on_result& other) const {
-  return var == other.var && buffer_input == other.buffer_input && buffer_output == other.buffer_output &&
-         buffer_src == other.buffer_src && buffer_dst == other.buffer_dst && buffer_base == other.buffer_base &&
-         buffer_dims == other.buffer_dims && buffer_bounds == other.buffer_bounds;
+bool operator==(internal::depends_on_operand a, internal::depends_on_operand b) {
+  const depends_on_result& x = a.result;
+  const depends_on_result& y = b.result;
+  return x.var == y.var && x.buffer_input == y.buffer_input && x.buffer_output == y.buffer_output &&
+         x.buffer_src == y.buffer_src && x.buffer_dst == y.buffer_dst && x.buffer_base == y.buffer_base &&
+         x.buffer_dims == y.buffer_dims && x.buffer_bounds == y.buffer_bounds;
 }
 
 void depends_on(expr_ref e, span<const std::pair<var, depends_on_result&>> var_deps) {
@@ -352,9 +356,9 @@ bool depends_on(stmt_ref s, span<const var> vars) {
 
 bool can_substitute_buffer(const depends_on_result& deps) { return !deps.var && !deps.buffer_data(); }
 
-bool is_pure(expr_ref e) { return !any_node(e, effect_search{/*user_calls=*/true}); }
+bool is_pure(expr_ref e) { return !any_node(e, effect_search{/*impure=*/true}); }
 
-bool has_side_effects(expr_ref e) { return any_node(e, effect_search{/*user_calls=*/false}); }
+bool has_side_effects(expr_ref e) { return any_node(e, effect_search{/*impure=*/false}); }
 
 std::vector<var> find_dependencies(expr_ref e) {
   auto c = make_collector([](const depends_on_result&) { return true; });

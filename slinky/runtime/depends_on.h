@@ -60,11 +60,27 @@ struct depends_on_result {
 
   /// Adds other's uses (ORs each field).
   depends_on_result& operator|=(const depends_on_result& other);
-  /// True if every field is equal.
-  bool operator==(const depends_on_result& other) const;
-  /// Not operator==.
-  bool operator!=(const depends_on_result& other) const { return !(*this == other); }
 };
+
+namespace internal {
+
+/// An operand of depends_on_result's == and != (below), reached by an implicit conversion.
+struct depends_on_operand {
+  const depends_on_result& result;
+  depends_on_operand(const depends_on_result& r) : result(r) {}  // NOLINT: implicit on purpose
+};
+
+}  // namespace internal
+
+/// True if every field of a and b is equal (and its negation). The original declares no ==, so
+/// clients (and its tests) define their own, e.g. `bool operator==(const depends_on_result&, const
+/// depends_on_result&)` in namespace slinky, or a generic template. Ours takes its operands
+/// through a conversion, so that any such operator is a better match and is chosen without
+/// ambiguity, and is a different function (no duplicate symbol at link time).
+///@{
+bool operator==(internal::depends_on_operand a, internal::depends_on_operand b);
+inline bool operator!=(internal::depends_on_operand a, internal::depends_on_operand b) { return !(a == b); }
+///@}
 
 /// Adds (ORs) the uses of each symbol of `var_deps` in e (or s) to its result.
 ///@{
@@ -97,10 +113,12 @@ bool depends_on(stmt_ref s, span<const var> vars);
 /// as a value nor through its memory.
 bool can_substitute_buffer(const depends_on_result& deps);
 
-/// True if e's value depends only on the values of the symbols it uses (and their buffers'
-/// metadata and base pointers) and evaluating it has no effect: it calls no semaphore, wait_for,
-/// tracing or free intrinsic and no user function (whose purity cannot be checked). A pure
-/// expression may be evaluated any number of times, or not at all.
+/// True if e's value depends only on the values of the symbols it uses and evaluating it has no
+/// effect: it reads no buffer (no metadata such as buffer_min(b, 0), no buffer_at or
+/// validate_buffer: is_pure(buffer_min(b, 0)) is false, as in the original) and calls no
+/// semaphore, wait_for, tracing or free intrinsic and no user function (whose purity cannot be
+/// checked). A pure expression is a function of symbol values alone, and may be evaluated any
+/// number of times, or not at all.
 bool is_pure(expr_ref e);
 /// True if evaluating e may have an effect beyond its value: it calls semaphore_init,
 /// semaphore_signal, semaphore_wait, wait_for, trace_begin, trace_end or free. (User functions

@@ -177,8 +177,10 @@ stmt rewrite(const stmt& s, Fn&& fn) {
 ///@}
 
 /// Replaces every use of the symbol `target` by `replacement` (respecting shadowing: uses inside
-/// a scope that redeclares target are left alone). The replacement is not protected from capture:
-/// its symbols must not be redeclared inside e (the builder makes every symbol unique). If the
+/// a scope that redeclares target are left alone). The replacement is never captured: the scope of
+/// a declaration of a symbol it uses (a let, a loop, a slice_dim or other buffer declaration, ...)
+/// is left alone too, uses of target in it included, since no fresh name can be made to rename the
+/// declaration (the builder makes every symbol unique, so it never meets this). If the
 /// replacement is a variable, target's buffer metadata reads (buffer_min(target, d), ...) and its
 /// uses as a buffer in statements (call inputs and outputs, copy operands, crop sources, ...) move
 /// to that symbol; otherwise they are left alone. Implemented with the substitutor of

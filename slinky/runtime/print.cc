@@ -485,11 +485,4 @@ std::ostream& operator<<(std::ostream& os, const std::tuple<const box_expr&, con
   return os;
 }
 
-std::ostream& operator<<(std::ostream& os, const modulus_remainder<int>& a) {
-  return os << "(" << a.modulus << ", " << a.remainder << ")";
-}
-std::ostream& operator<<(std::ostream& os, const modulus_remainder<index_t>& a) {
-  return os << "(" << a.modulus << ", " << a.remainder << ")";
-}
-
 }  // namespace slinky

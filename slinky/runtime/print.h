@@ -5,7 +5,7 @@
 #ifndef SLINKY_RUNTIME_PRINT_H
 #define SLINKY_RUNTIME_PRINT_H
 
-#include <iosfwd>
+#include <ostream>
 #include <string>
 #include <tuple>
 
@@ -63,11 +63,13 @@ std::ostream& operator<<(std::ostream& os, const std::tuple<const interval_expr&
 std::ostream& operator<<(std::ostream& os, const std::tuple<const box_expr&, const node_context&>& b);
 ///@}
 
-/// Alignment facts print as (modulus, remainder).
-///@{
-std::ostream& operator<<(std::ostream& os, const modulus_remainder<int>& a);
-std::ostream& operator<<(std::ostream& os, const modulus_remainder<index_t>& a);
-///@}
+/// Alignment facts print as (modulus, remainder). A template, defined here: a client may define
+/// its own `operator<<(std::ostream&, const modulus_remainder<index_t>&)` (the original's tests
+/// do), which is then a better match in its code and a different symbol at link time.
+template <typename T>
+std::ostream& operator<<(std::ostream& os, const modulus_remainder<T>& a) {
+  return os << "(" << a.modulus << ", " << a.remainder << ")";
+}
 
 }  // namespace slinky
 

@@ -2,9 +2,12 @@
 // (runtime/node_mutator.h's substitute) built on it.
 #include "slinky/runtime/substitutor.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
+
+#include "slinky/runtime/depends_on.h"
 
 namespace slinky {
 
@@ -212,11 +215,22 @@ namespace {
 
 // Replaces free uses of one symbol by an expression. A buffer symbol replaced by another
 // symbol takes its metadata reads and its statement uses along; replaced by any other
-// expression, only its value reads are replaced.
+// expression, only its value reads are replaced. The scope of a declaration of the target, or of
+// a symbol the replacement uses (which would capture it there: e.g. a slice_dim declaring b,
+// around a use of x replaced by buffer_min(b, 1)), is left as it is: without a node_context no
+// fresh name can be made to rename the declaration.
 class var_substitutor : public substitutor {
   var target_;
   const expr& replacement_;
   std::optional<var> replacement_var_;
+  // The symbols the replacement uses, found at the first declaration (most substitutions meet
+  // none).
+  std::optional<std::vector<var>> replacement_uses_;
+
+  bool captures(var sym) {
+    if (!replacement_uses_) replacement_uses_ = find_dependencies(replacement_);
+    return std::binary_search(replacement_uses_->begin(), replacement_uses_->end(), sym);
+  }
 
 public:
   var_substitutor(var target, const expr& replacement)
@@ -229,7 +243,7 @@ public:
     if (replacement_var_) return variable::make(*replacement_var_, field, dim);
     return expr(op);
   }
-  var enter_decl(var sym) override { return sym == target_ ? var() : sym; }
+  var enter_decl(var sym) override { return sym == target_ || captures(sym) ? var() : sym; }
 };
 
 }  // namespace

@@ -245,6 +245,15 @@ TEST(arithmetic, staircase) {
   EXPECT_NE(a, (interval<int>{1, std::nullopt}));
   EXPECT_NE(a, (interval<int>{}));
   EXPECT_EQ((interval<int>{}), (interval<int>{std::nullopt, std::nullopt}));
+  // The one- and two-argument constructors (API_COMPAT 5.2 item 11): one value is a point.
+  EXPECT_EQ(interval<int>(1, 2), a);
+  EXPECT_EQ(interval<int>(3), (interval<int>{3, 3}));
+  EXPECT_EQ(interval<int>(std::nullopt), interval<int>());
+  EXPECT_EQ(interval<int>(std::nullopt, 4).max, 4);
+  EXPECT_FALSE(interval<int>(std::nullopt, 4).min);
+  const interval<i64> p = [] { return interval<i64>(5); }();
+  EXPECT_EQ(p.min, 5);
+  EXPECT_EQ(p.max, 5);
   // x / 4 * 4 - x / 2 * 2 is 0 or -2.
   EXPECT_EQ(staircase_sum_bounds(0, 4, 4, 0, 2, -2), (interval<int>{-2, 0}));
   // x / 2 + x / 3 grows without bound.

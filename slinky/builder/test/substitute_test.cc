@@ -46,6 +46,10 @@ TEST(substitute, match_overloads) {
   EXPECT_TRUE(match(expr(0), 0));
   EXPECT_FALSE(match(expr(3), 4));
   EXPECT_FALSE(match(expr(s.x), 0));
+  // A var and an integer: never a match, and not ambiguous (API_COMPAT 5.2 item 11).
+  EXPECT_FALSE(match(s.x, 0));
+  EXPECT_FALSE(match(3, s.x));
+  EXPECT_FALSE(match(s.x, index_t{3}));
   EXPECT_TRUE(match(expr(), expr()));
   EXPECT_FALSE(match(expr(), e));
 
@@ -127,6 +131,51 @@ TEST(substitute, match_and_compare_statements) {
   call_stmt::attributes named;
   named.name = "f";
   EXPECT_FALSE(match(call_stmt::make(nullptr, {s.b}, {s.c}, {}, named), call_of({s.b}, {s.c})));
+}
+
+// Constant buffers are compared by contents (API_COMPAT 5.2 item 10): element size, rank, bounds,
+// then the elements; not by address, and not by layout.
+TEST(substitute, constant_buffers_compare_by_contents) {
+  symbols s;
+  const stmt body = call_of({s.b}, {s.c});
+  auto make = [](std::vector<int> values, index_t min = 0) {
+    buffer<int, 1> b({static_cast<index_t>(values.size())});
+    b.translate(min);
+    raw_buffer_ptr result = raw_buffer::make(1, sizeof(int), b.dims);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      *static_cast<int*>(result->address_at(min + static_cast<index_t>(i))) = values[i];
+    }
+    return result;
+  };
+  auto constant = [&](raw_buffer_ptr value) { return constant_buffer::make(s.b, std::move(value), body); };
+  const raw_buffer_ptr a = make({1, 2, 3});
+  EXPECT_TRUE(match(constant(a), constant(a)));
+  EXPECT_TRUE(match(constant(a), constant(make({1, 2, 3}))));
+  EXPECT_FALSE(match(constant(a), constant(make({1, 2, 4}))));
+  EXPECT_FALSE(match(constant(a), constant(make({1, 2}))));
+  EXPECT_FALSE(match(constant(a), constant(make({1, 2, 3}, 1))));
+  EXPECT_FALSE(match(constant(a), constant(raw_buffer::make_scalar<int>(1))));
+  EXPECT_TRUE(match(constant(raw_buffer::make_scalar<int>(7)), constant(raw_buffer::make_scalar<int>(7))));
+  EXPECT_FALSE(match(constant(raw_buffer::make_scalar<int>(7)), constant(raw_buffer::make_scalar<short>(7))));
+  // The order is consistent both ways.
+  EXPECT_LT(compare(constant(a), constant(make({1, 2, 4}))), 0);
+  EXPECT_GT(compare(constant(make({1, 2, 4})), constant(a)), 0);
+
+  // Another layout of the same values: a transposed 2x3 buffer.
+  int values[6] = {1, 2, 3, 4, 5, 6};
+  dim row_major[] = {dim(0, 2, 4), dim(0, 1, 12)};
+  dim column_major[] = {dim(0, 2, 8), dim(0, 1, 4)};
+  int transposed[6] = {1, 4, 2, 5, 3, 6};
+  const raw_buffer r{values, 4, 2, row_major};
+  const raw_buffer t{transposed, 4, 2, column_major};
+  ASSERT_EQ(*static_cast<int*>(t.address_at(2, 1)), 6);
+  EXPECT_TRUE(match(constant(raw_buffer::make_copy(r)), constant(raw_buffer::make_copy(t))));
+  // Null bases (absent optional inputs) of the same shape match each other, not a buffer with data.
+  const raw_buffer null_r{nullptr, 4, 2, row_major};
+  EXPECT_TRUE(match(constant(std::make_shared<raw_buffer>(null_r)), constant(std::make_shared<raw_buffer>(null_r))));
+  EXPECT_FALSE(match(constant(std::make_shared<raw_buffer>(null_r)), constant(raw_buffer::make_copy(r))));
+  EXPECT_TRUE(match(constant(nullptr), constant(nullptr)));
+  EXPECT_FALSE(match(constant(nullptr), constant(a)));
 }
 
 TEST(substitute, compare_is_a_total_order) {
@@ -248,6 +297,36 @@ TEST(substitute, symbols_in_statements) {
   EXPECT_TRUE(match(closure2, let_stmt::make({{y, z}}, check::make(y), true)));
 }
 
+// A replacement is never captured by a declaration of a symbol it uses: that scope is left as it is
+// (no fresh name can be made to rename the declaration). API_COMPAT 5.2 item 10 names slice_dim.
+TEST(substitute, replacements_are_not_captured) {
+  symbols s;
+  const var x = s.x, y = s.y, b = s.b, c = s.c;
+  // Under slice_dim(b, b, 0, ...), b is the slice: buffer_min(b, 1) there would read another dim
+  // than the replacement means (and y another buffer).
+  const stmt body = check::make(expr(x) < 10);
+  for (const expr& replacement : {buffer_min(b, 1), expr(b), expr(b) + y}) {
+    const stmt sliced = slice_dim::make(b, b, 0, x, body);
+    // The slice's coordinate is outside its scope: replaced there.
+    EXPECT_TRUE(match(substitute(sliced, x, replacement), slice_dim::make(b, b, 0, replacement, body))) << replacement;
+    const stmt other = slice_dim::make(c, b, 0, 0, body);
+    EXPECT_TRUE(match(substitute(other, x, replacement), slice_dim::make(c, b, 0, 0, check::make(replacement < 10))));
+  }
+  EXPECT_TRUE(match(substitute(slice_dim::make(y, b, 0, 0, body), x, expr(y) * 2), slice_dim::make(y, b, 0, 0, body)));
+  // The same for the other declarations.
+  EXPECT_TRUE(match(substitute(let_stmt::make(y, 1, body), x, y), let_stmt::make(y, 1, body)));
+  EXPECT_TRUE(match(substitute(let::make(y, 1, expr(x) + y), x, y), let::make(y, 1, expr(x) + y)));
+  EXPECT_TRUE(match(substitute(loop::make(y, loop::serial, bounds(0, x), 1, body), x, y),
+                    loop::make(y, loop::serial, bounds(0, y), 1, body)));
+  EXPECT_TRUE(match(substitute(crop_dim::make(b, c, 0, bounds(0, 1), body), x, buffer_max(b, 0)),
+                    crop_dim::make(b, c, 0, bounds(0, 1), body)));
+  // Lets after the capturing one are left alone too.
+  EXPECT_TRUE(match(substitute(let::make({{c, x}, {y, 1}, {s.z, x}}, expr(x) + y), x, y),
+                    let::make({{c, y}, {y, 1}, {s.z, x}}, expr(x) + y)));
+  // Unrelated declarations do not stop the substitution.
+  EXPECT_TRUE(match(substitute(let_stmt::make(s.z, 1, body), x, y), let_stmt::make(s.z, 1, check::make(expr(y) < 10))));
+}
+
 // A substitutor that records the declarations it sees, and renames one symbol's declarations.
 class recording_substitutor : public substitutor {
 public:
@@ -307,6 +386,12 @@ TEST(substitute, substitute_buffer) {
   EXPECT_TRUE(match(substitute_buffer(e, b, dims), expr(x) + (expr(x) + 9) + 4 + buffer_fold_factor(b, 0) + 0 +
                                                        buffer_stride(b, 1) + buffer_min(b, 2) + 2 +
                                                        buffer_elem_size(b) + buffer_size_bytes(b)));
+  // Without def the dims are the whole buffer: a dim beyond them is an implicit broadcast, whose
+  // stride is 0 (API_COMPAT 5.2 item 10). Its bounds and fold factor stay, as above.
+  EXPECT_TRUE(match(substitute_buffer(buffer_stride(b, 2) + buffer_stride(b, 5), b, dims), add::make(0, 0)));
+  EXPECT_TRUE(match(substitute_buffer(buffer_fold_factor(b, 2) + buffer_max(b, 2), b, dims),
+                    buffer_fold_factor(b, 2) + buffer_max(b, 2)));
+  EXPECT_TRUE(match(substitute_buffer(buffer_stride(b, 0), b, std::vector<dim_expr>{}), expr(0)));
   // With def, it is def's (the rank too: the dims may describe only some dimensions).
   EXPECT_TRUE(match(substitute_buffer(e, b, 8, dims, c), expr(x) + (expr(x) + 9) + 4 + buffer_fold_factor(c, 0) + 0 +
                                                              buffer_stride(c, 1) + buffer_min(c, 2) + buffer_rank(c) +
@@ -329,6 +414,8 @@ TEST(substitute, substitute_buffer) {
   EXPECT_FALSE(crop[0].bounds.min.defined());
   EXPECT_TRUE(match(substitute_buffer(buffer_min(b, 1) + buffer_min(b, 0) + buffer_stride(b, 1), b, crop, c),
                     expr(3) + buffer_min(c, 0) + buffer_stride(c, 1)));
+  // With def, the dims beyond are def's, strides included.
+  EXPECT_TRUE(match(substitute_buffer(buffer_stride(b, 2), b, crop, c), buffer_stride(c, 2)));
   EXPECT_TRUE(make_dims_from_bounds(-1, bounds(3, 5)).empty());
   const std::vector<dim_expr> box = make_dims_from_bounds(box_expr{bounds(0, 1), point(x)});
   ASSERT_EQ(box.size(), 2u);

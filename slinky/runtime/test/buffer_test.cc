@@ -3,6 +3,7 @@
 // walks (copy, pad, fill, for_each_*) are tested in buffer_walk_test.cc.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -374,6 +375,61 @@ TEST(raw_buffer, slice) {
   ASSERT_EQ(n.rank, 2u);
   EXPECT_EQ(n.dim(0), dim(0, 2, 4));
   EXPECT_EQ(n.dim(1), dim(5, 7, 48));
+}
+
+// Slicing leading dims (with trailing ones, in any order) only advances the dims pointer and lowers
+// the rank: a dims array shared with another descriptor is never written (API_COMPAT 5.2 item 8).
+TEST(raw_buffer, slice_leading_dims_leaves_shared_dims_alone) {
+  int data[60];
+  const dim original[] = {dim(0, 2, 4), dim(1, 4, 12), dim(5, 7, 48), dim(0, 1, 200)};
+  dim shared[4] = {original[0], original[1], original[2], original[3]};
+  const raw_buffer whole{data, 4, 4, shared};
+  auto unchanged = [&]() {
+    for (int d = 0; d < 4; ++d) {
+      if (shared[d] != original[d]) return false;
+    }
+    return true;
+  };
+
+  for (const std::vector<std::size_t>& ds : std::vector<std::vector<std::size_t>>{
+           {0, 1}, {1, 0}, {0, 1, 2}, {0, 3}, {0, 1, 3}, {0, 2, 3}, {0, 1, 2, 3}, {0, 7}}) {
+    raw_buffer b = whole;
+    b.slice(ds);
+    EXPECT_TRUE(unchanged());
+    EXPECT_EQ(b.base, data);
+    // The dims left are the ones not in ds, in order.
+    std::vector<dim> kept;
+    for (std::size_t d = 0; d < 4; ++d) {
+      if (std::find(ds.begin(), ds.end(), d) == ds.end()) kept.push_back(original[d]);
+    }
+    ASSERT_EQ(b.rank, kept.size());
+    for (std::size_t d = 0; d < kept.size(); ++d) EXPECT_EQ(b.dim(d), kept[d]);
+    if (std::find(ds.begin(), ds.end(), std::size_t{1}) != ds.end() && !kept.empty()) {
+      // Leading dims 0 and 1 (and 2 if given) went by advancing the pointer.
+      EXPECT_GE(b.dims, shared + 2);
+    }
+  }
+  // The initializer_list and buffer<T, N> forms.
+  raw_buffer b = whole;
+  b.slice({0, 1});
+  EXPECT_EQ(b.dims, shared + 2);
+  EXPECT_EQ(b.rank, 2u);
+  EXPECT_TRUE(unchanged());
+  buffer<int, 4> t;
+  for (int d = 0; d < 4; ++d) t.mutable_dim(d) = original[d];
+  raw_buffer view = t;
+  view.slice({0, 1, 2});
+  EXPECT_EQ(view.rank, 1u);
+  EXPECT_EQ(view.dim(0), original[3]);
+  for (int d = 0; d < 4; ++d) EXPECT_EQ(t.dim(d), original[d]);
+
+  // Removing a dim between two kept ones has to shift the later dims (as slice(d) does): only then
+  // is the array written.
+  raw_buffer middle = whole;
+  middle.slice({0, 2});
+  EXPECT_EQ(middle.dims, shared + 1);
+  EXPECT_EQ(middle.dim(0), original[1]);
+  EXPECT_EQ(middle.dim(1), original[3]);
 }
 
 TEST(raw_buffer, translate) {

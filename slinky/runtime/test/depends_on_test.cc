@@ -49,6 +49,45 @@ struct symbols {
   var x{ctx, "x"}, y{ctx, "y"}, z{ctx, "z"}, b{ctx, "b"}, c{ctx, "c"}, d{ctx, "d"};
 };
 
+}  // namespace
+
+// A client's own operator== for depends_on_result (the original declares none, so its tests
+// define one), exact or generic, is chosen over ours without ambiguity (API_COMPAT 5.2 item 11).
+namespace client_exact {
+int calls = 0;
+bool operator==(const depends_on_result&, const depends_on_result&) {
+  ++calls;
+  return true;
+}
+bool compare_unequal() { return depends_on_result{} == value; }
+}  // namespace client_exact
+
+namespace client_generic {
+int calls = 0;
+template <typename T>
+bool operator==(const T&, const T&) {
+  ++calls;
+  return true;
+}
+bool compare_unequal() { return depends_on_result{} == value; }
+// != compiles too: ours in C++17; in C++20 the client's == negated (a rewritten candidate that
+// matches better than ours).
+bool not_equal() { return depends_on_result{} != value; }
+}  // namespace client_generic
+
+namespace {
+
+TEST(depends_on, a_clients_operator_equal_wins) {
+  EXPECT_TRUE(client_exact::compare_unequal());
+  EXPECT_EQ(client_exact::calls, 1);
+  EXPECT_TRUE(client_generic::compare_unequal());
+  EXPECT_EQ(client_generic::calls, 1);
+  client_generic::not_equal();
+  // Ours, where no other is visible.
+  EXPECT_FALSE(depends_on_result{} == value);
+  EXPECT_TRUE(depends_on_result{} != value);
+}
+
 TEST(depends_on, result_flags) {
   static_assert(!std::is_convertible_v<depends_on_result, bool>, "operator bool is explicit");
   static_assert(std::is_constructible_v<bool, depends_on_result>, "operator bool exists");
@@ -119,6 +158,10 @@ TEST(depends_on, buffer_metadata) {
   EXPECT_EQ(depends_on(buffer_stride(b, 0), b), field);
   EXPECT_EQ(depends_on(buffer_fold_factor(b, 0), b), field);
   EXPECT_EQ(depends_on(buffer_rank(b), b), field);
+  // Reading elem_size is a read of the buffer's metadata (buffer_dims: "any field"), but not of
+  // its bounds (buffer_bounds: min or max only). It is not a base read either: elem_size is part
+  // of the descriptor, not of the memory (API_COMPAT 5.2 item 10; the original's tests assert a
+  // result here, and these are our documented meanings of the fields).
   EXPECT_EQ(depends_on(buffer_elem_size(b), b), field);
   EXPECT_EQ(depends_on(buffer_size_bytes(b), b), field);
   EXPECT_EQ(depends_on(buffer_min(b, 0), s.c), none);
@@ -165,6 +208,10 @@ TEST(depends_on, calls_and_copies) {
   // A buffer both read and written.
   EXPECT_EQ(depends_on(call_of({b}, {b}), b), uses(false, true, true, false, false, true, true, true));
 
+  // A copy's source (API_COMPAT 5.2 item 10): buffer_src, and, like a call's input, the whole
+  // descriptor and the memory, which the copy implementation (slinky::copy or the client's) is
+  // handed: its base (buffer_base), its strides and fold factors to address it (buffer_dims), and
+  // its bounds to know which elements it has and where dst is padded (buffer_bounds).
   const stmt copy = copy_stmt::make(nullptr, b, {expr(x) + y}, c, {x}, d);
   EXPECT_EQ(depends_on(copy, b), copy_src);
   EXPECT_EQ(depends_on(copy, c), copy_dst);
@@ -297,7 +344,15 @@ TEST(depends_on, purity) {
   const auto user = [](const call*, eval_context&) -> index_t { return 1; };
   EXPECT_TRUE(is_pure(x + 1));
   EXPECT_TRUE(is_pure(expr()));
-  EXPECT_TRUE(is_pure(abs(x) + buffer_at(s.b) + buffer_min(s.b, 0)));
+  EXPECT_TRUE(is_pure(abs(x) + s.b));
+  // Reading a buffer (its metadata or its base) is not pure: a pure expression is a function of
+  // symbol values alone (API_COMPAT 5.2 item 10: is_pure(buffer_min(...)) is false). It has no
+  // side effect either.
+  for (const expr& e : {buffer_min(s.b, 0), buffer_max(s.b, 1), buffer_elem_size(s.b), buffer_rank(s.b),
+                        buffer_stride(s.b, 0), buffer_at(s.b), validate_buffer(s.b), abs(x) + buffer_at(s.b, x)}) {
+    EXPECT_FALSE(is_pure(e)) << e;
+    EXPECT_FALSE(has_side_effects(e)) << e;
+  }
   EXPECT_TRUE(is_pure(positive_infinity()));
   EXPECT_FALSE(is_pure(call::make(user, {x})));
   EXPECT_FALSE(is_pure(semaphore_wait(x) + 1));
