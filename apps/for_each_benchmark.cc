@@ -381,6 +381,11 @@ int main(int argc, char** argv) {
   const bool quick = has_flag(argc, argv, "--quick");
   const int reps = std::stoi(arg(argc, argv, "--reps", quick ? "5" : "21"));
   print_machine("for_each_element, for_each_contiguous_slice and the buffer helpers against hand-written code");
+#ifdef SLINKY_BENCHMARK_ALIGNED_LOOPS
+  std::printf("- loops aligned to 32 bytes (-falign-loops=32; see apps/CMakeLists.txt)\n\n");
+#else
+  std::printf("- loops not aligned: where the compiler puts a loop can change its time by 1.5x\n\n");
+#endif
   csv_writer csv(argc, argv,
                  {"table", "layout", "rank", "inner_extent", "elements_per_call", "variant", "time_ns_per_element",
                   "time_ns_per_call", "ratio_to_hand"});
