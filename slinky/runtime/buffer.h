@@ -572,9 +572,11 @@ namespace internal {
 constexpr std::size_t for_each_max_rank = 8;
 
 // A walk as a loop nest: dim 0 innermost, at least one dim (a single element is one dim of extent
-// 1). strides[d * n + k] is the stride in bytes of buffer k (of n) in dim d, 0 for a null base;
-// bases[k] is buffer k's first element (null if it has none or is absent). contiguous: a run of dim
-// 0 is contiguous in the first buffer and in every other one with a base (stride == elem_size).
+// 1). strides[d * n + k] is the stride in bytes of buffer k (of n) in dim d < 2, 0 for a null base;
+// for d >= 2, the step of an odometer: what moves buffer k from the last coordinate of dims 2 to
+// d - 1 to the first, and one coordinate on in d (so the walk needs no multiplications). bases[k]
+// is buffer k's first element (null if it has none or is absent). contiguous: a run of dim 0 is
+// contiguous in the first buffer and in every other one with a base (stride == elem_size).
 struct for_each_nest {
   std::size_t rank;
   bool contiguous;
@@ -650,8 +652,10 @@ SLINKY_INLINE void for_each_nest_loop(const for_each_nest& nest, const Row& row)
   for (std::size_t k = 0; k < N; ++k) s1[k] = rank > 1 ? nest.strides[N + k] : 0;
   char* p[N];
   for (std::size_t k = 0; k < N; ++k) p[k] = static_cast<char*>(nest.bases[k]);
-  index_t i[for_each_max_rank] = {};
+  index_t i[for_each_max_rank];
+  for (std::size_t d = 2; d < rank; ++d) i[d] = 0;
   while (true) {
+    // One call site of row, which holds the user's function.
     for (index_t i1 = 0; i1 < n1; ++i1) {
       void* q[N];
       for (std::size_t k = 0; k < N; ++k) q[k] = p[k] + i1 * s1[k];
@@ -659,16 +663,11 @@ SLINKY_INLINE void for_each_nest_loop(const for_each_nest& nest, const Row& row)
     }
     std::size_t d = 2;
     for (; d < rank; ++d) {
-      const index_t* s = nest.strides + d * N;
-      if (++i[d] < nest.extents[d]) {
-        for (std::size_t k = 0; k < N; ++k) p[k] += s[k];
-        break;
-      }
-      const index_t back = nest.extents[d] - 1;
-      for (std::size_t k = 0; k < N; ++k) p[k] -= back * s[k];
+      if (++i[d] < nest.extents[d]) break;
       i[d] = 0;
     }
     if (d >= rank) return;
+    for (std::size_t k = 0; k < N; ++k) p[k] += nest.strides[d * N + k];
   }
 }
 

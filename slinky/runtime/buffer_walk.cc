@@ -596,14 +596,14 @@ static void for_each_segment(void* user, index_t n, void** ptrs, const index_t* 
   c.segment(c.user, n, ptrs, steps, contiguous);
 }
 
-// The loop nest of a for_each walk in which every buffer covers bufs[0] linearly (no fold wraps
-// within its bounds) or is absent everywhere; false if the walk is not of this kind or has more
-// than for_each_max_rank dims after fusing. The same analysis as describe_operand and simplify,
-// without their generality (this runs on every call of a callback's for_each).
-static bool plan_for_each_nest(span<const raw_buffer* const> bufs, internal::for_each_nest& nest) {
+// The first buffer's elements in the other buffers of a for_each walk whose loop nest is run at the
+// call site: every buffer either covers bufs[0] linearly (no fold wraps within its bounds), or is
+// absent everywhere (no memory, or its bounds do not meet bufs[0]'s) and gets null pointers. Sets
+// nest.bases; false if the buffers are not of this kind. The same analysis as describe_operand,
+// without its generality.
+static bool nest_bases(span<const raw_buffer* const> bufs, internal::for_each_nest& nest) {
   const raw_buffer& ref = *bufs[0];
-  const std::size_t ops = bufs.size();
-  for (std::size_t k = 0; k < ops; ++k) {
+  for (std::size_t k = 0; k < bufs.size(); ++k) {
     const raw_buffer& b = *bufs[k];
     nest.bases[k] = nullptr;
     // Buffers without memory get null pointers everywhere (the first one is walked regardless).
@@ -631,6 +631,46 @@ static bool plan_for_each_nest(span<const raw_buffer* const> bufs, internal::for
     if (!covers || wraps) return false;
     nest.bases[k] = b.base ? static_cast<char*>(b.base) + offset : nullptr;
   }
+  return true;
+}
+
+// nest_bases for the common case, in one cheap pass: every buffer with memory covers bufs[0], with
+// no folded and no empty dims. False (nothing decided) if that does not hold.
+static bool nest_bases_simple(span<const raw_buffer* const> bufs, internal::for_each_nest& nest) {
+  const raw_buffer& ref = *bufs[0];
+  for (std::size_t k = 0; k < bufs.size(); ++k) {
+    const raw_buffer& b = *bufs[k];
+    if (k > 0 && !b.base) {
+      nest.bases[k] = nullptr;
+      continue;
+    }
+    const std::size_t rank = std::min(b.rank, ref.rank);
+    index_t offset = 0;
+    for (std::size_t d = 0; d < rank; ++d) {
+      const dim& rd = ref.dims[d];
+      const dim& od = b.dims[d];
+      if (od.stride() == 0) {
+        if (od.empty()) return false;
+        continue;
+      }
+      if (od.fold_factor() > 0 || od.min() > rd.min() || od.max() < rd.max()) return false;
+      offset += (rd.min() - od.min()) * od.stride();
+    }
+    for (std::size_t d = rank; d < b.rank; ++d) {
+      if (b.dims[d].empty()) return false;
+    }
+    nest.bases[k] = b.base ? static_cast<char*>(b.base) + offset : nullptr;
+  }
+  return true;
+}
+
+// The loop nest of a for_each walk (see nest_bases); false if the walk is not of this kind or has
+// more than for_each_max_rank dims after fusing. This runs on every call of a callback's for_each:
+// the common case takes the cheap paths.
+static bool plan_for_each_nest(span<const raw_buffer* const> bufs, internal::for_each_nest& nest) {
+  if (!nest_bases_simple(bufs, nest) && !nest_bases(bufs, nest)) return false;
+  const raw_buffer& ref = *bufs[0];
+  const std::size_t ops = bufs.size();
   // Dims of extent 1 are dropped (their offsets are in the bases); neighbours fuse when every
   // buffer with a pointer, and the first one, steps through both linearly.
   auto stride = [&](std::size_t k, std::size_t d) -> index_t {
@@ -675,7 +715,38 @@ static bool plan_for_each_nest(span<const raw_buffer* const> bufs, internal::for
   if (!nest.bases[0]) {
     for (std::size_t d = 0; d < rank; ++d) nest.strides[d * ops] = 0;
   }
+  // The odometer's steps of dims 2 and up (for_each_nest).
+  for (std::size_t k = 0; k < ops; ++k) {
+    index_t back = 0;
+    for (std::size_t d = 2; d < rank; ++d) {
+      index_t& s = nest.strides[d * ops + k];
+      const index_t stride = s;
+      s = stride - back;
+      back += (nest.extents[d] - 1) * stride;
+    }
+  }
   return true;
+}
+
+// The walks that are not a loop nest, with runs split where a buffer's bounds end or a fold
+// wraps. Out of line from for_each_walk so that the common case does not pay for its frame.
+SLINKY_NO_INLINE static void for_each_general(span<const raw_buffer* const> bufs, internal::for_each_segment_fn segment,
+                                              void* user) {
+  const raw_buffer& ref = *bufs[0];
+  SLINKY_WALK_PLAN(p, ref.rank, bufs.size());
+  describe_operand(p, 0, ref, ref, op_addressed);
+  p.present = bit(0);
+  for (std::size_t k = 1; k < bufs.size(); ++k) {
+    const raw_buffer& b = *bufs[k];
+    // Buffers without memory get null pointers everywhere, so they need not shape the walk.
+    const bool here = b.base && !any_empty(b);
+    if (describe_operand(p, k, ref, b, op_bounded | (here ? op_addressed : 0)) && here) p.present |= bit(k);
+  }
+  for_each_context context{bufs, segment, user};
+  p.fn = for_each_segment;
+  p.user = &context;
+  simplify(p);
+  run(p);
 }
 
 void copy(const raw_buffer& src, const raw_buffer& dst, const raw_buffer& pad) { copy_impl(src, true, dst, pad); }
@@ -694,24 +765,9 @@ namespace internal {
 
 bool for_each_walk(span<const raw_buffer* const> bufs, for_each_nest& nest, for_each_segment_fn segment, void* user) {
   SLINKY_CHECK(!bufs.empty() && bufs.size() <= max_operands, "for_each: between 1 and 64 buffers");
-  const raw_buffer& ref = *bufs[0];
-  if (any_empty(ref)) return false;
+  if (any_empty(*bufs[0])) return false;
   if (plan_for_each_nest(bufs, nest)) return true;
-
-  SLINKY_WALK_PLAN(p, ref.rank, bufs.size());
-  describe_operand(p, 0, ref, ref, op_addressed);
-  p.present = bit(0);
-  for (std::size_t k = 1; k < bufs.size(); ++k) {
-    const raw_buffer& b = *bufs[k];
-    // Buffers without memory get null pointers everywhere, so they need not shape the walk.
-    const bool here = b.base && !any_empty(b);
-    if (describe_operand(p, k, ref, b, op_bounded | (here ? op_addressed : 0)) && here) p.present |= bit(k);
-  }
-  for_each_context context{bufs, segment, user};
-  p.fn = for_each_segment;
-  p.user = &context;
-  simplify(p);
-  run(p);
+  for_each_general(bufs, segment, user);
   return false;
 }
 
