@@ -384,7 +384,7 @@ int main(int argc, char** argv) {
 #ifdef SLINKY_BENCHMARK_ALIGNED_LOOPS
   std::printf("- loops aligned to 32 bytes (-falign-loops=32; see apps/CMakeLists.txt)\n\n");
 #else
-  std::printf("- loops not aligned: where the compiler puts a loop can change its time by 1.5x\n\n");
+  std::printf("- loops not aligned: where the compiler puts a loop can change its time by 1.5x to 2x\n\n");
 #endif
   csv_writer csv(argc, argv,
                  {"table", "layout", "rank", "inner_extent", "elements_per_call", "variant", "time_ns_per_element",
