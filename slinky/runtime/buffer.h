@@ -340,17 +340,54 @@ public:
   /// one keeps it. If the result is empty, the base becomes null. A stride-0 dim (which contains
   /// every coordinate and addresses nothing) takes the intersection as its bounds when it is not
   /// empty, and is left as it is otherwise; its base never moves. d >= rank is a no-op.
-  raw_buffer& crop(std::size_t d, index_t min, index_t max);
+  raw_buffer& crop(std::size_t d, index_t min, index_t max) {
+    // Inline, like the slices below: callbacks crop and slice on every call.
+    if (d >= rank) return *this;
+    slinky::dim& cd = dims[d];
+    if (cd.stride() == 0) {
+      internal::crop_stride_zero(cd, min, max);
+      return *this;
+    }
+    const index_t new_min = std::max(min, cd.min());
+    const index_t new_max = std::min(max, cd.max());
+    if (new_max < new_min) {
+      base = nullptr;
+    } else if (base && cd.fold_factor() <= 0) {
+      // A folded dim addresses coordinates independently of its min, so its base stays put.
+      base = offset_bytes_non_null(base, (new_min - cd.min()) * cd.stride());
+    }
+    cd.set_bounds(new_min, new_max);
+    return *this;
+  }
   /// Removes dimension d without moving the base (so the buffer then refers to the elements at
   /// coordinate min of an unfolded d, or at the coordinate of d that is a multiple of the fold of
   /// a folded one). d >= rank is a no-op. Removing dim 0 only advances `dims`; removing another
   /// shifts the later dims down in place, which other descriptors sharing the array see.
-  raw_buffer& slice(std::size_t d);
+  raw_buffer& slice(std::size_t d) {
+    if (d >= rank) return *this;
+    if (d == 0) {
+      // Dropping the first dim needs no writes to a dims array other descriptors may share.
+      ++dims;
+    } else {
+      for (std::size_t i = d; i + 1 < rank; ++i) dims[i] = dims[i + 1];
+    }
+    --rank;
+    return *this;
+  }
   /// Moves the base to coordinate `at` of d (to null if d does not contain `at`; a null base stays
   /// null), then removes d.
-  raw_buffer& slice(std::size_t d, index_t at);
+  raw_buffer& slice(std::size_t d, index_t at) {
+    if (d >= rank) return *this;
+    if (base) base = dims[d].contains(at) ? offset_bytes_non_null(base, dims[d].flat_offset_bytes(at)) : nullptr;
+    return slice(d);
+  }
   /// The same for an `at` known to be in d; the base must not be null.
-  raw_buffer& slice(std::size_t d, in_bounds at);
+  raw_buffer& slice(std::size_t d, in_bounds at) {
+    if (d >= rank) return *this;
+    assert(base && dims[d].contains(at.x));
+    base = offset_bytes_non_null(base, dims[d].flat_offset_bytes(at.x));
+    return slice(d);
+  }
   /// Removes the dims ds (the reference requires ascending order, any order works here; indices
   /// >= rank are ignored), without moving the base. Leading dims (0, 1, ..., k - 1 all in ds)
   /// are removed by advancing `dims` by k and trailing ones by lowering the rank, so
@@ -479,11 +516,25 @@ bool validate_buffer(const raw_buffer& buf);
 /// True if the dims `inner` and `outer` of a buffer can be addressed as one dim (fuse()): inner is
 /// not empty, and either outer is a single unfolded point with a non-zero stride, or
 /// outer.stride == inner.stride * inner.extent and (that stride is 0 or inner is unfolded).
-bool can_fuse(const dim& inner, const dim& outer);
+inline bool can_fuse(const dim& inner, const dim& outer) {
+  if (inner.empty()) return false;
+  const bool inner_linear = inner.stride() == 0 || inner.fold_factor() <= 0;
+  // A point outer dim adds no offset, unless it is folded (its offset is then its slot's).
+  if (outer.is_point() && outer.stride() != 0) return inner_linear && outer.fold_factor() <= 0;
+  index_t fused_stride;
+  if (__builtin_mul_overflow(inner.stride(), inner.extent(), &fused_stride)) return false;
+  return outer.stride() == fused_stride && inner_linear;
+}
 /// The dim addressing what inner and outer (can_fuse) address together: coordinate
 /// outer_x * e + (inner_x - inner.min) with e = inner.extent(), so [outer.begin * e, outer.end * e)
 /// with inner's stride, folded by outer.fold * e if outer is folded. A broadcast outer gives outer.
-dim fuse(dim inner, const dim& outer);
+inline dim fuse(dim inner, const dim& outer) {
+  if (outer.is_broadcast()) return outer;
+  const index_t e = inner.extent();
+  inner.set_range(outer.begin() * e, outer.end() * e);
+  if (outer.fold_factor() > 0) inner.set_fold_factor(outer.fold_factor() * e);
+  return inner;
+}
 
 /// What fuse<>(inner, outer, buf) does with the outer dim.
 enum class fuse_type {
@@ -508,9 +559,79 @@ void fuse(index_t inner, index_t outer, raw_buffer& buf) {
 
 namespace internal {
 
-bool sort_dims(span<const int> dim_sets, span<raw_buffer* const> bufs);
-int fuse_contiguous_dims(span<const int> dim_sets, span<raw_buffer* const> bufs);
-int optimize_dims(span<const int> dim_sets, bool slice_points, span<raw_buffer* const> bufs);
+// The dim optimizers over a fixed number of buffers, inline: callbacks call them on every call, and
+// with the number of buffers known the loops over them unroll.
+
+inline bool same_set(span<const int> dim_sets, std::size_t a, std::size_t b) {
+  if (dim_sets.empty()) return true;
+  return a < dim_sets.size() && b < dim_sets.size() && dim_sets[a] == dim_sets[b];
+}
+
+template <std::size_t N>
+std::size_t max_rank(raw_buffer* const (&bufs)[N]) {
+  std::size_t rank = 0;
+  for (const raw_buffer* b : bufs) rank = std::max(rank, b->rank);
+  return rank;
+}
+
+template <std::size_t N>
+bool sort_dims(span<const int> dim_sets, raw_buffer* const (&bufs)[N]) {
+  std::size_t rank = bufs[0]->rank;
+  for (const raw_buffer* b : bufs) rank = std::min(rank, b->rank);
+  const dim* first = bufs[0]->dims;
+  auto key = [first](std::size_t d) { return static_cast<std::uint64_t>(abs_value(first[d].stride())); };
+  bool moved = false;
+  // An insertion sort of each set's dims among the positions of that set (stable).
+  for (std::size_t i = 1; i < rank; ++i) {
+    for (std::size_t j = i; j > 0;) {
+      // The nearest earlier position of j's set.
+      std::size_t q = j - 1;
+      while (q > 0 && !same_set(dim_sets, q, j)) --q;
+      if (!same_set(dim_sets, q, j) || key(j) >= key(q)) break;
+      for (raw_buffer* b : bufs) std::swap(b->dims[q], b->dims[j]);
+      moved = true;
+      j = q;
+    }
+  }
+  return moved;
+}
+
+template <std::size_t N>
+int fuse_contiguous_dims(span<const int> dim_sets, raw_buffer* const (&bufs)[N]) {
+  int fused = 0;
+  for (std::size_t d = max_rank(bufs); d-- > 1;) {
+    if (!same_set(dim_sets, d - 1, d)) continue;
+    const dim& inner0 = bufs[0]->dim(d - 1);
+    bool ok = true;
+    for (const raw_buffer* b : bufs) {
+      const dim& inner = b->dim(d - 1);
+      ok = ok && inner.min() == inner0.min() && inner.max() == inner0.max() && can_fuse(inner, b->dim(d));
+    }
+    if (!ok) continue;
+    for (raw_buffer* b : bufs) fuse<fuse_type::remove>(d - 1, d, *b);
+    ++fused;
+  }
+  return fused;
+}
+
+template <std::size_t N>
+int optimize_dims(span<const int> dim_sets, bool slice_points, raw_buffer* const (&bufs)[N]) {
+  int removed = 0;
+  if (slice_points) {
+    for (std::size_t d = max_rank(bufs); d-- > 0;) {
+      const index_t at = bufs[0]->dim(d).min();
+      bool point = true;
+      for (const raw_buffer* b : bufs) point = point && b->dim(d).is_point(at);
+      if (!point) continue;
+      // At the point's own coordinate: a folded point is not at offset 0.
+      for (raw_buffer* b : bufs) b->slice(d, at);
+      ++removed;
+    }
+  }
+  removed += fuse_contiguous_dims(dim_sets, bufs);
+  if (sort_dims(dim_sets, bufs)) removed += fuse_contiguous_dims(dim_sets, bufs);
+  return removed;
+}
 
 }  // namespace internal
 
@@ -561,56 +682,6 @@ int optimize_dims(raw_buffer& buf, Bufs&... bufs) {
   return internal::optimize_dims(span<const int>(), true, all);
 }
 ///@}
-
-namespace internal {
-
-// Calls fn(extent, ptrs...) for each maximal contiguous run of elements of bufs[0]; the
-// pointers of the other buffers are at the same coordinates (null where those buffers don't
-// contain the run). Implemented in buffer.cc for the type-erased case.
-void for_each_contiguous_slice(span<const raw_buffer* const> bufs, void (*fn)(void* user, index_t extent, void** ptrs),
-                               void* user);
-// Calls fn(ptrs...) for each element of bufs[0].
-void for_each_element(span<const raw_buffer* const> bufs, void (*fn)(void* user, void** ptrs), void* user);
-
-template <typename... Bufs, typename Fn, std::size_t... Is>
-void call_with_pointers(const Fn& fn, void** ptrs, std::index_sequence<Is...>) {
-  fn(static_cast<typename Bufs::pointer>(ptrs[Is])...);
-}
-template <typename... Bufs, typename Fn, std::size_t... Is>
-void call_with_extent_and_pointers(const Fn& fn, index_t extent, void** ptrs, std::index_sequence<Is...>) {
-  fn(extent, static_cast<typename Bufs::pointer>(ptrs[Is])...);
-}
-
-}  // namespace internal
-
-/// Calls fn(Buf::pointer, Bufs::pointer...) for every element of buf (pointers to the element at
-/// the same coordinates in each of bufs; null where a buffer does not contain the element). The
-/// pointer types are T* for buffer<T, N> and void* for raw_buffer and other classes derived from
-/// it (scalar<T>). Other buffers may have lower rank: their missing dimensions broadcast.
-template <typename Fn, typename Buf, typename... Bufs>
-void for_each_element(const Fn& fn, const Buf& buf, const Bufs&... bufs) {
-  const raw_buffer* const all[] = {&buf, static_cast<const raw_buffer*>(&bufs)...};
-  auto call = [](void* user, void** ptrs) {
-    const Fn& f = *static_cast<const Fn*>(user);
-    internal::call_with_pointers<Buf, Bufs...>(f, ptrs, std::index_sequence_for<Buf, Bufs...>());
-  };
-  internal::for_each_element(all, call, const_cast<void*>(static_cast<const void*>(&fn)));
-}
-
-/// Calls fn(extent, Buf::pointer, Bufs::pointer...) for every maximal run of elements of buf that
-/// is contiguous (stride == elem_size) in buf and in every other buffer that contains it
-/// (dimensions fused where the strides allow); extent counts elements. A run is split where it
-/// would leave another buffer's bounds or stop being contiguous there, and a buffer's pointer is
-/// null where it does not contain the run.
-template <typename Buf, typename Fn, typename... Bufs>
-void for_each_contiguous_slice(const Buf& buf, const Fn& fn, const Bufs&... bufs) {
-  const raw_buffer* const all[] = {&buf, static_cast<const raw_buffer*>(&bufs)...};
-  auto call = [](void* user, index_t extent, void** ptrs) {
-    const Fn& f = *static_cast<const Fn*>(user);
-    internal::call_with_extent_and_pointers<Buf, Bufs...>(f, extent, ptrs, std::index_sequence_for<Buf, Bufs...>());
-  };
-  internal::for_each_contiguous_slice(all, call, const_cast<void*>(static_cast<const void*>(&fn)));
-}
 
 /// A rank-0 buffer holding its own value: e.g. copy(src, dst, scalar<int>(0)) pads with 0. A copy
 /// refers to its own value.
@@ -894,5 +965,8 @@ buffer<NewT, 0>& raw_buffer::cast() {
 }
 
 }  // namespace slinky
+
+// for_each_element and for_each_contiguous_slice, whose loops run at the call site.
+#include "slinky/runtime/for_each.h"  // IWYU pragma: export
 
 #endif  // SLINKY_RUNTIME_BUFFER_H

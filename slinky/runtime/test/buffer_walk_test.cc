@@ -79,6 +79,75 @@ TEST(for_each_element, rank0_and_empty) {
   EXPECT_EQ(calls, 3);
 }
 
+// Walks with more dims than the loop nest run at the call site holds (for_each_max_rank), and
+// walks whose first buffer has no memory, visit the same elements with the same pointers.
+TEST(for_each_element, many_dims_and_null_first_buffer) {
+  // 10 dims of extent 2, padded so that none fuse.
+  std::vector<dim> dims;
+  index_t stride = sizeof(int);
+  for (int d = 0; d < 10; ++d) {
+    dims.emplace_back(0, 1, stride);
+    stride = stride * 2 + static_cast<index_t>(sizeof(int));
+  }
+  std::vector<int> mem_a(stride / sizeof(int)), mem_b(stride / sizeof(int));
+  const raw_buffer a{mem_a.data(), sizeof(int), dims.size(), dims.data()};
+  const raw_buffer b{mem_b.data(), sizeof(int), dims.size(), dims.data()};
+  std::vector<const void*> expected_a, expected_b;
+  for_each_coord(dims, [&](span<const index_t> c) {
+    expected_a.push_back(a.address_at(c));
+    expected_b.push_back(b.address_at(c));
+  });
+  std::size_t i = 0;
+  for_each_element(
+      [&](void* pa, void* pb) {
+        ASSERT_LT(i, expected_a.size());
+        EXPECT_EQ(pa, expected_a[i]);
+        EXPECT_EQ(pb, expected_b[i]);
+        ++i;
+      },
+      a, b);
+  EXPECT_EQ(i, expected_a.size());
+  i = 0;
+  for_each_contiguous_slice(
+      a,
+      [&](index_t n, void* pa, void* pb) {
+        ASSERT_LT(i, expected_a.size());
+        EXPECT_EQ(n, 2);
+        EXPECT_EQ(pa, expected_a[i]);
+        EXPECT_EQ(pb, expected_b[i]);
+        i += n;
+      },
+      b);
+  EXPECT_EQ(i, expected_a.size());
+
+  // A first buffer without memory over the first two dims: its pointers are null, the others' are
+  // not (b's dims past 2 are at their min), and runs are still contiguous.
+  const raw_buffer none{nullptr, sizeof(int), 2, dims.data()};
+  std::vector<const void*> expected;
+  for_each_coord({dims[0], dims[1]}, [&](span<const index_t> c) { expected.push_back(b.address_at(c)); });
+  i = 0;
+  for_each_element(
+      [&](int* pn, const int* pb) {
+        ASSERT_LT(i, expected.size());
+        EXPECT_EQ(pn, nullptr);
+        EXPECT_EQ(pb, expected[i++]);
+      },
+      none.cast<int>(), b.cast<const int>());
+  EXPECT_EQ(i, expected.size());
+  i = 0;
+  for_each_contiguous_slice(
+      none,
+      [&](index_t n, void* pn, void* pb) {
+        ASSERT_LT(i, expected.size());
+        EXPECT_EQ(n, 2);
+        EXPECT_EQ(pn, nullptr);
+        EXPECT_EQ(pb, expected[i]);
+        i += n;
+      },
+      b);
+  EXPECT_EQ(i, expected.size());
+}
+
 TEST(for_each_contiguous_slice, call_counts) {
   buffer<int, 3> dense({8, 4, 2});
   dense.allocate();
