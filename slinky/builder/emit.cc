@@ -143,8 +143,12 @@ class emitter {
     };
     call_stmt::attributes attrs;
     attrs.name = "pad";
-    stmt call = call_stmt::make(pad_outside, {inner, f.inputs()[1].buffer->sym()}, {dst}, {}, std::move(attrs));
-    return crop_buffer::make(inner, dst, aliases_.padding_inside[fi], call);
+    // Only the part of dst the copy writes (its output_crop: a slice of a stack) is padded.
+    const box_expr& output_crop = f.inputs()[0].output_crop;
+    const var padded = output_crop.empty() ? dst : fresh(ctx_.name(dst.sym()) + ".crop");
+    stmt call = call_stmt::make(pad_outside, {inner, f.inputs()[1].buffer->sym()}, {padded}, {}, std::move(attrs));
+    call = crop_buffer::make(inner, padded, aliases_.padding_inside[fi], call);
+    return output_crop.empty() ? call : crop_buffer::make(padded, dst, output_crop, call);
   }
 
   stmt make_copy(int fi, var dst) {
@@ -165,20 +169,20 @@ class emitter {
       for (const interval_expr& i : internal::used_bounds(in)) src_x.push_back(i.min);
       var src = in.buffer->sym();
       var pad;
-      stmt copy;
+      // The source of a padded copy is cropped to its input_crop (outside it, the copy pads);
+      // the destination of an input with an output_crop to that crop.
+      var src_cropped = src, dst_cropped = dst;
       if (f.is_padded_copy()) {
         pad = f.inputs()[1].buffer->sym();
-        var cropped = fresh(ctx_.name(src.sym()) + ".crop");
-        copy = copy_stmt::make(f.copy_impl(), cropped, src_x, dst, dst_x, pad);
-        const span<const interval_expr> crop = internal::used_input_crop(in);
-        copy = crop_buffer::make(cropped, src, box_expr(crop.begin(), crop.end()), copy);
-      } else if (!in.output_crop.empty()) {
-        var cropped = fresh(ctx_.name(dst.sym()) + ".crop");
-        copy = copy_stmt::make(f.copy_impl(), src, src_x, cropped, dst_x, pad);
-        copy = crop_buffer::make(cropped, dst, in.output_crop, copy);
-      } else {
-        copy = copy_stmt::make(f.copy_impl(), src, src_x, dst, dst_x, pad);
+        src_cropped = fresh(ctx_.name(src.sym()) + ".crop");
       }
+      if (!in.output_crop.empty()) dst_cropped = fresh(ctx_.name(dst.sym()) + ".crop");
+      stmt copy = copy_stmt::make(f.copy_impl(), src_cropped, src_x, dst_cropped, dst_x, pad);
+      if (f.is_padded_copy()) {
+        const span<const interval_expr> crop = internal::used_input_crop(in);
+        copy = crop_buffer::make(src_cropped, src, box_expr(crop.begin(), crop.end()), copy);
+      }
+      if (!in.output_crop.empty()) copy = crop_buffer::make(dst_cropped, dst, in.output_crop, copy);
       copies.push_back(copy);
     }
     return block::make(std::move(copies));

@@ -101,6 +101,27 @@ TEST(builder_misuse, output_dims_of_wrong_rank) {
   EXPECT_DEATH(build(), "func short_dims: output out is indexed by 1 variables, but has rank 2");
 }
 
+// A copy may leave out the variables of the dims its sources slice (output_slice), and only those.
+TEST(builder_misuse, sliced_copy_output_dims) {
+  auto build = [](bool two_sources) {
+    node_context ctx;
+    auto a = buffer_expr::make(ctx, "a", 1, sizeof(int));
+    auto b = buffer_expr::make(ctx, "b", 1, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 3, sizeof(int));
+    var x(ctx, "x");
+    func::input ia{a, {point(x)}, {}, {}, {expr(), 0}};
+    func::input ib{b, {point(x)}, {}, {}, {expr(), expr(), 1}};
+    // Alone, a slices one dim of three, and the output has one variable: a dim has none. With b,
+    // which slices another dim, the sources do not slice the same dims.
+    func f = two_sources ? func::make_copy({ia, ib}, {out, {x}}) : func::make_copy(ia, {out, {x}});
+    build_pipeline(ctx, {a, b}, {out});
+  };
+  EXPECT_DEATH(build(false), "func copy to out: output out is indexed by 1 variables, but has rank 3 \\(its inputs' "
+                             "output_slice slices 1 dims\\)");
+  EXPECT_DEATH(build(true), "output out is indexed by 1 variables, but has rank 3 \\(every source must slice the "
+                            "same dims\\)");
+}
+
 TEST(builder_misuse, compute_at_missing_loop) {
   auto build = [] {
     node_context ctx;
