@@ -7,6 +7,7 @@
 
 #include "slinky/base/assert.h"
 #include "slinky/builder/pipelining.h"
+#include "slinky/builder/substitute.h"
 #include "slinky/runtime/node_finder.h"
 #include "slinky/runtime/node_mutator.h"
 
@@ -267,11 +268,20 @@ class emitter {
       const int dd = static_cast<int>(d);
       dim_expr result;
       result.bounds = bounds_.needed[bi][d];
-      if (!is_default(declared.bounds.min, buffer_min(sym, dd))) result.bounds.min = declared.bounds.min;
-      if (!is_default(declared.bounds.max, buffer_max(sym, dd))) result.bounds.max = declared.bounds.max;
-      if (!is_default(declared.stride, buffer_stride(sym, dd))) result.stride = declared.stride;
+      // Declared bounds in terms of the buffer's own bounds are what its producers compute
+      // (declared_region), which needed covers; other declared fields read its own bounds as
+      // needed.
+      auto declared_field = [&](const expr& e) {
+        return refers_to_itself(e, sym) ? substitute_buffer(e, sym, make_dims_from_bounds(bounds_.needed[bi])) : e;
+      };
+      auto declares = [&](const expr& e, const expr& default_value) {
+        return !is_default(e, default_value) && !refers_to_itself(e, sym);
+      };
+      if (declares(declared.bounds.min, buffer_min(sym, dd))) result.bounds.min = declared.bounds.min;
+      if (declares(declared.bounds.max, buffer_max(sym, dd))) result.bounds.max = declared.bounds.max;
+      if (!is_default(declared.stride, buffer_stride(sym, dd))) result.stride = declared_field(declared.stride);
       if (!is_default(declared.fold_factor, buffer_fold_factor(sym, dd))) {
-        result.fold_factor = declared.fold_factor;
+        result.fold_factor = declared_field(declared.fold_factor);
       } else {
         result.fold_factor = bounds_.folds[bi][d];
       }
