@@ -673,14 +673,22 @@ stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_pla
       check_buffer(g, b, bounds.needed[bi], bounds.all_empty(bounds.readers_reach[bi]), checks, lets, ctx);
     }
   }
-  // Views of inputs and outputs address them with plain strides.
+  // Views of inputs and outputs address them with plain strides, or with an output's own fold.
   for (const buffer_alias& a : aliases.buffers) {
     if (a.target < 0) continue;
     const buffer_node& t = g.buffers[a.target];
     if (t.buffer->constant() || !(t.is_input || t.is_output)) continue;
+    const var tsym = t.buffer->sym();
     for (int d : a.unfolded_target_dims) {
-      const var tsym = t.buffer->sym();
-      checks[3].push_back(check::make(buffer_fold_factor(tsym, d) <= 0 || buffer_stride(tsym, d) == 0));
+      // Linear within one turn of the fold (Euclidean division: fold > 0 here).
+      const expr fold = buffer_fold_factor(tsym, d);
+      checks[3].push_back(check::make(fold <= 0 || buffer_stride(tsym, d) == 0 ||
+                                      buffer_min(tsym, d) / fold == buffer_max(tsym, d) / fold));
+    }
+    for (int d : a.fold_target_dims) {
+      const expr fold = buffer_fold_factor(tsym, d);
+      checks[3].push_back(
+          check::make(fold <= 0 || buffer_stride(tsym, d) == 0 || buffer_max(tsym, d) - buffer_min(tsym, d) < fold));
     }
   }
   // Simplified, but for the size checks: they are about the caller's descriptors only, so no
