@@ -622,6 +622,43 @@ TEST_P(alias, output_with_a_fold_at_least_its_extent) {
   }
 }
 
+// A chain of copies into an output: the view of the output takes its fold, and so does a view of
+// that view where it is untranslated; translated along such a dim, the first copy stays.
+TEST_P(alias, chain_of_copies_into_a_folded_output) {
+  for (index_t dy : {0, 1}) {
+    for (index_t fold : {index_t{5}, dim::unfolded}) {
+      node_context ctx;
+      auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+      auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+      auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+      auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+      var x(ctx, "x"), y(ctx, "y");
+      counting_copy cc;
+      func f = func::make(add_one, {{in, {point(x), point(y)}}}, {{a, {x, y}}});
+      func c1 = func::make_copy({a, {point(x), point(y + dy)}}, {b, {x, y}}, cc.impl());
+      func c2 = func::make_copy({b, {point(x), point(y)}}, {out, {x, y}}, cc.impl());
+      pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+      buffer<int, 2> in_buf = make_input(0, W - 1, 0, 9);
+      buffer<int, 2> out_buf({W, 5});
+      out_buf.allocate();
+      // Rows [3, 7]: with fold 5, they cross a turn of the fold.
+      out_buf.dims[1] = dim(3, 7, out_buf.dim(1).stride(), fold);
+      memory_counter mem;
+      const raw_buffer* ins[] = {&in_buf};
+      const raw_buffer* outs[] = {&out_buf};
+      ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0) << dy << " " << fold;
+      for (index_t yy = 3; yy <= 7; ++yy) {
+        for (index_t xx = 0; xx < W; ++xx) ASSERT_EQ(out_buf(xx, yy), input_value(xx, yy + dy) + 1);
+      }
+      if (aliasing()) {
+        EXPECT_EQ(mem.allocations, dy == 0 ? 0 : 1);
+        EXPECT_EQ(cc.calls > 0, dy != 0);
+      }
+    }
+  }
+}
+
 // A func allowed to write its output over its input does, when nothing else reads the input.
 TEST_P(alias, in_place) {
   node_context ctx;
