@@ -24,6 +24,10 @@ bool declares_layout(const buffer_expr& b) {
   return false;
 }
 
+// True if the client declared dim d of b unfolded (b->dim(d).fold_factor = dim::unfolded): the
+// pipeline checks it, and views may address b linearly there.
+bool declared_unfolded(const buffer_expr& b, int d) { return is_constant(b.dim(d).fold_factor, dim::unfolded); }
+
 bool depends_on_any(const expr& e, const std::vector<var>& vars) {
   for (var v : vars) {
     if (depends_on(e, v)) return true;
@@ -129,6 +133,44 @@ class alias_planner {
     return n;
   }
 
+  // Adds to view a the dim of a source of copy input `in` that is destination d's dim j
+  // translated by offset (src_x = x_j + offset); dst_fold is the fold of d there when d is an
+  // intermediate (undefined: unfolded), output_fold says it is a pipeline output's own (d is a
+  // view of an output). Sets `at`, the coordinate of d in dim j at the view's base.
+  void add_destination_dim(buffer_alias& a, const func::input& in, int d, int j, const expr& offset,
+                           const expr& dst_fold, bool output_fold, expr& at) const {
+    const buffer_node& dst = g_.buffers[d];
+    const var dsym = dst.buffer->sym();
+    interval_expr b(buffer_min(dsym, j), buffer_max(dsym, j));
+    if (static_cast<std::size_t>(j) < in.output_crop.size()) b &= in.output_crop[j];
+    b = interval_expr(simplify(b.min + offset), simplify(b.max + offset));
+    const expr stride = buffer_stride(dsym, j);
+    const bool untranslated_output = dst.is_output && is_zero(offset) && !declared_unfolded(*dst.buffer, j);
+    if (output_fold || untranslated_output) {
+      // An output that may be folded (or a view of it that has its fold), viewed untranslated: the
+      // view takes the fold factor, so it addresses the output's memory as the output does,
+      // wherever the output's range crosses a turn of its fold. Unfolded, the base is the element
+      // at the view's min; folded, at a multiple of the fold.
+      const expr fold = output_fold ? dst_fold : buffer_fold_factor(dsym, j);
+      at = simplify(select(fold == dim::unfolded, b.min, 0));
+      a.dims.push_back({b, stride, fold});
+      a.output_folds.push_back(true);
+      if (untranslated_output) a.fold_target_dims.push_back(j);
+    } else if (dst_fold.defined()) {
+      // Folded: the base is the address of a coordinate that is a multiple of the fold.
+      at = 0;
+      a.dims.push_back({b, stride, dst_fold});
+      a.output_folds.push_back(false);
+    } else {
+      // Linear from the element at the view's min: exact within one turn of a fold (checked for
+      // outputs not declared unfolded).
+      at = simplify(b.min - offset);
+      a.dims.push_back({b, stride, expr()});
+      a.output_folds.push_back(false);
+      if (!dst.is_output || !declared_unfolded(*dst.buffer, j)) a.unfolded_target_dims.push_back(j);
+    }
+  }
+
   // The source of input `in` of copy fi becomes a view of the destination.
   bool alias_into_destination(int fi, std::size_t input) {
     const func& f = *g_.funcs[fi].f;
@@ -152,12 +194,15 @@ class alias_planner {
     // view below.
     const buffer_node& dst = g_.buffers[d];
     std::vector<expr> dst_folds(x.size());
+    std::vector<bool> output_folds(x.size(), false);
     if (!dst.is_output) {
       if (!is_intermediate(d) || declares_layout(*dst.buffer)) return false;
       if (plan_.is_alias(d) && plan_.buffers[d].same) return false;
       if (!encloses(dst.store, g_.buffers[s].store)) return false;
+      const buffer_alias& da = plan_.buffers[d];
       for (std::size_t j = 0; j < x.size(); ++j) {
-        dst_folds[j] = plan_.is_alias(d) ? plan_.buffers[d].dims[j].fold_factor : bounds_.folds[d][j];
+        dst_folds[j] = plan_.is_alias(d) ? da.dims[j].fold_factor : bounds_.folds[d][j];
+        output_folds[j] = plan_.is_alias(d) && j < da.output_folds.size() && da.output_folds[j];
       }
     }
     // src_x[k] = x[j] + c: each source dimension is one destination dimension, translated; the
@@ -175,7 +220,10 @@ class alias_planner {
       // only if the source is produced where the copy runs, exactly the window the copy
       // needs (each window just before it is copied, nothing written over live rows): its
       // producer runs at the copy's level and has no other output to widen its region.
-      if (dst_folds[j].defined()) {
+      // A dimension with a pipeline output's fold (which holds the output's whole range) is viewed
+      // through that fold: untranslated only, as the output itself would be.
+      if (output_folds[j] && !is_zero(c)) return false;
+      if (dst_folds[j].defined() && !output_folds[j]) {
         const func_node& producer = g_.funcs[g_.buffers[s].producer];
         if (!is_zero(c) || producer.compute != g_.funcs[fi].compute || producer.f->outputs().size() != 1) {
           return false;
@@ -190,30 +238,17 @@ class alias_planner {
       if (!mapped[j] && (j >= in.output_crop.size() || !is_point_interval(in.output_crop[j]))) return false;
     }
 
-    const var dsym = dst.buffer->sym();
     buffer_alias a;
     a.target = d;
     std::vector<expr> at(x.size());
     for (std::size_t k = 0; k < dst_dim.size(); ++k) {
       const int j = dst_dim[k];
-      const int dj = j;
-      interval_expr b(buffer_min(dsym, dj), buffer_max(dsym, dj));
-      if (static_cast<std::size_t>(j) < in.output_crop.size()) b &= in.output_crop[j];
-      b = interval_expr(simplify(b.min + offset[k]), simplify(b.max + offset[k]));
-      if (dst_folds[j].defined()) {
-        // Folded: the base is the address of a coordinate that is a multiple of the fold.
-        at[j] = 0;
-        a.dims.push_back({b, buffer_stride(dsym, dj), dst_folds[j]});
-      } else {
-        at[j] = simplify(b.min - offset[k]);
-        a.dims.push_back({b, buffer_stride(dsym, dj), expr()});
-        a.unfolded_target_dims.push_back(j);
-      }
+      add_destination_dim(a, in, d, j, offset[k], dst_folds[j], output_folds[j], at[j]);
     }
     for (std::size_t j = 0; j < x.size(); ++j) {
       if (!mapped[j]) at[j] = in.output_crop[j].min;
     }
-    a.base = buffer_at(dsym, at);
+    a.base = buffer_at(dst.buffer->sym(), at);
     plan_.buffers[s] = std::move(a);
     plan_.removed[fi][input] = true;
     if (f.is_padded_copy()) {

@@ -31,9 +31,18 @@ struct buffer_alias {
   // The view: make_buffer(sym, base, elem_size, dims), expressions of the target's metadata.
   expr base;
   std::vector<dim_expr> dims;
-  // Dimensions of the target that must be unfolded for the view to be right (checked at run time
-  // when the target is a pipeline input or output).
+  // For each of dims (when set): its fold factor is a pipeline output's own, which holds the
+  // output's whole range (see fold_target_dims), so it is not a ring buffer whose live rows a
+  // view could overwrite: only the addressing follows it.
+  std::vector<bool> output_folds;
+  // Dimensions of the target the view addresses linearly: the target's range must lie within one
+  // turn of its fold, if it has one (checked at run time when the target is a pipeline input or
+  // output).
   std::vector<int> unfolded_target_dims;
+  // Dimensions of a pipeline output the view addresses through the output's own fold factor (it
+  // is untranslated there): the output must hold its whole range, its fold factor (if it has one)
+  // at least its extent (checked at run time).
+  std::vector<int> fold_target_dims;
 };
 
 struct alias_plan {

@@ -10,6 +10,7 @@
 
 #include "slinky/base/assert.h"
 #include "slinky/builder/bounds_internal.h"
+#include "slinky/builder/substitute.h"
 #include "slinky/runtime/node_mutator.h"
 
 namespace slinky {
@@ -68,6 +69,22 @@ interval_expr simplify_or_empty(const interval_expr& i) {
 }
 
 }  // namespace internal
+
+bool refers_to_itself(const expr& e, var sym) { return e.defined() && depends_on(e, sym).any(); }
+
+box_expr declared_region(const buffer_expr& b, box_expr need) {
+  const var sym = b.sym();
+  const std::vector<dim_expr> inferred = make_dims_from_bounds(need);
+  for (std::size_t d = 0; d < b.rank() && d < need.size(); ++d) {
+    const interval_expr& declared = b.dim(d).bounds;
+    if (!refers_to_itself(declared.min, sym) && !refers_to_itself(declared.max, sym)) continue;
+    // Nothing is read: nothing to compute, whatever the declaration.
+    if (is_positive_infinity(need[d].min) && is_negative_infinity(need[d].max)) continue;
+    const interval_expr i = substitute_buffer(declared, sym, inferred);
+    need[d] = interval_expr(i.min.defined() ? i.min : need[d].min, i.max.defined() ? i.max : need[d].max);
+  }
+  return need;
+}
 
 namespace {
 
@@ -343,16 +360,19 @@ std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view whi
       }
       continue;
     }
+    box_expr need(b.buffer->rank(), interval_expr::none());
     for (int c : b.consumers) {
       // Over a whole loop between the consumer and this func, its warm-up iterations compute the
       // rest of the window: the steady view of one iteration does not bound it, the full view does.
       const std::vector<loop_level>& chain = g_.funcs[c].call_chain;
       const bool crosses_loop = !chain.empty() && chain.back() != fn.compute;
       const view w = which == view::steady && crosses_loop ? view::full : which;
-      box_expr need = guard_need(lift(need_at_call(c, bi, w), chain, fn.compute, w), c, reach[fi]);
-      for (std::size_t d = 0; d < o.dims.size() && d < need.size(); ++d) {
-        region[index_of_var(fi, o.dims[d])] |= need[d];
-      }
+      const box_expr c_need = guard_need(lift(need_at_call(c, bi, w), chain, fn.compute, w), c, reach[fi]);
+      for (std::size_t d = 0; d < need.size() && d < c_need.size(); ++d) need[d] |= c_need[d];
+    }
+    need = declared_region(*b.buffer, std::move(need));
+    for (std::size_t d = 0; d < o.dims.size() && d < need.size(); ++d) {
+      region[index_of_var(fi, o.dims[d])] |= need[d];
     }
   }
   return region;

@@ -22,6 +22,17 @@
 
 namespace slinky {
 
+// True if e (a declared field of buffer sym's dims) reads sym's own metadata:
+// `b->dim(0).bounds = align(b->dim(0).bounds, 4)` declares b's bounds in terms of the bounds
+// bounds inference finds for it.
+bool refers_to_itself(const expr& e, var sym);
+
+// The region of intermediate b its producer computes, given `need`, what its consumers read:
+// the need, or in each dim whose declared bounds refer to b's own bounds, the declared bounds
+// with b's bounds read as the need (aligned, say). Declared bounds that do not refer to b decide
+// its allocation only (emit.cc).
+box_expr declared_region(const buffer_expr& b, box_expr need);
+
 class bounds_inference {
   const graph& g_;
 

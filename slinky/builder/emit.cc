@@ -7,6 +7,7 @@
 
 #include "slinky/base/assert.h"
 #include "slinky/builder/pipelining.h"
+#include "slinky/builder/substitute.h"
 #include "slinky/runtime/node_finder.h"
 #include "slinky/runtime/node_mutator.h"
 
@@ -143,8 +144,12 @@ class emitter {
     };
     call_stmt::attributes attrs;
     attrs.name = "pad";
-    stmt call = call_stmt::make(pad_outside, {inner, f.inputs()[1].buffer->sym()}, {dst}, {}, std::move(attrs));
-    return crop_buffer::make(inner, dst, aliases_.padding_inside[fi], call);
+    // Only the part of dst the copy writes (its output_crop: a slice of a stack) is padded.
+    const box_expr& output_crop = f.inputs()[0].output_crop;
+    const var padded = output_crop.empty() ? dst : fresh(ctx_.name(dst.sym()) + ".crop");
+    stmt call = call_stmt::make(pad_outside, {inner, f.inputs()[1].buffer->sym()}, {padded}, {}, std::move(attrs));
+    call = crop_buffer::make(inner, padded, aliases_.padding_inside[fi], call);
+    return output_crop.empty() ? call : crop_buffer::make(padded, dst, output_crop, call);
   }
 
   stmt make_copy(int fi, var dst) {
@@ -165,20 +170,20 @@ class emitter {
       for (const interval_expr& i : internal::used_bounds(in)) src_x.push_back(i.min);
       var src = in.buffer->sym();
       var pad;
-      stmt copy;
+      // The source of a padded copy is cropped to its input_crop (outside it, the copy pads);
+      // the destination of an input with an output_crop to that crop.
+      var src_cropped = src, dst_cropped = dst;
       if (f.is_padded_copy()) {
         pad = f.inputs()[1].buffer->sym();
-        var cropped = fresh(ctx_.name(src.sym()) + ".crop");
-        copy = copy_stmt::make(f.copy_impl(), cropped, src_x, dst, dst_x, pad);
-        const span<const interval_expr> crop = internal::used_input_crop(in);
-        copy = crop_buffer::make(cropped, src, box_expr(crop.begin(), crop.end()), copy);
-      } else if (!in.output_crop.empty()) {
-        var cropped = fresh(ctx_.name(dst.sym()) + ".crop");
-        copy = copy_stmt::make(f.copy_impl(), src, src_x, cropped, dst_x, pad);
-        copy = crop_buffer::make(cropped, dst, in.output_crop, copy);
-      } else {
-        copy = copy_stmt::make(f.copy_impl(), src, src_x, dst, dst_x, pad);
+        src_cropped = fresh(ctx_.name(src.sym()) + ".crop");
       }
+      if (!in.output_crop.empty()) dst_cropped = fresh(ctx_.name(dst.sym()) + ".crop");
+      stmt copy = copy_stmt::make(f.copy_impl(), src_cropped, src_x, dst_cropped, dst_x, pad);
+      if (f.is_padded_copy()) {
+        const span<const interval_expr> crop = internal::used_input_crop(in);
+        copy = crop_buffer::make(src_cropped, src, box_expr(crop.begin(), crop.end()), copy);
+      }
+      if (!in.output_crop.empty()) copy = crop_buffer::make(dst_cropped, dst, in.output_crop, copy);
       copies.push_back(copy);
     }
     return block::make(std::move(copies));
@@ -263,11 +268,20 @@ class emitter {
       const int dd = static_cast<int>(d);
       dim_expr result;
       result.bounds = bounds_.needed[bi][d];
-      if (!is_default(declared.bounds.min, buffer_min(sym, dd))) result.bounds.min = declared.bounds.min;
-      if (!is_default(declared.bounds.max, buffer_max(sym, dd))) result.bounds.max = declared.bounds.max;
-      if (!is_default(declared.stride, buffer_stride(sym, dd))) result.stride = declared.stride;
+      // Declared bounds in terms of the buffer's own bounds are what its producers compute
+      // (declared_region), which needed covers; other declared fields read its own bounds as
+      // needed.
+      auto declared_field = [&](const expr& e) {
+        return refers_to_itself(e, sym) ? substitute_buffer(e, sym, make_dims_from_bounds(bounds_.needed[bi])) : e;
+      };
+      auto declares = [&](const expr& e, const expr& default_value) {
+        return !is_default(e, default_value) && !refers_to_itself(e, sym);
+      };
+      if (declares(declared.bounds.min, buffer_min(sym, dd))) result.bounds.min = declared.bounds.min;
+      if (declares(declared.bounds.max, buffer_max(sym, dd))) result.bounds.max = declared.bounds.max;
+      if (!is_default(declared.stride, buffer_stride(sym, dd))) result.stride = declared_field(declared.stride);
       if (!is_default(declared.fold_factor, buffer_fold_factor(sym, dd))) {
-        result.fold_factor = declared.fold_factor;
+        result.fold_factor = declared_field(declared.fold_factor);
       } else {
         result.fold_factor = bounds_.folds[bi][d];
       }
@@ -662,14 +676,22 @@ stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_pla
       check_buffer(g, b, bounds.needed[bi], bounds.all_empty(bounds.readers_reach[bi]), checks, lets, ctx);
     }
   }
-  // Views of inputs and outputs address them with plain strides.
+  // Views of inputs and outputs address them with plain strides, or with an output's own fold.
   for (const buffer_alias& a : aliases.buffers) {
     if (a.target < 0) continue;
     const buffer_node& t = g.buffers[a.target];
     if (t.buffer->constant() || !(t.is_input || t.is_output)) continue;
+    const var tsym = t.buffer->sym();
     for (int d : a.unfolded_target_dims) {
-      const var tsym = t.buffer->sym();
-      checks[3].push_back(check::make(buffer_fold_factor(tsym, d) <= 0 || buffer_stride(tsym, d) == 0));
+      // Linear within one turn of the fold (Euclidean division: fold > 0 here).
+      const expr fold = buffer_fold_factor(tsym, d);
+      checks[3].push_back(check::make(fold <= 0 || buffer_stride(tsym, d) == 0 ||
+                                      buffer_min(tsym, d) / fold == buffer_max(tsym, d) / fold));
+    }
+    for (int d : a.fold_target_dims) {
+      const expr fold = buffer_fold_factor(tsym, d);
+      checks[3].push_back(
+          check::make(fold <= 0 || buffer_stride(tsym, d) == 0 || buffer_max(tsym, d) - buffer_min(tsym, d) < fold));
     }
   }
   // Simplified, but for the size checks: they are about the caller's descriptors only, so no

@@ -12,6 +12,29 @@ namespace slinky {
 
 using internal::builder_error;
 
+namespace internal {
+
+class func_access {
+public:
+  // A copy like f with other inputs and output, which does not make itself the producer of the
+  // buffers (they keep f): the builder's own form of f.
+  static std::shared_ptr<const func> copy_like(const func& f, std::vector<func::input> inputs, func::output out) {
+    std::shared_ptr<func> result = std::make_shared<func>();
+    result->copy_impl_ = f.copy_impl_;
+    result->is_copy_ = true;
+    result->padded_ = f.padded_;
+    result->inputs_ = std::move(inputs);
+    result->outputs_ = {std::move(out)};
+    result->attrs_ = f.attrs_;
+    result->loops_ = f.loops_;
+    result->compute_at_ = f.compute_at_;
+    result->user_data_ = f.user_data_;
+    return result;
+  }
+};
+
+}  // namespace internal
+
 int graph::func_index(const func* f) const {
   auto i = func_indices.find(f);
   return i == func_indices.end() ? -1 : i->second;
@@ -105,6 +128,54 @@ class graph_builder {
     return true;
   }
 
+  // A copy may index its output with fewer variables than its rank when its sources slice the
+  // output (output_slice): the sliced dims take no variable. The builder works on a form of the
+  // copy where each sliced dim takes a new variable, which no input bound uses, and each source's
+  // output_crop pins it to that source's slice (the form make_stack gives with a variable per
+  // dim). Returns f itself when it needs no such form; reports misuse.
+  const func* normal_form(const func* f) {
+    if (!f->is_copy() || f->outputs().size() != 1) return f;
+    const func::output& out = f->outputs()[0];
+    const std::size_t rank = out.buffer->rank();
+    if (out.dims.size() >= rank) return f;
+    const std::size_t sources = f->is_padded_copy() ? 1 : f->inputs().size();
+    std::vector<bool> sliced(rank, false);
+    std::size_t num_sliced = 0;
+    for (std::size_t k = 0; k < sources; ++k) {
+      const std::vector<expr>& slice = f->inputs()[k].output_slice;
+      for (std::size_t d = 0; d < slice.size() && d < rank; ++d) {
+        if (!slice[d].defined() || sliced[d]) continue;
+        sliced[d] = true;
+        ++num_sliced;
+      }
+    }
+    auto misuse = [&](const std::string& why) -> const func* {
+      fail("func " + name(f) + ": output " + name(out.buffer) + " is indexed by " + std::to_string(out.dims.size()) +
+           " variables, but has rank " + std::to_string(rank) + " (" + why + ")");
+      return nullptr;
+    };
+    if (num_sliced + out.dims.size() != rank) {
+      return misuse("its inputs' output_slice slices " + std::to_string(num_sliced) + " dims");
+    }
+    std::vector<func::input> inputs = f->inputs();
+    for (std::size_t k = 0; k < sources; ++k) {
+      func::input& in = inputs[k];
+      in.output_crop.resize(std::max(in.output_crop.size(), rank));
+      for (std::size_t d = 0; d < rank; ++d) {
+        const bool slices = d < in.output_slice.size() && in.output_slice[d].defined();
+        if (slices != sliced[d]) return misuse("every source must slice the same dims");
+        if (slices) in.output_crop[d] &= point(in.output_slice[d]);
+      }
+    }
+    std::vector<var> dims;
+    auto next = out.dims.begin();
+    for (std::size_t d = 0; d < rank; ++d) {
+      dims.push_back(sliced[d] ? var(*g_.ctx, name(out.buffer) + ".slice" + std::to_string(d)) : *next++);
+    }
+    g_.own_funcs.push_back(internal::func_access::copy_like(*f, std::move(inputs), {out.buffer, std::move(dims)}));
+    return g_.own_funcs.back().get();
+  }
+
   // Visits the producers of f's inputs, then appends f (post-order: producers first).
   bool visit(const func* f, const func* consumer) {
     int& s = state(f);
@@ -114,7 +185,9 @@ class graph_builder {
                   (consumer ? ", through func " + name(consumer) : ""));
     }
     s = 1;
-    if (!check_ranks(f)) return false;
+    const func* client = f;
+    f = normal_form(f);
+    if (!f || !check_ranks(f)) return false;
     for (const func::input& i : f->inputs()) {
       const buffer_expr_ptr& b = i.buffer;
       if (add_buffer(b) < 0) return false;
@@ -125,11 +198,12 @@ class graph_builder {
       }
       if (!visit(b->producer(), f)) return false;
     }
-    state(f) = 2;
+    state(client) = 2;
     func_node n;
     n.f = f;
     g_.funcs.push_back(std::move(n));
-    g_.func_indices[f] = static_cast<int>(g_.funcs.size()) - 1;
+    // The client's loop_ids name its own func.
+    g_.func_indices[f] = g_.func_indices[client] = static_cast<int>(g_.funcs.size()) - 1;
     return true;
   }
 

@@ -7,6 +7,7 @@
 #ifndef SLINKY_BUILDER_GRAPH_H
 #define SLINKY_BUILDER_GRAPH_H
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -28,6 +29,8 @@ struct loop_level {
 };
 
 struct func_node {
+  // The func, or the builder's own form of it (check_graph): a copy whose inputs slice its output
+  // (func::input::output_slice) with a variable for each sliced dim, pinned by output_crop.
   const func* f = nullptr;
   // Funcs that read an output of this one (indices into graph::funcs), without duplicates.
   std::vector<int> consumers;
@@ -82,6 +85,8 @@ struct graph {
   // Producers before consumers.
   std::vector<func_node> funcs;
   std::vector<buffer_node> buffers;
+  // The builder's own forms of funcs (func_node::f), which it owns.
+  std::vector<std::shared_ptr<const func>> own_funcs;
   // Indices of funcs and buffers by address (lookups are on every path of the lowering: keep
   // them constant time so building stays linear in the size of the graph).
   std::unordered_map<const func*, int> func_indices;

@@ -253,14 +253,17 @@ func func::make_concat(std::vector<buffer_expr_ptr> srcs, output dst, std::size_
 }
 
 func func::make_stack(std::vector<buffer_expr_ptr> srcs, output dst, std::size_t dim, copy_stmt::callable impl) {
-  const std::size_t rank = dst.dims.size();
+  const std::size_t rank = dst.buffer ? dst.buffer->rank() : dst.dims.size();
   if (dim >= rank) dim = rank - 1;
+  // With one variable fewer than the rank, the stacked dim takes none: the sources' dims are
+  // indexed by all of dst's variables.
+  const bool sliced = dst.dims.size() + 1 == rank;
   std::vector<input> inputs;
   for (std::size_t i = 0; i < srcs.size(); ++i) {
     input in;
     in.buffer = srcs[i];
-    for (std::size_t d = 0; d < rank; ++d) {
-      if (d != dim) in.bounds.push_back(point(dst.dims[d]));
+    for (std::size_t d = 0; d < dst.dims.size(); ++d) {
+      if (sliced || d != dim) in.bounds.push_back(point(dst.dims[d]));
     }
     in.output_crop.resize(rank);
     in.output_crop[dim] = point(static_cast<index_t>(i));

@@ -166,6 +166,13 @@ public:
   static void destroy(buffer_expr* p) { delete p; }
 };
 
+/// \cond
+namespace internal {
+// Makes the builder's own forms of funcs (check_graph, graph.cc).
+class func_access;
+}  // namespace internal
+/// \endcond
+
 /// An operator: a callback that produces its outputs from its inputs, with the region of each
 /// input it needs for each point of its outputs.
 class func {
@@ -188,6 +195,11 @@ public:
     /// Copies: the region of the output this input writes.
     box_expr output_crop = {};
     /// Copies: the output coordinates at which dimensions are sliced (undefined: not sliced).
+    /// The sliced dims of the output take no variable: the output is indexed by one variable
+    /// per dim that no input slices (a stack of rank-2 buffers into a rank-3 output is indexed
+    /// by two), and the bounds are in terms of those. Every source of the copy slices the same
+    /// dims, each at its own coordinates. (An output indexed by a variable per dim keeps them
+    /// all; output_crop then says where each input goes.)
     std::vector<expr> output_slice = {};
 
     /// The buffer's symbol.
@@ -246,6 +258,7 @@ private:
 
   void add_this_to_buffers();
   void remove_this_from_buffers();
+  friend class internal::func_access;
 
 public:
   /// An undefined func (no callback, no buffers).
@@ -300,7 +313,8 @@ public:
   static func make_concat(std::vector<buffer_expr_ptr> srcs, output dst, std::size_t dim, std::vector<expr> bounds,
                           copy_stmt::callable impl = nullptr);
   /// Stacks srcs along a new dimension dim of dst (by default, and if dim is too large, the last):
-  /// srcs[i] is the slice dst(..., i, ...).
+  /// srcs[i] is the slice dst(..., i, ...). dst is indexed by a variable per dim, or by one fewer:
+  /// the stacked dim then takes none (output_slice).
   static func make_stack(std::vector<buffer_expr_ptr> srcs, output dst, std::size_t dim = -1,
                          copy_stmt::callable impl = nullptr);
 

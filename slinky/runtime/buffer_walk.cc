@@ -749,10 +749,33 @@ SLINKY_NO_INLINE static void for_each_general(span<const raw_buffer* const> bufs
   run(p);
 }
 
-void copy(const raw_buffer& src, const raw_buffer& dst, const raw_buffer& pad) { copy_impl(src, true, dst, pad); }
+void copy(const raw_buffer& src, const raw_buffer& dst, const raw_buffer& pad) {
+  if (src.rank <= dst.rank) {
+    copy_impl(src, true, dst, pad);
+    return;
+  }
+  // A source of higher rank is read at coordinate 0 of its extra dims (as in the original
+  // slinky): the walk sees the source of dst's rank based there, or no source (only padding)
+  // if it has no element there. A stride-0 dim contains every coordinate.
+  raw_buffer lower{src.base, src.elem_size, dst.rank, src.dims};
+  for (std::size_t d = dst.rank; d < src.rank && lower.base; ++d) {
+    const dim& sd = src.dims[d];
+    if (sd.empty() || !sd.contains(0)) {
+      lower.base = nullptr;
+    } else if (sd.stride() != 0) {
+      lower.base = static_cast<char*>(lower.base) + sd.flat_offset_bytes(0);
+    }
+  }
+  copy_impl(lower, true, dst, pad);
+}
 
 void pad(const dim* src_bounds, const raw_buffer& dst, const raw_buffer& pad_value) {
-  const raw_buffer bounds{nullptr, dst.elem_size, dst.rank, const_cast<dim*>(src_bounds)};
+  // A stride-0 entry (a broadcast) contains every coordinate (dim::contains): it bounds nothing.
+  dim* bounds_dims = static_cast<dim*>(alloca(sizeof(dim) * (dst.rank + 1)));
+  for (std::size_t d = 0; d < dst.rank; ++d) {
+    bounds_dims[d] = src_bounds[d].stride() == 0 ? dst.dims[d] : src_bounds[d];
+  }
+  const raw_buffer bounds{nullptr, dst.elem_size, dst.rank, bounds_dims};
   copy_impl(bounds, false, dst, pad_value);
 }
 

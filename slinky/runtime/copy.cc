@@ -224,7 +224,8 @@ void copy_pieces::call(const index_t* lo, const index_t* hi, const index_t* vlo,
   raw_buffer src_view{nullptr, elem_size, V, src_dims};
   if (skip_lo) {
     // A src that covers the skipped box and has no memory: copy writes only the padding.
-    for (std::size_t v = 0; v < V; ++v) src_dims[v] = dim(skip_lo[v], skip_hi[v], 0);
+    // (A non-zero stride: pad() reads a stride-0 entry as unbounded.)
+    for (std::size_t v = 0; v < V; ++v) src_dims[v] = dim(skip_lo[v], skip_hi[v]);
     slinky::pad(src_dims, dst_view, pad_view);
     return;
   }

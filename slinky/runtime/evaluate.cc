@@ -183,6 +183,7 @@ index_t evaluator::exec_allocate(const allocate* op, body_ref body) {
   buf.rank = rank;
   buf.dims = SLINKY_STACK_DIMS(rank);
   init_dims(*this, op->dims, buf.dims);
+  buf.rank = internal::rank_without_trailing_broadcasts(buf.dims, rank);
   const std::optional<std::size_t> layout_size =
       buf.init_strides(std::max<index_t>(1, static_cast<index_t>(config.stride_alignment)));
   const std::optional<std::size_t> checked_size = internal::checked_size_bytes(buf);
@@ -249,6 +250,7 @@ index_t evaluator::exec_make_buffer(const make_buffer* op, body_ref body) {
   buf.rank = rank;
   buf.dims = SLINKY_STACK_DIMS(rank);
   init_dims(*this, op->dims, buf.dims);
+  buf.rank = internal::rank_without_trailing_broadcasts(buf.dims, rank);
   return exec_with_buffer(op->sym, buf, body);
 }
 
@@ -354,7 +356,9 @@ index_t evaluator::exec_transpose(const transpose* op, body_ref body) {
   if (!src) return fail_check(expr(variable::make(op->src)) != 0);
   const std::size_t rank = op->dims.size();
   raw_buffer buf{src->base, src->elem_size, rank, SLINKY_STACK_DIMS(rank)};
+  // Indices at or beyond the source's rank give broadcasts: trailing ones are dropped.
   for (std::size_t d = 0; d < rank; ++d) buf.dims[d] = src->dim(op->dims[d]);
+  buf.rank = internal::rank_without_trailing_broadcasts(buf.dims, rank);
   return exec_with_buffer(op->sym, buf, body);
 }
 
@@ -388,7 +392,15 @@ index_t evaluator::exec_copy(const copy_stmt* op) {
   if (pad && pad->elem_size != dst->elem_size)
     return fail_check(buffer_elem_size(op->pad) == buffer_elem_size(op->dst));
   const std::size_t rank = op->dst_x.size();
-  if (dst->rank != rank) return fail_check(buffer_rank(op->dst) == static_cast<index_t>(rank));
+  if (dst->rank > rank) return fail_check(buffer_rank(op->dst) == static_cast<index_t>(rank));
+  raw_buffer dst_of_rank;
+  if (dst->rank < rank) {
+    // Trailing broadcast dims dropped by an allocation (exec_allocate): dst is dim::broadcast()
+    // there, as dim(d >= rank) says.
+    dst_of_rank = {dst->base, dst->elem_size, rank, SLINKY_STACK_DIMS(rank)};
+    for (std::size_t d = 0; d < rank; ++d) dst_of_rank.dims[d] = dst->dim(d);
+    dst = &dst_of_rank;
+  }
   if (!dst->base) return 0;
   for (std::size_t d = 0; d < rank; ++d) {
     if (dst->dims[d].empty()) return 0;

@@ -160,8 +160,12 @@ bool consumer_reads(const sched_graph& g, const sched_node& c, const index_range
   if (c.rank > 8) return false;
   std::copy(regions + c.slot, regions + c.slot + c.rank, restricted);
   const region_env e = g.env(c, regions);
-  for (std::size_t d = 0; d < in.output_crop.size() && d < c.out_slots[0].size(); ++d) {
-    const int s = c.out_slots[0][d];
+  // A copy whose sources slice its output may give the sliced dims no variable (no slot): their
+  // output_crop only pins the slice.
+  const bool unindexed_slices = c.out_slots[0].size() < c.f->outputs()[0].buffer->rank();
+  for (std::size_t d = 0, j = 0; d < in.output_crop.size() && j < c.out_slots[0].size(); ++d) {
+    if (unindexed_slices && d < in.output_slice.size() && in.output_slice[d].defined()) continue;
+    const int s = c.out_slots[0][j++];
     const interval_expr& crop = in.output_crop[d];
     if (s < 0) return false;
     index_range lo, hi;

@@ -336,7 +336,13 @@ std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule
       case copy_kind::padded: f = func::make_copy(inputs[0], outputs[0], {r->buffers[st.pad], {}}); break;
       case copy_kind::multi: f = func::make_copy(inputs, outputs[0]); break;
       case copy_kind::concat: f = func::make_concat(srcs, outputs[0], st.dim, cat_bounds); break;
-      case copy_kind::stack: f = func::make_stack(srcs, outputs[0], st.dim); break;
+      case copy_kind::stack: {
+        // Sliced: the stacked dim takes no variable.
+        func::output out = outputs[0];
+        if (st.sliced) out.dims.erase(out.dims.begin() + st.dim);
+        f = func::make_stack(srcs, out, st.dim);
+        break;
+      }
       }
       r->funcs.push_back(std::make_unique<func>(std::move(f)));
     } else {

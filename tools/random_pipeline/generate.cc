@@ -290,6 +290,7 @@ void make_special_copy(rng& r, graph_spec& g, const features& f, stage_spec& st,
   case copy_op::stack: {
     st.op = op == copy_op::concat ? copy_kind::concat : copy_kind::stack;
     st.dim = static_cast<int>(r.uniform(0, st.rank - 1));
+    st.sliced = op == copy_op::stack && r.uniform(0, 1) == 1;
     const std::vector<int> srcs = more_sources(r, g, a, reads);
     if (op == copy_op::concat) {
       st.cat_bounds = {r.uniform(-8, 0)};

@@ -32,7 +32,8 @@ std::string describe(const case_spec& c) {
     os << ";";
   }
   for (const stage_spec& st : g.stages) {
-    os << "s" << st.rank << st.copy << static_cast<int>(st.op) << "p" << st.pad << "d" << st.dim;
+    os << "s" << st.rank << st.copy << static_cast<int>(st.op) << "p" << st.pad << "d" << st.dim
+       << (st.sliced ? "/" : "");
     for (index_t b : st.cat_bounds) os << "," << b;
     for (const stage_input& i : st.inputs) {
       os << "i" << i.buffer << to_string(i.input_crop) << to_string(i.output_crop);
@@ -168,6 +169,13 @@ std::vector<case_spec> simplifications(const case_spec& c) {
         add(v);
       }
     }
+  }
+  // A stack indexed by a variable per dim instead of leaving out the stacked one.
+  for (std::size_t s = 0; s < g.stages.size(); ++s) {
+    if (!g.stages[s].sliced) continue;
+    case_spec v = c;
+    v.graph.stages[s].sliced = false;
+    add(v);
   }
   // Simpler accesses (those of concatenations and stacks are fixed by their bounds).
   for (std::size_t s = 0; s < g.stages.size(); ++s) {
@@ -522,7 +530,17 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
         os << "func::make_concat(" << srcs << ", " << out << ", " << st.dim << ", " << cpp_list(st.cat_bounds)
            << ");\n";
         break;
-      case copy_kind::stack: os << "func::make_stack(" << srcs << ", " << out << ", " << st.dim << ");\n"; break;
+      case copy_kind::stack: {
+        // Sliced: the stacked dim takes no variable.
+        std::string sliced_dims = "{";
+        for (int v = 0, n = 0; v < st.rank; ++v) {
+          if (v != st.dim) sliced_dims += std::string(n++ ? ", " : "") + var_name(g, static_cast<int>(s), v);
+        }
+        sliced_dims += "}";
+        const std::string stack_out = st.sliced ? "{" + buffer_name(g, st.outputs[0]) + ", " + sliced_dims + "}" : out;
+        os << "func::make_stack(" << srcs << ", " << stack_out << ", " << st.dim << ");\n";
+        break;
+      }
       }
       continue;
     }

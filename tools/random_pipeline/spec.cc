@@ -113,8 +113,7 @@ placement place(const graph_spec& g, schedule_spec& s, const std::function<int(i
     for (const loop_spec& l : s.stages[i].loops) {
       bool dup = false;
       for (const loop_spec& k : loops) dup = dup || k.var == l.var;
-      if (l.var >= 0 && l.var < g.stages[i].rank && !dup)
-        loops.push_back({l.var, std::max<index_t>(1, l.step), l.parallel});
+      if (loopable(g.stages[i], l.var) && !dup) loops.push_back({l.var, std::max<index_t>(1, l.step), l.parallel});
     }
     s.stages[i].loops = loops;
   }

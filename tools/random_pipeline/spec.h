@@ -121,9 +121,18 @@ struct stage_spec {
   int pad = -1;
   // multi, concat, stack: the dimension of the output the inputs are laid along.
   int dim = 0;
+  // stack: the output takes no variable for dim (func::input::output_slice), so no loop of the
+  // schedule runs over it.
+  bool sliced = false;
   // concat: input i covers [cat_bounds[i], cat_bounds[i + 1]) of the output along dim.
   std::vector<index_t> cat_bounds;
 };
+
+// True if variable v of stage st indexes its output in the func built (not the stacked dim of a
+// sliced stack), so that a loop may run over it.
+inline bool loopable(const stage_spec& st, int v) {
+  return v >= 0 && v < st.rank && !(st.copy && st.op == copy_kind::stack && st.sliced && v == st.dim);
+}
 
 // Makes the accesses and crops of a concat or stack what make_concat and make_stack make of
 // their inputs (after inputs are added or removed).

@@ -564,6 +564,101 @@ TEST(alias_checks, folded_output_is_refused) {
   EXPECT_EQ(failed, "1");
 }
 
+// An output whose fold factor is at least its extent is accepted: a view of it untranslated
+// addresses it through its fold (also where its range crosses a turn of the fold); a translated
+// view addresses it linearly, so the range must lie within one turn. Declared unfolded
+// (out->dim(d).fold_factor = dim::unfolded), the output is viewed linearly and checked to be so.
+TEST_P(alias, output_with_a_fold_at_least_its_extent) {
+  struct output_case {
+    index_t dy;          // The copy reads intm(x, y + dy).
+    index_t ymin, fold;  // out's rows [ymin, ymin + 4] with this fold factor (-1: unfolded).
+    bool declared;       // out->dim(1).fold_factor = dim::unfolded.
+    bool accepted;
+  };
+  const output_case cases[] = {
+      {0, 0, 5, false, true},  {0, 3, 5, false, true},   // crosses a turn of the fold
+      {0, 2, 8, false, true},  {0, 0, 3, false, false},  // a ring buffer smaller than the output
+      {2, 3, 8, false, true},                            // translated, within one turn
+      {2, 3, 5, false, false},                           // translated, crossing a turn: refused when aliased
+      {2, 3, -1, true, true},  {2, 0, 5, true, false},   // declared unfolded, given folded
+  };
+  for (const output_case& oc : cases) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    if (oc.declared) out->dim(1).fold_factor = dim::unfolded;
+    counting_copy cc;
+    func s = func::make(add_one, {{in, {point(x), point(y)}}}, {{intm, {x, y}}});
+    func c = func::make_copy({intm, {point(x), point(y + oc.dy)}}, {out, {x, y}}, cc.impl());
+    pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+    buffer<int, 2> in_buf = make_input(0, W - 1, 0, oc.ymin + 4 + oc.dy);
+    buffer<int, 2> out_buf({W, oc.fold > 0 ? oc.fold : 5});
+    out_buf.allocate();
+    out_buf.dims[1] = dim(oc.ymin, oc.ymin + 4, out_buf.dim(1).stride(), oc.fold);
+    memory_counter mem;
+    int failures = 0;
+    mem.config.check_failed = [&](const expr&) { ++failures; };
+    const raw_buffer* ins[] = {&in_buf};
+    const raw_buffer* outs[] = {&out_buf};
+    const index_t result = p.evaluate(ins, outs, mem.context);
+    // Without aliasing only the declaration is checked.
+    const bool accepted = oc.accepted || (!aliasing() && !oc.declared);
+    ASSERT_EQ(result == 0, accepted) << oc.dy << " " << oc.ymin << " " << oc.fold;
+    if (!accepted) {
+      EXPECT_EQ(failures, 1);
+      EXPECT_EQ(mem.allocations, 0);
+      continue;
+    }
+    for (index_t yy = oc.ymin; yy <= oc.ymin + 4; ++yy) {
+      // A ring buffer of 3 rows holds the last 3.
+      if (oc.fold > 0 && oc.fold < 5 && yy < oc.ymin + 5 - oc.fold) continue;
+      for (index_t xx = 0; xx < W; ++xx) ASSERT_EQ(out_buf(xx, yy), input_value(xx, yy + oc.dy) + 1);
+    }
+    EXPECT_EQ(mem.allocations, aliasing() ? 0 : 1);
+    EXPECT_EQ(cc.calls > 0, !aliasing());
+  }
+}
+
+// A chain of copies into an output: the view of the output takes its fold, and so does a view of
+// that view where it is untranslated; translated along such a dim, the first copy stays.
+TEST_P(alias, chain_of_copies_into_a_folded_output) {
+  for (index_t dy : {0, 1}) {
+    for (index_t fold : {index_t{5}, dim::unfolded}) {
+      node_context ctx;
+      auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+      auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+      auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+      auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+      var x(ctx, "x"), y(ctx, "y");
+      counting_copy cc;
+      func f = func::make(add_one, {{in, {point(x), point(y)}}}, {{a, {x, y}}});
+      func c1 = func::make_copy({a, {point(x), point(y + dy)}}, {b, {x, y}}, cc.impl());
+      func c2 = func::make_copy({b, {point(x), point(y)}}, {out, {x, y}}, cc.impl());
+      pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+      buffer<int, 2> in_buf = make_input(0, W - 1, 0, 9);
+      buffer<int, 2> out_buf({W, 5});
+      out_buf.allocate();
+      // Rows [3, 7]: with fold 5, they cross a turn of the fold.
+      out_buf.dims[1] = dim(3, 7, out_buf.dim(1).stride(), fold);
+      memory_counter mem;
+      const raw_buffer* ins[] = {&in_buf};
+      const raw_buffer* outs[] = {&out_buf};
+      ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0) << dy << " " << fold;
+      for (index_t yy = 3; yy <= 7; ++yy) {
+        for (index_t xx = 0; xx < W; ++xx) ASSERT_EQ(out_buf(xx, yy), input_value(xx, yy + dy) + 1);
+      }
+      if (aliasing()) {
+        EXPECT_EQ(mem.allocations, dy == 0 ? 0 : 1);
+        EXPECT_EQ(cc.calls > 0, dy != 0);
+      }
+    }
+  }
+}
+
 // A func allowed to write its output over its input does, when nothing else reads the input.
 TEST_P(alias, in_place) {
   node_context ctx;

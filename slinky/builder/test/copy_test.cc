@@ -461,5 +461,117 @@ TEST(copy, stack) {
   }
 }
 
+// A stack whose output takes one variable fewer than its rank (output_slice): the stacked dim
+// takes none. From inputs and from intermediates (which aliasing makes views of their slice of the
+// output: no copy runs), in a loop or not, along each dim.
+TEST(copy, stack_indexed_by_fewer_variables) {
+  const index_t w = 5, h = 4;
+  for (std::size_t dim : {std::size_t{0}, std::size_t{1}, std::size_t{2}}) {
+    for (bool intermediates : {false, true}) {
+      for (bool aliasing : {false, true}) {
+        node_context ctx;
+        auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+        auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+        auto a2 = buffer_expr::make(ctx, "a2", 2, sizeof(int));
+        auto b2 = buffer_expr::make(ctx, "b2", 2, sizeof(int));
+        auto out = buffer_expr::make(ctx, "out", 3, sizeof(int));
+        var x(ctx, "x"), y(ctx, "y");
+        std::atomic<int> calls{0};
+        auto counting = [&](const raw_buffer& s, const raw_buffer& d, const raw_buffer& p) {
+          ++calls;
+          copy(s, d, p);
+        };
+        auto twice = [](const buffer<const int>& in, const buffer<int>& o) -> index_t {
+          for (index_t j = o.dim(1).begin(); j < o.dim(1).end(); ++j) {
+            for (index_t i = o.dim(0).begin(); i < o.dim(0).end(); ++i) o(i, j) = 2 * in(i, j);
+          }
+          return 0;
+        };
+        func fa = func::make(twice, {{a, {point(x), point(y)}}}, {{a2, {x, y}}});
+        func fb = func::make(twice, {{b, {point(x), point(y)}}}, {{b2, {x, y}}});
+        const std::vector<buffer_expr_ptr> srcs =
+            intermediates ? std::vector<buffer_expr_ptr>{a2, b2} : std::vector<buffer_expr_ptr>{a, b};
+        func f = func::make_stack(srcs, {out, {x, y}}, dim, counting);
+        f.loops({{y, 3}});
+        build_options options;
+        options.no_alias_buffers = !aliasing;
+        pipeline p = build_pipeline(ctx, {a, b}, {out}, options);
+
+        buffer<int, 2> ab({w, h}), bb({w, h});
+        ab.allocate();
+        bb.allocate();
+        int n = 0;
+        for_each_element([&](int* v) { *v = n++; }, ab);
+        for_each_element([&](int* v) { *v = n++; }, bb);
+        std::vector<index_t> extents = {w, h};
+        extents.insert(extents.begin() + dim, 2);
+        buffer<int, 3> ob(extents);
+        ob.allocate();
+        test::memory_counter mem;
+        const raw_buffer* ins[] = {&ab, &bb};
+        const raw_buffer* outs[] = {&ob};
+        ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+        // Two sources, two chunks of rows, unless the sources write into the output.
+        EXPECT_EQ(calls, intermediates && aliasing ? 0 : 4) << dim;
+        EXPECT_EQ(mem.allocations, intermediates && !aliasing ? 2 : 0);
+        for (index_t k = 0; k < 2; ++k) {
+          for (index_t j = 0; j < h; ++j) {
+            for (index_t i = 0; i < w; ++i) {
+              std::vector<index_t> at = {i, j};
+              at.insert(at.begin() + dim, k);
+              const int expected = (k == 0 ? ab(i, j) : bb(i, j)) * (intermediates ? 2 : 1);
+              ASSERT_EQ(ob(at), expected) << dim << intermediates << aliasing << " " << i << " " << j << " " << k;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Sources that slice the output themselves (output_slice, written by the client): the output is
+// indexed by the variables of the other dims, in order. The slice coordinate may be any
+// expression (here of the output's bounds), and an output_crop of the source narrows the slice
+// further. A padded copy into a slice pads that slice only, also when its source is a view.
+TEST(copy, output_slice_takes_no_variable) {
+  for (bool aliasing : {false, true}) {
+    node_context ctx;
+    auto a = buffer_expr::make(ctx, "a", 1, sizeof(int));
+    auto a2 = buffer_expr::make(ctx, "a2", 1, sizeof(int));
+    auto zero = buffer_expr::make_scalar<int>(ctx, "zero", 0);
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x");
+    func f = func::make(
+        [](const buffer<const int>& in, const buffer<int>& o) -> index_t {
+          for (index_t i = o.dim(0).begin(); i < o.dim(0).end(); ++i) o(i) = in(i) + 1;
+          return 0;
+        },
+        {{a, {point(x)}}}, {{a2, {x}}});
+    // out(x, max of out's rows) = a2(x - 1) where x - 1 is in [0, 3], else 0; x < 5 only.
+    func::input src{a2, {point(x - 1)}, {bounds(0, 3)}, {bounds(-100, 4), {}}, {expr(), buffer_max(out->sym(), 1)}};
+    func copy = func::make_copy(src, {out, {x}}, {zero, {}});
+    build_options options;
+    options.no_alias_buffers = !aliasing;
+    pipeline p = build_pipeline(ctx, {a}, {out}, options);
+
+    buffer<int, 1> ab({4});
+    ab.allocate();
+    for (index_t i = 0; i < 4; ++i) ab(i) = static_cast<int>(10 * i);
+    buffer<int, 2> ob({7, 3});
+    ob.allocate();
+    for_each_element([](int* v) { *v = untouched; }, ob);
+    const raw_buffer* ins[] = {&ab};
+    const raw_buffer* outs[] = {&ob};
+    ASSERT_EQ(p.evaluate(ins, outs), 0);
+    for (index_t j = 0; j < 3; ++j) {
+      for (index_t i = 0; i < 7; ++i) {
+        int expected = untouched;
+        if (j == 2 && i <= 4) expected = i >= 1 && i <= 4 ? static_cast<int>(10 * (i - 1) + 1) : 0;
+        ASSERT_EQ(ob(i, j), expected) << aliasing << " " << i << " " << j;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace slinky

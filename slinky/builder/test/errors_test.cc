@@ -270,6 +270,23 @@ pipeline negative_element_size() {
   return build_pipeline(ctx, {in}, {out});
 }
 
+// A copy may leave out the variables of the dims its sources slice (output_slice), and only those.
+// Alone, a slices one dim of three, and the output has one variable: a dim has none. With b, which
+// slices another dim, the sources do not slice the same dims.
+pipeline sliced_copy_output_dims(bool two_sources) {
+  node_context ctx;
+  auto a = buffer_expr::make(ctx, "a", 1, sizeof(int));
+  auto b = buffer_expr::make(ctx, "b", 1, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 3, sizeof(int));
+  var x(ctx, "x");
+  func::input ia{a, {point(x)}, {}, {}, {expr(), 0}};
+  func::input ib{b, {point(x)}, {}, {}, {expr(), expr(), 1}};
+  func f = two_sources ? func::make_copy({ia, ib}, {out, {x}}) : func::make_copy(ia, {out, {x}});
+  return build_pipeline(ctx, {a, b}, {out});
+}
+pipeline sliced_copy_output_dims_miscounted() { return sliced_copy_output_dims(false); }
+pipeline sliced_copy_output_dims_differ() { return sliced_copy_output_dims(true); }
+
 const misuse_case misuse_cases[] = {
     {"cycle", cycle, "cycle: func (f|g)"},
     {"loop_over_a_variable_of_no_output", loop_over_a_variable_of_no_output,
@@ -306,6 +323,11 @@ const misuse_case misuse_cases[] = {
     {"null_constant", null_constant, "make_constant: the constant buffer of symbol [0-9]+ is null"},
     {"concat_bounds_miscounted", concat_bounds_miscounted, "make_concat: expected 3 bounds for 2 inputs, got 2"},
     {"negative_element_size", negative_element_size, "buffer in has a negative element size \\(-4\\)"},
+    {"sliced_copy_output_dims_miscounted", sliced_copy_output_dims_miscounted,
+     "func copy to out: output out is indexed by 1 variables, but has rank 3 \\(its inputs' output_slice slices 1 "
+     "dims\\)"},
+    {"sliced_copy_output_dims_differ", sliced_copy_output_dims_differ,
+     "output out is indexed by 1 variables, but has rank 3 \\(every source must slice the same dims\\)"},
 };
 
 class builder_misuse : public testing::TestWithParam<misuse_case> {};

@@ -286,4 +286,31 @@ TEST(random_regressions, padded_copy_of_a_broadcast_input) {
                             .reference = {{-1429728157, -1419942906, -1420732758, -1429977097, -1420228663}}});
 }
 
+// Found by the tester (seed 11, case 3774) while views of outputs were made to take the output's
+// fold (API_COMPAT 5.2 item 5): out3 is [4, 4] x [0, 0] x [2, 4]. t2 became a view of out3 with
+// out3's fold factors (unfolded here), and t1 a view of t2 in turn; t1's base was taken at
+// coordinate 0 of t2, right only for a folded dim, and f0 wrote out of bounds. A view of a view
+// that has an output's fold now takes its base like a view of the output itself.
+TEST(random_regressions, chain_of_copies_into_an_output_not_at_the_origin) {
+  random_test::monitor m;
+  m.allowed = {{}, {{4, 4}, {0, 0}, {2, 4}}, {{4, 4}, {0, 0}, {2, 4}}, {{4, 4}, {0, 0}, {2, 4}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+  auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 3, 2);
+  auto t2 = buffer_expr::make(ctx, "t2", 3, 2);
+  auto out3 = buffer_expr::make(ctx, "out3", 3, 2);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {1}}, &m),
+          {{in0, {point(x), point(y)}}}, {{t1, {x, y, z}}}, {}, {.name = "f0"});
+  func f1 = func::make_copy({t1, {point(x), point(y), point(z)}}, {t2, {x, y, z}});
+  func f2 = func::make_copy({t2, {point(x), point(y), point(z)}}, {out3, {x, y, z}});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out3});
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out3}, options);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 4}, {0, 0}}, .seed = 17757936898113955609ull}},
+                            .outputs = {{.elem_size = 2, .bounds = {{4, 4}, {0, 0}, {2, 4}}}},
+                            .monitor = &m});
+}
+
 }  // namespace slinky

@@ -456,6 +456,47 @@ TEST(pad, writes_only_outside_bounds) {
   for_each_coord(dims_of(dst), [&](span<const index_t> c) { EXPECT_EQ(dst(c), 3); });
 }
 
+TEST(pad, broadcast_bounds_are_unbounded) {
+  buffer<int, 2> dst({5, 4});
+  dst.allocate();
+  std::fill_n(dst.base(), 20, 1);
+  const dim inside[] = {dim(1, 2), dim::broadcast()};
+  pad(inside, dst, scalar<int>(8));
+  for_each_coord(dims_of(dst), [&](span<const index_t> c) { EXPECT_EQ(dst(c), c[0] >= 1 && c[0] <= 2 ? 1 : 8); });
+  // Any stride-0 entry, whatever its bounds.
+  std::fill_n(dst.base(), 20, 1);
+  const dim rows[] = {dim(7, 9, 0), dim(1, 2)};
+  pad(rows, dst, scalar<int>(8));
+  for_each_coord(dims_of(dst), [&](span<const index_t> c) { EXPECT_EQ(dst(c), c[1] >= 1 && c[1] <= 2 ? 1 : 8); });
+}
+
+TEST(copy, to_lower_rank_reads_index_zero) {
+  // src's extra dim is [-2, 1]: dst reads its row 0, not its first row.
+  buffer<int, 2> src({3, 4});
+  src.translate(0, -2);
+  src.allocate();
+  for_each_coord(dims_of(src), [&](span<const index_t> c) { src(c) = static_cast<int>(c[0] + 10 * c[1]); });
+  buffer<int, 1> dst({3});
+  dst.allocate();
+  copy(src, dst);
+  for (index_t x = 0; x < 3; ++x) EXPECT_EQ(dst(x), x);
+  // Folded there: coordinate 0 through the fold.
+  src.dims[1] = dim(-2, 1, src.dim(1).stride(), 4);
+  copy(src, dst);
+  for (index_t x = 0; x < 3; ++x) EXPECT_EQ(dst(x), static_cast<int>(src(x, 0)));
+  // No row 0: only padding, or nothing.
+  src.dims[1] = dim(1, 4, src.dim(1).stride());
+  std::fill_n(dst.base(), 3, 5);
+  copy(src, dst);
+  for (index_t x = 0; x < 3; ++x) EXPECT_EQ(dst(x), 5);
+  copy(src, dst, scalar<int>(6));
+  for (index_t x = 0; x < 3; ++x) EXPECT_EQ(dst(x), 6);
+  // A stride-0 extra dim contains 0 wherever its bounds are.
+  src.dims[1] = dim(3, 3, 0);
+  copy(src, dst);
+  for (index_t x = 0; x < 3; ++x) EXPECT_EQ(dst(x), static_cast<int>(src(x, 3)));
+}
+
 TEST(fill, patterns) {
   buffer<std::uint32_t, 2> b({37, 3});
   b.mutable_dim(1).set_stride(40 * 4);
@@ -676,6 +717,45 @@ TEST(copy, randomized_in_place) {
   }
 }
 
+// A source of higher rank than dst is read at coordinate 0 of its extra dims; where it has no
+// element there, dst gets the padding (or is left alone).
+TEST(copy, randomized_from_higher_rank) {
+  const unsigned seed = test_seed();
+  for (int i = 0; i < 3000; ++i) {
+    std::mt19937 rng(seed + i);
+    const std::size_t rank = random_int(rng, 0, 3);
+    const std::size_t extra = random_int(rng, 1, 2);
+    const std::size_t es = elem_sizes[rng() % 5];
+    random_buffer dst(rng, random_dst_bounds(rng, rank), es);
+    std::vector<dim> bounds(rank + extra);
+    for (std::size_t d = 0; d < bounds.size(); ++d) {
+      bounds[d] = random_bounds_near(rng, d < rank ? dst.dims[d] : dim(-1, 1));
+      if (chance(rng, 8)) bounds[d].set_stride(0);
+      if (chance(rng, 5)) bounds[d].set_fold_factor(random_int(rng, 1, std::max<index_t>(1, bounds[d].extent()) + 2));
+    }
+    random_buffer src(rng, std::move(bounds), es);
+    std::unique_ptr<random_buffer> pad = chance(rng, 3) ? nullptr : random_pad(rng, dst.dims, es);
+
+    std::vector<std::uint8_t> expected = dst.mem;
+    for_each_coord(dst.dims, [&](span<const index_t> c) {
+      const index_t at = static_cast<std::uint8_t*>(dst.buf.address_at(c)) - dst.mem.data();
+      std::vector<index_t> at_zero(c.begin(), c.end());
+      at_zero.resize(rank + extra, 0);
+      if (src.buf.elem_count() > 0 && src.buf.contains(span<const index_t>(at_zero))) {
+        std::memcpy(&expected[at], src.buf.address_at(span<const index_t>(at_zero)), es);
+      } else if (pad) {
+        std::memcpy(&expected[at], pad_address(pad->buf, c), es);
+      }
+    });
+    copy(src.buf, dst.buf, pad ? pad->buf : no_padding);
+    ASSERT_EQ(first_difference(dst.mem, expected), -1)
+        << "seed " << seed << " case " << i << " (SLINKY_TEST_SEED=" << seed + i << " reproduces it as case 0)\nsrc "
+        << describe(src.buf) << "\ndst " << describe(dst.buf) << "\npad " << (pad ? describe(pad->buf) : "none");
+  }
+}
+
+// In the bounds given to pad, a stride-0 entry (a broadcast) contains every coordinate: nothing
+// is padded along it.
 TEST(pad, randomized_against_reference) {
   const unsigned seed = test_seed();
   for (int i = 0; i < 3000; ++i) {
@@ -684,7 +764,10 @@ TEST(pad, randomized_against_reference) {
     const std::size_t es = elem_sizes[rng() % 5];
     random_buffer dst(rng, random_dst_bounds(rng, rank), es);
     std::vector<dim> inside(rank);
-    for (std::size_t d = 0; d < rank; ++d) inside[d] = random_bounds_near(rng, dst.dims[d]);
+    for (std::size_t d = 0; d < rank; ++d) {
+      inside[d] = random_bounds_near(rng, dst.dims[d]);
+      if (chance(rng, 6)) inside[d] = chance(rng, 2) ? dim::broadcast() : inside[d].set_stride(0);
+    }
     std::unique_ptr<random_buffer> value = random_pad(rng, dst.dims, es);
 
     std::vector<std::uint8_t> expected = dst.mem;
