@@ -285,6 +285,9 @@ box_expr bounds_inference::need_at_call(int fi, int buffer, view which) const {
       if (d < i.input_crop.size()) need &= i.input_crop[d];
       result[d] |= need;
     }
+    // A box shorter than the rank (allowed for pipeline inputs and constants, check_graph) reads
+    // the rest whole: no requirement there.
+    for (std::size_t d = i.bounds.size(); d < b->rank(); ++d) result[d] = interval_expr::all();
     for (std::size_t k = saved.size(); k-- > 0;) crops[saved[k].first] = std::move(saved[k].second);
   }
   for (interval_expr& i : result) i = simplify(i);

@@ -650,11 +650,15 @@ void check_buffer(const graph& g, const buffer_node& b, const box_expr& needed, 
     if (!is_default(declared.bounds.max, buffer_max(sym, dd))) {
       checks[3].push_back(check::make(buffer_max(sym, dd) == declared.bounds.max));
     }
+    // The stride and fold factor of a dim of at most one element address nothing: declared ones
+    // constrain only longer dims (a client declares dim::broadcast() on a dim it knows has extent
+    // 1, whatever stride the caller's buffer has there).
+    const expr single = buffer_max(sym, dd) <= buffer_min(sym, dd);
     if (!is_default(declared.stride, buffer_stride(sym, dd))) {
-      checks[3].push_back(check::make(buffer_stride(sym, dd) == declared.stride));
+      checks[3].push_back(check::make(buffer_stride(sym, dd) == declared.stride || single));
     }
     if (!is_default(declared.fold_factor, buffer_fold_factor(sym, dd))) {
-      checks[3].push_back(check::make(buffer_fold_factor(sym, dd) == declared.fold_factor));
+      checks[3].push_back(check::make(buffer_fold_factor(sym, dd) == declared.fold_factor || single));
     }
   }
 }

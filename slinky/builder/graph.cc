@@ -101,8 +101,12 @@ class graph_builder {
   bool check_ranks(const func* f) {
     for (const func::input& i : f->inputs()) {
       if (!i.buffer) return fail("func " + name(f) + " has an input without a buffer");
-      // A longer box is accepted: the first rank entries are used (internal::used_bounds).
-      if (!f->is_copy() && i.bounds.size() < i.buffer->rank()) {
+      // A longer box is accepted: the first rank entries are used (internal::used_bounds). A
+      // shorter one is accepted for a pipeline input or a constant, which a consumer then reads
+      // whole in the missing dims (no requirement is checked there); a buffer some func produces
+      // must be told what to compute.
+      const bool whole = is_input(i.buffer.get()) || i.buffer->constant();
+      if (!f->is_copy() && i.bounds.size() < i.buffer->rank() && !whole) {
         return fail("func " + name(f) + ": the bounds of input " + name(i.buffer) + " have " +
                     std::to_string(i.bounds.size()) + " dimensions, but " + name(i.buffer) + " has rank " +
                     std::to_string(i.buffer->rank()));

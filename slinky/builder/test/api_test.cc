@@ -489,6 +489,77 @@ TEST(api, input_bounds_longer_than_the_rank) {
   }
 }
 
+TEST(api, input_bounds_shorter_than_the_rank_of_a_pipeline_input) {
+  // A rank-2 input given one interval: the callback reads it whole in dim 1, and no requirement
+  // is checked there; dim 0 is still checked.
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  var x(ctx, "x");
+  func f = func::make(
+      [](const buffer<const int>& a, const buffer<int>& c) -> index_t {
+        for (index_t k = c.dim(0).min(); k <= c.dim(0).max(); ++k) {
+          int sum = 0;
+          for (index_t j = a.dim(1).min(); j <= a.dim(1).max(); ++j) sum += a(k, j);
+          c(k) = sum;
+        }
+        return 0;
+      },
+      {{in, {point(x)}}}, {{out, {x}}});
+  pipeline p = build_pipeline(ctx, {in}, {out});
+  buffer<int, 2> in_buf({4, 3});
+  in_buf.allocate();
+  for (index_t j = 0; j < 3; ++j) {
+    for (index_t k = 0; k < 4; ++k) in_buf(k, j) = static_cast<int>(k + 10 * j);
+  }
+  buffer<int, 1> out_buf({4});
+  out_buf.allocate();
+  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}), 0);
+  for (index_t k = 0; k < 4; ++k) EXPECT_EQ(out_buf(k), 3 * k + 30);
+  // Too small in dim 0: the check fails.
+  buffer<int, 1> long_out({5});
+  long_out.allocate();
+  memory_counter m;
+  int failures = 0;
+  m.config.check_failed = [&](const expr&) { ++failures; };
+  EXPECT_NE(p.evaluate({&in_buf}, {&long_out}, m.context), 0);
+  EXPECT_EQ(failures, 1);
+}
+
+TEST(api, declared_broadcast_of_a_single_element_input_dim) {
+  // The client declares dim 0 of `in` a broadcast (it knows the extent is 1, e.g. four 2-bit
+  // indices packed in one byte); the caller's buffer has extent 1 there with a stride of 1 byte.
+  // A dim of one element addresses nothing with its stride: accepted. Two elements are not.
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(uint8_t));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  var y(ctx, "y");
+  in->dim(0) = dim::broadcast();
+  func f = func::make(
+      [](const buffer<const uint8_t>& a, const buffer<int>& c) -> index_t {
+        for (index_t j = c.dim(0).min(); j <= c.dim(0).max(); ++j) c(j) = a(0, j);
+        return 0;
+      },
+      {{in, {point(0), point(y)}}}, {{out, {y}}});
+  pipeline p = build_pipeline(ctx, {in}, {out});
+  buffer<uint8_t, 2> in_buf({1, 3});
+  in_buf.allocate();
+  for (index_t j = 0; j < 3; ++j) in_buf(0, j) = static_cast<uint8_t>(j + 7);
+  ASSERT_EQ(in_buf.dim(0).stride(), 1);
+  buffer<int, 1> out_buf({3});
+  out_buf.allocate();
+  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}), 0);
+  for (index_t j = 0; j < 3; ++j) EXPECT_EQ(out_buf(j), j + 7);
+  buffer<uint8_t, 2> wide({2, 3});
+  wide.allocate();
+  wide.translate(-1, 0);
+  memory_counter m;
+  int failures = 0;
+  m.config.check_failed = [&](const expr&) { ++failures; };
+  EXPECT_NE(p.evaluate({&wide}, {&out_buf}, m.context), 0);
+  EXPECT_EQ(failures, 1);
+}
+
 TEST(api, an_input_nothing_reads_needs_no_memory) {
   // shape is given for its extent only: no check of its memory.
   node_context ctx;
