@@ -31,6 +31,7 @@ cmake -S tools/client -B "$prefix/client_build" -G Ninja -DCMAKE_PREFIX_PATH="$p
   -DCMAKE_CXX_FLAGS="$compat_flags" >/dev/null
 cmake --build "$prefix/client_build" >/dev/null
 "$prefix/client_build/client"
+"$prefix/client_build/client_original_names"
 echo "install check: pkg-config and find_package clients (and the scheduler's client) build and run"
 
 # A host's client (its own thread_pool subclass, an IR visitor subclass) in the usual client
