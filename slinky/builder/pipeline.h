@@ -390,8 +390,15 @@ struct build_options {
   bool no_alias_buffers = false;
   /// Bracket the pipeline's work with eval_config::trace_begin(name) / trace_end(token): "pipeline"
   /// around the whole evaluation, "loop <var>" around each loop, "loop <var> iteration" around each
-  /// iteration, and the func's attrs.name (else its name) around each call.
+  /// iteration, and the func's attrs.name (else its name) around each call. A traced pipeline keeps
+  /// every loop of its schedule (as keep_loops).
   bool trace = false;
+  /// Keep every loop of the schedule. Without it, a serial loop whose body is one call of a func,
+  /// with nothing else in it (no other func, no intermediate stored there, no scalar or input_crop
+  /// reading its variable), runs as one call over the loop's whole range: the callback is called
+  /// once, on the union of the crops the iterations would have given it (docs/builder.md, "Loops
+  /// that need not exist"). Parallel loops are always kept.
+  bool keep_loops = false;
 };
 
 /// Collects misuse of the builder on the calling thread instead of aborting the process, for a
