@@ -513,11 +513,12 @@ inline void init_dims(evaluator& e, const std::vector<dim_expr>& src, dim* dims)
 }
 
 // The rank of a buffer made by allocate, make_buffer or transpose: its dims less the trailing
-// broadcasts ([0, 0], stride 0), which dim(d >= rank) gives anyway (the original slinky drops
-// them too, so callbacks see the lower rank). A trailing stride-0 dim that carries a positive
-// fold factor is kept: clients pass data in such fold factors (docs/runtime.md).
+// dim::broadcast() ({0, 0, 0, 0}), which dim(d >= rank) gives anyway (the original slinky drops
+// them too, so callbacks see the lower rank). A trailing stride-0 dim with any other fold factor
+// is kept: clients pass data in fold factors (a reduction's dummy dims of extent 1 are [0, 0],
+// stride 0, fold dim::unfolded, and their callbacks read that fold factor).
 inline std::size_t rank_without_trailing_broadcasts(const dim* dims, std::size_t rank) {
-  while (rank > 0 && dims[rank - 1].is_broadcast() && dims[rank - 1].fold_factor() <= 0) --rank;
+  while (rank > 0 && dims[rank - 1].is_broadcast() && dims[rank - 1].fold_factor() == 0) --rank;
   return rank;
 }
 
