@@ -609,6 +609,32 @@ TEST(api, output_indexed_by_fewer_variables_than_its_rank) {
   }
 }
 
+TEST(api, lets_are_bound_after_the_lets_they_use) {
+  // A host gave `step` a value naming `split`, a let it defines later (it updated the earlier let
+  // after making the later one): the lets are bound in dependency order.
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  var x(ctx, "x"), step(ctx, "step"), split(ctx, "split");
+  std::vector<index_t> extents;
+  func f = func::make(
+      [&](const buffer<const int>& a, const buffer<int>& c) -> index_t {
+        extents.push_back(c.dim(0).extent());
+        return twice(a, c);
+      },
+      {{in, {point(x)}}}, {{out, {x}}});
+  f.loops({{x, step}});
+  pipeline p = build_pipeline(ctx, {}, {in}, {out}, {{step, split * 1}, {split, 3}});
+  buffer<int, 1> in_buf({7});
+  in_buf.allocate();
+  fill_iota(in_buf);
+  buffer<int, 1> out_buf({7});
+  out_buf.allocate();
+  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}), 0);
+  EXPECT_EQ(extents, (std::vector<index_t>{3, 3, 1}));
+  for (index_t k = 0; k < 7; ++k) EXPECT_EQ(out_buf(k), 2 * k);
+}
+
 TEST(api, an_input_nothing_reads_needs_no_memory) {
   // shape is given for its extent only: no check of its memory.
   node_context ctx;
