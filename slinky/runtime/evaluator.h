@@ -528,8 +528,11 @@ inline void copy_dims(const raw_buffer& src, dim* dims) {
 }
 
 // Crops dimension d of buf to [min, max] like raw_buffer::crop (inlined: this is the hottest
-// path of the interpreter), and then, if a folded dimension no longer wraps around its fold,
-// rewrites it as an unfolded one with the same addresses, so callbacks see plain strided memory.
+// path of the interpreter), except that an empty result leaves the base where it is (as the
+// original's evaluator does: callbacks given an empty input may slice its other dims at their
+// mins before they look at the empty one), and then, if a folded dimension no longer wraps around
+// its fold, rewrites it as an unfolded one with the same addresses, so callbacks see plain
+// strided memory.
 inline void crop_and_unfold(raw_buffer& buf, std::size_t d, index_t min, index_t max) {
   dim& cd = buf.dims[d];
   // A stride-0 dim addresses nothing: a crop changes only its bounds (raw_buffer::crop).
@@ -538,10 +541,10 @@ inline void crop_and_unfold(raw_buffer& buf, std::size_t d, index_t min, index_t
   max = std::min(max, cd.max());
   const bool folded = cd.fold_factor() > 0;
   if (max < min) {
-    buf.base = nullptr;
-  } else if (buf.base && !folded) {
-    buf.base = static_cast<char*>(buf.base) + (min - cd.min()) * cd.stride();
+    cd.set_bounds(min, max);
+    return;
   }
+  if (buf.base && !folded) buf.base = static_cast<char*>(buf.base) + (min - cd.min()) * cd.stride();
   cd.set_bounds(min, max);
   if (!folded || !buf.base) return;
   const index_t slot = euclidean_mod_positive_modulus(cd.min(), cd.fold_factor());
