@@ -170,7 +170,8 @@ class emitter {
       if (fn.loop_syms[k] == user) continue;
       for (expr& s : scalars) s = substitute(s, user, fn.loop_syms[k]);
     }
-    stmt call = call_stmt::make(f.impl(), std::move(inputs), outputs, std::move(scalars), std::move(attrs));
+    stmt call = call_stmt::make(f.impl(), std::move(inputs), outputs, std::move(scalars), std::move(attrs),
+                                internal::entry_of(f));
     for (const auto& c : cropped_inputs) {
       const box_expr need = bounds_.need_at_call(fi, g_.buffer_index(c.second), bounds_inference::view::actual);
       call = crop_buffer::make(c.first, c.second->sym(), need, call);

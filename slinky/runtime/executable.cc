@@ -90,6 +90,51 @@ private:
 // Runs a compiled body (null: nothing to run).
 inline index_t run_body(evaluator& e, const exec_node* body) { return body ? body->run(e) : 0; }
 
+// A call, with its direct entry point (call_stmt::entry, which func::make's typed callbacks have)
+// and the symbols of its buffers, inputs then outputs: such a call gets its buffers straight from
+// the symbol values, without the std::function and the eval_context lookups of its target.
+class compiled_call {
+public:
+  const call_stmt* op;
+
+  explicit compiled_call(const call_stmt* op) : op(op), fn_(op->entry.fn), callable_(op->entry.callable.get()) {
+    if (!fn_) return;
+    for (var i : op->inputs) buffers_.push_back(i.sym());
+    for (var i : op->outputs) buffers_.push_back(i.sym());
+  }
+
+  __attribute__((always_inline)) index_t run(evaluator& e) const {
+    if (!fn_ || buffers_.size() > max_inline_buffers) return e.exec_call(op);
+    if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
+    const std::size_t n = buffers_.size();
+    const raw_buffer* buffers[max_inline_buffers];
+    const symbol_id* syms = buffers_.data();
+    for (std::size_t i = 0; i < n; ++i) buffers[i] = reinterpret_cast<const raw_buffer*>(e.values[syms[i]]);
+    const index_t result = fn_(callable_, buffers);
+    // The callback cannot see the context, but it may hold a reference to it (captured): the
+    // values are read again, as after any callback.
+    e.refresh_values();
+    return SLINKY_LIKELY(result == 0) ? 0 : e.report_call_failure(op, result);
+  }
+
+private:
+  // Calls with up to this many buffers pass them in an array of fixed size on the stack (not
+  // alloca: calls run in loops); calls with more take the std::function.
+  static constexpr std::size_t max_inline_buffers = 8;
+
+  index_t (*fn_)(const void*, const raw_buffer* const*);
+  const void* callable_;
+  std::vector<symbol_id> buffers_;
+};
+
+class call_node final : public exec_node {
+public:
+  compiled_call call;
+
+  explicit call_node(const call_stmt* op) : call(op) {}
+  index_t run(evaluator& e) const override { return call.run(e); }
+};
+
 class block_node final : public exec_node {
 public:
   std::vector<const exec_node*> stmts;
@@ -183,10 +228,11 @@ public:
   std::size_t d;
   compiled_interval bounds;
   // The body: a call (the common case, run without another node), or compiled.
-  const call_stmt* call;
+  const compiled_call* call;
   const exec_node* body;
 
-  crop_dim_node(var sym, var src, int dim, const interval_expr& bounds, const call_stmt* call, const exec_node* body)
+  crop_dim_node(var sym, var src, int dim, const interval_expr& bounds, const compiled_call* call,
+                const exec_node* body)
       : sym(sym), src(src), d(static_cast<std::size_t>(dim)), bounds(bounds), call(call), body(body) {}
 
   index_t run(evaluator& e) const override {
@@ -194,7 +240,7 @@ public:
       // A negative dim converts to a huge d: no crop, like the interpreter.
       if (d < buf.rank) bounds.crop(e, buf, d);
       evaluator::scoped_value bind(e, sym, reinterpret_cast<index_t>(&buf));
-      return call ? e.exec_call(call) : run_body(e, body);
+      return call ? call->run(e) : run_body(e, body);
     });
   }
 };
@@ -252,7 +298,7 @@ public:
     compiled_interval bounds;
     std::vector<std::pair<std::size_t, compiled_interval>> more;
     // The body if it is one call.
-    const call_stmt* call;
+    const compiled_call* call;
     // The crop with its body as compiled nodes, for a source of rank above inline_rank (a slot
     // has room for inline_rank dims).
     const exec_node* fallback;
@@ -261,7 +307,7 @@ public:
   enum class op_kind : std::uint8_t { crop, crop_call, end, call, node };
   struct op {
     op_kind kind;
-    // crop, crop_call and end: a crop_op; call: a call_stmt; node: an exec_node.
+    // crop, crop_call and end: a crop_op; call: a compiled_call; node: an exec_node.
     const void* target;
   };
 
@@ -307,7 +353,7 @@ public:
         s.saved = e.values[c.sym];
         e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
         if (o->kind == op_kind::crop) break;
-        result = e.exec_call(c.call);
+        result = c.call->run(e);
         e.values[c.sym] = s.saved;
         if (SLINKY_UNLIKELY(result)) goto failed;
         break;
@@ -318,7 +364,7 @@ public:
         break;
       }
       case op_kind::call:
-        result = e.exec_call(static_cast<const call_stmt*>(o->target));
+        result = static_cast<const compiled_call*>(o->target)->run(e);
         if (SLINKY_UNLIKELY(result)) goto failed;
         break;
       case op_kind::node:
@@ -455,7 +501,7 @@ private:
   const exec_node* compile_new(const stmt& s) {
     switch (s.type()) {
     case stmt_node_type::none: return nullptr;
-    case stmt_node_type::call_stmt: return leaf<call_stmt, &evaluator::exec_call>(s);
+    case stmt_node_type::call_stmt: return add(std::make_unique<call_node>(s.as<call_stmt>()));
     case stmt_node_type::copy_stmt: return leaf<copy_stmt, &evaluator::exec_copy>(s);
     case stmt_node_type::check: return leaf<check, &evaluator::exec_check>(s);
     case stmt_node_type::let_stmt: {
@@ -524,7 +570,7 @@ private:
     case stmt_node_type::block:
       for (const stmt& i : s.as<block>()->stmts) flatten(fb, i, depth);
       return;
-    case stmt_node_type::call_stmt: fb.ops.push_back({flat_body::op_kind::call, s.as<call_stmt>()}); return;
+    case stmt_node_type::call_stmt: fb.ops.push_back({flat_body::op_kind::call, call_of(s)}); return;
     case stmt_node_type::crop_dim: {
       const crop_dim* op = s.as<crop_dim>();
       flatten_crop(fb, s, op->sym, op->src, {{static_cast<std::size_t>(op->dim), op->bounds}}, op->body, depth);
@@ -559,7 +605,7 @@ private:
                            dims.empty() ? std::numeric_limits<std::size_t>::max() : dims.front().first,
                            compiled_interval(dims.empty() ? interval_expr() : dims.front().second),
                            {},
-                           body.as<call_stmt>(),
+                           body.as<call_stmt>() ? call_of(body) : nullptr,
                            fallback});
     for (std::size_t i = 1; i < dims.size(); ++i) c.more.emplace_back(dims[i].first, compiled_interval(dims[i].second));
     fb.depth = std::max(fb.depth, depth + 1);
@@ -574,9 +620,11 @@ private:
   }
 
   const exec_node* crop_one_dim(var sym, var src, int dim, const interval_expr& bounds, const stmt& body) {
-    const call_stmt* call = body.as<call_stmt>();
+    const compiled_call* call = body.as<call_stmt>() ? call_of(body) : nullptr;
     return add(std::make_unique<crop_dim_node>(sym, src, dim, bounds, call, call ? nullptr : compile(body)));
   }
+  // The compiled form of a call statement (compiled once, like any statement).
+  const compiled_call* call_of(const stmt& s) { return &static_cast<const call_node*>(compile(s))->call; }
   const exec_node* add(std::unique_ptr<exec_node> node) {
     exe_.nodes_.push_back(std::move(node));
     return exe_.nodes_.back().get();
