@@ -97,19 +97,23 @@ class compiled_call {
 public:
   const call_stmt* op;
 
-  explicit compiled_call(const call_stmt* op) : op(op), fn_(op->entry.fn), callable_(op->entry.callable.get()) {
-    if (!fn_) return;
-    for (var i : op->inputs) buffers_.push_back(i.sym());
-    for (var i : op->outputs) buffers_.push_back(i.sym());
+  explicit compiled_call(const call_stmt* op) : op(op) {
+    const std::size_t n = op->inputs.size() + op->outputs.size();
+    if (!op->entry.fn || n > max_inline_buffers) return;
+    fn_ = op->entry.fn;
+    callable_ = op->entry.callable.get();
+    n_ = n;
+    std::size_t i = 0;
+    for (var b : op->inputs) syms_[i++] = b.sym();
+    for (var b : op->outputs) syms_[i++] = b.sym();
   }
 
   __attribute__((always_inline)) index_t run(evaluator& e) const {
-    if (!fn_ || buffers_.size() > max_inline_buffers) return e.exec_call(op);
+    if (!fn_) return e.exec_call(op);
     if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
-    const std::size_t n = buffers_.size();
     const raw_buffer* buffers[max_inline_buffers];
-    const symbol_id* syms = buffers_.data();
-    for (std::size_t i = 0; i < n; ++i) buffers[i] = reinterpret_cast<const raw_buffer*>(e.values[syms[i]]);
+    const index_t* values = e.values;
+    for (std::size_t i = 0; i < n_; ++i) buffers[i] = reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
     const index_t result = fn_(callable_, buffers);
     // The callback cannot see the context, but it may hold a reference to it (captured): the
     // values are read again, as after any callback.
@@ -119,12 +123,14 @@ public:
 
 private:
   // Calls with up to this many buffers pass them in an array of fixed size on the stack (not
-  // alloca: calls run in loops); calls with more take the std::function.
+  // alloca: calls run in loops); calls with more take the std::function. The symbols are kept in
+  // a fixed array beside the entry, so that the call reads no other memory to find them.
   static constexpr std::size_t max_inline_buffers = 8;
 
-  index_t (*fn_)(const void*, const raw_buffer* const*);
-  const void* callable_;
-  std::vector<symbol_id> buffers_;
+  index_t (*fn_)(const void*, const raw_buffer* const*) = nullptr;
+  const void* callable_ = nullptr;
+  std::size_t n_ = 0;
+  symbol_id syms_[max_inline_buffers] = {};
 };
 
 class call_node final : public exec_node {
@@ -297,6 +303,8 @@ public:
     std::size_t d;
     compiled_interval bounds;
     std::vector<std::pair<std::size_t, compiled_interval>> more;
+    // !more.empty(), read without the vector's two pointers.
+    bool has_more;
     // The body if it is one call.
     const compiled_call* call;
     // The crop with its body as compiled nodes, for a source of rank above inline_rank (a slot
@@ -345,7 +353,7 @@ public:
         s.buf.dims = s.dims;
         copy_small_dims(*in, s.dims);
         if (c.d < s.buf.rank) c.bounds.crop(e, s.buf, c.d);
-        if (SLINKY_UNLIKELY(!c.more.empty())) {
+        if (SLINKY_UNLIKELY(c.has_more)) {
           for (const auto& j : c.more) {
             if (j.first < s.buf.rank) j.second.crop(e, s.buf, j.first);
           }
@@ -605,6 +613,7 @@ private:
                            dims.empty() ? std::numeric_limits<std::size_t>::max() : dims.front().first,
                            compiled_interval(dims.empty() ? interval_expr() : dims.front().second),
                            {},
+                           dims.size() > 1,
                            body.as<call_stmt>() ? call_of(body) : nullptr,
                            fallback});
     for (std::size_t i = 1; i < dims.size(); ++i) c.more.emplace_back(dims[i].first, compiled_interval(dims[i].second));
