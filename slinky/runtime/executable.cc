@@ -113,7 +113,13 @@ public:
     if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
     const raw_buffer* buffers[max_inline_buffers];
     const index_t* values = e.values;
-    for (std::size_t i = 0; i < n_; ++i) buffers[i] = reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
+    if (SLINKY_LIKELY(n_ == 2)) {
+      // One input and one output: the most common call, without the loop.
+      buffers[0] = reinterpret_cast<const raw_buffer*>(values[syms_[0]]);
+      buffers[1] = reinterpret_cast<const raw_buffer*>(values[syms_[1]]);
+    } else {
+      for (std::size_t i = 0; i < n_; ++i) buffers[i] = reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
+    }
     const index_t result = fn_(callable_, buffers);
     // The callback cannot see the context, but it may hold a reference to it (captured): the
     // values are read again, as after any callback.
@@ -199,6 +205,11 @@ constexpr std::size_t inline_rank = 4;
 // beats the loop of copy_dims for these tiny counts.
 __attribute__((always_inline)) inline void copy_small_dims(const raw_buffer& src, dim* dims) {
   static_assert(inline_rank == 4, "one case per rank up to inline_rank");
+  // Rank 1 first: the loops of elementwise chains crop rank-1 buffers.
+  if (SLINKY_LIKELY(src.rank == 1)) {
+    dims[0] = src.dims[0];
+    return;
+  }
   switch (src.rank) {
   case 4: dims[3] = src.dims[3]; [[fallthrough]];
   case 3: dims[2] = src.dims[2]; [[fallthrough]];
@@ -295,7 +306,8 @@ public:
   struct crop_op {
     symbol_id sym;
     var src;
-    std::size_t slot;
+    // The byte offset of its slot in the frame (the slot's index times sizeof(slot), computed once).
+    std::size_t slot_offset;
     // This crop's op, and the op after its end (after itself if it runs a call).
     std::size_t begin, next;
     // The first dim cropped (a huge d if none: a negative dim converts to one too), and the
@@ -324,6 +336,10 @@ public:
   std::deque<crop_op> crops;
   std::size_t depth = 0;
 
+  static slot& slot_of(slot* frame, const crop_op& c) {
+    return *reinterpret_cast<slot*>(reinterpret_cast<char*>(frame) + c.slot_offset);
+  }
+
   std::size_t frame_bytes() const { return sizeof(slot) * (depth > 0 ? depth : 1); }
 
   index_t run(evaluator& e) const override { return run_in(e, static_cast<slot*>(alloca(frame_bytes()))); }
@@ -346,7 +362,7 @@ public:
           o = first + c.next - 1;
           break;
         }
-        slot& s = frame[c.slot];
+        slot& s = slot_of(frame, c);
         s.buf.base = in->base;
         s.buf.elem_size = in->elem_size;
         s.buf.rank = in->rank;
@@ -368,7 +384,7 @@ public:
       }
       case op_kind::end: {
         const crop_op& c = *static_cast<const crop_op*>(o->target);
-        e.values[c.sym] = frame[c.slot].saved;
+        e.values[c.sym] = slot_of(frame, c).saved;
         break;
       }
       case op_kind::call:
@@ -388,7 +404,7 @@ public:
     for (const op* j = o + 1; j != last; ++j) {
       if (j->kind != op_kind::end) continue;
       const crop_op& c = *static_cast<const crop_op*>(j->target);
-      if (c.begin < i) e.values[c.sym] = frame[c.slot].saved;
+      if (c.begin < i) e.values[c.sym] = slot_of(frame, c).saved;
     }
     return result;
   }
@@ -607,7 +623,7 @@ private:
     flat_body::crop_op& c = fb.crops.emplace_back(
         flat_body::crop_op{sym.sym(),
                            src,
-                           depth,
+                           depth * sizeof(flat_body::slot),
                            fb.ops.size(),
                            0,
                            dims.empty() ? std::numeric_limits<std::size_t>::max() : dims.front().first,
