@@ -142,9 +142,11 @@ pipeline finish(node_context& ctx, std::vector<var> args, const std::vector<buff
                 const std::vector<buffer_expr_ptr>& outputs, std::vector<std::pair<var, expr>> lets,
                 const build_options& options, pass_log& log, const graph& g, const bounds_inference& bounds,
                 const alias_plan& aliases) {
-  // 5. The program: allocations (or views), loops, crops, calls.
+  // 5. The program: allocations (or views), loops, crops, calls. A serial loop around one call
+  // that nothing else in it needs is that call over the loop's range, unless the client keeps its
+  // loops or traces them (the trace brackets each loop of the schedule).
   log.start("emit_program");
-  stmt body = emit_program(g, bounds, aliases, ctx);
+  stmt body = emit_program(g, bounds, aliases, ctx, !options.keep_loops && !options.trace);
   log.done(body);
 
   // 6. Simplify: removes crops and checks proven redundant, empty loops, unused allocations.
@@ -223,11 +225,13 @@ std::string describe(const graph& g, loop_level l) {
 
 // The account of explain_pipeline, from the plan.
 void explain(std::ostream& os, const node_context& ctx, const graph& g, const bounds_inference& bounds,
-             const alias_plan& aliases) {
+             const alias_plan& aliases, const build_options& options) {
   os << "Funcs, producers first:\n";
   for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) {
     const func_node& fn = g.funcs[fi];
     const func& f = *fn.f;
+    const std::size_t one_call =
+        options.keep_loops || options.trace ? 0 : loops_run_as_one_call(g, bounds, aliases, static_cast<int>(fi));
     os << "- " << g.name(fn) << (f.is_copy() ? " (a copy)" : "") << ": computed at " << describe(g, fn.compute);
     if (fn.invariant_at) {
       os << ", hoisted there because the region it computes does not move with the loops inside";
@@ -244,6 +248,7 @@ void explain(std::ostream& os, const node_context& ctx, const graph& g, const bo
         os << ", pipelined (" << bounds.pipeline_workers(level)
            << " iterations in flight; each stage waits for the previous iteration's)";
       }
+      if (k < one_call) os << ", runs as one call over its whole range (nothing else in it needs the loop)";
       os << ".\n";
     }
     const bounds_inference::func_bounds& fb = bounds.funcs[fi];
@@ -321,7 +326,7 @@ std::string explain_pipeline(node_context& ctx, const std::vector<var>& args,
   std::ostringstream os;
   plan(ctx, inputs, outputs, options, log,
        [&](const graph& g, const bounds_inference& bounds, const alias_plan& aliases) {
-         explain(os, ctx, g, bounds, aliases);
+         explain(os, ctx, g, bounds, aliases, options);
        });
   return os.str();
 }

@@ -22,6 +22,53 @@ std::optional<std::size_t> index_of(const std::vector<var>& vars, var v) {
   return std::nullopt;
 }
 
+// Whether loop k of func fi (loops innermost first; loops 0 to k - 1 run as one call) runs as
+// one call over its whole range (docs/builder.md, "Loops that need not exist"): a serial loop
+// whose body would be the func's call alone (no other func computed in it, no buffer stored in
+// it, no warm-up), that nothing but the crops of the outputs depends on (no scalar reads its
+// variable, no input_crop), and whose crops partition outputs in which no two coordinates share
+// memory as far as the builder knows (no fold along it, no declared strides or folds but
+// dim::unfolded, not a view of another buffer). The union of the crops is then the region the
+// loop's owner computes, and one call over it writes the same values as the calls of the
+// iterations.
+bool loop_runs_as_one_call(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, int fi,
+                           std::size_t k) {
+  const func_node& fn = g.funcs[fi];
+  const func& f = *fn.f;
+  const func::loop_info& l = f.loops()[k];
+  if (f.is_copy() || l.is_parallel()) return false;
+  const loop_level level{fi, static_cast<int>(k)};
+  for (const func_node& other : g.funcs) {
+    if (other.compute == level) return false;
+  }
+  for (const buffer_node& b : g.buffers) {
+    if (b.store == level) return false;
+  }
+  const std::optional<std::size_t> v = index_of(bounds.funcs[fi].vars, l.var);
+  if (!v || !match(bounds.loop_start(level), bounds.funcs[fi].produce[*v].min)) return false;
+  for (const expr& s : f.scalars()) {
+    if (depends_on(s, l.var).any() || depends_on(s, fn.loop_syms[k]).any()) return false;
+  }
+  for (const func::input& i : f.inputs()) {
+    if (!i.input_crop.empty()) return false;
+  }
+  for (const func::output& o : f.outputs()) {
+    const std::optional<std::size_t> d = index_of(o.dims, l.var);
+    if (!d) return false;
+    const int bi = g.buffer_index(o.buffer.get());
+    if (aliases.buffers[bi].target >= 0) return false;
+    if (*d < bounds.folds[bi].size() && bounds.folds[bi][*d].defined()) return false;
+    const buffer_expr& b = *o.buffer;
+    for (std::size_t dd = 0; dd < b.rank(); ++dd) {
+      const int i = static_cast<int>(dd);
+      if (!is_default(b.dim(dd).stride, buffer_stride(b.sym(), i))) return false;
+      const expr& fold = b.dim(dd).fold_factor;
+      if (!is_default(fold, buffer_fold_factor(b.sym(), i)) && !is_constant(fold, dim::unfolded)) return false;
+    }
+  }
+  return true;
+}
+
 // A statement of a level's body (docs/builder.md, emit_program): a func computed at the level,
 // the continuation (the rest of the loop's body, after the funcs computed there), or an
 // allocation around the statements from its first user to the end of the level.
@@ -70,6 +117,8 @@ class emitter {
   const bounds_inference& bounds_;
   const alias_plan& aliases_;
   node_context& ctx_;
+  // Whether serial loops around a single call may run as one call (loops_run_as_one_call).
+  const bool merge_loops_;
   // For each buffer, the buffers that are views of it, directly or not.
   std::vector<std::vector<int>> views_;
 
@@ -121,7 +170,8 @@ class emitter {
       if (fn.loop_syms[k] == user) continue;
       for (expr& s : scalars) s = substitute(s, user, fn.loop_syms[k]);
     }
-    stmt call = call_stmt::make(f.impl(), std::move(inputs), outputs, std::move(scalars), std::move(attrs));
+    stmt call = call_stmt::make(f.impl(), std::move(inputs), outputs, std::move(scalars), std::move(attrs),
+                                internal::entry_of(f));
     for (const auto& c : cropped_inputs) {
       const box_expr need = bounds_.need_at_call(fi, g_.buffer_index(c.second), bounds_inference::view::actual);
       call = crop_buffer::make(c.first, c.second->sym(), need, call);
@@ -202,6 +252,9 @@ class emitter {
     const func& f = *fn.f;
     const std::vector<func::loop_info>& loops = f.loops();
     const std::size_t n = loops.size();
+    // Loops 0 to merged - 1 (innermost first) run as one call over their range: they have no
+    // loop and no crop.
+    const std::size_t merged = merge_loops_ ? loops_run_as_one_call(g_, bounds_, aliases_, fi) : 0;
     // syms[o][j]: the symbol of output o at nesting depth j: 0 is the buffer itself, 1 its crop
     // to the func's region, 2 + m the crop of the m-th loop from the outside.
     std::vector<std::vector<var>> syms(f.outputs().size());
@@ -210,13 +263,24 @@ class emitter {
       const std::string name = ctx_.name(b.sym().sym());
       syms[o].push_back(b.sym());
       syms[o].push_back(fresh(name));
-      for (std::size_t m = 0; m < n; ++m) syms[o].push_back(fresh(name + "." + ctx_.name(loops[n - 1 - m].var)));
+      for (std::size_t m = 0; m < n - merged; ++m) {
+        syms[o].push_back(fresh(name + "." + ctx_.name(loops[n - 1 - m].var)));
+      }
     }
     std::vector<var> innermost;
     for (const auto& s : syms) innermost.push_back(s.back());
     stmt body = make_call(fi, innermost);
 
-    for (std::size_t k = 0; k < n; ++k) {
+    // A merged loop keeps what the loop does when it has no iteration (no call) and when its
+    // step is not positive (the evaluator fails it, however empty): the simplifier removes both
+    // where they are proven.
+    for (std::size_t k = 0; k < merged; ++k) {
+      const interval_expr& range = produced(fi, loops[k].var);
+      body = if_then_else::make(range.min <= range.max, body);
+      body = block::make({check::make(loops[k].step > 0), body});
+    }
+
+    for (std::size_t k = merged; k < n; ++k) {
       const func::loop_info& l = loops[k];
       const var u = fn.loop_syms[k];
       const std::size_t depth = 2 + (n - 1 - k);
@@ -530,8 +594,9 @@ class emitter {
   }
 
 public:
-  emitter(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx)
-      : g_(g), bounds_(bounds), aliases_(aliases), ctx_(ctx), views_(g.buffers.size()) {
+  emitter(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx,
+          bool merge_loops)
+      : g_(g), bounds_(bounds), aliases_(aliases), ctx_(ctx), merge_loops_(merge_loops), views_(g.buffers.size()) {
     for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
       for (int t = aliases.buffers[bi].target; t >= 0; t = aliases.buffers[t].target) {
         views_[t].push_back(static_cast<int>(bi));
@@ -665,8 +730,16 @@ void check_buffer(const graph& g, const buffer_node& b, const box_expr& needed, 
 
 }  // namespace
 
-stmt emit_program(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx) {
-  emitter e(g, bounds, aliases, ctx);
+std::size_t loops_run_as_one_call(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, int fi) {
+  const std::size_t n = g.funcs[fi].f->loops().size();
+  std::size_t merged = 0;
+  while (merged < n && loop_runs_as_one_call(g, bounds, aliases, fi, merged)) ++merged;
+  return merged;
+}
+
+stmt emit_program(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx,
+                  bool merge_loops) {
+  emitter e(g, bounds, aliases, ctx, merge_loops);
   return e.emit_level(loop_level(), stmt());
 }
 

@@ -24,7 +24,16 @@
 namespace slinky {
 
 // Buffers aliased by `aliases` are views instead of allocations; removed copies are left out.
-stmt emit_program(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx);
+// With merge_loops, a serial loop whose body would be one call that nothing else in it depends
+// on is that call over the loop's whole range (docs/builder.md, "Loops that need not exist").
+stmt emit_program(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx,
+                  bool merge_loops = true);
+
+// The number of func fi's loops, innermost first, that emit_program with merge_loops runs as one
+// call over their range (docs/builder.md, "Loops that need not exist"): serial loops whose body
+// is the func's call alone, that nothing but the crops of the func's outputs depends on, over
+// outputs in which no two coordinates share memory (as far as the builder knows).
+std::size_t loops_run_as_one_call(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, int fi);
 
 // The checks of the pipeline's inputs and outputs: not null, rank, element size, the bounds
 // every consumer reads, and the constraints the client declared on their dims.

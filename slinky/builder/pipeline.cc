@@ -125,7 +125,7 @@ stmt func::make_call() const {
     for (const input& i : inputs_) ins.push_back(i.sym());
     call_stmt::symbol_list outs;
     for (const output& o : outputs_) outs.push_back(o.sym());
-    return call_stmt::make(impl_, std::move(ins), std::move(outs), scalars_, attrs_);
+    return call_stmt::make(impl_, std::move(ins), std::move(outs), scalars_, attrs_, entry_);
   }
   // A copy of each source (the padding of a padded copy aside) over the whole output, each
   // output point reading the point its input bounds give.
@@ -165,7 +165,9 @@ func& func::operator=(func&& other) noexcept {
   loops_ = std::move(other.loops_);
   compute_at_ = std::move(other.compute_at_);
   user_data_ = other.user_data_;
+  entry_ = std::move(other.entry_);
   other.impl_ = nullptr;
+  other.entry_ = {};
   other.is_copy_ = false;
   other.outputs_.clear();
   other.inputs_.clear();

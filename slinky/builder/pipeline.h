@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -170,6 +171,8 @@ public:
 namespace internal {
 // Makes the builder's own forms of funcs (check_graph, graph.cc).
 class func_access;
+// The direct entry point of f's callback (call_stmt::entry): set by func::make, none otherwise.
+inline const call_entry& entry_of(const func& f);
 }  // namespace internal
 /// \endcond
 
@@ -255,10 +258,13 @@ private:
   std::vector<loop_info> loops_;
   std::optional<loop_id> compute_at_;
   void* user_data_ = nullptr;
+  // func::make's direct entry point of impl_ (call_stmt::entry).
+  internal::call_entry entry_;
 
   void add_this_to_buffers();
   void remove_this_from_buffers();
   friend class internal::func_access;
+  friend const internal::call_entry& internal::entry_of(const func& f);
 
 public:
   /// An undefined func (no callback, no buffers).
@@ -390,8 +396,15 @@ struct build_options {
   bool no_alias_buffers = false;
   /// Bracket the pipeline's work with eval_config::trace_begin(name) / trace_end(token): "pipeline"
   /// around the whole evaluation, "loop <var>" around each loop, "loop <var> iteration" around each
-  /// iteration, and the func's attrs.name (else its name) around each call.
+  /// iteration, and the func's attrs.name (else its name) around each call. A traced pipeline keeps
+  /// every loop of its schedule (as keep_loops).
   bool trace = false;
+  /// Keep every loop of the schedule. Without it, a serial loop whose body is one call of a func,
+  /// with nothing else in it (no other func, no intermediate stored there, no scalar or input_crop
+  /// reading its variable), runs as one call over the loop's whole range: the callback is called
+  /// once, on the union of the crops the iterations would have given it (docs/builder.md, "Loops
+  /// that need not exist"). Parallel loops are always kept.
+  bool keep_loops = false;
 };
 
 /// Collects misuse of the builder on the calling thread instead of aborting the process, for a
@@ -546,6 +559,19 @@ index_t call_with_buffers(const Fn& fn, const call_stmt* op, const eval_context&
   return fn(buffer_arg<std::tuple_element_t<Is, ArgsTuple>>::get(buffer_at(Is))...);
 }
 
+// The direct entry point (call_entry::fn) of a typed callback of type Fn: buffers holds the
+// call's buffers, inputs then outputs.
+template <typename Fn, typename ArgsTuple, std::size_t... Is>
+index_t call_direct(const void* fn, const raw_buffer* const* buffers, std::index_sequence<Is...>) {
+  return (*static_cast<const Fn*>(fn))(buffer_arg<std::tuple_element_t<Is, ArgsTuple>>::get(buffers[Is])...);
+}
+template <typename Fn, typename ArgsTuple>
+index_t call_direct(const void* fn, const raw_buffer* const* buffers) {
+  return call_direct<Fn, ArgsTuple>(fn, buffers, std::make_index_sequence<std::tuple_size_v<ArgsTuple>>());
+}
+
+inline const call_entry& entry_of(const func& f) { return f.entry_; }
+
 template <typename ArgsTuple, std::size_t... Is>
 void elem_sizes_of(index_t* result, std::index_sequence<Is...>) {
   ((result[Is] = buffer_arg<std::tuple_element_t<Is, ArgsTuple>>::elem_size), ...);
@@ -589,12 +615,17 @@ func func::make(Fn&& fn, std::vector<input> inputs, std::vector<output> outputs,
     if (b && elem_sizes[i] > 0 && !b->has_elem_size()) b->set_elem_size(elem_sizes[i]);
   }
   const std::size_t num_inputs = inputs.size();
-  call_stmt::callable impl = [fn = std::decay_t<Fn>(std::forward<Fn>(fn)), num_inputs](const call_stmt* op,
-                                                                                       eval_context& ctx) -> index_t {
-    return internal::call_with_buffers<std::decay_t<Fn>, args>(fn, op, ctx, num_inputs,
-                                                               std::make_index_sequence<arity>());
+  // The callable is shared by the std::function (for the tree interpreter and clients) and the
+  // direct entry point the executable form calls (call_stmt::entry), so both call the same object.
+  using callable_type = std::decay_t<Fn>;
+  auto shared = std::make_shared<const callable_type>(std::forward<Fn>(fn));
+  call_stmt::callable impl = [shared, num_inputs](const call_stmt* op, eval_context& ctx) -> index_t {
+    return internal::call_with_buffers<callable_type, args>(*shared, op, ctx, num_inputs,
+                                                            std::make_index_sequence<arity>());
   };
-  return func(std::move(impl), std::move(inputs), std::move(outputs), {}, std::move(attrs));
+  func result(std::move(impl), std::move(inputs), std::move(outputs), {}, std::move(attrs));
+  result.entry_ = {&internal::call_direct<callable_type, args>, std::move(shared)};
+  return result;
 }
 
 }  // namespace slinky

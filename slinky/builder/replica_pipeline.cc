@@ -86,6 +86,7 @@ public:
     body << "  options.no_checks = " << (options.no_checks ? "true" : "false") << ";\n";
     body << "  options.no_alias_buffers = " << (options.no_alias_buffers ? "true" : "false") << ";\n";
     body << "  options.trace = " << (options.trace ? "true" : "false") << ";\n";
+    if (options.keep_loops) body << "  options.keep_loops = true;\n";
     std::ostringstream lets_text;
     for (const auto& l : lets) lets_text << "{" << sym(l.first) << ", " << print(l.second) << "}, ";
     body << "  return ::slinky::build_pipeline(ctx, {" << list_syms(args) << "}, {" << list_buffers(inputs) << "}, {"

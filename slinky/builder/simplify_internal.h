@@ -223,8 +223,11 @@ private:
   // Symbols that were given bounds by declarations (for forgetting those that refer to a
   // redeclared symbol; given_bounds_ has the others).
   std::vector<var> bounded_;
-  // Conditions of the enclosing if_then_else true bodies.
+  // Conditions of the enclosing if_then_else true bodies, and what they imply (assume_true).
   std::vector<expr> known_true_;
+  // Adds c to known_true_, and the conditions it implies: the operands of an and, the negated
+  // operands of a negated or (simplified).
+  void assume_true(const expr& c);
   // The enclosing allocations (and clones of them) with the bounds of their dims, and the size
   // of undo_ after their declaration: a crop of one of them to bounds equal to its own, in terms
   // of symbols not declared since, does nothing (see crop_keeps_allocated).

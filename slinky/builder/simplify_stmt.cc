@@ -344,6 +344,20 @@ void simplifier::visit(const check* op) {
   set_result(condition.same_as(op->condition) ? stmt(op) : check::make(std::move(condition)));
 }
 
+void simplifier::assume_true(const expr& c) {
+  known_true_.push_back(c);
+  if (const logical_and* a = c.as<logical_and>()) {
+    assume_true(a->a);
+    assume_true(a->b);
+  } else if (const logical_not* n = c.as<logical_not>()) {
+    // A negated or, as the builder writes "no output is empty": each negated operand holds.
+    if (const logical_or* o = n->a.as<logical_or>()) {
+      assume_true(mutate(!o->a));
+      assume_true(mutate(!o->b));
+    }
+  }
+}
+
 void simplifier::visit(const if_then_else* op) {
   expr condition = mutate(op->condition);
   std::optional<bool> known;
@@ -362,9 +376,10 @@ void simplifier::visit(const if_then_else* op) {
     set_result(mutate(*known ? op->true_body : op->false_body));
     return;
   }
-  known_true_.push_back(condition);
+  const std::size_t known_size = known_true_.size();
+  assume_true(condition);
   stmt true_body = mutate(op->true_body);
-  known_true_.pop_back();
+  known_true_.resize(known_size);
   stmt false_body = mutate(op->false_body);
   if (!true_body.defined() && !false_body.defined()) {
     set_result(stmt());

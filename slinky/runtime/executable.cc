@@ -90,6 +90,63 @@ private:
 // Runs a compiled body (null: nothing to run).
 inline index_t run_body(evaluator& e, const exec_node* body) { return body ? body->run(e) : 0; }
 
+// A call, with its direct entry point (call_stmt::entry, which func::make's typed callbacks have)
+// and the symbols of its buffers, inputs then outputs: such a call gets its buffers straight from
+// the symbol values, without the std::function and the eval_context lookups of its target.
+class compiled_call {
+public:
+  const call_stmt* op;
+
+  explicit compiled_call(const call_stmt* op) : op(op) {
+    const std::size_t n = op->inputs.size() + op->outputs.size();
+    if (!op->entry.fn || n > max_inline_buffers) return;
+    fn_ = op->entry.fn;
+    callable_ = op->entry.callable.get();
+    n_ = n;
+    std::size_t i = 0;
+    for (var b : op->inputs) syms_[i++] = b.sym();
+    for (var b : op->outputs) syms_[i++] = b.sym();
+  }
+
+  __attribute__((always_inline)) index_t run(evaluator& e) const {
+    if (!fn_) return e.exec_call(op);
+    if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
+    const raw_buffer* buffers[max_inline_buffers];
+    const index_t* values = e.values;
+    if (SLINKY_LIKELY(n_ == 2)) {
+      // One input and one output: the most common call, without the loop.
+      buffers[0] = reinterpret_cast<const raw_buffer*>(values[syms_[0]]);
+      buffers[1] = reinterpret_cast<const raw_buffer*>(values[syms_[1]]);
+    } else {
+      for (std::size_t i = 0; i < n_; ++i) buffers[i] = reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
+    }
+    const index_t result = fn_(callable_, buffers);
+    // The callback cannot see the context, but it may hold a reference to it (captured): the
+    // values are read again, as after any callback.
+    e.refresh_values();
+    return SLINKY_LIKELY(result == 0) ? 0 : e.report_call_failure(op, result);
+  }
+
+private:
+  // Calls with up to this many buffers pass them in an array of fixed size on the stack (not
+  // alloca: calls run in loops); calls with more take the std::function. The symbols are kept in
+  // a fixed array beside the entry, so that the call reads no other memory to find them.
+  static constexpr std::size_t max_inline_buffers = 8;
+
+  index_t (*fn_)(const void*, const raw_buffer* const*) = nullptr;
+  const void* callable_ = nullptr;
+  std::size_t n_ = 0;
+  symbol_id syms_[max_inline_buffers] = {};
+};
+
+class call_node final : public exec_node {
+public:
+  compiled_call call;
+
+  explicit call_node(const call_stmt* op) : call(op) {}
+  index_t run(evaluator& e) const override { return call.run(e); }
+};
+
 class block_node final : public exec_node {
 public:
   std::vector<const exec_node*> stmts;
@@ -148,6 +205,11 @@ constexpr std::size_t inline_rank = 4;
 // beats the loop of copy_dims for these tiny counts.
 __attribute__((always_inline)) inline void copy_small_dims(const raw_buffer& src, dim* dims) {
   static_assert(inline_rank == 4, "one case per rank up to inline_rank");
+  // Rank 1 first: the loops of elementwise chains crop rank-1 buffers.
+  if (SLINKY_LIKELY(src.rank == 1)) {
+    dims[0] = src.dims[0];
+    return;
+  }
   switch (src.rank) {
   case 4: dims[3] = src.dims[3]; [[fallthrough]];
   case 3: dims[2] = src.dims[2]; [[fallthrough]];
@@ -183,10 +245,11 @@ public:
   std::size_t d;
   compiled_interval bounds;
   // The body: a call (the common case, run without another node), or compiled.
-  const call_stmt* call;
+  const compiled_call* call;
   const exec_node* body;
 
-  crop_dim_node(var sym, var src, int dim, const interval_expr& bounds, const call_stmt* call, const exec_node* body)
+  crop_dim_node(var sym, var src, int dim, const interval_expr& bounds, const compiled_call* call,
+                const exec_node* body)
       : sym(sym), src(src), d(static_cast<std::size_t>(dim)), bounds(bounds), call(call), body(body) {}
 
   index_t run(evaluator& e) const override {
@@ -194,7 +257,7 @@ public:
       // A negative dim converts to a huge d: no crop, like the interpreter.
       if (d < buf.rank) bounds.crop(e, buf, d);
       evaluator::scoped_value bind(e, sym, reinterpret_cast<index_t>(&buf));
-      return call ? e.exec_call(call) : run_body(e, body);
+      return call ? call->run(e) : run_body(e, body);
     });
   }
 };
@@ -243,7 +306,8 @@ public:
   struct crop_op {
     symbol_id sym;
     var src;
-    std::size_t slot;
+    // The byte offset of its slot in the frame (the slot's index times sizeof(slot), computed once).
+    std::size_t slot_offset;
     // This crop's op, and the op after its end (after itself if it runs a call).
     std::size_t begin, next;
     // The first dim cropped (a huge d if none: a negative dim converts to one too), and the
@@ -251,8 +315,10 @@ public:
     std::size_t d;
     compiled_interval bounds;
     std::vector<std::pair<std::size_t, compiled_interval>> more;
+    // !more.empty(), read without the vector's two pointers.
+    bool has_more;
     // The body if it is one call.
-    const call_stmt* call;
+    const compiled_call* call;
     // The crop with its body as compiled nodes, for a source of rank above inline_rank (a slot
     // has room for inline_rank dims).
     const exec_node* fallback;
@@ -261,7 +327,7 @@ public:
   enum class op_kind : std::uint8_t { crop, crop_call, end, call, node };
   struct op {
     op_kind kind;
-    // crop, crop_call and end: a crop_op; call: a call_stmt; node: an exec_node.
+    // crop, crop_call and end: a crop_op; call: a compiled_call; node: an exec_node.
     const void* target;
   };
 
@@ -269,6 +335,10 @@ public:
   // Pointed to by ops: a deque keeps them in place as it grows.
   std::deque<crop_op> crops;
   std::size_t depth = 0;
+
+  static slot& slot_of(slot* frame, const crop_op& c) {
+    return *reinterpret_cast<slot*>(reinterpret_cast<char*>(frame) + c.slot_offset);
+  }
 
   std::size_t frame_bytes() const { return sizeof(slot) * (depth > 0 ? depth : 1); }
 
@@ -292,14 +362,14 @@ public:
           o = first + c.next - 1;
           break;
         }
-        slot& s = frame[c.slot];
+        slot& s = slot_of(frame, c);
         s.buf.base = in->base;
         s.buf.elem_size = in->elem_size;
         s.buf.rank = in->rank;
         s.buf.dims = s.dims;
         copy_small_dims(*in, s.dims);
         if (c.d < s.buf.rank) c.bounds.crop(e, s.buf, c.d);
-        if (SLINKY_UNLIKELY(!c.more.empty())) {
+        if (SLINKY_UNLIKELY(c.has_more)) {
           for (const auto& j : c.more) {
             if (j.first < s.buf.rank) j.second.crop(e, s.buf, j.first);
           }
@@ -307,18 +377,18 @@ public:
         s.saved = e.values[c.sym];
         e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
         if (o->kind == op_kind::crop) break;
-        result = e.exec_call(c.call);
+        result = c.call->run(e);
         e.values[c.sym] = s.saved;
         if (SLINKY_UNLIKELY(result)) goto failed;
         break;
       }
       case op_kind::end: {
         const crop_op& c = *static_cast<const crop_op*>(o->target);
-        e.values[c.sym] = frame[c.slot].saved;
+        e.values[c.sym] = slot_of(frame, c).saved;
         break;
       }
       case op_kind::call:
-        result = e.exec_call(static_cast<const call_stmt*>(o->target));
+        result = static_cast<const compiled_call*>(o->target)->run(e);
         if (SLINKY_UNLIKELY(result)) goto failed;
         break;
       case op_kind::node:
@@ -334,7 +404,7 @@ public:
     for (const op* j = o + 1; j != last; ++j) {
       if (j->kind != op_kind::end) continue;
       const crop_op& c = *static_cast<const crop_op*>(j->target);
-      if (c.begin < i) e.values[c.sym] = frame[c.slot].saved;
+      if (c.begin < i) e.values[c.sym] = slot_of(frame, c).saved;
     }
     return result;
   }
@@ -455,7 +525,7 @@ private:
   const exec_node* compile_new(const stmt& s) {
     switch (s.type()) {
     case stmt_node_type::none: return nullptr;
-    case stmt_node_type::call_stmt: return leaf<call_stmt, &evaluator::exec_call>(s);
+    case stmt_node_type::call_stmt: return add(std::make_unique<call_node>(s.as<call_stmt>()));
     case stmt_node_type::copy_stmt: return leaf<copy_stmt, &evaluator::exec_copy>(s);
     case stmt_node_type::check: return leaf<check, &evaluator::exec_check>(s);
     case stmt_node_type::let_stmt: {
@@ -524,7 +594,7 @@ private:
     case stmt_node_type::block:
       for (const stmt& i : s.as<block>()->stmts) flatten(fb, i, depth);
       return;
-    case stmt_node_type::call_stmt: fb.ops.push_back({flat_body::op_kind::call, s.as<call_stmt>()}); return;
+    case stmt_node_type::call_stmt: fb.ops.push_back({flat_body::op_kind::call, call_of(s)}); return;
     case stmt_node_type::crop_dim: {
       const crop_dim* op = s.as<crop_dim>();
       flatten_crop(fb, s, op->sym, op->src, {{static_cast<std::size_t>(op->dim), op->bounds}}, op->body, depth);
@@ -553,13 +623,14 @@ private:
     flat_body::crop_op& c = fb.crops.emplace_back(
         flat_body::crop_op{sym.sym(),
                            src,
-                           depth,
+                           depth * sizeof(flat_body::slot),
                            fb.ops.size(),
                            0,
                            dims.empty() ? std::numeric_limits<std::size_t>::max() : dims.front().first,
                            compiled_interval(dims.empty() ? interval_expr() : dims.front().second),
                            {},
-                           body.as<call_stmt>(),
+                           dims.size() > 1,
+                           body.as<call_stmt>() ? call_of(body) : nullptr,
                            fallback});
     for (std::size_t i = 1; i < dims.size(); ++i) c.more.emplace_back(dims[i].first, compiled_interval(dims[i].second));
     fb.depth = std::max(fb.depth, depth + 1);
@@ -574,9 +645,11 @@ private:
   }
 
   const exec_node* crop_one_dim(var sym, var src, int dim, const interval_expr& bounds, const stmt& body) {
-    const call_stmt* call = body.as<call_stmt>();
+    const compiled_call* call = body.as<call_stmt>() ? call_of(body) : nullptr;
     return add(std::make_unique<crop_dim_node>(sym, src, dim, bounds, call, call ? nullptr : compile(body)));
   }
+  // The compiled form of a call statement (compiled once, like any statement).
+  const compiled_call* call_of(const stmt& s) { return &static_cast<const call_node*>(compile(s))->call; }
   const exec_node* add(std::unique_ptr<exec_node> node) {
     exe_.nodes_.push_back(std::move(node));
     return exe_.nodes_.back().get();

@@ -90,7 +90,7 @@ void node_mutator::visit(const call* op) {
 void node_mutator::visit(const call_stmt* op) {
   std::vector<expr> scalars = mutate(op->scalars);
   if (unchanged(scalars, op->scalars)) return set_result(op);
-  set_result(call_stmt::make(op->target, op->inputs, op->outputs, std::move(scalars), op->attrs));
+  set_result(call_stmt::make(op->target, op->inputs, op->outputs, std::move(scalars), op->attrs, op->entry));
 }
 void node_mutator::visit(const copy_stmt* op) {
   std::vector<expr> src_x = mutate(op->src_x);

@@ -19,12 +19,18 @@ const char* to_string(memory_type m) {
 
 stmt call_stmt::make(callable target, symbol_list inputs, symbol_list outputs, std::vector<expr> scalars,
                      attributes attrs) {
+  return make(std::move(target), std::move(inputs), std::move(outputs), std::move(scalars), std::move(attrs), {});
+}
+
+stmt call_stmt::make(callable target, symbol_list inputs, symbol_list outputs, std::vector<expr> scalars,
+                     attributes attrs, internal::call_entry entry) {
   auto* n = new call_stmt();
   n->target = std::move(target);
   n->inputs = std::move(inputs);
   n->outputs = std::move(outputs);
   n->scalars = std::move(scalars);
   n->attrs = std::move(attrs);
+  n->entry = std::move(entry);
   return stmt(n);
 }
 

@@ -9,6 +9,7 @@
 #include <climits>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,26 @@ struct call_attributes {
   std::string name;
 };
 
+/// \cond
+namespace internal {
+
+// An entry point of a callback that takes the call's buffers directly, inputs then outputs:
+// fn(callable.get(), buffers) does what the call_stmt's `target` does with the buffers bound to
+// its inputs and outputs. func::make's typed wrappers have one beside their std::function (which
+// stays, for the tree interpreter and for clients), so that the executable form calls them
+// without the std::function's hop and without looking the buffers up in the eval_context (such a
+// callback never sees the context). A call_stmt a client makes by hand has none.
+struct call_entry {
+  index_t (*fn)(const void* callable, const raw_buffer* const* buffers) = nullptr;
+  // What fn calls, kept alive with every call_stmt that has this entry.
+  std::shared_ptr<const void> callable;
+
+  bool defined() const { return fn != nullptr; }
+};
+
+}  // namespace internal
+/// \endcond
+
 /// Calls a user callback with the buffers bound to `inputs` and `outputs`. A non-zero result
 /// stops the program (eval_config::call_failed is called) and is returned by evaluate. `scalars`
 /// are expressions the callback may evaluate (evaluate(op->scalars[i], ctx)); they count as uses
@@ -180,10 +201,15 @@ public:
   std::vector<expr> scalars;
   /// The attributes.
   attributes attrs;
+  /// Not part of the API: the callback's direct entry point, if it has one (internal::call_entry).
+  internal::call_entry entry;
 
   /// The call node.
   static stmt make(callable target, symbol_list inputs, symbol_list outputs, std::vector<expr> scalars,
                    attributes attrs);
+  /// The call node with a direct entry point that does what target does (internal::call_entry).
+  static stmt make(callable target, symbol_list inputs, symbol_list outputs, std::vector<expr> scalars,
+                   attributes attrs, internal::call_entry entry);
 };
 
 /// Copies src to dst: for each coordinate dst_x of dst, the value is src at src_x (expressions

@@ -79,7 +79,8 @@ void substitutor::visit(const call_stmt* op) {
   for (var& i : outputs) i = visit_symbol(i);
   std::vector<expr> scalars = mutate(op->scalars);
   if (unchanged(inputs, op->inputs, outputs, op->outputs, scalars, op->scalars)) return set_result(op);
-  set_result(call_stmt::make(op->target, std::move(inputs), std::move(outputs), std::move(scalars), op->attrs));
+  set_result(
+      call_stmt::make(op->target, std::move(inputs), std::move(outputs), std::move(scalars), op->attrs, op->entry));
 }
 
 void substitutor::visit(const copy_stmt* op) {

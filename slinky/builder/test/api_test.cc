@@ -593,7 +593,11 @@ TEST(api, output_indexed_by_fewer_variables_than_its_rank) {
     } else {
       f.loops({{x, 2}});
     }
-    pipeline p = build_pipeline(ctx, {in}, {out});
+    // keep_loops: f alone in its loop would run as one call (docs/builder.md, "Loops that need not
+    // exist"); the loop is kept so that each of its 3 iterations shows its pair.
+    build_options options;
+    options.keep_loops = true;
+    pipeline p = build_pipeline(ctx, {in}, {out}, options);
     buffer<int, 1> in_buf({5});
     in_buf.allocate();
     fill_iota(in_buf);
@@ -624,7 +628,10 @@ TEST(api, lets_are_bound_after_the_lets_they_use) {
       },
       {{in, {point(x)}}}, {{out, {x}}});
   f.loops({{x, step}});
-  pipeline p = build_pipeline(ctx, {}, {in}, {out}, {{step, split * 1}, {split, 3}});
+  // keep_loops: f alone in its loop would run as one call; the loop shows the step it was given.
+  build_options options;
+  options.keep_loops = true;
+  pipeline p = build_pipeline(ctx, {}, {in}, {out}, {{step, split * 1}, {split, 3}}, options);
   buffer<int, 1> in_buf({7});
   in_buf.allocate();
   fill_iota(in_buf);

@@ -37,7 +37,8 @@ struct broadcast_output_pipeline {
         },
         {{in, {point(x)}}}, {{out, {x, y}}}, {.name = "f"});
     if (loop_y) f.loops({{y, 1}});
-    p = build_pipeline(ctx, {in}, {out});
+    // The loop is kept (it would run as one call): its crops of the stride-0 dim are what is tested.
+    p = build_pipeline(ctx, {in}, {out}, {.keep_loops = true});
   }
 };
 
@@ -149,7 +150,12 @@ TEST(buffer_semantics, copy_into_a_broadcast_dim_reads_its_declared_bounds) {
         },
         {{intm, {point(x), point(y)}}}, {{out, {x, y}}}, {.name = "g"});
     if (loop_y) g.loops({{y, 2}});
-    pipeline p = build_pipeline(ctx, {in}, {out});
+    // keep_loops: g alone in its loop (the copy is computed once, outside it) would run as one
+    // call (docs/builder.md, "Loops that need not exist"); the loop is kept so that each of its
+    // iterations reads the declared row.
+    build_options options;
+    options.keep_loops = true;
+    pipeline p = build_pipeline(ctx, {in}, {out}, options);
 
     const index_t w = 5, h = 7;
     buffer<int, 2> in_buf({w, 1});
@@ -288,7 +294,8 @@ TEST(buffer_semantics, null_rank0_constant_is_an_absent_input) {
         },
         {{bias, {}}, {in, {point(x)}}}, {{out, {x}}}, {.name = "f"});
     f.loops({{x, 2}});
-    pipeline p = build_pipeline(ctx, {in}, {out});
+    // The loop is kept (it would run as one call), so that the absent input reaches every call.
+    pipeline p = build_pipeline(ctx, {in}, {out}, {.keep_loops = true});
 
     buffer<int, 1> in_buf({4});
     in_buf.allocate();

@@ -14,6 +14,7 @@
 #include "slinky/runtime/evaluate.h"
 #include "slinky/runtime/executable.h"
 #include "slinky/runtime/expr.h"
+#include "slinky/runtime/node_mutator.h"
 #include "slinky/runtime/pipeline.h"
 #include "slinky/runtime/print.h"
 #include "slinky/runtime/stmt.h"
@@ -330,6 +331,74 @@ TEST(executable, callbacks_that_grow_the_context) {
         crop_dim::make(t, out, 1, point(y),
                        let_stmt::make(x, grown + y, crop_dim::make(v, t, 0, bounds(x, expr(x) + 1), growing))));
   });
+}
+
+// A call with a direct entry point (call_stmt::entry, which func::make's typed callbacks get): the
+// executable form calls the entry with the call's buffers, inputs then outputs, and not the
+// std::function, which the interpreter calls; both write the same outputs. A call with more
+// buffers than the executable passes directly, and a call made without an entry, take the
+// std::function in both forms. Mutators keep the entry.
+struct entry_counts {
+  int target = 0, direct = 0;
+};
+// out = in + 1 over out's crop, from the buffers alone.
+index_t add_one(const raw_buffer* a, const raw_buffer* b) {
+  for (index_t i = b->dim(0).min(); i <= b->dim(0).max(); ++i) {
+    *static_cast<int*>(b->address_at(i)) = *static_cast<const int*>(a->address_at(i)) + 1;
+  }
+  return 0;
+}
+index_t add_one_direct(const void* counts, const raw_buffer* const* buffers) {
+  ++static_cast<entry_counts*>(const_cast<void*>(counts))->direct;
+  return add_one(buffers[0], buffers[1]);
+}
+stmt add_one_call(entry_counts& counts, bool with_entry, var a, var b, std::size_t extra_inputs = 0) {
+  call_stmt::callable target = [&counts](const call_stmt* op, eval_context& c) -> index_t {
+    ++counts.target;
+    return add_one(c.lookup_buffer(op->inputs[0]), c.lookup_buffer(op->outputs[0]));
+  };
+  internal::call_entry entry;
+  if (with_entry) entry = {&add_one_direct, std::shared_ptr<const void>(&counts, [](const void*) {})};
+  // Extra inputs (the same buffer again) after the first: the entry would see them before out.
+  call_stmt::symbol_list inputs(1 + extra_inputs, a);
+  return call_stmt::make(std::move(target), std::move(inputs), {b}, {}, {.name = "add_one"}, std::move(entry));
+}
+
+TEST(executable, calls_with_a_direct_entry) {
+  for (std::size_t extra_inputs : {0, 8}) {
+    for (bool with_entry : {false, true}) {
+      for (int mode = 0; mode < 2; ++mode) {
+        entry_counts counts;
+        // The loop's body is flattened (a crop whose body is the call, and a call); outside it, a
+        // call node.
+        stmt body = crop_dim::make(t, out, 0, point(x), add_one_call(counts, with_entry, in, t, extra_inputs));
+        stmt program = block::make({
+            loop::make(x, loop::serial, bounds(0, 4), 1, body),
+            add_one_call(counts, with_entry, in, t2, extra_inputs),
+        });
+        // substitute goes through the substitutor; a renamed call keeps its entry.
+        program = substitute(program, t2, v);
+        buffer<int, 1> input({5}), output({5}), whole({5});
+        input.allocate();
+        output.allocate();
+        whole.allocate();
+        for (index_t i = 0; i < 5; ++i) input(i) = static_cast<int>(i * 10);
+        eval_context c;
+        c[in] = reinterpret_cast<index_t>(static_cast<const raw_buffer*>(&input));
+        c[out] = reinterpret_cast<index_t>(static_cast<const raw_buffer*>(&output));
+        c[v] = reinterpret_cast<index_t>(static_cast<const raw_buffer*>(&whole));
+        c.reserve(symbol_count(program));
+        ASSERT_EQ(mode == 0 ? evaluate(program, c) : internal::executable(program).run(c), 0);
+        for (index_t i = 0; i < 5; ++i) {
+          EXPECT_EQ(output(i), i * 10 + 1);
+          EXPECT_EQ(whole(i), i * 10 + 1);
+        }
+        const bool direct = mode == 1 && with_entry && extra_inputs == 0;
+        EXPECT_EQ(counts.direct, direct ? 6 : 0) << mode << with_entry << extra_inputs;
+        EXPECT_EQ(counts.target, direct ? 0 : 6) << mode << with_entry << extra_inputs;
+      }
+    }
+  }
 }
 
 // A pipeline carries its executable form but stays an aggregate: clients make pipelines by hand
