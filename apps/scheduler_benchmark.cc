@@ -14,6 +14,9 @@
 //                            [--sweep]       (the stencil chains with hand strips of 1 to 64 rows,
 //                                             every power of two: the curve of time against step
 //                                             that docs/scheduler.md quotes; slower)
+//                            [--schedules]   (only prints the automatic schedule of every pipeline
+//                                             for a few fixed machine descriptions, without timing:
+//                                             output to diff when the scheduler is changed)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -620,6 +623,76 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
               rows.size(), g, pass_or_miss(g > 1), targets - misses, targets);
 }
 
+// Fixed machine descriptions for --schedules (machine::host() calibrates its call overhead, which
+// varies from run to run): the development machine's, the defaults, and smaller and larger caches
+// with other call overheads and thread counts. `threads` applies to the parallel pipelines.
+std::vector<std::pair<std::string, machine>> fixed_machines() {
+  std::vector<std::pair<std::string, machine>> r;
+  machine dev;
+  dev.l1_bytes = 48 << 10;
+  dev.l2_bytes = 1 << 20;
+  dev.l3_bytes = 8 << 20;
+  dev.l1_buffers = 6;
+  dev.call_overhead_ns = 11;
+  dev.threads = 2;
+  r.emplace_back("development machine, 2 threads", dev);
+  machine defaults;
+  defaults.threads = 2;
+  r.emplace_back("defaults, 2 threads", defaults);
+  machine small;
+  small.l1_bytes = 16 << 10;
+  small.l2_bytes = 256 << 10;
+  small.l3_bytes = 2 << 20;
+  small.call_overhead_ns = 5;
+  small.threads = 4;
+  r.emplace_back("small caches, 4 threads, 5 ns per call", small);
+  machine large = dev;
+  large.l2_bytes = 2 << 20;
+  large.l3_bytes = 32 << 20;
+  large.call_overhead_ns = 40;
+  large.threads = 8;
+  r.emplace_back("large caches, 8 threads, 40 ns per call", large);
+  return r;
+}
+
+// Prints w's automatic schedule for each fixed machine (and, on the development machine, cache
+// fractions of 0.25 and 1).
+void print_schedules(const workload& w) {
+  std::printf("### %s\n\n", w.name.c_str());
+  for (const auto& [name, fixed] : fixed_machines()) {
+    machine m = fixed;
+    if (!w.parallel) m.threads = 1;
+    for (double fraction : {0.5, 0.25, 1.0}) {
+      if (fraction != 0.5 && name != fixed_machines()[0].first) continue;
+      node_context ctx;
+      const graph g = w.make_graph(ctx);
+      schedule_shapes shapes;
+      for (std::size_t i = 0; i < w.inputs.size(); ++i) shapes.add(g.inputs[i], *w.inputs[i]);
+      for (std::size_t i = 0; i < w.outputs.size(); ++i) shapes.add(g.outputs[i], *w.outputs[i]);
+      schedule_options o;
+      o.cache_fraction = fraction;
+      const schedule_report r = schedule(g.inputs, g.outputs, shapes, m, o);
+      std::printf("%s, cache fraction %g:\n```\n%s```\n\n", name.c_str(), fraction, r.to_string(&ctx).c_str());
+    }
+  }
+}
+
+// The schedules of elementwise chains of n funcs (the scheduling time's graphs) for the fixed
+// machines.
+void print_chain_schedules(int n) {
+  std::printf("### elementwise chain of %d funcs\n\n", n);
+  for (const auto& [name, fixed] : fixed_machines()) {
+    node_context ctx;
+    const graph g = workloads::elementwise_chain(ctx, n);
+    schedule_shapes shapes;
+    shapes.add(g.inputs[0], {1 << 24}).add(g.outputs[0], {1 << 24});
+    machine m = fixed;
+    m.threads = 1;
+    const schedule_report r = schedule(g.inputs, g.outputs, shapes, m);
+    std::printf("%s:\n```\n%s```\n\n", name.c_str(), r.to_string(&ctx).c_str());
+  }
+}
+
 }  // namespace
 
 // The just-in-time entry on stencil chains of `size` x `size` floats: the time the first
@@ -674,6 +747,23 @@ int main(int argc, char** argv) {
   const int reps = std::stoi(arg(argc, argv, "--reps", quick ? "3" : "9"));
   if (has_flag(argc, argv, "--jit-only")) {
     jit_table(quick ? 512 : 1024, reps, cpu_time);
+    return 0;
+  }
+  if (has_flag(argc, argv, "--schedules")) {
+    const std::string only = arg(argc, argv, "--only", "");
+    const add_fn print = [&](const workload& w) {
+      if (only.empty() || w.name.find(only) != std::string::npos) print_schedules(w);
+    };
+    elementwise_rows(quick, false, print);
+    stencil_rows(quick, false, false, print);
+    matmul_and_copy_rows(quick, print);
+    ml_rows(quick, print);
+    elementwise_rows(quick, true, print);
+    stencil_rows(quick, true, false, print);
+    reduction_row(quick, print);
+    if (only.empty()) {
+      for (int n : {100, 1000}) print_chain_schedules(n);
+    }
     return 0;
   }
   print_machine("The automatic scheduler: auto vs the best hand schedule, no schedule and the one-pass heuristic");

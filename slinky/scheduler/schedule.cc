@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <iostream>
 #include <iterator>
 #include <sstream>
 #include <unordered_map>
@@ -473,6 +475,19 @@ schedule_report schedule(const std::vector<buffer_expr_ptr>& inputs, const std::
         break;
       }
       budget -= size;
+    }
+  }
+  // With SLINKY_PRINT_SCHEDULE set, every schedule's report goes to stderr (as SLINKY_PRINT_PASSES
+  // prints build_pipeline's passes): a refactoring of the scheduler diffs these over the tests and
+  // benchmarks to show that it leaves every schedule as it was.
+  static const bool print = std::getenv("SLINKY_PRINT_SCHEDULE") != nullptr;
+  if (print) {
+    std::cerr << "// schedule\n" << report.to_string();
+    // The estimates to the last bit (the report rounds them to microseconds).
+    for (const schedule_report::loop_decision& l : report.loops) {
+      char buf[96];
+      std::snprintf(buf, sizeof(buf), "// estimates (ns): %a, %a\n", l.cost_ns, l.unscheduled_cost_ns);
+      std::cerr << buf;
     }
   }
   return report;
