@@ -143,7 +143,8 @@ struct measured {
 struct row {
   std::string pipeline;
   bool parallel = false, large = false;
-  measured none, hand, heuristic, automatic;
+  // lean_hand: the hand schedule with the smallest peak within 5% of the fastest (hand).
+  measured none, hand, lean_hand, heuristic, automatic;
   // No schedule with the default allocation (no hooks: malloc and free per evaluation, large
   // blocks as fresh pages), what a client gets by default.
   double none_default_ms = 0;
@@ -246,6 +247,12 @@ row measure(const workload& w, const options& opt) {
   for (std::size_t i = 1; i < heuristic; ++i) {
     if (t[i] < t[best_hand]) best_hand = i;
   }
+  // The memory target's reference: the hand schedule with the smallest peak among those within 5%
+  // of the fastest (a schedule as fast as the best with less memory is what auto must match).
+  std::size_t lean_hand = best_hand;
+  for (std::size_t i = 1; i < heuristic; ++i) {
+    if (t[i] <= 1.05 * t[best_hand] && memory[i]->peak < memory[lean_hand]->peak) lean_hand = i;
+  }
   auto get = [&](std::size_t i) { return measured{v[i]->description, t[i] * 1e3, memory[i]->peak, v[i]->schedule_us}; };
   row r;
   r.pipeline = w.name;
@@ -254,6 +261,7 @@ row measure(const workload& w, const options& opt) {
   r.none_default_ms = t[v.size()] * 1e3;
   r.large = r.none.peak >= opt.large_bytes;
   r.hand = get(best_hand);
+  r.lean_hand = get(lean_hand);
   r.heuristic = get(heuristic);
   r.automatic = get(automatic);
   return r;
@@ -522,6 +530,8 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
            "best hand schedule",
            "ms",
            "KiB",
+           "smallest hand within 5%",
+           "KiB",
            "one-pass heuristic",
            "ms",
            "KiB",
@@ -534,7 +544,7 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
            "auto / heuristic",
            ">= 0.9 of hand",
            ">= 2x none (large)",
-           "memory <= 2x hand",
+           "memory <= 2x lean hand",
            "auto / none, default allocation"});
   csv_writer csv(argc, argv,
                  {"pipeline",
@@ -545,6 +555,8 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
                   "hand_schedule",
                   "hand_time_ms",
                   "hand_peak_intermediate_bytes",
+                  "lean_hand_schedule",
+                  "lean_hand_peak_intermediate_bytes",
                   "heuristic_schedule",
                   "heuristic_time_ms",
                   "heuristic_peak_intermediate_bytes",
@@ -567,7 +579,7 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
     vs_heuristic.push_back(vs_heur);
     const std::string hand_target = pass_or_miss(vs_hand >= 0.9);
     const std::string none_target = r.large ? pass_or_miss(vs_none >= 2) : "n/a";
-    const std::string memory_target = pass_or_miss(r.automatic.peak <= 2 * r.hand.peak);
+    const std::string memory_target = pass_or_miss(r.automatic.peak <= 2 * r.lean_hand.peak);
     for (const std::string& s : {hand_target, none_target, memory_target}) {
       targets += s != "n/a";
       misses += s == "MISS";
@@ -579,6 +591,8 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
            r.hand.description,
            fmt(r.hand.ms, 2),
            kib(r.hand.peak),
+           r.lean_hand.description,
+           kib(r.lean_hand.peak),
            r.heuristic.description,
            fmt(r.heuristic.ms, 2),
            kib(r.heuristic.peak),
@@ -601,6 +615,8 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
              r.hand.description,
              r.hand.ms,
              static_cast<long long>(r.hand.peak),
+             r.lean_hand.description,
+             static_cast<long long>(r.lean_hand.peak),
              r.heuristic.description,
              r.heuristic.ms,
              static_cast<long long>(r.heuristic.peak),
@@ -794,7 +810,8 @@ int main(int argc, char** argv) {
       "- auto: schedule() with machine::host() (threads = 1 for the serial pipelines).\n"
       "- targets: auto >= 0.9 of the best hand schedule's throughput; >= 2x no schedule where no schedule's\n"
       "  intermediates peak at >= %lld MiB (large buffers: they do not stay in cache); auto's peak\n"
-      "  intermediates <= 2x the best hand schedule's. Suite: auto beats the heuristic (geometric mean > 1).\n"
+      "  intermediates <= 2x those of the smallest hand schedule within 5%% of the fastest (lean hand). Suite:\n"
+      "  auto beats the heuristic (geometric mean > 1).\n"
       "  The 2x target is judged against no schedule with its memory reused (the stricter); the last column\n"
       "  compares with no schedule under the default allocation (malloc and free per evaluation, large blocks\n"
       "  as fresh pages: what a client gets by default), timed in the same rounds.\n\n",
