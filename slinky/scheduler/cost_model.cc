@@ -17,6 +17,14 @@ double loop_counts::moving_bytes(double step, int workers) const {
          output_chunk(step, S);
 }
 
+double loop_counts::memory_bytes(double step, int workers) const {
+  const double S = probe_step;
+  const double folds = fold(step, S) + (workers - 1) * sliding_shift_bytes(step, S);
+  // The workers of a data-parallel loop each have their own windows.
+  const double copies = workers > 1 && sliding == 0 ? workers : 1;
+  return copies * folds + root_bytes;
+}
+
 namespace {
 
 // The machine description the cost model can use: a client fills it in by hand, and zeros,
@@ -116,6 +124,7 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
   };
   // The first level holding the working set.
   loop_estimate e;
+  e.memory = c.memory_bytes(st, workers);
   e.working_set = moving + c.invariant_bytes;
   for (int l = 0; l < memory_level && e.level == memory_level; ++l) {
     if (capacity(l) > 0 && seen_by(l) <= budget(l)) {

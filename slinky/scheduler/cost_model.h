@@ -119,6 +119,8 @@ struct loop_counts {
   int buffers = 0;
   // The funcs in the loop that slide (a parallel loop over them is pipelined).
   int sliding = 0;
+  // The bytes of the intermediates computed at the root, allocated whole on every evaluation.
+  double root_bytes = 0;
 
   // One iteration's working set without the windows read whole, with `workers` iterations in
   // flight: the folds (and the extra shifts of the sliding funcs), the moving external windows,
@@ -126,6 +128,11 @@ struct loop_counts {
   double moving_bytes(double step, int workers) const;
   // The windows read whole as a working set fitted to `budget` counts them: where they fit alone.
   double invariant_within(double budget) const { return invariant_bytes <= budget ? invariant_bytes : 0; }
+  // The intermediates' memory with this loop, in bytes: the folds of those in the loop (with
+  // `workers` iterations in flight, the extra shifts of the sliding ones, or a copy per worker
+  // where none slides) and the whole regions of those at the root. (All counted at once: an
+  // upper bound of the peak, the same for every step but for the folds.)
+  double memory_bytes(double step, int workers) const;
 };
 
 // The parts of a loop's estimate that do not depend on the workers, priced once per analysis
@@ -143,6 +150,8 @@ struct loop_estimate {
   // working sets of all the workers of a data-parallel loop).
   double working_set = 0;
   int level = memory_level;
+  // The intermediates' memory (loop_counts::memory_bytes), in bytes.
+  double memory = 0;
 };
 
 // Counts to nanoseconds, for one machine description and the part of each cache level a working

@@ -222,6 +222,7 @@ void analysis_pass::account_root(int i, place_reason why) {
   int root_consumers = 0;
   for (int c : n.consumers) root_consumers += plan.in_loop[c] ? 0 : 1;
   plan.counts.roots.push_back({&n.at_root, root_consumers});
+  if (n.at_root.allocated) plan.counts.root_bytes += n.full_bytes;
   // (An empty window at a probe is not linear in the step: not priced as an external window.)
   if (root_consumers == static_cast<int>(n.consumers.size()) || why == place_reason::unknown_region ||
       why == place_reason::empty_window) {

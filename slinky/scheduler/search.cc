@@ -54,10 +54,11 @@ struct priced {
 
 // The step to take of the n priced ones with `workers` iterations in flight; sets `cheapest` to
 // the cheapest estimate. The model's estimates are not finer than a few percent: of the steps of
-// a serial loop priced within step_cost_tolerance of the cheapest, the one with the smallest
-// working set (less memory for about the same time), the larger step on a tie. Not for a parallel
-// loop: its smaller steps cost more than the model sees (more iterations handed out, chunks of
-// 16384 of the parallel chain of 4 took 0.89-0.94 of the time of 24576's at 3% more estimated).
+// a serial loop priced within step_cost_tolerance of the cheapest, the one with the least memory,
+// then the smallest working set (more room in the caches for what the model does not see), then
+// the larger step. Not for a parallel loop: its smaller steps cost more than the model sees (more
+// iterations handed out, chunks of 16384 of the parallel chain of 4 took 0.89-0.94 of the time of
+// 24576's at 3% more estimated).
 const priced& pick(const priced* steps, int n, int workers, double& cheapest) {
   cheapest = steps[0].e.ns;
   for (int i = 1; i < n; ++i) cheapest = std::min(cheapest, steps[i].e.ns);
@@ -66,8 +67,9 @@ const priced& pick(const priced* steps, int n, int workers, double& cheapest) {
   for (int i = 0; i < n; ++i) {
     const priced& p = steps[i];
     if (p.e.ns > limit) continue;
-    if (!best || p.e.working_set < best->e.working_set ||
-        (p.e.working_set == best->e.working_set && p.step > best->step)) {
+    if (!best || p.e.memory < best->e.memory ||
+        (p.e.memory == best->e.memory &&
+         (p.e.working_set < best->e.working_set || (p.e.working_set == best->e.working_set && p.step > best->step)))) {
       best = &p;
     }
   }
