@@ -219,10 +219,15 @@ public:
   static constexpr double handoff_memory_ratio = 2;
   // The size of a page first touched in a fresh block (page_touch_ns is per page).
   static constexpr double page_bytes = 4096;
-  // The model's precision: of the steps of a serial loop priced within this fraction of the
-  // cheapest, the search takes the one with the smallest working set (less memory for about the
-  // same time, and more room in the caches for what the model does not see).
-  static constexpr double step_cost_tolerance = 0.03;
+  // Time taken as equal: of the steps of a serial loop priced within this fraction of the
+  // cheapest, the search takes the one with the least memory. The model underprices small steps
+  // (the callbacks' own cost per call and the runtime's per iteration are more than the calibrated
+  // call overhead), so the fraction is small: on the 2-core development machine
+  // (scheduler_benchmark --cpu-time, hand steps of every power of two), the elementwise chain of 8
+  // funcs in chunks of 4096, priced 1.4% above the L2 budget's 14336, took 7-11% longer than
+  // chunks of 16384; in chunks of 8192 (0.4% above) 3-4% longer; the 2-stage stencil in strips of
+  // 4 rows, priced 1.5% above 8, took 3-5% longer. At 3% both took those smaller steps.
+  static constexpr double step_cost_tolerance = 0.01;
   // A parallel loop is taken only if it is estimated at most this fraction of the serial loop's
   // time: the model does not see memory bandwidth shared by the cores.
   static constexpr double parallel_gain = 0.8;

@@ -53,12 +53,12 @@ struct priced {
 };
 
 // The step to take of the n priced ones with `workers` iterations in flight; sets `cheapest` to
-// the cheapest estimate. The model's estimates are not finer than a few percent: of the steps of
-// a serial loop priced within step_cost_tolerance of the cheapest, the one with the least memory,
-// then the smallest working set (more room in the caches for what the model does not see), then
-// the larger step. Not for a parallel loop: its smaller steps cost more than the model sees (more
-// iterations handed out, chunks of 16384 of the parallel chain of 4 took 0.89-0.94 of the time of
-// 24576's at 3% more estimated).
+// the cheapest estimate. Memory when time is equal: of the steps of a serial loop priced within
+// cost_model::step_cost_tolerance of the cheapest, the one with the least memory, then the
+// smallest working set (more room in the caches for what the model does not see), then the larger
+// step. Not for a parallel loop: its smaller steps cost more than the model sees (more iterations
+// handed out, chunks of 16384 of the parallel chain of 4 took 0.89-0.94 of the time of 24576's at
+// 3% more estimated).
 const priced& pick(const priced* steps, int n, int workers, double& cheapest) {
   cheapest = steps[0].e.ns;
   for (int i = 1; i < n; ++i) cheapest = std::min(cheapest, steps[i].e.ns);
@@ -114,6 +114,14 @@ candidate scheduler::best_step(const loop_analysis& a, int workers, index_t max_
       if (p != step) consider(aligned_step(a, p, max_step));
     }
     fits_l2 = true;
+  }
+  // A serial loop also prices the powers of two below its largest step: pick takes the one with
+  // the least memory of those priced about as fast (an elementwise chain of 8 funcs in chunks of
+  // 4096 rather than the L2 budget's 14336, at 1.7% more estimated: a quarter of the memory).
+  if (workers == 1) {
+    index_t largest = 1;
+    for (int i = 0; i < n; ++i) largest = std::max(largest, steps[i].step);
+    for (index_t p = 2; p < largest; p *= 2) consider(aligned_step(a, p, max_step));
   }
   // A parallel loop's larger steps have fewer iterations to hand to workers (and, pipelined, fewer
   // overlaps to pass between cores; data-parallel, fewer to recompute): the powers of two beyond
