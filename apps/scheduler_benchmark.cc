@@ -13,7 +13,7 @@
 //                            [--only NAME]   (the pipelines whose name contains NAME)
 //                            [--sweep]       (the stencil chains with hand strips of 1 to 64 rows,
 //                                             every power of two: the curve of time against step
-//                                             that docs/scheduler.md quotes; slower)
+//                                             that docs/scheduler_measurements.md quotes; slower)
 //                            [--schedules]   (only prints the automatic schedule of every pipeline
 //                                             for a few fixed machine descriptions, without timing:
 //                                             output to diff when the scheduler is changed)

@@ -193,7 +193,7 @@ public:
   loop_estimate loop(const loop_counts& c, index_t step, int workers) const { return loop(c, price(c), step, workers); }
 
   // The cost of starting and joining a parallel loop (enqueue, wake the workers, wait). Not
-  // measured yet (docs/scheduler.md).
+  // measured yet.
   static constexpr double fork_join_ns = 5000;
   // The share of the ideal speed-up a parallel loop reaches, pipelined or data-parallel: measured
   // alike on 2 workers once the pipelined loop's hand-offs (the overlap its iterations read from
@@ -225,8 +225,8 @@ public:
   // call overhead), so the fraction is small: on the 2-core development machine
   // (scheduler_benchmark --cpu-time, hand steps of every power of two), the elementwise chain of 8
   // funcs in chunks of 4096, priced 1.4% above the L2 budget's 14336, took 7-11% longer than
-  // chunks of 16384; in chunks of 8192 (0.4% above) 3-4% longer; the 2-stage stencil in strips of
-  // 4 rows, priced 1.5% above 8, took 3-5% longer. At 3% both took those smaller steps.
+  // chunks of 16384; in chunks of 8192 (0.4% above) 1-4% longer; the 2-stage stencil in strips of
+  // 4 rows, priced 1.5% above 8, took 4-5% longer. At 3% both took those smaller steps.
   static constexpr double step_cost_tolerance = 0.01;
   // A parallel loop is taken only if it is estimated at most this fraction of the serial loop's
   // time: the model does not see memory bandwidth shared by the cores.
