@@ -172,18 +172,29 @@ bounds_inference::bounds_inference(const graph& g)
         }
         needed[bi] = needed[bi] & lift(actual, chain, b.store, view::actual);
       }
+      // Trailing dims no variable indexes (a call may leave them out) are computed whole: the
+      // producer writes all the buffer holds there, which is what its consumers read.
+      if (needed[bi].size() < b.buffer->rank()) {
+        const box_expr read = consumers_need(static_cast<int>(bi));
+        for (std::size_t d = needed[bi].size(); d < read.size(); ++d) needed[bi].push_back(read[d]);
+      }
       for (interval_expr& i : needed[bi]) i = simplify(i);
       folds[bi] = fold_factors(static_cast<int>(bi));
       continue;
     }
-    box_expr need(b.buffer->rank(), interval_expr::none());
-    for (int c : b.consumers) {
-      box_expr c_need = lift(need_at_call(c, bi, view::full), g.funcs[c].call_chain, loop_level(), view::full);
-      need = need | guard_need(std::move(c_need), c, readers_reach[bi]);
-    }
-    for (interval_expr& i : need) i = simplify(i);
-    needed[bi] = std::move(need);
+    needed[bi] = consumers_need(static_cast<int>(bi));
   }
+}
+
+box_expr bounds_inference::consumers_need(int bi) const {
+  const buffer_node& b = g_.buffers[bi];
+  box_expr need(b.buffer->rank(), interval_expr::none());
+  for (int c : b.consumers) {
+    box_expr c_need = lift(need_at_call(c, bi, view::full), g_.funcs[c].call_chain, loop_level(), view::full);
+    need = need | guard_need(std::move(c_need), c, readers_reach[bi]);
+  }
+  for (interval_expr& i : need) i = simplify(i);
+  return need;
 }
 
 void bounds_inference::find_reach() {
@@ -323,6 +334,19 @@ box_expr bounds_inference::output_region(int buffer) const {
   return box_expr();
 }
 
+namespace {
+
+// True if v indexes an output of f other than o.
+bool indexes_another_output(const func& f, const func::output& o, var v) {
+  for (const func::output& other : f.outputs()) {
+    if (&other == &o) continue;
+    if (std::find(other.dims.begin(), other.dims.end(), v) != other.dims.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view which) const {
   const func_node& fn = g_.funcs[fi];
   std::vector<interval_expr> region(funcs[fi].vars.size(), interval_expr::none());
@@ -338,15 +362,21 @@ std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view whi
         }
         continue;
       }
-      // Of a func with several outputs, an empty output contributes nothing: the bounds of an
-      // empty buffer can be anywhere, and the hull with them would make the func compute (and
-      // read) more than its other outputs need. (Only here: the selects hide a window's
-      // structure from sliding and folding.)
+      // Of a func with several outputs, an empty output contributes nothing to a variable that
+      // indexes another output too: the bounds of an empty buffer can be anywhere, and the hull
+      // with them would make the func compute (and read) more than its other outputs need. (Only
+      // here: the selects hide a window's structure from sliding and folding.) A variable only
+      // this output has (a reduction's dummy output has its own) takes the bounds as they are.
       const expr empty = all_empty({bi});
       for (std::size_t d = 0; d < o.dims.size(); ++d) {
         const interval_expr bounds = buffer_bounds(sym, static_cast<index_t>(d));
-        region[index_of_var(fi, o.dims[d])] |= interval_expr(select(empty, positive_infinity(), bounds.min),
-                                                             select(empty, negative_infinity(), bounds.max));
+        interval_expr& r = region[index_of_var(fi, o.dims[d])];
+        if (!indexes_another_output(*fn.f, o, o.dims[d])) {
+          r |= bounds;
+          continue;
+        }
+        r |= interval_expr(select(empty, positive_infinity(), bounds.min),
+                           select(empty, negative_infinity(), bounds.max));
       }
       continue;
     }

@@ -101,6 +101,9 @@ public:
   box_expr output_region(int buffer) const;
   // The region of a buffer that func fi needs at its call (input crops applied).
   box_expr need_at_call(int fi, int buffer, view which) const;
+  // The union of what buffer's consumers read, over all their loops (the region needed of a
+  // pipeline input or constant).
+  box_expr consumers_need(int buffer) const;
 
   // Whether what the consumers of an intermediate buffer need of it in an iteration of loop l
   // (around its producer) overlaps what they need in the previous iteration, in the full view

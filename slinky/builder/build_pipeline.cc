@@ -22,6 +22,7 @@
 #include "slinky/builder/pipeline.h"
 #include "slinky/builder/simplify.h"
 #include "slinky/builder/trace.h"
+#include "slinky/runtime/depends_on.h"
 #include "slinky/runtime/print.h"
 
 namespace slinky {
@@ -67,6 +68,31 @@ public:
     }
   }
 };
+
+// The client's lets ordered so that each comes after the lets its value uses, otherwise as given:
+// a let is bound in order, and a client may give one whose value names a let it defines later (a
+// host that updates an earlier let to a later one's value). Lets in a cycle keep their order.
+std::vector<std::pair<var, expr>> in_dependency_order(std::vector<std::pair<var, expr>> lets) {
+  const std::size_t n = lets.size();
+  std::vector<std::vector<std::size_t>> uses(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i != j && depends_on(lets[i].second, lets[j].first).any()) uses[i].push_back(j);
+    }
+  }
+  std::vector<std::pair<var, expr>> result;
+  result.reserve(n);
+  std::vector<int> state(n, 0);  // 1 while its dependencies are placed, 2 when placed.
+  std::function<void(std::size_t)> place = [&](std::size_t i) {
+    if (state[i] != 0) return;
+    state[i] = 1;
+    for (std::size_t j : uses[i]) place(j);
+    state[i] = 2;
+    result.push_back(std::move(lets[i]));
+  };
+  for (std::size_t i = 0; i < n; ++i) place(i);
+  return result;
+}
 
 // Passes 1 to 4: the graph, where everything runs and lives, the regions, the aliases; then
 // rest(graph, bounds, aliases), unless misuse was reported to a builder_errors (rest is not called).
@@ -138,7 +164,7 @@ pipeline finish(node_context& ctx, std::vector<var> args, const std::vector<buff
   // The symbols naming whether each output is empty (graph's empty_sym), around all of it.
   std::vector<std::pair<var, expr>> empty = g.empty_lets(body);
   if (!empty.empty()) body = let_stmt::make(std::move(empty), body);
-  body = let_stmt::make(std::move(lets), body);
+  body = let_stmt::make(in_dependency_order(std::move(lets)), body);
 
   // 8. Tracing, last, so that it brackets exactly the loops and calls that run.
   if (options.trace) {

@@ -113,7 +113,10 @@ class graph_builder {
       }
     }
     for (const func::output& o : f->outputs()) {
-      if (o.dims.size() != o.buffer->rank()) {
+      // A call may index an output by fewer variables than its rank: the trailing dims without a
+      // variable are computed whole (not cropped), as a min-max reduction writes its pair.
+      const bool fewer_allowed = !f->is_copy();
+      if (o.dims.size() > o.buffer->rank() || (o.dims.size() < o.buffer->rank() && !fewer_allowed)) {
         return fail("func " + name(f) + ": output " + name(o.buffer) + " is indexed by " +
                     std::to_string(o.dims.size()) + " variables, but has rank " + std::to_string(o.buffer->rank()));
       }

@@ -513,11 +513,12 @@ inline void init_dims(evaluator& e, const std::vector<dim_expr>& src, dim* dims)
 }
 
 // The rank of a buffer made by allocate, make_buffer or transpose: its dims less the trailing
-// broadcasts ([0, 0], stride 0), which dim(d >= rank) gives anyway (the original slinky drops
-// them too, so callbacks see the lower rank). A trailing stride-0 dim that carries a positive
-// fold factor is kept: clients pass data in such fold factors (docs/runtime.md).
+// dim::broadcast() ({0, 0, 0, 0}), which dim(d >= rank) gives anyway (the original slinky drops
+// them too, so callbacks see the lower rank). A trailing stride-0 dim with any other fold factor
+// is kept: clients pass data in fold factors (a reduction's dummy dims of extent 1 are [0, 0],
+// stride 0, fold dim::unfolded, and their callbacks read that fold factor).
 inline std::size_t rank_without_trailing_broadcasts(const dim* dims, std::size_t rank) {
-  while (rank > 0 && dims[rank - 1].is_broadcast() && dims[rank - 1].fold_factor() <= 0) --rank;
+  while (rank > 0 && dims[rank - 1].is_broadcast() && dims[rank - 1].fold_factor() == 0) --rank;
   return rank;
 }
 
@@ -527,8 +528,11 @@ inline void copy_dims(const raw_buffer& src, dim* dims) {
 }
 
 // Crops dimension d of buf to [min, max] like raw_buffer::crop (inlined: this is the hottest
-// path of the interpreter), and then, if a folded dimension no longer wraps around its fold,
-// rewrites it as an unfolded one with the same addresses, so callbacks see plain strided memory.
+// path of the interpreter), except that an empty result leaves the base where it is (as the
+// original's evaluator does: callbacks given an empty input may slice its other dims at their
+// mins before they look at the empty one), and then, if a folded dimension no longer wraps around
+// its fold, rewrites it as an unfolded one with the same addresses, so callbacks see plain
+// strided memory.
 inline void crop_and_unfold(raw_buffer& buf, std::size_t d, index_t min, index_t max) {
   dim& cd = buf.dims[d];
   // A stride-0 dim addresses nothing: a crop changes only its bounds (raw_buffer::crop).
@@ -537,10 +541,10 @@ inline void crop_and_unfold(raw_buffer& buf, std::size_t d, index_t min, index_t
   max = std::min(max, cd.max());
   const bool folded = cd.fold_factor() > 0;
   if (max < min) {
-    buf.base = nullptr;
-  } else if (buf.base && !folded) {
-    buf.base = static_cast<char*>(buf.base) + (min - cd.min()) * cd.stride();
+    cd.set_bounds(min, max);
+    return;
   }
+  if (buf.base && !folded) buf.base = static_cast<char*>(buf.base) + (min - cd.min()) * cd.stride();
   cd.set_bounds(min, max);
   if (!folded || !buf.base) return;
   const index_t slot = euclidean_mod_positive_modulus(cd.min(), cd.fold_factor());

@@ -335,16 +335,18 @@ TEST(compat_client, packed_index_bounds) {
 }
 
 TEST(compat_client, builder_misuse_collected_instead_of_aborting) {
-  // A host building a graph it got wrong (a rank-2 input read with one interval) gets the message
-  // back instead of a process abort.
+  // A host building a graph it got wrong (an intermediate of rank 2 read with one interval) gets
+  // the message back instead of a process abort.
   builder_errors errors;
   node_context ctx;
-  var x(ctx, "x");
+  var x(ctx, "x"), y(ctx, "y");
   auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto t = buffer_expr::make(ctx, "t", 2, sizeof(int));
   auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  func f = func::make_copy({in, {point(x), point(y)}}, {t, {x, y}});
   call_stmt::attributes attrs;
   attrs.name = "flat";
-  func g = func::make([](const buffer<const int>&, const buffer<int>&) -> index_t { return 0; }, {{in, {point(x)}}},
+  func g = func::make([](const buffer<const int>&, const buffer<int>&) -> index_t { return 0; }, {{t, {point(x)}}},
                       {{out, {x}}}, attrs);
   pipeline p = build_pipeline(ctx, {in}, {out});
   ASSERT_TRUE(errors.failed());

@@ -560,6 +560,81 @@ TEST(api, declared_broadcast_of_a_single_element_input_dim) {
   EXPECT_EQ(failures, 1);
 }
 
+TEST(api, output_indexed_by_fewer_variables_than_its_rank) {
+  // t(x, j) = in(x) * (j + 1) for both j of a pair (a min-max reduction writes its pair so): dim 1
+  // has no variable and is computed whole, as a pipeline output and as an intermediate.
+  for (bool intermediate : {false, true}) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+    auto t = buffer_expr::make(ctx, "t", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    std::vector<dim> pair_dims;
+    func f = func::make(
+        [&](const buffer<const int>& a, const buffer<int>& c) -> index_t {
+          pair_dims.push_back(c.dim(1));
+          for (index_t j = c.dim(1).min(); j <= c.dim(1).max(); ++j) {
+            for (index_t i = c.dim(0).min(); i <= c.dim(0).max(); ++i) c(i, j) = a(i) * static_cast<int>(j + 1);
+          }
+          return 0;
+        },
+        {{in, {point(x)}}}, {{intermediate ? t : out, {x}}});
+    func g;
+    if (intermediate) {
+      g = func::make(
+          [](const buffer<const int>& a, const buffer<int>& c) -> index_t {
+            for (index_t j = c.dim(1).min(); j <= c.dim(1).max(); ++j) {
+              for (index_t i = c.dim(0).min(); i <= c.dim(0).max(); ++i) c(i, j) = a(i, j) + 100;
+            }
+            return 0;
+          },
+          {{t, {point(x), point(y)}}}, {{out, {x, y}}});
+      g.loops({{x, 2}});
+    } else {
+      f.loops({{x, 2}});
+    }
+    pipeline p = build_pipeline(ctx, {in}, {out});
+    buffer<int, 1> in_buf({5});
+    in_buf.allocate();
+    fill_iota(in_buf);
+    buffer<int, 2> out_buf({5, 2});
+    out_buf.allocate();
+    ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}), 0);
+    ASSERT_EQ(pair_dims.size(), 3u);
+    for (const dim& d : pair_dims) EXPECT_EQ(d.min(), 0) << intermediate;
+    for (const dim& d : pair_dims) EXPECT_EQ(d.max(), 1) << intermediate;
+    for (index_t j = 0; j < 2; ++j) {
+      for (index_t i = 0; i < 5; ++i) EXPECT_EQ(out_buf(i, j), i * (j + 1) + (intermediate ? 100 : 0));
+    }
+  }
+}
+
+TEST(api, lets_are_bound_after_the_lets_they_use) {
+  // A host gave `step` a value naming `split`, a let it defines later (it updated the earlier let
+  // after making the later one): the lets are bound in dependency order.
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  var x(ctx, "x"), step(ctx, "step"), split(ctx, "split");
+  std::vector<index_t> extents;
+  func f = func::make(
+      [&](const buffer<const int>& a, const buffer<int>& c) -> index_t {
+        extents.push_back(c.dim(0).extent());
+        return twice(a, c);
+      },
+      {{in, {point(x)}}}, {{out, {x}}});
+  f.loops({{x, step}});
+  pipeline p = build_pipeline(ctx, {}, {in}, {out}, {{step, split * 1}, {split, 3}});
+  buffer<int, 1> in_buf({7});
+  in_buf.allocate();
+  fill_iota(in_buf);
+  buffer<int, 1> out_buf({7});
+  out_buf.allocate();
+  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}), 0);
+  EXPECT_EQ(extents, (std::vector<index_t>{3, 3, 1}));
+  for (index_t k = 0; k < 7; ++k) EXPECT_EQ(out_buf(k), 2 * k);
+}
+
 TEST(api, an_input_nothing_reads_needs_no_memory) {
   // shape is given for its extent only: no check of its memory.
   node_context ctx;

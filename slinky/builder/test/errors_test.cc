@@ -94,12 +94,13 @@ pipeline bounds_shorter_than_the_rank() {
   return build_pipeline(ctx, {in}, {out});
 }
 
+// (Fewer variables than the rank are allowed for a call: the trailing dims are computed whole.)
 pipeline output_dims_of_wrong_rank() {
   node_context ctx;
   auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
-  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
-  var x(ctx, "x");
-  func f = func::make(copy_1d, {{in, {point(x)}}}, {{out, {x}}}, {.name = "short_dims"});
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  var x(ctx, "x"), y(ctx, "y");
+  func f = func::make(copy_1d, {{in, {point(x)}}}, {{out, {x, y}}}, {.name = "long_dims"});
   return build_pipeline(ctx, {in}, {out});
 }
 
@@ -299,7 +300,7 @@ const misuse_case misuse_cases[] = {
     {"bounds_shorter_than_the_rank", bounds_shorter_than_the_rank,
      "func flat: the bounds of input t have 1 dimensions, but t has rank 2"},
     {"output_dims_of_wrong_rank", output_dims_of_wrong_rank,
-     "func short_dims: output out is indexed by 1 variables, but has rank 2"},
+     "func long_dims: output out is indexed by 2 variables, but has rank 1"},
     {"compute_at_missing_loop", compute_at_missing_loop,
      "compute_at of func producer names loop z of func consumer, which has no such loop"},
     {"compute_at_loop_of_no_var", compute_at_loop_of_no_var,

@@ -233,6 +233,33 @@ TEST(evaluate, crop_buffer_slice_transpose) {
   EXPECT_EQ(seen[4].size(), 3);
 }
 
+TEST(evaluate, empty_crops_keep_the_base) {
+  // A crop to an empty region leaves the base where it is (the callback may slice the buffer's
+  // other dims before it finds the empty one); raw_buffer::crop makes it null.
+  buffer<int, 2> b({4, 5});
+  b.allocate();
+  eval_context c;
+  c[b0] = buffer_value(b);
+  std::vector<std::pair<const void*, std::vector<dim>>> seen;
+  stmt capture = call_stmt::make(
+      [&seen](const call_stmt* op, eval_context& c) -> index_t {
+        const raw_buffer* o = c.lookup_buffer(op->outputs[0]);
+        seen.emplace_back(o->base, std::vector<dim>(o->dims, o->dims + o->rank));
+        return 0;
+      },
+      {}, {b1}, {}, {});
+  ASSERT_EQ(evaluate(crop_buffer::make(b1, b0, {bounds(1, 2), bounds(7, 9)}, capture), c), 0);
+  ASSERT_EQ(evaluate(crop_dim::make(b1, b0, 1, bounds(3, 2), capture), c), 0);
+  ASSERT_EQ(seen.size(), 2);
+  EXPECT_EQ(seen[0].first, &b(1, 0));
+  EXPECT_TRUE(seen[0].second[1].empty());
+  EXPECT_EQ(seen[1].first, b.base());
+  EXPECT_TRUE(seen[1].second[1].empty());
+  raw_buffer r = b;
+  r.crop(1, 7, 9);
+  EXPECT_EQ(r.base, nullptr);
+}
+
 TEST(evaluate, make_buffer) {
   std::vector<int> data(12, 0);
   std::vector<index_t> sizes;

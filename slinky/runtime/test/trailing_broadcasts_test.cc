@@ -72,8 +72,10 @@ TEST(trailing_broadcasts, allocate_drops_them) {
       {row, broadcast, broadcast},
       {row, broadcast, row},
       {broadcast},
-      // A stride-0 dim carrying a fold factor (data a callback reads) is not dropped.
+      // A stride-0 dim carrying a fold factor (data a callback reads) is not dropped, nor is one
+      // declared unfolded (a reduction's dummy dim of extent 1).
       {row, dim_expr(dim(0, 0, 0, 7))},
+      {row, dim_expr(dim(0, 0, 0, dim::unfolded))},
       // Nor is a stride-0 dim of more than one coordinate.
       {row, dim_expr(dim(0, 3, 0))},
   };
@@ -82,14 +84,15 @@ TEST(trailing_broadcasts, allocate_drops_them) {
               (std::vector<index_t>{0, 0}));
   }
   ASSERT_EQ(r.seen.size(), 2 * cases.size());
-  const std::vector<std::size_t> ranks = {1, 3, 0, 2, 2};
+  const std::vector<std::size_t> ranks = {1, 3, 0, 2, 2, 2};
   for (std::size_t k = 0; k < r.seen.size(); ++k) EXPECT_EQ(r.seen[k].size(), ranks[k / 2]) << k;
   EXPECT_EQ(r.seen[0][0], dim(0, 9, 4));
   EXPECT_EQ(r.seen[2][1], dim(0, 0, 0, 0));
   EXPECT_EQ(r.seen[2][2], dim(0, 9, 40));
   EXPECT_EQ(r.seen[6][1], dim(0, 0, 0, 7));
   // The memory is that of the remaining dims.
-  EXPECT_EQ(sizes, (std::vector<std::size_t>{40, 40, 400, 400, 4, 4, 40, 40, 40, 40}));
+  EXPECT_EQ(r.seen[8][1], dim(0, 0, 0, dim::unfolded));
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{40, 40, 400, 400, 4, 4, 40, 40, 40, 40, 40, 40}));
 }
 
 TEST(trailing_broadcasts, make_buffer_and_transpose_drop_them) {
