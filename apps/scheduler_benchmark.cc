@@ -38,6 +38,10 @@
 #include "slinky/scheduler/schedule.h"
 #include "workloads.h"
 
+#ifdef SLINKY_BENCH_OPENBLAS
+#include <cblas.h>
+#endif
+
 using namespace slinky;
 using namespace slinky_bench;
 
@@ -132,6 +136,9 @@ struct workload {
   std::vector<const raw_buffer*> inputs, outputs;
   // Checks the outputs against a plain C++ reference; aborts through wrong_result.
   std::function<void(const std::string&)> check;
+  // Every variant's outputs equal no schedule's bit for bit (false: a library kernel whose rounding
+  // depends on the shape of its call; each variant is then checked against the reference).
+  bool exact = true;
 };
 
 struct measured {
@@ -198,7 +205,9 @@ row measure(const workload& w, const options& opt) {
   };
   auto run = [&](std::size_t i) { run_with(i, *timed[i]); };
   auto check = [&](std::size_t i, const std::string& when) {
-    if (snapshot(w.outputs) != expected) {
+    if (!w.exact) {
+      w.check(v[i]->description + when);
+    } else if (snapshot(w.outputs) != expected) {
       wrong_result(w.name + ", " + v[i]->description + when + ": the outputs differ from no schedule's");
     }
   };
@@ -491,6 +500,97 @@ void ml_rows(bool quick, const add_fn& add) {
   }
 }
 
+#ifdef SLINKY_BENCH_OPENBLAS
+// c(j, i) = sum_k a(k, i) b(j, k) by OpenBLAS's sgemm (row-major: a is M x K, b K x N, c M x N),
+// one call for the crop's rows, or one per row where a fold of a or c splits them.
+index_t sgemm_product(const buffer<const float>& a, const buffer<const float>& b, const buffer<float>& c) {
+  const dim& cj = c.dim(0);
+  const dim& ci = c.dim(1);
+  const dim& ak = a.dim(0);
+  if (cj.empty() || ci.empty()) return 0;
+  const bool dense = c.dim(0).stride() == sizeof(float) && b.dim(0).stride() == sizeof(float) &&
+                     a.dim(0).stride() == sizeof(float) && !b.dim(1).is_folded(ak.min(), ak.max());
+  if (ak.empty() || !dense) return workloads::matmul(a, b, c);
+  const bool split = c.dim(1).is_folded(ci.min(), ci.max()) || a.dim(1).is_folded(ci.min(), ci.max());
+  const index_t f = static_cast<index_t>(sizeof(float));
+  for (index_t i = ci.min(); i <= ci.max();) {
+    const index_t m = split ? 1 : ci.extent();
+    // A single row's leading dimension is not used, but sgemm wants it at least the row's length (a
+    // buffer of one row may have any stride there).
+    const index_t lda = m == 1 ? ak.extent() : a.dim(1).stride() / f;
+    const index_t ldc = m == 1 ? cj.extent() : c.dim(1).stride() / f;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, cj.extent(), ak.extent(), 1.0f, &a(ak.min(), i), lda,
+                &b(cj.min(), ak.min()), b.dim(1).stride() / f, 0.0f, &c(cj.min(), i), ldc);
+    i += m;
+  }
+  return 0;
+}
+#endif
+
+// Callbacks written as kernel libraries write them: benchmark 5's matrix chain and attention with
+// the register-blocked product (workloads::blocked, faster per row on blocks of 4 rows or more),
+// and the matrix chain with OpenBLAS's sgemm when the benchmark is built with it.
+void kernel_rows(bool quick, const add_fn& add) {
+  {
+    const index_t n = quick ? 256 : 512;
+    buffer<float, 2> a({n, n}), b({n, n}), c({n, n}), out({n, n}), ab({n, n}), ref({n, n});
+    for (auto* x : {&a, &b, &c, &out, &ab, &ref}) x->allocate();
+    fill_random(a, 1);
+    fill_random(b, 2);
+    fill_random(c, 3);
+    workloads::matmul(a, b, ab);
+    workloads::matmul(ab, c, ref);
+    workload w;
+    const std::string name = "matmul chain, register-blocked kernel, " + std::to_string(n);
+    w.name = name;
+    w.make_graph = [](node_context& ctx) { return workloads::matmul_chain(ctx, workloads::blocked::product); };
+    for (index_t s : {1, 4, 8, 16, 32, 64}) {
+      w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
+    }
+    w.inputs = {&a, &b, &c};
+    w.outputs = {&out};
+    w.check = [&, name](const std::string& what) { check_near(out, ref, 1e-4f, name + ", " + what); };
+    add(std::move(w));
+#ifdef SLINKY_BENCH_OPENBLAS
+    // OpenBLAS on the calling thread only: the pipelines here are serial.
+    openblas_set_num_threads(1);
+    workload s;
+    const std::string sname = "matmul chain, OpenBLAS sgemm, " + std::to_string(n);
+    s.name = sname;
+    s.make_graph = [](node_context& ctx) { return workloads::matmul_chain(ctx, sgemm_product); };
+    for (index_t step : {1, 4, 16, 32, 64, 128}) {
+      s.hand.push_back(loop_of(-1, 1, step, false, "rows in blocks of " + std::to_string(step)));
+    }
+    s.inputs = {&a, &b, &c};
+    s.outputs = {&out};
+    // sgemm's rounding depends on the shape of the call: each variant is checked against the reference.
+    s.exact = false;
+    s.check = [&, sname](const std::string& what) { check_near(out, ref, 1e-3f, sname + ", " + what); };
+    add(std::move(s));
+#endif
+  }
+  {
+    const index_t d = 64, rows = quick ? 256 : 1024;
+    buffer<float, 2> q({d, rows}), kt({rows, d}), v({d, rows}), out({d, rows}), ref({d, rows});
+    for (auto* x : {&q, &kt, &v, &out, &ref}) x->allocate();
+    fill_random(q, 4);
+    fill_random(kt, 5);
+    fill_random(v, 6);
+    workloads::attention_reference(q, kt, v, ref);
+    workload w;
+    const std::string name = "attention, register-blocked products, sequence " + std::to_string(rows) + ", head 64";
+    w.name = name;
+    w.make_graph = [](node_context& ctx) { return workloads::attention(ctx, workloads::blocked::product); };
+    for (index_t s : {1, 4, 8, 16, 32, 64}) {
+      w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
+    }
+    w.inputs = {&q, &kt, &v};
+    w.outputs = {&out};
+    w.check = [&, name](const std::string& what) { check_near(out, ref, 1e-4f, name + ", " + what); };
+    add(std::move(w));
+  }
+}
+
 // ML workload 5: a chain into a parallel partial reduction, then the final one.
 void reduction_row(bool quick, const add_fn& add) {
   const index_t n = quick ? 256 << 10 : 1 << 20, chunk = 4096;
@@ -774,6 +874,7 @@ int main(int argc, char** argv) {
     stencil_rows(quick, false, false, print);
     matmul_and_copy_rows(quick, print);
     ml_rows(quick, print);
+    kernel_rows(quick, print);
     elementwise_rows(quick, true, print);
     stencil_rows(quick, true, false, print);
     reduction_row(quick, print);
@@ -834,6 +935,7 @@ int main(int argc, char** argv) {
   stencil_rows(quick, false, sweep, add);
   matmul_and_copy_rows(quick, add);
   ml_rows(quick, add);
+  kernel_rows(quick, add);
   elementwise_rows(quick, true, add);
   stencil_rows(quick, true, sweep, add);
   reduction_row(quick, add);
