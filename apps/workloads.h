@@ -198,8 +198,8 @@ inline index_t product(const buffer<const float>& a, const buffer<const float>& 
 }  // namespace blocked
 
 // Benchmark 5: abc = (a x b) x c. funcs: ab, abc; the rows of abc are abc's dims[1]. `product`
-// computes both (by default the row-at-a-time matmul above).
-inline graph matmul_chain(node_context& ctx, product_fn product = matmul) {
+// computes both (by default the row-at-a-time matmul above), with `hints` for the scheduler.
+inline graph matmul_chain(node_context& ctx, product_fn product = matmul, const func::cost_hints& hints = {}) {
   graph g;
   auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
   auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
@@ -215,6 +215,7 @@ inline graph matmul_chain(node_context& ctx, product_fn product = matmul) {
       func::make(product, {{a, {k_ab, point(i)}}, {b, {point(j), k_ab}}}, {{ab, {j, i}}}, {.name = "ab"}));
   g.funcs.push_back(
       func::make(product, {{ab, {k_abc, point(i)}}, {c, {point(j), k_abc}}}, {{abc, {j, i}}}, {.name = "abc"}));
+  for (func& f : g.funcs) f.hints(hints);
   g.inputs = {a, b, c};
   g.outputs = {abc};
   return g;
@@ -270,8 +271,8 @@ index_t row_map(const buffer<const float>& s, const buffer<const float>& m, cons
 
 // Attention for one head: out = softmax(q x kt) x v, q (head, rows), kt (keys, head), v (head,
 // keys). funcs: scores, row_max, exp, row_sum, prob, out; the query rows are out's dims[1]. `product`
-// computes the two products (by default qkt, row at a time).
-inline graph attention(node_context& ctx, product_fn product = qkt) {
+// computes the two products (by default qkt, row at a time), with `hints` for the scheduler.
+inline graph attention(node_context& ctx, product_fn product = qkt, const func::cost_hints& hints = {}) {
   graph g;
   auto q = buffer_expr::make(ctx, "q", 2, sizeof(float));
   auto kt = buffer_expr::make(ctx, "kt", 2, sizeof(float));
@@ -297,6 +298,8 @@ inline graph attention(node_context& ctx, product_fn product = qkt) {
   // out(c, i) = sum_j prob(j, i) * v(c, j): the same kernel as q x kt.
   g.funcs.push_back(
       func::make(product, {{prob, {keys, point(i)}}, {v, {point(j), keys}}}, {{out, {j, i}}}, {.name = "out"}));
+  g.funcs.front().hints(hints);
+  g.funcs.back().hints(hints);
   g.inputs = {q, kt, v};
   g.outputs = {out};
   return g;

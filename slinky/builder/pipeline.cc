@@ -165,6 +165,7 @@ func& func::operator=(func&& other) noexcept {
   loops_ = std::move(other.loops_);
   compute_at_ = std::move(other.compute_at_);
   user_data_ = other.user_data_;
+  hints_ = other.hints_;
   other.impl_ = nullptr;
   other.is_copy_ = false;
   other.outputs_.clear();

@@ -79,8 +79,8 @@ double cost_model::root_ns(const root_counts& f, int root_consumers) const {
   double reads_ns = 0;
   for (const read_counts& r : f.reads) reads_ns += r.bytes * m_.ns_per_byte[r.level];
   const double c = m_.ns_per_byte[f.region_level];
-  double t = f.region_bytes * c * (1 + root_consumers) + reads_ns + m_.call_overhead_ns +
-             f.points * work_ns(f.footprint_bytes);
+  double t = f.region_bytes * c * (1 + root_consumers) + reads_ns + m_.call_overhead_ns + f.hinted_call_ns +
+             f.points * point_ns(f.footprint_bytes, f.hinted_point_ns);
   if (f.allocated) t += page_ns(f.region_bytes);
   return t;
 }
@@ -102,7 +102,7 @@ loop_prices cost_model::price(const loop_counts& c) const {
     p.external_cached_ns.add(b.bytes.at_s * r, b.bytes.at_2s * r);
   }
   for (const work_counts& w : c.work) {
-    const double per_point = work_ns(w.footprint_bytes);
+    const double per_point = point_ns(w.footprint_bytes, w.hinted_point_ns);
     p.work_ns.add(w.points.at_s * per_point, w.points.at_2s * per_point);
   }
   p.roots_ns = roots_ns(c.roots);
@@ -147,7 +147,7 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
     if (w < cap && cap > b) r = rate(l) + (rate(e.level) - rate(l)) * (w - b) / (cap - b);
     break;
   }
-  const double calls_ns = c.calls_per_iteration * m_.call_overhead_ns;
+  const double calls_ns = c.calls_per_iteration * m_.call_overhead_ns + c.hinted_call_ns;
   // In a parallel loop the previous iteration ran on another core (the workers take turns): the
   // parts of the external windows it read come from where their buffers are, not from this
   // core's cache.

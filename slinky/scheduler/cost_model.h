@@ -47,6 +47,8 @@ struct level_bytes {
 struct work_counts {
   linear_in_step points;
   double footprint_bytes = 0;
+  // The func's hinted cost per point (func::cost_hints::ns_per_point), negative if none.
+  double hinted_point_ns = -1;
 };
 
 // What a func does computed whole at the root, once per evaluation.
@@ -60,6 +62,9 @@ struct root_counts {
   // Its points and the bytes of one point's footprint (its work, cost_model::work_ns).
   double points = 0;
   double footprint_bytes = 0;
+  // Its hinted costs (func::cost_hints): per point (negative if none) and per call (0 if none).
+  double hinted_point_ns = -1;
+  double hinted_call_ns = 0;
   // Its region is an intermediate allocated on every evaluation (not an output's).
   bool allocated = false;
 };
@@ -114,6 +119,9 @@ struct loop_counts {
   std::vector<root_term> roots;
   std::vector<read_counts> invariant_reads;
   int calls_per_iteration = 0;
+  // The hinted costs per call of the funcs in the loop (func::cost_hints::ns_per_call), summed:
+  // charged once per iteration beside the calls' overhead.
+  double hinted_call_ns = 0;
   // The buffers one iteration streams through: those computed in the loop and the windows read
   // from outside that move with it (not those read whole by every iteration).
   int buffers = 0;
@@ -237,6 +245,11 @@ public:
   // product) and writes its outputs' elements, at L1's rate (a simple streaming loop's: high for
   // vectorized kernels, but the same for every schedule where nothing is recomputed).
   double work_ns(double footprint_bytes) const { return footprint_bytes * m_.ns_per_byte[0]; }
+  // A point's work: the func's hinted cost per point where it gave one (func::cost_hints), else
+  // work_ns of its footprint.
+  double point_ns(double footprint_bytes, double hinted_point_ns) const {
+    return hinted_point_ns >= 0 ? hinted_point_ns : work_ns(footprint_bytes);
+  }
 
 private:
   machine m_;

@@ -2,6 +2,7 @@
 #include "slinky/scheduler/graph_walk.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace slinky {
 namespace scheduler_internal {
@@ -228,6 +229,21 @@ double footprint_of_point(const sched_graph& g, const sched_node& n, index_range
 
 }  // namespace
 
+double hinted_point_ns(const func& f) {
+  const double t = f.hints().ns_per_point;
+  return std::isfinite(t) && t >= 0 ? t : -1;
+}
+
+double hinted_call_ns(const func& f) {
+  const double t = f.hints().ns_per_call;
+  return std::isfinite(t) && t > 0 ? t : 0;
+}
+
+index_t hinted_multiple(const func& f, int dim) {
+  const func::cost_hints& h = f.hints();
+  return dim >= 0 && h.dim == dim && h.multiple > 1 ? h.multiple : 1;
+}
+
 void full_regions(sched_graph& g, const cost_model& model, std::vector<index_range>& regions) {
   regions.assign(g.num_slots, index_range());
   // Funcs shared by several outputs are not analyzed (the scheduler leaves them at the root).
@@ -270,6 +286,8 @@ void full_regions(sched_graph& g, const cost_model& model, std::vector<index_ran
     c.at_root.region_level = model.level_of(c.full_bytes);
     c.at_root.points = c.full_elements;
     c.at_root.footprint_bytes = c.footprint_bytes;
+    c.at_root.hinted_point_ns = hinted_point_ns(*c.f);
+    c.at_root.hinted_call_ns = hinted_call_ns(*c.f);
     // An output's region is the client's buffer, not allocated by the pipeline.
     c.at_root.allocated = !c.head;
     for (const func::input& in : c.f->inputs()) {

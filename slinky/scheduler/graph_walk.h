@@ -81,6 +81,13 @@ struct sched_graph {
   double region_bytes(const sched_node& n, const index_range* regions) const;
 };
 
+// A func's hints (func::cost_hints) as the cost model uses them: the cost per point, negative if
+// none (or not finite); the cost per call, 0 if none; the multiple of elements of output dim `dim`
+// per call, 1 if none.
+double hinted_point_ns(const func& f);
+double hinted_call_ns(const func& f);
+index_t hinted_multiple(const func& f, int dim);
+
 // Collects and orders the graph reachable from `outputs` (stopping at `inputs` and at buffers
 // nothing produces), finds each func's consumers and group, and records the known shapes.
 void build_sched_graph(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,

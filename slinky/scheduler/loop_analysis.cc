@@ -275,14 +275,22 @@ void analysis_pass::account_in_loop(int i, int moving, index_t shift) {
     computed2 *= static_cast<double>(s.produce[2][n.slot + v].extent());
   }
   plan.elements[i] = {elems0, elems2};
-  counts.work.push_back({{computed0, computed2}, n.footprint_bytes});
+  counts.work.push_back({{computed0, computed2}, n.footprint_bytes, hinted_point_ns(*n.f)});
+  counts.hinted_call_ns += hinted_call_ns(*n.f);
   const index_t ashift = shift < 0 ? -shift : shift;
   const index_t S = static_cast<index_t>(counts.probe_step);
-  if (ashift > 0 && ashift < S && S % ashift == 0) {
-    const index_t g = S / ashift;
+  // A granularity beyond the loop's extent would leave one iteration: keep the largest that fits.
+  auto add_granularity = [&](index_t g) {
     const index_t lcm = plan.granularity / std::gcd(plan.granularity, g) * g;
-    // A granularity beyond the loop's extent would leave one iteration: keep the largest that fits.
     plan.granularity = lcm <= counts.extent ? lcm : std::max(plan.granularity, g <= counts.extent ? g : 1);
+  };
+  if (ashift > 0 && ashift < S && S % ashift == 0) add_granularity(S / ashift);
+  // The func's hint: calls computing a multiple of m elements of the moving dim. Where it moves
+  // one element per element of the loop, steps in multiples of m give it such calls.
+  const index_t m = hinted_multiple(*n.f, plan.moving_dim[i]);
+  if (m > 1 && ashift == S) {
+    add_granularity(m);
+    plan.hinted_multiple = std::max(plan.hinted_multiple, m);
   }
   if (i == h) {
     counts.output_chunk.add(window0, window2);

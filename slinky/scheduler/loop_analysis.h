@@ -43,6 +43,9 @@ struct loop_analysis {
   // say), and a step that is not a multiple makes iterations straddle its blocks (each computing
   // and reading partial blocks twice). The least common multiple over the loop's funcs.
   index_t granularity = 1;
+  // The largest multiple a func in the loop asked for (func::cost_hints), part of granularity; 1
+  // if none.
+  index_t hinted_multiple = 1;
   // Analyzed for a data-parallel loop: no func slides; those whose windows overlap are recomputed.
   bool recompute = false;
   int recomputed = 0;

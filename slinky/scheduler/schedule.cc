@@ -87,7 +87,12 @@ std::string schedule_report::to_string(const node_context* ctx) const {
     std::snprintf(buf, sizeof(buf), "); estimated %.3f ms, no schedule %.3f ms", l.cost_ns * 1e-6,
                   l.unscheduled_cost_ns * 1e-6);
     os << buf;
-    if (l.granularity > 1) os << "; steps in multiples of " << l.granularity << " (blocks read)";
+    if (l.granularity > 1) {
+      os << "; steps in multiples of " << l.granularity
+         << (l.hinted_multiple == l.granularity ? " (a func's hint)"
+             : l.hinted_multiple > 1            ? " (blocks read, a func's hint)"
+                                                : " (blocks read)");
+    }
     if (l.invariant_bytes > 0) os << "; " << l.invariant_bytes << " bytes read whole by every iteration";
     os << "\n";
   }

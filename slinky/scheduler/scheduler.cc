@@ -221,6 +221,7 @@ void scheduler::report_loop(int h, const candidate& c, schedule_report::loop_dec
   ld.budget_bytes = static_cast<index_t>(model_.budget(c.estimate.level));
   ld.calls = ld.iterations * a.counts.calls_per_iteration;
   ld.granularity = a.granularity;
+  ld.hinted_multiple = a.hinted_multiple;
   ld.invariant_bytes = static_cast<index_t>(a.counts.invariant_bytes);
   for (const func_site& s : c.sites) {
     schedule_report::func_decision& d = report_.funcs[s.node];
