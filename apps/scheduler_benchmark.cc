@@ -11,6 +11,9 @@
 // build) and the lookup of a cached class.
 // Usage: scheduler_benchmark [--quick] [--cpu-time] [--reps N] [--explain] [--csv FILE] [--jit-only]
 //                            [--only NAME]   (the pipelines whose name contains NAME)
+//                            [--refine N]    (the measured refinement's budget: candidates evaluated
+//                                             by auto_pipeline per class, default 8; 0: no refined
+//                                             variant)
 //                            [--sweep]       (the stencil chains with hand strips of 1 to 64 rows,
 //                                             every power of two: the curve of time against step
 //                                             that docs/scheduler_measurements.md quotes; slower)
@@ -157,6 +160,12 @@ struct row {
   measured none, hand, lean_hand, heuristic, automatic;
   // auto on the graph with the funcs' hints (ms < 0: no hints).
   measured hinted{"", -1, 0, -1};
+  // auto_pipeline with the measured refinement (ms < 0: not run), and what the refinement cost:
+  // candidates evaluated, the slowest relative to the model's choice, and its time (first
+  // evaluation: schedule, builds and timed evaluations).
+  measured refined{"", -1, 0, -1};
+  int refine_explored = 0;
+  double refine_worst = 0, refine_ms = 0;
   // No schedule with the default allocation (no hooks: malloc and free per evaluation, large
   // blocks as fresh pages), what a client gets by default.
   double none_default_ms = 0;
@@ -176,6 +185,8 @@ void clear(const std::vector<const raw_buffer*>& outs) {
 }
 
 struct options {
+  // The refinement's budget: candidates evaluated per class (0: no refined variant).
+  int refine_budget;
   int reps;
   bool cpu_time, explain;
   const machine* host;
@@ -200,6 +211,45 @@ row measure(const workload& w, const options& opt) {
     v.push_back(make_built(w.make_hinted_graph, auto_schedule(m, w.inputs, w.outputs, opt.explain)));
   }
   const std::size_t hinted = w.make_hinted_graph ? automatic + 1 : 0;
+  // auto after the measured refinement: auto_pipeline on the graph without hints, its first
+  // evaluation timing the model's choice and its neighbours on the workload's buffers.
+  std::size_t refined = 0;
+  int refine_explored = 0;
+  double refine_worst = 0, refine_ms = 0;
+  if (opt.refine_budget > 0) {
+    auto b = std::make_unique<built>();
+    b->g = w.make_graph(b->ctx);
+    schedule_options so;
+    so.reschedule = true;
+    auto_pipeline ap(b->ctx, b->g.inputs, b->g.outputs, build_options(), m, so);
+    refine_options ro;
+    ro.max_evaluations = opt.refine_budget;
+    ro.repetitions = 5;
+    ro.max_slowdown = 2;
+    ap.set_refinement(ro);
+    alloc_tracker tracker(eval_config().auto_stack_threshold, /*reuse_memory=*/true);
+    if (w.parallel) tracker.config.thread_pool = opt.parallel_ctx->config->thread_pool;
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::shared_ptr<const pipeline> p = ap.pipeline_for({}, w.inputs, w.outputs, &tracker.context);
+    refine_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!p) wrong_result(w.name + ": auto_pipeline::pipeline_for failed");
+    b->p = *p;
+    const std::string report = ap.last_report();
+    const std::size_t kept = report.find("refinement kept: ");
+    const std::size_t line = report.find('\n', kept);
+    const std::size_t end = report.find('\n', line + 1);
+    b->description = kept == std::string::npos ? "refined: no loop to refine"
+                                               : "refined: " + report.substr(line + 3, end - line - 3);
+    const std::size_t ev = report.find(" candidates evaluated, the slowest ");
+    if (ev != std::string::npos) {
+      std::size_t start = report.rfind(' ', ev - 1) + 1;
+      refine_explored = std::stoi(report.substr(start, ev - start));
+      refine_worst = std::stod(report.substr(ev + std::strlen(" candidates evaluated, the slowest ")));
+    }
+    if (opt.explain) std::printf("auto_pipeline with refinement:\n```\n%s```\n\n", report.c_str());
+    v.push_back(std::move(b));
+    refined = v.size() - 1;
+  }
 
   // Per variant: `memory` sees every allocation (auto_stack_threshold = 0) in the checked run, for
   // the peak; `timed` runs with the evaluator's default stack threshold (small buffers on the
@@ -283,6 +333,12 @@ row measure(const workload& w, const options& opt) {
   r.heuristic = get(heuristic);
   r.automatic = get(automatic);
   if (hinted) r.hinted = get(hinted);
+  if (refined) {
+    r.refined = get(refined);
+    r.refine_explored = refine_explored;
+    r.refine_worst = refine_worst;
+    r.refine_ms = refine_ms;
+  }
   return r;
 }
 
@@ -674,7 +730,13 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
            "ms",
            "KiB",
            "with hints / hand",
-           ">= 0.8 of hand"});
+           ">= 0.8 of hand",
+           "auto after refinement",
+           "ms",
+           "KiB",
+           "refined / hand",
+           ">= 0.9 of hand (refined)",
+           "refinement: evaluated, slowest, first evaluation ms"});
   csv_writer csv(argc, argv,
                  {"pipeline",
                   "parallel",
@@ -704,7 +766,15 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
                   "hinted_auto_time_ms",
                   "hinted_auto_peak_intermediate_bytes",
                   "hinted_auto_throughput_vs_hand",
-                  "target_hinted"});
+                  "target_hinted",
+                  "refined_auto_schedule",
+                  "refined_auto_time_ms",
+                  "refined_auto_peak_intermediate_bytes",
+                  "refined_auto_throughput_vs_hand",
+                  "target_refined",
+                  "refine_evaluated",
+                  "refine_slowest_vs_model",
+                  "refine_first_evaluation_ms"});
   std::vector<double> vs_heuristic;
   int misses = 0, targets = 0;
   for (const row& r : rows) {
@@ -717,7 +787,10 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
     const bool has_hints = r.hinted.ms >= 0;
     const double hinted_vs_hand = has_hints ? r.hand.ms / r.hinted.ms : 0;
     const std::string hinted_target = has_hints ? pass_or_miss(hinted_vs_hand >= 0.8) : "n/a";
-    for (const std::string& s : {hand_target, none_target, memory_target, hinted_target}) {
+    const bool has_refined = r.refined.ms >= 0;
+    const double refined_vs_hand = has_refined ? r.hand.ms / r.refined.ms : 0;
+    const std::string refined_target = has_refined ? pass_or_miss(refined_vs_hand >= 0.9) : "n/a";
+    for (const std::string& s : {hand_target, none_target, memory_target, hinted_target, refined_target}) {
       targets += s != "n/a";
       misses += s == "MISS";
     }
@@ -748,7 +821,14 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
            has_hints ? fmt(r.hinted.ms, 2) : "",
            has_hints ? kib(r.hinted.peak) : "",
            has_hints ? fmt(hinted_vs_hand, 2) : "",
-           hinted_target});
+           hinted_target,
+           has_refined ? r.refined.description : "n/a",
+           has_refined ? fmt(r.refined.ms, 2) : "",
+           has_refined ? kib(r.refined.peak) : "",
+           has_refined ? fmt(refined_vs_hand, 2) : "",
+           refined_target,
+           has_refined ? std::to_string(r.refine_explored) + ", " + fmt(r.refine_worst, 2) + "x, " + fmt(r.refine_ms, 1)
+                       : ""});
     csv.add({r.pipeline,
              r.parallel ? 1 : 0,
              r.large ? 1 : 0,
@@ -777,7 +857,15 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
              r.hinted.ms,
              static_cast<long long>(r.hinted.peak),
              hinted_vs_hand,
-             hinted_target});
+             hinted_target,
+             r.refined.description,
+             r.refined.ms,
+             static_cast<long long>(r.refined.peak),
+             refined_vs_hand,
+             refined_target,
+             r.refine_explored,
+             r.refine_worst,
+             r.refine_ms});
   }
   t.print();
   const double g = geomean(vs_heuristic);
@@ -970,7 +1058,8 @@ int main(int argc, char** argv) {
   parallel_config.thread_pool = &pool;
   eval_context parallel_ctx;
   parallel_ctx.config = &parallel_config;
-  const options opt{reps, cpu_time, explain, &host, &parallel_ctx, large_bytes};
+  const int refine_budget = std::stoi(arg(argc, argv, "--refine", "8"));
+  const options opt{refine_budget, reps, cpu_time, explain, &host, &parallel_ctx, large_bytes};
 
   const std::string only = arg(argc, argv, "--only", "");
   const bool sweep = has_flag(argc, argv, "--sweep");
