@@ -76,6 +76,37 @@ private:
   std::vector<func_state> funcs_;
 };
 
+// The bytes a buffer's elements span: [lo, hi).
+std::pair<const char*, const char*> span_of(const raw_buffer& b) {
+  const char* base = static_cast<const char*>(b.base);
+  index_t lo = 0, hi = static_cast<index_t>(b.elem_size);
+  for (std::size_t d = 0; d < b.rank; ++d) {
+    const index_t extent = b.dim(d).extent();
+    if (extent <= 0) return {base, base};
+    const index_t reach = b.dim(d).stride() * (extent - 1);
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {base + lo, base + hi};
+}
+
+// Whether an output's memory overlaps an input's (or another output's): evaluating the pipeline
+// again would then read what the previous evaluation wrote.
+bool outputs_alias(span<const raw_buffer* const> inputs, span<const raw_buffer* const> outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto o = span_of(*outputs[i]);
+    if (o.first == o.second) continue;
+    for (int side = 0; side < 2; ++side) {
+      const span<const raw_buffer* const> others = side == 0 ? inputs : outputs;
+      for (std::size_t j = 0; j < others.size(); ++j) {
+        if (side == 1 && j == i) continue;
+        const auto x = span_of(*others[j]);
+        if (x.first < o.second && o.first < x.second) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // One looped output of the model's schedule, and a candidate's step and parallelism for each.
 struct refined_loop {
   func* f;
@@ -233,7 +264,12 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
       }
     }
   }
-  if (!loops.empty()) {
+  // Timing evaluates the pipeline several times: not where an output overlaps an input (each
+  // evaluation would read what the previous one wrote).
+  const bool aliased = !loops.empty() && outputs_alias(inputs, outputs);
+  if (aliased) {
+    text += "refinement: none, an output overlaps an input or another output (the model's choice is kept)\n";
+  } else if (!loops.empty()) {
     eval_context timing_ctx;
     if (ctx) timing_ctx.config = ctx->config;
     const int threads = m.threads;

@@ -36,7 +36,9 @@ namespace slinky {
 /// rows as on 1), until no neighbour is left, the walk stops, or max_evaluations candidates were
 /// evaluated. Of the candidates measured within equal_time of the fastest (the model's choice
 /// included), the one with the smallest steps is kept (memory when time is equal: a loop's
-/// intermediates grow with its step). Deterministic for a fixed timer.
+/// intermediates grow with its step). Deterministic for a fixed timer. Not done (the model's
+/// choice is kept) where an output's memory overlaps an input's or another output's: evaluating
+/// again would read what the previous evaluation wrote.
 struct refine_options {
   /// The most candidates evaluated per class beyond the model's choice (0: no refinement).
   int max_evaluations = 0;

@@ -519,6 +519,42 @@ TEST(auto_pipeline, refinement_takes_the_smallest_steps_when_times_are_equal) {
   EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + model_step / 2 - 1) / (model_step / 2))) << report;
 }
 
+TEST(auto_pipeline, no_refinement_in_place) {
+  // out = in * 2 + 1 computed in place (out is in's memory): evaluating it again for timing would
+  // scale it again. The refinement does not run, the result is that of one evaluation.
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(float));
+  auto mid = buffer_expr::make(ctx, "mid", 2, sizeof(float));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(float));
+  std::vector<func> funcs;
+  funcs.push_back(func::make(scale, {{in, {point(x), point(y)}}}, {{mid, {x, y}}}, {.name = "s1"}));
+  funcs.push_back(func::make(scale, {{mid, {point(x), point(y)}}}, {{out, {x, y}}}, {.name = "s2"}));
+  auto_pipeline p(ctx, {in}, {out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 4;
+  int timed = 0;
+  o.timer = [&](const std::string&, const std::function<double()>& run) {
+    ++timed;
+    return run();
+  };
+  p.set_refinement(o);
+  const index_t w = 64, h = 256;
+  buffer<float, 2> buf({w, h});
+  buf.allocate();
+  for (index_t j = 0; j < h; ++j) {
+    for (index_t i = 0; i < w; ++i) buf(i, j) = static_cast<float>((i + j) % 5);
+  }
+  ASSERT_EQ(p.evaluate({&buf}, {&buf}), 0);
+  EXPECT_EQ(timed, 0);
+  const std::string report = p.last_report();
+  ASSERT_NE(report.find("loop over"), std::string::npos) << report;
+  EXPECT_NE(report.find("refinement: none, an output overlaps an input"), std::string::npos) << report;
+  for (index_t j = 0; j < h; ++j) {
+    for (index_t i = 0; i < w; ++i) ASSERT_EQ(buf(i, j), static_cast<float>((i + j) % 5) * 4 + 3) << i << ", " << j;
+  }
+}
+
 TEST(auto_pipeline, no_refinement_by_default) {
   stencil_graph g;
   const auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
