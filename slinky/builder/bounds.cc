@@ -77,9 +77,17 @@ box_expr declared_region(const buffer_expr& b, box_expr need) {
   const std::vector<dim_expr> inferred = make_dims_from_bounds(need);
   for (std::size_t d = 0; d < b.rank() && d < need.size(); ++d) {
     const interval_expr& declared = b.dim(d).bounds;
-    if (!refers_to_itself(declared.min, sym) && !refers_to_itself(declared.max, sym)) continue;
     // Nothing is read: nothing to compute, whatever the declaration.
     if (is_positive_infinity(need[d].min) && is_negative_infinity(need[d].max)) continue;
+    if (is_zero(b.dim(d).stride) && declared.min.defined() && declared.max.defined() &&
+        !refers_to_itself(declared.min, sym) && !refers_to_itself(declared.max, sym)) {
+      // A dim declared with stride 0 (dim::broadcast()) holds one element for every coordinate:
+      // crops leave it alone, so its producer writes the declared bounds whatever the consumers
+      // read (ynnpack packs a broadcast operand into such a dim, and its input has only those).
+      need[d] = declared;
+      continue;
+    }
+    if (!refers_to_itself(declared.min, sym) && !refers_to_itself(declared.max, sym)) continue;
     const interval_expr i = substitute_buffer(declared, sym, inferred);
     need[d] = interval_expr(i.min.defined() ? i.min : need[d].min, i.max.defined() ? i.max : need[d].max);
   }

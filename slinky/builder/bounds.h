@@ -29,8 +29,9 @@ bool refers_to_itself(const expr& e, var sym);
 
 // The region of intermediate b its producer computes, given `need`, what its consumers read:
 // the need, or in each dim whose declared bounds refer to b's own bounds, the declared bounds
-// with b's bounds read as the need (aligned, say). Declared bounds that do not refer to b decide
-// its allocation only (emit.cc).
+// with b's bounds read as the need (aligned, say), and in each dim declared with stride 0 the
+// declared bounds (the crops of a stride-0 dim change nothing). Other declared bounds that do not
+// refer to b decide its allocation only (emit.cc).
 box_expr declared_region(const buffer_expr& b, box_expr need);
 
 class bounds_inference {

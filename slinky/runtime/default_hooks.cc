@@ -28,7 +28,9 @@ void* default_allocate(var, raw_buffer* buf, index_t base_alignment) {
     buf->base = nullptr;
     return nullptr;
   }
-  buf->base = size > 0 ? static_cast<char*>(allocation) + internal::base_offset(*buf) : nullptr;
+  // An empty buffer still gets a base (callbacks may slice its non-empty dims before they find
+  // the empty one).
+  buf->base = static_cast<char*>(allocation) + (size > 0 ? internal::base_offset(*buf) : 0);
   return allocation;
 }
 

@@ -205,8 +205,10 @@ index_t evaluator::exec_allocate(const allocate* op, body_ref body) {
     const index_t alignment = std::max<index_t>(alignof(std::max_align_t), static_cast<index_t>(config.base_alignment));
     char* p = static_cast<char*>(alloca(std::max<index_t>(size, 1) + alignment));
     p = reinterpret_cast<char*>(align_up(reinterpret_cast<index_t>(p), alignment));
-    // base points at the element of min coordinates; undo negative strides' offsets.
-    buf.base = size > 0 ? p + internal::base_offset(buf) : nullptr;
+    // base points at the element of min coordinates; undo negative strides' offsets. An empty
+    // buffer still gets a base (as from the heap, and as the original's evaluator does): callbacks
+    // may slice its non-empty dims before they find the empty one.
+    buf.base = p + (size > 0 ? internal::base_offset(buf) : 0);
   } else if (worker_blocks && (kept_index = worker_blocks->take(op->sym, buf)) != none) {
     // take() pointed buf at a block this worker kept.
   } else if (allocation_record* donor = allocations.any_parked() ? allocations.find_parked(buf, size_bytes) : nullptr) {

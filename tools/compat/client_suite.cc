@@ -334,6 +334,82 @@ TEST(compat_client, packed_index_bounds) {
   }
 }
 
+TEST(compat_client, empty_reduction_input_has_a_base) {
+  // A reduction over an empty dim: its input, an intermediate, is allocated empty, and the
+  // callback slices the non-empty dims of it (at coordinates they contain) before it finds the
+  // empty one, so every buffer it gets has a base (ynnpack's reduce does this), whether the
+  // input is cropped per chunk of rows or not.
+  for (index_t step : {0, 2}) {
+    node_context ctx;
+    var x(ctx, "x");
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto t = buffer_expr::make(ctx, "t", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+    var y(ctx, "y");
+    func copy = func::make_copy({in, {point(x), point(y)}}, {t, {x, y}});
+    int calls = 0, null_bases = 0;
+    func sum = func::make(
+        [&](const buffer<const int>& a, const buffer<int>& c) -> index_t {
+          ++calls;
+          if (!a.base() || !c.base()) ++null_bases;
+          for (index_t i = c.dim(0).begin(); i < c.dim(0).end(); ++i) {
+            int s = 0;
+            for (index_t k = a.dim(1).begin(); k < a.dim(1).end(); ++k) s += a(i, k);
+            c(i) = s;
+          }
+          return 0;
+        },
+        {{t, {point(x), in->dim(1).bounds}}}, {{out, {x}}});
+    if (step > 0) sum.loops({{x, step}});
+    pipeline p = build_pipeline(ctx, {in}, {out});
+    buffer<int, 2> in_buf({5, 0});
+    in_buf.allocate();
+    buffer<int, 1> out_buf({5});
+    out_buf.allocate();
+    for (index_t i = 0; i < 5; ++i) out_buf(i) = -1;
+    const raw_buffer* inputs[] = {&in_buf};
+    const raw_buffer* outputs[] = {&out_buf};
+    ASSERT_EQ(p.evaluate(inputs, outputs), 0) << step;
+    EXPECT_EQ(calls, step > 0 ? 3 : 1);
+    EXPECT_EQ(null_bases, 0) << step;
+    for (index_t i = 0; i < 5; ++i) EXPECT_EQ(out_buf(i), 0) << i;
+  }
+}
+
+TEST(compat_client, copy_into_a_broadcast_dim_reads_its_declared_bounds) {
+  // An operand with one row, packed by a copy into an intermediate whose dim 1 is declared
+  // dim::broadcast(), is read by a consumer over every row: the copy writes the declared row
+  // only, so the input needs one row (ynnpack's product with a broadcast operand).
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto packed = buffer_expr::make(ctx, "packed", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  packed->dim(1) = dim::broadcast();
+  func pack = func::make_copy({in, {point(x), point(y)}}, {packed, {x, y}});
+  func use = func::make(
+      [](const buffer<const int>& a, const buffer<int>& b) -> index_t {
+        for (index_t j = b.dim(1).begin(); j < b.dim(1).end(); ++j) {
+          for (index_t i = b.dim(0).begin(); i < b.dim(0).end(); ++i) b(i, j) = a(i, j) + static_cast<int>(j);
+        }
+        return 0;
+      },
+      {{packed, {point(x), point(y)}}}, {{out, {x, y}}});
+  use.loops({{y, 3}});
+  pipeline p = build_pipeline(ctx, {in}, {out});
+  buffer<int, 2> in_buf({4, 1});
+  in_buf.allocate();
+  for (index_t i = 0; i < 4; ++i) in_buf(i, 0) = static_cast<int>(7 * i);
+  buffer<int, 2> out_buf({4, 8});
+  out_buf.allocate();
+  const raw_buffer* inputs[] = {&in_buf};
+  const raw_buffer* outputs[] = {&out_buf};
+  ASSERT_EQ(p.evaluate(inputs, outputs), 0);
+  for (index_t j = 0; j < 8; ++j) {
+    for (index_t i = 0; i < 4; ++i) EXPECT_EQ(out_buf(i, j), 7 * i + j) << i << ", " << j;
+  }
+}
+
 TEST(compat_client, builder_misuse_collected_instead_of_aborting) {
   // A host building a graph it got wrong (an intermediate of rank 2 read with one interval) gets
   // the message back instead of a process abort.

@@ -260,6 +260,28 @@ TEST(evaluate, empty_crops_keep_the_base) {
   EXPECT_EQ(r.base, nullptr);
 }
 
+TEST(evaluate, empty_allocations_have_a_base) {
+  // An intermediate allocated empty (a reduction over nothing) still has a base wherever it is
+  // stored: callbacks slice its non-empty dims before they look at the empty one.
+  for (memory_type storage : {memory_type::stack, memory_type::heap, memory_type::automatic}) {
+    std::vector<std::pair<const void*, index_t>> seen;
+    stmt capture = call_stmt::make(
+        [&seen](const call_stmt* op, eval_context& c) -> index_t {
+          const raw_buffer* o = c.lookup_buffer(op->outputs[0]);
+          seen.emplace_back(o->base, o->dim(1).extent());
+          return 0;
+        },
+        {}, {b1}, {}, {});
+    eval_context c;
+    stmt program =
+        allocate::make(b1, storage, 4, {{bounds(0, 3), expr(), expr()}, {bounds(0, -1), expr(), expr()}}, capture);
+    ASSERT_EQ(evaluate(program, c), 0) << to_string(storage);
+    ASSERT_EQ(seen.size(), 1);
+    EXPECT_NE(seen[0].first, nullptr) << to_string(storage);
+    EXPECT_EQ(seen[0].second, 0);
+  }
+}
+
 TEST(evaluate, make_buffer) {
   std::vector<int> data(12, 0);
   std::vector<index_t> sizes;
