@@ -116,8 +116,90 @@ inline index_t matmul(const buffer<const float>& a, const buffer<const float>& b
   return 0;
 }
 
-// Benchmark 5: abc = (a x b) x c. funcs: ab, abc; the rows of abc are abc's dims[1].
-inline graph matmul_chain(node_context& ctx) {
+// A product callback: c(j, i) = sum_k a(k, i) b(j, k) over c's crop.
+using product_fn = index_t (*)(const buffer<const float>&, const buffer<const float>&, const buffer<float>&);
+
+// The product as kernel libraries write it: a register-blocked micro-kernel computing a tile of 4
+// rows x 8 columns of c, its accumulators held in registers over the whole reduction (a row of b
+// loaded once for 4 rows of c, each load used 4 times). A crop of fewer than 4 rows (or the rows
+// left over) goes through the same micro-kernel one row at a time, which loads a row of b for every
+// row of c: a callback given blocks of 4 rows or more is faster per row than one given single rows.
+// Every element sums its products in the order of k whatever the blocking, so the result does not
+// depend on how the rows are split between calls.
+namespace blocked {
+
+typedef float f4 __attribute__((vector_size(16)));
+inline f4 load(const float* p) {
+  f4 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline void store(float* p, f4 v) { std::memcpy(p, &v, sizeof(v)); }
+
+// R rows (a[r], c[r]) x 8 columns of c; b points at the tile's first column of row k = 0.
+template <int R>
+inline void tile(const float* const* a, const float* b, index_t b_stride, index_t nk, float* const* c, index_t j) {
+  f4 acc[R][2] = {};
+  for (index_t k = 0; k < nk; ++k, b += b_stride) {
+    const f4 b0 = load(b), b1 = load(b + 4);
+    for (int r = 0; r < R; ++r) {
+      const float x = a[r][k];
+      acc[r][0] += x * b0;
+      acc[r][1] += x * b1;
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    store(c[r] + j, acc[r][0]);
+    store(c[r] + j + 4, acc[r][1]);
+  }
+}
+
+// Rows i to i + R - 1 of c (all columns), b pointing at b(j0, k0).
+template <int R>
+inline void rows(const buffer<const float>& a, const float* b, index_t b_stride, const buffer<float>& c, index_t i,
+                 index_t j0, index_t n, index_t k0, index_t nk) {
+  const float* ar[R];
+  float* cr[R];
+  for (int r = 0; r < R; ++r) {
+    ar[r] = &a(k0, i + r);
+    cr[r] = &c(j0, i + r);
+  }
+  index_t j = 0;
+  for (; j + 8 <= n; j += 8) tile<R>(ar, b + j, b_stride, nk, cr, j);
+  for (; j < n; ++j) {
+    for (int r = 0; r < R; ++r) {
+      float s = 0.0f;
+      for (index_t k = 0; k < nk; ++k) s += ar[r][k] * b[k * b_stride + j];
+      cr[r][j] = s;
+    }
+  }
+}
+
+inline index_t product(const buffer<const float>& a, const buffer<const float>& b, const buffer<float>& c) {
+  const dim& cj = c.dim(0);
+  const dim& ci = c.dim(1);
+  const dim& ak = a.dim(0);
+  if (cj.empty() || ci.empty()) return 0;
+  // Rows of a, b and c dense, b's rows not folded (slinky folds intermediates only along rows,
+  // dim 1, so a row of c or a is dense when dim 0's stride is one float).
+  const bool dense = c.dim(0).stride() == sizeof(float) && b.dim(0).stride() == sizeof(float) &&
+                     a.dim(0).stride() == sizeof(float) && !c.dim(0).is_folded(cj.min(), cj.max()) &&
+                     !b.dim(0).is_folded(cj.min(), cj.max()) && !a.dim(0).is_folded(ak.min(), ak.max()) &&
+                     !b.dim(1).is_folded(ak.min(), ak.max()) && b.dim(1).stride() % sizeof(float) == 0;
+  if (ak.empty() || !dense) return matmul(a, b, c);
+  const index_t b_stride = b.dim(1).stride() / static_cast<index_t>(sizeof(float));
+  const float* b0 = &b(cj.min(), ak.min());
+  index_t i = ci.min();
+  for (; i + 4 <= ci.max() + 1; i += 4) rows<4>(a, b0, b_stride, c, i, cj.min(), cj.extent(), ak.min(), ak.extent());
+  for (; i <= ci.max(); ++i) rows<1>(a, b0, b_stride, c, i, cj.min(), cj.extent(), ak.min(), ak.extent());
+  return 0;
+}
+
+}  // namespace blocked
+
+// Benchmark 5: abc = (a x b) x c. funcs: ab, abc; the rows of abc are abc's dims[1]. `product`
+// computes both (by default the row-at-a-time matmul above), with `hints` for the scheduler.
+inline graph matmul_chain(node_context& ctx, product_fn product = matmul, const func::cost_hints& hints = {}) {
   graph g;
   auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
   auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
@@ -129,9 +211,11 @@ inline graph matmul_chain(node_context& ctx) {
   const interval_expr k_ab = a->dim(0).bounds;
   const interval_expr k_abc = c->dim(1).bounds;
   g.funcs.reserve(2);
-  g.funcs.push_back(func::make(matmul, {{a, {k_ab, point(i)}}, {b, {point(j), k_ab}}}, {{ab, {j, i}}}, {.name = "ab"}));
   g.funcs.push_back(
-      func::make(matmul, {{ab, {k_abc, point(i)}}, {c, {point(j), k_abc}}}, {{abc, {j, i}}}, {.name = "abc"}));
+      func::make(product, {{a, {k_ab, point(i)}}, {b, {point(j), k_ab}}}, {{ab, {j, i}}}, {.name = "ab"}));
+  g.funcs.push_back(
+      func::make(product, {{ab, {k_abc, point(i)}}, {c, {point(j), k_abc}}}, {{abc, {j, i}}}, {.name = "abc"}));
+  for (func& f : g.funcs) f.hints(hints);
   g.inputs = {a, b, c};
   g.outputs = {abc};
   return g;
@@ -186,8 +270,9 @@ index_t row_map(const buffer<const float>& s, const buffer<const float>& m, cons
 }
 
 // Attention for one head: out = softmax(q x kt) x v, q (head, rows), kt (keys, head), v (head,
-// keys). funcs: scores, row_max, exp, row_sum, prob, out; the query rows are out's dims[1].
-inline graph attention(node_context& ctx) {
+// keys). funcs: scores, row_max, exp, row_sum, prob, out; the query rows are out's dims[1]. `product`
+// computes the two products (by default qkt, row at a time), with `hints` for the scheduler.
+inline graph attention(node_context& ctx, product_fn product = qkt, const func::cost_hints& hints = {}) {
   graph g;
   auto q = buffer_expr::make(ctx, "q", 2, sizeof(float));
   auto kt = buffer_expr::make(ctx, "kt", 2, sizeof(float));
@@ -203,7 +288,7 @@ inline graph attention(node_context& ctx) {
   const interval_expr keys = kt->dim(0).bounds;
   g.funcs.reserve(6);
   g.funcs.push_back(
-      func::make(qkt, {{q, {head, point(i)}}, {kt, {point(j), head}}}, {{scores, {j, i}}}, {.name = "scores"}));
+      func::make(product, {{q, {head, point(i)}}, {kt, {point(j), head}}}, {{scores, {j, i}}}, {.name = "scores"}));
   g.funcs.push_back(func::make(row_reduce<true>, {{scores, {keys, point(i)}}}, {{row_max, {i}}}, {.name = "row_max"}));
   g.funcs.push_back(func::make(row_map<true>, {{scores, {point(j), point(i)}}, {row_max, {point(i)}}}, {{e, {j, i}}},
                                {.name = "exp"}));
@@ -212,7 +297,9 @@ inline graph attention(node_context& ctx) {
                                {.name = "prob"}));
   // out(c, i) = sum_j prob(j, i) * v(c, j): the same kernel as q x kt.
   g.funcs.push_back(
-      func::make(qkt, {{prob, {keys, point(i)}}, {v, {point(j), keys}}}, {{out, {j, i}}}, {.name = "out"}));
+      func::make(product, {{prob, {keys, point(i)}}, {v, {point(j), keys}}}, {{out, {j, i}}}, {.name = "out"}));
+  g.funcs.front().hints(hints);
+  g.funcs.back().hints(hints);
   g.inputs = {q, kt, v};
   g.outputs = {out};
   return g;

@@ -29,6 +29,7 @@ public:
     result->loops_ = f.loops_;
     result->compute_at_ = f.compute_at_;
     result->user_data_ = f.user_data_;
+    result->hints_ = f.hints_;
     return result;
   }
 };

@@ -166,6 +166,7 @@ func& func::operator=(func&& other) noexcept {
   compute_at_ = std::move(other.compute_at_);
   user_data_ = other.user_data_;
   entry_ = std::move(other.entry_);
+  hints_ = other.hints_;
   other.impl_ = nullptr;
   other.entry_ = {};
   other.is_copy_ = false;

@@ -244,6 +244,25 @@ public:
     bool is_parallel() const { return !is_constant(max_workers, loop::serial); }
   };
 
+  /// What the callback's author knows of its cost, for the automatic scheduler
+  /// (slinky/scheduler, docs/scheduler.md "Hints"); the builder ignores it. Every field is
+  /// optional: a func without hints is priced by the scheduler's model alone.
+  struct cost_hints {
+    /// Calls computing a multiple of `multiple` elements of output dim `dim` are the callback's
+    /// fast path (register blocking: a product computing 4 rows of its output at once): the
+    /// scheduler steps its loops over that dim in multiples of it. dim < 0 or multiple <= 1: no
+    /// preference.
+    int dim = -1;
+    /// The multiple of elements of output dim `dim` per call.
+    index_t multiple = 1;
+    /// The callback's own cost per call beyond the runtime's, in ns (setup inside the callback:
+    /// packing an operand, say). Negative: unknown (none is charged).
+    double ns_per_call = -1;
+    /// Its cost per point of its first output, in ns. Negative: unknown (the scheduler estimates
+    /// it from the bytes the point reads and writes).
+    double ns_per_point = -1;
+  };
+
 private:
   call_stmt::callable impl_;
   copy_stmt::callable copy_impl_;
@@ -260,6 +279,7 @@ private:
   void* user_data_ = nullptr;
   // func::make's direct entry point of impl_ (call_stmt::entry).
   internal::call_entry entry_;
+  cost_hints hints_;
 
   void add_this_to_buffers();
   void remove_this_from_buffers();
@@ -376,6 +396,14 @@ public:
   /// A name for messages: attrs().name (unless it is "copy"), else the name of the first output's
   /// symbol ("copy to <name>" for copies).
   std::string name(const node_context* ctx = nullptr) const;
+
+  /// The hints for the automatic scheduler (cost_hints).
+  func& hints(const cost_hints& h) {
+    hints_ = h;
+    return *this;
+  }
+  /// The hints given (defaults: none).
+  const cost_hints& hints() const { return hints_; }
 
   /// An opaque pointer for the client (not used by slinky).
   ///@{

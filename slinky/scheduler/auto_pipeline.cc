@@ -2,7 +2,10 @@
 #include "slinky/scheduler/auto_pipeline.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <iostream>
+#include <limits>
 #include <optional>
 
 #include "slinky/scheduler/graph_walk.h"
@@ -73,6 +76,87 @@ private:
   std::vector<func_state> funcs_;
 };
 
+// The bytes a buffer's elements span: [lo, hi).
+std::pair<const char*, const char*> span_of(const raw_buffer& b) {
+  const char* base = static_cast<const char*>(b.base);
+  index_t lo = 0, hi = static_cast<index_t>(b.elem_size);
+  for (std::size_t d = 0; d < b.rank; ++d) {
+    const index_t extent = b.dim(d).extent();
+    if (extent <= 0) return {base, base};
+    const index_t reach = b.dim(d).stride() * (extent - 1);
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {base + lo, base + hi};
+}
+
+// Whether an output's memory overlaps an input's (or another output's): evaluating the pipeline
+// again would then read what the previous evaluation wrote.
+bool outputs_alias(span<const raw_buffer* const> inputs, span<const raw_buffer* const> outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto o = span_of(*outputs[i]);
+    if (o.first == o.second) continue;
+    for (int side = 0; side < 2; ++side) {
+      const span<const raw_buffer* const> others = side == 0 ? inputs : outputs;
+      for (std::size_t j = 0; j < others.size(); ++j) {
+        if (side == 1 && j == i) continue;
+        const auto x = span_of(*others[j]);
+        if (x.first < o.second && o.first < x.second) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// One looped output of the model's schedule, and a candidate's step and parallelism for each.
+struct refined_loop {
+  func* f;
+  var v;
+  index_t step;
+  bool parallel;
+  index_t granularity;
+  index_t iterations;
+  bool recomputes;
+};
+struct loop_setting {
+  index_t step;
+  bool parallel;
+  bool operator==(const loop_setting& o) const { return step == o.step && parallel == o.parallel; }
+};
+using candidate_loops = std::vector<loop_setting>;
+
+std::string describe(const std::vector<refined_loop>& loops, const candidate_loops& c, const node_context& ctx) {
+  std::string s;
+  for (std::size_t i = 0; i < loops.size(); ++i) {
+    if (!s.empty()) s += "; ";
+    s += loops[i].f->name(&ctx) + ": step " + std::to_string(c[i].step) + (c[i].parallel ? ", parallel" : "");
+  }
+  return s;
+}
+
+// The neighbours of c, in a fixed order: for each loop, its step doubled (while the model's
+// iterations allow), halved (a multiple of the granularity), and serial or parallel.
+std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, const candidate_loops& c, int threads) {
+  std::vector<candidate_loops> r;
+  for (std::size_t i = 0; i < loops.size(); ++i) {
+    const refined_loop& l = loops[i];
+    const index_t extent = l.step * l.iterations;
+    if (c[i].step * 2 < extent) {
+      r.push_back(c);
+      r.back()[i].step *= 2;
+    }
+    const index_t half = c[i].step / 2;
+    if (half >= 1 && half % l.granularity == 0) {
+      r.push_back(c);
+      r.back()[i].step = half;
+    }
+    if (threads > 1 && !l.recomputes) {
+      r.push_back(c);
+      r.back()[i].parallel = !c[i].parallel;
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 auto_pipeline::auto_pipeline(node_context& ctx, std::vector<var> args, std::vector<buffer_expr_ptr> inputs,
@@ -135,7 +219,8 @@ std::shared_ptr<const pipeline> auto_pipeline::lookup(const std::vector<index_t>
   return nullptr;
 }
 
-std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>& key, scalars args) const {
+std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>& key, scalars args, buffers inputs,
+                                                     buffers outputs, const eval_context* ctx) const {
   std::lock_guard<std::mutex> build_lock(build_mutex_);
   // Another thread may have built this class while this one waited.
   if (std::shared_ptr<const pipeline> p = lookup(key)) return p;
@@ -166,6 +251,127 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
   const schedule_report report = schedule(inputs_, outputs_, shapes, m, schedule_options_);
   std::string text = report.to_string(&ctx_);
   auto p = std::make_shared<const pipeline>(build_pipeline(ctx_, args_, inputs_, outputs_, {}, build_options_));
+
+  // The measured refinement: the loops the scheduler set (a client's are left alone).
+  std::vector<refined_loop> loops;
+  if (refine_.max_evaluations > 0) {
+    for (const schedule_report::loop_decision& l : report.loops) {
+      if (!l.looped) continue;
+      for (const scheduler_internal::sched_node& n : g.nodes) {
+        if (n.f != l.f) continue;
+        loops.push_back(
+            {n.f, l.loop_var, l.step, l.parallel, std::max<index_t>(1, l.granularity), l.iterations, l.recomputes});
+      }
+    }
+  }
+  // Timing evaluates the pipeline several times: not where an output overlaps an input (each
+  // evaluation would read what the previous one wrote).
+  const bool aliased = !loops.empty() && outputs_alias(inputs, outputs);
+  if (aliased) {
+    text += "refinement: none, an output overlaps an input or another output (the model's choice is kept)\n";
+  } else if (!loops.empty()) {
+    eval_context timing_ctx;
+    if (ctx) timing_ctx.config = ctx->config;
+    const int threads = m.threads;
+    // Builds and times a candidate: the median of the repetitions, which stop after one slower
+    // than `limit` seconds.
+    auto build_candidate = [&](const candidate_loops& c) {
+      for (std::size_t i = 0; i < loops.size(); ++i) {
+        loops[i].f->loops({{loops[i].v, c[i].step, c[i].parallel ? loop::parallel : loop::serial}});
+      }
+      return std::make_shared<const pipeline>(build_pipeline(ctx_, args_, inputs_, outputs_, {}, build_options_));
+    };
+    auto time_candidate = [&](const pipeline& cp, const std::string& name, double limit) {
+      const std::function<double()> run = [&]() {
+        const auto t0 = std::chrono::steady_clock::now();
+        cp.evaluate(args, inputs, outputs, timing_ctx);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      };
+      // Without an injected timer, a first evaluation warms up (the candidate's allocations, its
+      // first touch of the caches) untimed.
+      if (!refine_.timer) run();
+      std::vector<double> t;
+      for (int r = 0; r < std::max(1, refine_.repetitions); ++r) {
+        t.push_back(refine_.timer ? refine_.timer(name, run) : run());
+        if (t.back() > limit) break;
+      }
+      std::sort(t.begin(), t.end());
+      return t[t.size() / 2];
+    };
+    candidate_loops model;
+    for (const refined_loop& l : loops) model.push_back({l.step, l.parallel});
+    const std::string model_name = describe(loops, model, ctx_);
+    const double model_s = time_candidate(*p, model_name, std::numeric_limits<double>::infinity());
+    const double limit = refine_.max_slowdown * model_s;
+    std::vector<candidate_loops> tried = {model};
+    // Every candidate measured, in order, with its time and pipeline.
+    struct measured_candidate {
+      candidate_loops c;
+      double s;
+      std::shared_ptr<const pipeline> p;
+    };
+    std::vector<measured_candidate> measured = {{model, model_s, p}};
+    candidate_loops current = model;
+    double current_s = model_s;
+    int explored = 0;
+    double worst = 1;
+    char buf[160];
+    std::string log;
+    while (explored < refine_.max_evaluations) {
+      std::optional<candidate_loops> best;
+      double best_s = 0;
+      for (const candidate_loops& n : neighbours(loops, current, threads)) {
+        if (explored >= refine_.max_evaluations) break;
+        if (std::find(tried.begin(), tried.end(), n) != tried.end()) continue;
+        tried.push_back(n);
+        const std::string name = describe(loops, n, ctx_);
+        std::shared_ptr<const pipeline> np = build_candidate(n);
+        const double s = time_candidate(*np, name, limit);
+        ++explored;
+        worst = std::max(worst, model_s > 0 ? s / model_s : 1);
+        std::snprintf(buf, sizeof(buf), "  %.3f ms (%.2fx the model's choice): ", s * 1e3,
+                      model_s > 0 ? s / model_s : 1);
+        log += buf + name + "\n";
+        measured.push_back({n, s, np});
+        if (!best || s < best_s) {
+          best = n;
+          best_s = s;
+        }
+      }
+      // The walk goes on from the fastest neighbour unless it is slower than the current
+      // candidate (beyond min_gain): across a plateau (a kernel blocked by 4 rows runs 2 rows
+      // as slowly as 1), not down a slope.
+      if (!best || !(best_s <= current_s * (1 + refine_.min_gain))) break;
+      current = *best;
+      current_s = best_s;
+    }
+    // Memory when time is equal: of the candidates measured within equal_time of the fastest, the
+    // one with the smallest steps (a loop's intermediates grow with its step), the first measured
+    // on a tie (the model's choice first).
+    double fastest = model_s;
+    for (const measured_candidate& c : measured) fastest = std::min(fastest, c.s);
+    auto steps = [](const candidate_loops& c) {
+      index_t sum = 0;
+      for (const loop_setting& l : c) sum += l.step;
+      return sum;
+    };
+    const measured_candidate* keep = nullptr;
+    for (const measured_candidate& c : measured) {
+      if (c.s > fastest * (1 + refine_.equal_time)) continue;
+      if (!keep || steps(c.c) < steps(keep->c)) keep = &c;
+    }
+    const candidate_loops kept = keep->c;
+    const double kept_s = keep->s;
+    p = keep->p;
+    std::snprintf(buf, sizeof(buf), "refinement: the model's choice %.3f ms (", model_s * 1e3);
+    text += buf + model_name + "); " + std::to_string(explored) + " candidates evaluated";
+    std::snprintf(buf, sizeof(buf), ", the slowest %.2fx the model's choice:\n", worst);
+    text += buf + log;
+    std::snprintf(buf, sizeof(buf), "refinement kept: %s, %.3f ms (%.2fx the model's choice)\n",
+                  kept == model ? "the model's choice" : "a measured neighbour", kept_s * 1e3,
+                  model_s > 0 ? kept_s / model_s : 1);
+    text += buf + std::string("  ") + describe(loops, kept, ctx_) + "\n";
+  }
   saved.restore();
 
   std::lock_guard<std::mutex> lock(cache_mutex_);
@@ -185,7 +391,7 @@ std::shared_ptr<const pipeline> auto_pipeline::pipeline_for(scalars args, buffer
   std::vector<index_t> key;
   if (!shape_class(args, inputs, outputs, ctx, key)) return nullptr;
   if (std::shared_ptr<const pipeline> p = lookup(key)) return p;
-  return build(key, args);
+  return build(key, args, inputs, outputs, ctx);
 }
 
 index_t auto_pipeline::evaluate(scalars args, buffers inputs, buffers outputs, eval_context& ctx) const {

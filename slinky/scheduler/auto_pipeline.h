@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +24,43 @@
 #include "slinky/scheduler/schedule.h"
 
 namespace slinky {
+
+/// Measured refinement of the schedule of each new shape class (off by default): on the first
+/// evaluation of a class, after schedule(), the evaluation's own buffers are run through the
+/// model's choice and through neighbouring candidates, and the fastest is kept. The neighbours of
+/// a candidate: each looped output's step doubled and halved (in multiples of its granularity, the
+/// funcs' hints included), and its loop made parallel or serial (with more than one thread, not
+/// for a data-parallel loop). From the model's choice, a walk: the untried neighbours of the
+/// current candidate are evaluated, and the fastest becomes the current one unless slower than it
+/// by more than min_gain (so the walk crosses plateaus: a kernel blocked by 4 rows is as slow on 2
+/// rows as on 1), until no neighbour is left, the walk stops, or max_evaluations candidates were
+/// evaluated. Of the candidates measured within equal_time of the fastest (the model's choice
+/// included), the one with the smallest steps is kept (memory when time is equal: a loop's
+/// intermediates grow with its step). Deterministic for a fixed timer. Not done (the model's
+/// choice is kept) where an output's memory overlaps an input's or another output's: evaluating
+/// again would read what the previous evaluation wrote.
+struct refine_options {
+  /// The most candidates evaluated per class beyond the model's choice (0: no refinement).
+  int max_evaluations = 0;
+  /// Evaluations timed per candidate (the median counts), after one untimed evaluation to warm
+  /// up (without an injected timer). A candidate stops being timed after
+  /// an evaluation that takes longer than max_slowdown times the model's choice's time: the cost
+  /// of a bad candidate is bounded by that factor.
+  int repetitions = 3;
+  /// The bound above.
+  double max_slowdown = 2;
+  /// The walk goes on from a neighbour slower than the current candidate by at most this fraction.
+  double min_gain = 0.02;
+  /// Times within this fraction of the fastest are taken as equal in the choice of what is kept
+  /// (the fraction of scheduler_benchmark's memory target: the smallest hand schedule within 5%
+  /// of the fastest).
+  double equal_time = 0.05;
+  /// The time in seconds of one evaluation of the candidate named `candidate` (the looped
+  /// outputs' funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "),
+  /// given `run`, which evaluates it once and returns its wall-clock time. Null: run's. Tests
+  /// inject a table of timings here.
+  std::function<double(const std::string& candidate, const std::function<double()>& run)> timer;
+};
 
 /// A pipeline scheduled just in time. On each evaluation it computes the shape class of the
 /// buffers given (each extent rounded up to a power of two, and each element size) and the
@@ -87,8 +125,13 @@ public:
   std::size_t builds() const;
   /// The number of shape classes cached now.
   std::size_t cache_size() const;
-  /// The schedule_report of the last schedule, as text with the funcs' names (empty before).
+  /// The schedule_report of the last schedule, as text with the funcs' names (empty before),
+  /// followed by what the refinement measured and kept, if it ran.
   std::string last_report() const;
+
+  /// Refines the schedules of the shape classes built from now on (refine_options). Not
+  /// thread-safe: call it before evaluating.
+  void set_refinement(refine_options options) { refine_ = std::move(options); }
 
 private:
   struct entry {
@@ -106,8 +149,10 @@ private:
                    std::vector<index_t>& key) const;
   // The cached pipeline of `key` (marked as used now), or null.
   std::shared_ptr<const pipeline> lookup(const std::vector<index_t>& key) const;
-  // Schedules and builds the pipeline of `key`, caches and returns it (serialized).
-  std::shared_ptr<const pipeline> build(const std::vector<index_t>& key, scalars args) const;
+  // Schedules and builds the pipeline of `key`, caches and returns it (serialized). With a
+  // refinement, times candidates on these buffers in ctx (a default context if null).
+  std::shared_ptr<const pipeline> build(const std::vector<index_t>& key, scalars args, buffers inputs, buffers outputs,
+                                        const eval_context* ctx) const;
 
   node_context& ctx_;
   std::vector<var> args_;
@@ -117,6 +162,7 @@ private:
   machine machine_;
   schedule_options schedule_options_;
   std::size_t capacity_;
+  refine_options refine_;
 
   // Guards entries_, clock_, builds_ and report_; held only briefly.
   mutable std::mutex cache_mutex_;

@@ -2,6 +2,7 @@
 #include "slinky/scheduler/graph_walk.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace slinky {
 namespace scheduler_internal {
@@ -200,20 +201,12 @@ void add_to_region(const sched_node& p, int k, const std::vector<index_range>& n
   }
 }
 
-int level_of(double bytes, const machine& m, double fraction) {
-  const index_t caps[3] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
-  for (int l = 0; l < 3; ++l) {
-    if (caps[l] > 0 && bytes <= fraction * static_cast<double>(caps[l])) return l;
-  }
-  return 3;
-}
-
 namespace {
 
-// The callback's work per point of node n's region (sched_node::work_ns_per_point), from what it
-// reads for the point in the middle of `regions` (n's slots of it, left as they were).
-double work_per_point(const sched_graph& g, const sched_node& n, const machine& m, index_range* regions,
-                      std::vector<index_range>& needed) {
+// The footprint of one point of node n's region (sched_node::footprint_bytes): what it reads for
+// the point in the middle of `regions` (n's slots of it, left as they were) and writes.
+double footprint_of_point(const sched_graph& g, const sched_node& n, index_range* regions,
+                          std::vector<index_range>& needed) {
   index_range saved[8];
   if (n.rank > 8) return 0;
   std::copy_n(regions + n.slot, n.rank, saved);
@@ -231,12 +224,27 @@ double work_per_point(const sched_graph& g, const sched_node& n, const machine& 
     bytes += b;
   }
   std::copy_n(saved, n.rank, regions + n.slot);
-  return bytes * m.ns_per_byte[0];
+  return bytes;
 }
 
 }  // namespace
 
-void full_regions(sched_graph& g, const machine& m, double cache_fraction, std::vector<index_range>& regions) {
+double hinted_point_ns(const func& f) {
+  const double t = f.hints().ns_per_point;
+  return std::isfinite(t) && t >= 0 ? t : -1;
+}
+
+double hinted_call_ns(const func& f) {
+  const double t = f.hints().ns_per_call;
+  return std::isfinite(t) && t > 0 ? t : 0;
+}
+
+index_t hinted_multiple(const func& f, int dim) {
+  const func::cost_hints& h = f.hints();
+  return dim >= 0 && h.dim == dim && h.multiple > 1 ? h.multiple : 1;
+}
+
+void full_regions(sched_graph& g, const cost_model& model, std::vector<index_range>& regions) {
   regions.assign(g.num_slots, index_range());
   // Funcs shared by several outputs are not analyzed (the scheduler leaves them at the root).
   for (sched_node& n : g.nodes) n.full_known = n.group >= 0;
@@ -268,12 +276,20 @@ void full_regions(sched_graph& g, const machine& m, double cache_fraction, std::
     }
     c.full_bytes = c.full_known ? g.region_bytes(c, regions.data()) : 0;
     c.full_elements = 0;
-    c.work_ns_per_point = 0;
+    c.footprint_bytes = 0;
     if (c.full_known) {
       c.full_elements = 1;
       for (std::size_t s = 0; s < c.rank; ++s) c.full_elements *= static_cast<double>(regions[c.slot + s].extent());
-      c.work_ns_per_point = work_per_point(g, c, m, regions.data(), needed);
+      c.footprint_bytes = footprint_of_point(g, c, regions.data(), needed);
     }
+    c.at_root.region_bytes = c.full_bytes;
+    c.at_root.region_level = model.level_of(c.full_bytes);
+    c.at_root.points = c.full_elements;
+    c.at_root.footprint_bytes = c.footprint_bytes;
+    c.at_root.hinted_point_ns = hinted_point_ns(*c.f);
+    c.at_root.hinted_call_ns = hinted_call_ns(*c.f);
+    // An output's region is the client's buffer, not allocated by the pipeline.
+    c.at_root.allocated = !c.head;
     for (const func::input& in : c.f->inputs()) {
       const buffer_expr* b = in.buffer.get();
       const int p = g.producer_of(b);
@@ -296,7 +312,7 @@ void full_regions(sched_graph& g, const machine& m, double cache_fraction, std::
         total = static_cast<double>(g.elem_size(b));
         for (const index_range& r : *s->second) total *= static_cast<double>(r.extent());
       }
-      c.full_external_read_ns += bytes * m.ns_per_byte[level_of(total, m, cache_fraction)];
+      c.at_root.reads.push_back({bytes, model.level_of(total)});
     }
   }
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "slinky/builder/pipeline.h"
+#include "slinky/scheduler/cost_model.h"
 #include "slinky/scheduler/regions.h"
 #include "slinky/scheduler/schedule.h"
 
@@ -40,17 +41,16 @@ struct sched_node {
   // a variable the first output does not have (the scheduler then cannot say what it covers).
   std::vector<std::vector<int>> out_slots;
   std::vector<index_t> out_elem_size;
-  // Filled by full_regions: the bytes of its whole region (all outputs), the time to read its
-  // inputs that are not produced in its group, and whether its region is known.
+  // Filled by full_regions: the bytes of its whole region (all outputs), whether it is known, its
+  // points, and the bytes of one point's footprint: every element of each input it reads for one
+  // point (9 for a 3x3 stencil, a row and a column for a matrix product) and the elements it
+  // writes (the measure of the callback's own work, cost_model::work_ns).
   double full_bytes = 0;
-  double full_external_read_ns = 0;
   bool full_known = false;
-  // The callback's own work per point of its region (docs/scheduler.md, "The callbacks' work"):
-  // every element of each input it reads for one point (its footprint: 9 for a 3x3 stencil, a
-  // row and a column for a matrix product), and the elements it writes, at L1's rate. And the
-  // work of its whole region, full_elements points.
-  double work_ns_per_point = 0;
   double full_elements = 0;
+  double footprint_bytes = 0;
+  // What it does computed whole at the root: the above, and its reads from outside its group.
+  root_counts at_root;
   // An output's func whose first output was given an empty shape.
   bool empty_output = false;
   // A head whose first output was given a shape of another rank than the buffer's.
@@ -81,6 +81,13 @@ struct sched_graph {
   double region_bytes(const sched_node& n, const index_range* regions) const;
 };
 
+// A func's hints (func::cost_hints) as the cost model uses them: the cost per point, negative if
+// none (or not finite); the cost per call, 0 if none; the multiple of elements of output dim `dim`
+// per call, 1 if none.
+double hinted_point_ns(const func& f);
+double hinted_call_ns(const func& f);
+index_t hinted_multiple(const func& f, int dim);
+
 // Collects and orders the graph reachable from `outputs` (stopping at `inputs` and at buffers
 // nothing produces), finds each func's consumers and group, and records the known shapes.
 void build_sched_graph(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
@@ -96,12 +103,9 @@ bool consumer_reads(const sched_graph& g, const sched_node& c, const index_range
 void add_to_region(const sched_node& p, int k, const std::vector<index_range>& needed, index_range* regions);
 
 // The whole region of every func (one iteration, no loops) into `regions` (g.num_slots entries),
-// and each node's full_bytes, full_external_read_ns (with the time per byte of `m` at the level
-// each buffer's total size fits in), full_known, full_elements and work_ns_per_point.
-void full_regions(sched_graph& g, const machine& m, double cache_fraction, std::vector<index_range>& regions);
-
-// The cache level (0: L1, 1: L2, 2: L3, 3: memory) that `bytes` fits in, using `fraction` of each.
-int level_of(double bytes, const machine& m, double fraction);
+// and each node's full_bytes, full_known, full_elements, footprint_bytes and at_root (the levels
+// as `model` sees them).
+void full_regions(sched_graph& g, const cost_model& model, std::vector<index_range>& regions);
 
 }  // namespace scheduler_internal
 }  // namespace slinky

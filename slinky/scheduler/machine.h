@@ -30,7 +30,7 @@ struct machine {
   /// memory), in nanoseconds. With hardware prefetching, L2 streams nearly as fast as L1; the
   /// step that matters most is leaving the core's caches.
   /// Defaults of the right order for a current x86 core, not measured on the host (a calibration
-  /// is planned; docs/scheduler.md): L1 and L2 at 200 and 125 GB/s, the L3 at 60, memory at 30
+  /// is planned; docs/scheduler_measurements.md): L1 and L2 at 200 and 125 GB/s, the L3 at 60, memory at 30
   /// GB/s for one core. With them the model's estimates of benchmark 3's chains and benchmark 4's
   /// stencils are within about 25% of their times on the 2-core development machine (the
   /// previous defaults, 4 times larger, overestimated them 3 to 4 times, which made calls and

@@ -143,6 +143,9 @@ struct schedule_report {
     /// The steps considered were multiples of this: a func in the loop moves by one element
     /// every `granularity` elements of the loop (it is read in blocks, like packed panels).
     index_t granularity = 1;
+    /// The largest multiple of elements per call a func in the loop asked for (func::hints), a
+    /// factor of granularity; 1 if none.
+    index_t hinted_multiple = 1;
     /// The bytes read whole by every iteration from outside the loop (a reduction's operands),
     /// charged once per evaluation.
     index_t invariant_bytes = 0;

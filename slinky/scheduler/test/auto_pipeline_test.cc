@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -361,6 +363,203 @@ TEST(auto_pipeline, huge_extents_do_not_overflow_the_shape_class) {
   EXPECT_NE(p.evaluate({&in}, {nullptr}, ctx), 0);
   EXPECT_EQ(failures, 1);
   EXPECT_EQ(p.builds(), 0u);
+}
+
+namespace {
+
+// The step of the output's loop in a candidate's name ("box2: step 8" or "box2: step 8, parallel").
+index_t step_of(const std::string& candidate) {
+  const std::size_t at = candidate.find("step ");
+  return at == std::string::npos ? -1 : std::stoll(candidate.substr(at + 5));
+}
+
+// An injected measurement table: the time of a candidate, a function of its step, fastest at
+// `best_step`; every call also runs the candidate (its result is checked by the final evaluate).
+struct timing_table {
+  index_t best_step;
+  std::vector<std::string>* calls;
+  double operator()(const std::string& candidate, const std::function<double()>& run) const {
+    calls->push_back(candidate);
+    run();
+    const double s = static_cast<double>(step_of(candidate));
+    return 1e-3 * (1 + std::abs(std::log2(s) - std::log2(static_cast<double>(best_step))));
+  }
+};
+
+}  // namespace
+
+TEST(auto_pipeline, refinement_keeps_the_fastest_measured_neighbour) {
+  const index_t w = 64, h = 256;
+  stencil_graph plain;
+  const auto_pipeline unrefined(plain.ctx, {plain.in}, {plain.out}, build_options(), small_machine());
+  ASSERT_EQ(mismatches(run(unrefined, w, h), reference(w, h)), 0u);
+  const std::string model_report = unrefined.last_report();
+  // The model's step on this machine (the report: "in steps of N").
+  const std::size_t at = model_report.find("in steps of ");
+  ASSERT_NE(at, std::string::npos) << model_report;
+  const index_t model_step = std::stoll(model_report.substr(at + 12));
+  ASSERT_LT(model_step, 32) << model_report;
+  EXPECT_EQ(model_report.find("refinement"), std::string::npos);
+
+  // The table is fastest at 8 times the model's step: doubling three times gets there, each
+  // round trying the step doubled and halved (the halved ones slower).
+  for (int budget : {20, 3, 1}) {
+    std::vector<std::string> calls;
+    stencil_graph g;
+    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+    refine_options o;
+    o.max_evaluations = budget;
+    o.repetitions = 1;
+    o.timer = timing_table{8 * model_step, &calls};
+    p.set_refinement(o);
+    EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+    const std::string report = p.last_report();
+    // The model's choice, then at most `budget` candidates, none twice.
+    ASSERT_GE(calls.size(), 2u) << report;
+    EXPECT_LE(static_cast<int>(calls.size()), 1 + budget) << report;
+    EXPECT_EQ(step_of(calls[0]), model_step);
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) EXPECT_NE(calls[i], calls[j]);
+    }
+    // Within the budget, the largest step reached: 2, 4, then 8 times the model's (each round
+    // tries doubled, then halved: 2 evaluations a round, the last round's double).
+    const index_t kept = budget >= 5 ? 8 * model_step : budget >= 3 ? 4 * model_step : 2 * model_step;
+    EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+    EXPECT_NE(report.find("box2: step " + std::to_string(kept) + "\n"), std::string::npos) << report;
+    // The pipeline evaluated from now on is the kept one: box2 called once per iteration.
+    g.box2_calls = 0;
+    EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+    EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + kept - 1) / kept)) << report;
+    EXPECT_EQ(p.builds(), 1u);
+  }
+}
+
+TEST(auto_pipeline, refinement_is_deterministic_and_bounded) {
+  const index_t w = 64, h = 256;
+  std::string reports[2];
+  for (std::string& report : reports) {
+    std::vector<std::string> calls;
+    stencil_graph g;
+    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+    refine_options o;
+    o.max_evaluations = 6;
+    o.repetitions = 3;
+    o.max_slowdown = 1.5;
+    // Every other step than the model's is 3x slower: one repetition each (past max_slowdown),
+    // and the model's choice is kept.
+    index_t model_step = -1;
+    o.timer = [&](const std::string& candidate, const std::function<double()>&) {
+      calls.push_back(candidate);
+      if (model_step < 0) model_step = step_of(candidate);
+      return step_of(candidate) == model_step ? 1e-3 : 3e-3;
+    };
+    p.set_refinement(o);
+    EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+    report = p.last_report();
+    EXPECT_NE(report.find("refinement kept: the model's choice"), std::string::npos) << report;
+    EXPECT_NE(report.find("the slowest 3.00x the model's choice"), std::string::npos) << report;
+    // The model's choice 3 times; the neighbours (doubled, halved: no others on one thread) once.
+    ASSERT_GE(calls.size(), 4u) << report;
+    EXPECT_EQ(calls.size(), 3u + 2u) << report;
+  }
+  EXPECT_EQ(reports[0], reports[1]);
+}
+
+TEST(auto_pipeline, refinement_crosses_a_plateau) {
+  // As slow on 2 times the model's step as on it, twice as fast from 4 times: the walk goes on
+  // across the equal neighbour and keeps 4 times the model's step.
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 8;
+  o.repetitions = 1;
+  index_t model_step = -1;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    if (model_step < 0) model_step = step_of(candidate);
+    return step_of(candidate) >= 4 * model_step ? 0.5e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_LT(model_step, 32) << report;
+  EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+  EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n"), std::string::npos) << report;
+  g.box2_calls = 0;
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + 4 * model_step - 1) / (4 * model_step))) << report;
+}
+
+TEST(auto_pipeline, refinement_takes_the_smallest_steps_when_times_are_equal) {
+  // Every candidate 1 ms, but the doubled step 1% faster (within min_gain and equal_time): the
+  // walk crosses the plateau, and of the equal candidates the smallest step is kept, half the
+  // model's.
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 4;
+  o.repetitions = 1;
+  index_t model_step = -1;
+  o.timer = [&](const std::string& candidate, const std::function<double()>&) {
+    if (model_step < 0) model_step = step_of(candidate);
+    return step_of(candidate) == 2 * model_step ? 0.99e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_GE(model_step, 2) << report;
+  EXPECT_NE(report.find("4 candidates evaluated"), std::string::npos) << report;
+  EXPECT_NE(report.find("box2: step " + std::to_string(model_step / 2) + "\n"), std::string::npos) << report;
+  g.box2_calls = 0;
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + model_step / 2 - 1) / (model_step / 2))) << report;
+}
+
+TEST(auto_pipeline, no_refinement_in_place) {
+  // out = in * 2 + 1 computed in place (out is in's memory): evaluating it again for timing would
+  // scale it again. The refinement does not run, the result is that of one evaluation.
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(float));
+  auto mid = buffer_expr::make(ctx, "mid", 2, sizeof(float));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(float));
+  std::vector<func> funcs;
+  funcs.push_back(func::make(scale, {{in, {point(x), point(y)}}}, {{mid, {x, y}}}, {.name = "s1"}));
+  funcs.push_back(func::make(scale, {{mid, {point(x), point(y)}}}, {{out, {x, y}}}, {.name = "s2"}));
+  auto_pipeline p(ctx, {in}, {out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 4;
+  int timed = 0;
+  o.timer = [&](const std::string&, const std::function<double()>& run) {
+    ++timed;
+    return run();
+  };
+  p.set_refinement(o);
+  const index_t w = 64, h = 256;
+  buffer<float, 2> buf({w, h});
+  buf.allocate();
+  for (index_t j = 0; j < h; ++j) {
+    for (index_t i = 0; i < w; ++i) buf(i, j) = static_cast<float>((i + j) % 5);
+  }
+  ASSERT_EQ(p.evaluate({&buf}, {&buf}), 0);
+  EXPECT_EQ(timed, 0);
+  const std::string report = p.last_report();
+  ASSERT_NE(report.find("loop over"), std::string::npos) << report;
+  EXPECT_NE(report.find("refinement: none, an output overlaps an input"), std::string::npos) << report;
+  for (index_t j = 0; j < h; ++j) {
+    for (index_t i = 0; i < w; ++i) ASSERT_EQ(buf(i, j), static_cast<float>((i + j) % 5) * 4 + 3) << i << ", " << j;
+  }
+}
+
+TEST(auto_pipeline, no_refinement_by_default) {
+  stencil_graph g;
+  const auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  run(p, 64, 256);
+  EXPECT_EQ(p.last_report().find("refinement"), std::string::npos) << p.last_report();
 }
 
 }  // namespace slinky

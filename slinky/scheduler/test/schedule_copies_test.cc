@@ -1,4 +1,4 @@
-// The scheduler on graphs with copies and multi-output funcs (docs/scheduler.md, "What this step
+// The scheduler on graphs with copies and multi-output funcs (docs/scheduler.md, "What it
 // handles"): concatenations, a stack, a padded copy and a func with two outputs. Each scheduled
 // pipeline computes what the unscheduled one computes; the decisions are those the doc states.
 #include <gtest/gtest.h>

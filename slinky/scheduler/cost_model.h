@@ -1,0 +1,262 @@
+// The scheduler's cost model (internal): what it prices, as counts (bytes moved at each cache
+// level, calls, the callbacks' work), and how, as nanoseconds. The analysis (loop_analysis.h)
+// counts; this turns counts into time and decides which cache level a working set is served
+// from. Every constant and rate of the model is here, documented where it is defined.
+// docs/scheduler.md, "The cost model".
+#ifndef SLINKY_SCHEDULER_COST_MODEL_H
+#define SLINKY_SCHEDULER_COST_MODEL_H
+
+#include <vector>
+
+#include "slinky/scheduler/machine.h"
+
+namespace slinky {
+namespace scheduler_internal {
+
+// A quantity measured with the loop's step at S and at 2S, taken as linear in the step (exact
+// for translations and scalings of the loop's chunk, which is what the scheduler keeps in a loop).
+struct linear_in_step {
+  double at_s = 0, at_2s = 0;
+  void add(double a, double b) {
+    at_s += a;
+    at_2s += b;
+  }
+  // The value at `step`, for probes at S = s and 2S; never negative.
+  double operator()(double step, double s) const;
+};
+
+// The cache levels: 0 (L1), 1 (L2), 2 (L3), 3 (main memory).
+constexpr int memory_level = 3;
+
+// Bytes read from a buffer, and the level they are served from (the first whose budget holds the
+// whole buffer).
+struct read_counts {
+  double bytes = 0;
+  int level = memory_level;
+};
+
+// Bytes moved in each iteration of a loop, as a function of the step, from the level their
+// whole buffer is in.
+struct level_bytes {
+  linear_in_step bytes;
+  int level = memory_level;
+};
+
+// The callback's own work in each iteration of a loop: the points a func computes, as a function
+// of the step, and the bytes of one point's footprint (cost_model::work_ns).
+struct work_counts {
+  linear_in_step points;
+  double footprint_bytes = 0;
+  // The func's hinted cost per point (func::cost_hints::ns_per_point), negative if none.
+  double hinted_point_ns = -1;
+};
+
+// What a func does computed whole at the root, once per evaluation.
+struct root_counts {
+  // Its whole region (all outputs), written once and read by each consumer at the root, at the
+  // level it fits in.
+  double region_bytes = 0;
+  int region_level = memory_level;
+  // What it reads from outside its group, input by input.
+  std::vector<read_counts> reads;
+  // Its points and the bytes of one point's footprint (its work, cost_model::work_ns).
+  double points = 0;
+  double footprint_bytes = 0;
+  // Its hinted costs (func::cost_hints): per point (negative if none) and per call (0 if none).
+  double hinted_point_ns = -1;
+  double hinted_call_ns = 0;
+  // Its region is an intermediate allocated on every evaluation (not an output's).
+  bool allocated = false;
+};
+
+// A func at the root in a loop's (or no loop's) estimate: what it does, and how many of its
+// consumers read its whole region at the root too (the others read windows of it in the loop).
+struct root_term {
+  const root_counts* counts = nullptr;
+  int root_consumers = 0;
+};
+
+// What one iteration of a loop touches, as functions of the step. The working set of an
+// iteration is moving_bytes plus the invariant windows where they fit (cost_model::loop).
+struct loop_counts {
+  // The loop's extent, and the step S of the probes the linear quantities were measured at.
+  index_t extent = 0;
+  double probe_step = 1;
+  // One iteration's working set: the windows of the intermediates computed in the loop (their
+  // folds), of the buffers read from outside the loop that move with it, and the output's chunk.
+  linear_in_step fold, external_window, output_chunk;
+  // The bytes one iteration's shift adds to the windows of the funcs that slide: a pipelined
+  // parallel loop with K iterations in flight holds K - 1 more of them.
+  linear_in_step sliding_shift_bytes;
+  // The windows read whole by every iteration from outside the loop (the same box each time: the
+  // operands of a reduction, like b and c in (a x b) x c looped over rows), in bytes. A callback
+  // reading a whole operand for each of its output rows reads it that many times whatever the
+  // schedule, so their reads are charged once per evaluation (invariant_reads), as for no loop. They
+  // count in the working set of a cache level they fit in alone (the callbacks re-read them from
+  // there, and a loop's windows must leave them room), not in that of a smaller level (they
+  // stream from a larger one whatever the step).
+  double invariant_bytes = 0;
+  // Bytes written and read per iteration in the buffers computed in the loop: served from the
+  // level the working set is in.
+  linear_in_step internal_bytes;
+  // Bytes of the external windows already read by earlier iterations: from the working set's level
+  // in a serial loop; from the levels their whole buffers are in (external_cached) in a parallel
+  // loop, whose previous iteration ran on another core.
+  linear_in_step external_cached_bytes;
+  std::vector<level_bytes> external_cached;
+  // The new part of each external window, and the output chunk, from the levels their whole
+  // buffers are in.
+  std::vector<level_bytes> streamed;
+  // The bytes of the windows of the funcs that slide that earlier iterations computed (each window
+  // less its new part): in a pipelined parallel loop the previous iteration ran on another core,
+  // and its consumers read these from that core's cache.
+  linear_in_step overlap_bytes;
+  // The work of each func in the loop: the same for every step of a loop whose funcs slide,
+  // larger for smaller steps where the overlaps are recomputed.
+  std::vector<work_counts> work;
+  // The funcs at the root, and the invariant windows' reads (once per evaluation, at the levels
+  // of their whole buffers).
+  std::vector<root_term> roots;
+  std::vector<read_counts> invariant_reads;
+  int calls_per_iteration = 0;
+  // The hinted costs per call of the funcs in the loop (func::cost_hints::ns_per_call), summed:
+  // charged once per iteration beside the calls' overhead.
+  double hinted_call_ns = 0;
+  // The buffers one iteration streams through: those computed in the loop and the windows read
+  // from outside that move with it (not those read whole by every iteration).
+  int buffers = 0;
+  // The funcs in the loop that slide (a parallel loop over them is pipelined).
+  int sliding = 0;
+  // The bytes of the intermediates computed at the root, allocated whole on every evaluation.
+  double root_bytes = 0;
+
+  // One iteration's working set without the windows read whole, with `workers` iterations in
+  // flight: the folds (and the extra shifts of the sliding funcs), the moving external windows,
+  // the output's chunk.
+  double moving_bytes(double step, int workers) const;
+  // The windows read whole as a working set fitted to `budget` counts them: where they fit alone.
+  double invariant_within(double budget) const { return invariant_bytes <= budget ? invariant_bytes : 0; }
+  // The intermediates' memory with this loop, in bytes: the folds of those in the loop (with
+  // `workers` iterations in flight, the extra shifts of the sliding ones, or a copy per worker
+  // where none slides) and the whole regions of those at the root. (All counted at once: an
+  // upper bound of the peak, the same for every step but for the folds.)
+  double memory_bytes(double step, int workers) const;
+};
+
+// The parts of a loop's estimate that do not depend on the workers, priced once per analysis
+// (cost_model::price), in ns: linear in the step, or once per evaluation.
+struct loop_prices {
+  linear_in_step streamed_ns, external_cached_ns, work_ns;
+  double roots_ns = 0, invariant_ns = 0;
+};
+
+// The estimate of a loop at one step.
+struct loop_estimate {
+  // The time of the group with the loop, in ns.
+  double ns = 0;
+  // The working set of one iteration, in bytes, and the level it is served from (the L3 holds the
+  // working sets of all the workers of a data-parallel loop).
+  double working_set = 0;
+  int level = memory_level;
+  // The intermediates' memory (loop_counts::memory_bytes), in bytes.
+  double memory = 0;
+};
+
+// Counts to nanoseconds, for one machine description and the part of each cache level a working
+// set may fill.
+class cost_model {
+public:
+  // Any description is accepted: a negative cache size counts as no such level (sizes above 2^50
+  // as 2^50), threads below 1 as 1, a negative or non-finite time (call overhead, per-byte cost,
+  // page touch) as machine's default, and a cache_fraction that is not in (0, 1] as 0.5 (or 1
+  // above 1).
+  cost_model(const machine& m, double cache_fraction);
+
+  // The machine description, made usable as above.
+  const machine& target() const { return m_; }
+  double cache_fraction() const { return fraction_; }
+  // The capacity of cache level l (0 to 2) in bytes, 0 if there is no such level, and the part of
+  // it a working set may fill (the rest is for the streams of inputs and outputs, the callbacks'
+  // own data and what other threads use).
+  index_t capacity(int level) const;
+  double budget(int level) const { return fraction_ * static_cast<double>(capacity(level)); }
+  // The first level whose budget holds `bytes` (memory_level if none).
+  int level_of(double bytes) const;
+  // The first touch of the pages of a block of `bytes` allocated on every evaluation, if the
+  // allocator hands such blocks out as fresh pages (machine::fresh_block_bytes: for the folds of a
+  // loop, their sum stands for the largest).
+  double page_ns(double block_bytes) const;
+
+  // The time of a func computed whole at the root, with root_consumers of its consumers reading
+  // its region at the root too.
+  double root_ns(const root_counts& f, int root_consumers) const;
+  // The time of funcs at the root, summed in order.
+  double roots_ns(const std::vector<root_term>& roots) const;
+  // The parts of a loop's time priced once (loop_prices).
+  loop_prices price(const loop_counts& c) const;
+  // The time of a group with a loop in steps of `step`, with `workers` iterations in flight (1:
+  // serial; pipelined if some func slides, else data-parallel), its working set and level; p is
+  // price(c).
+  loop_estimate loop(const loop_counts& c, const loop_prices& p, index_t step, int workers) const;
+  loop_estimate loop(const loop_counts& c, index_t step, int workers) const { return loop(c, price(c), step, workers); }
+
+  // The cost of starting and joining a parallel loop (enqueue, wake the workers, wait). Not
+  // measured yet.
+  static constexpr double fork_join_ns = 5000;
+  // The share of the ideal speed-up a parallel loop reaches, pipelined or data-parallel: measured
+  // alike on 2 workers once the pipelined loop's hand-offs (the overlap its iterations read from
+  // the core that computed it) are priced apart. scheduler_benchmark --sweep (2026-12-04): the
+  // stencil chains of 4096 x 4096 in strips of 32 to 64 rows, 5.5 to 6.1 ms (2 stages) and 9.2 to
+  // 10.2 ms (3 stages) either way, against 10.3 and 17.1 to 18.4 ms serially.
+  static constexpr double parallel_efficiency = 0.9;
+  // The cost of one iteration of a parallel loop beyond its calls: handing it to a worker (atomics
+  // and cache lines moving between cores) and allocating the buffers of its funcs, which a
+  // parallel loop cannot hoist out of its iterations. An estimate from the chain into a parallel
+  // reduction (scheduler_benchmark, 2026-12-03): 256 iterations on 2 workers took 0.10 to 0.15 ms
+  // longer than 32, about 1 us of CPU time per iteration, where its 3 calls cost 0.07 us. (The
+  // 3-stage data-parallel stencil in strips of 4 and 8 rows took 2 to 4 us per iteration more
+  // than estimated: the term is a floor.)
+  static constexpr double parallel_iteration_ns = 1000;
+  // The time per byte of the overlap a pipelined iteration reads from the core that computed it,
+  // as a multiple of memory's: lines held modified in another core's cache move one by one
+  // through the coherence protocol, no prefetcher streams them. Measured on the 2-core
+  // development machine (stencil chains of 4096 x 4096 pipelined in strips of 2 to 8 rows): each
+  // iteration took 1.6 us (2 stages: 32 KiB of overlap) and 4.5 us (3 stages: 64 KiB) more than
+  // the model without hand-offs, 0.05 to 0.07 ns per byte beyond the L2's rate, where memory
+  // streams at 0.035.
+  static constexpr double handoff_memory_ratio = 2;
+  // The size of a page first touched in a fresh block (page_touch_ns is per page).
+  static constexpr double page_bytes = 4096;
+  // Time taken as equal: of the steps of a serial loop priced within this fraction of the
+  // cheapest, the search takes the one with the least memory. The model underprices small steps
+  // (the callbacks' own cost per call and the runtime's per iteration are more than the calibrated
+  // call overhead), so the fraction is small: on the 2-core development machine
+  // (scheduler_benchmark --cpu-time, hand steps of every power of two), the elementwise chain of 8
+  // funcs in chunks of 4096, priced 1.4% above the L2 budget's 14336, took 7-11% longer than
+  // chunks of 16384; in chunks of 8192 (0.4% above) 1-4% longer; the 2-stage stencil in strips of
+  // 4 rows, priced 1.5% above 8, took 4-5% longer. At 3% both took those smaller steps.
+  static constexpr double step_cost_tolerance = 0.01;
+  // A parallel loop is taken only if it is estimated at most this fraction of the serial loop's
+  // time: the model does not see memory bandwidth shared by the cores.
+  static constexpr double parallel_gain = 0.8;
+
+  // The callbacks' own work, from the bytes of their footprints: each point reads every element
+  // of its inputs' regions for that point (9 for a 3x3 stencil, a row and a column for a matrix
+  // product) and writes its outputs' elements, at L1's rate (a simple streaming loop's: high for
+  // vectorized kernels, but the same for every schedule where nothing is recomputed).
+  double work_ns(double footprint_bytes) const { return footprint_bytes * m_.ns_per_byte[0]; }
+  // A point's work: the func's hinted cost per point where it gave one (func::cost_hints), else
+  // work_ns of its footprint.
+  double point_ns(double footprint_bytes, double hinted_point_ns) const {
+    return hinted_point_ns >= 0 ? hinted_point_ns : work_ns(footprint_bytes);
+  }
+
+private:
+  machine m_;
+  double fraction_;
+};
+
+}  // namespace scheduler_internal
+}  // namespace slinky
+
+#endif  // SLINKY_SCHEDULER_COST_MODEL_H

@@ -1,0 +1,208 @@
+// The scheduler's search: for a group of funcs, the candidate loops (a dim of the head, a step,
+// serial or parallel) and the cheapest of them by the cost model (docs/scheduler.md, "Steps"
+// and "Which dim").
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+#include "slinky/scheduler/scheduler.h"
+
+namespace slinky {
+namespace scheduler_internal {
+
+namespace {
+
+// The largest step whose working set (with `workers` iterations in flight) fits in `budget`
+// bytes, rounded down to 3 significant bits and to a multiple of the analysis's granularity (where
+// it is at least that), at most max_step; 0 if even a step of 1 does not fit.
+index_t largest_step_within(const loop_analysis& a, double budget, int workers, index_t max_step) {
+  const loop_counts& c = a.counts;
+  const double S = c.probe_step;
+  const double invariant = c.invariant_within(budget);
+  auto ws = [&](double st) { return c.moving_bytes(st, workers) + invariant; };
+  if (ws(1) > budget) return 0;
+  // The working set is linear in the step: solve ws(step) <= budget.
+  const double slope = ws(S + 1) - ws(S);
+  index_t step = max_step;
+  if (slope > 0) {
+    const double s = 1 + (budget - ws(1)) / slope;
+    if (s < static_cast<double>(max_step)) step = std::max<index_t>(1, static_cast<index_t>(s));
+  }
+  // Keep 3 significant bits: steps like 14336 rather than 14563 keep chunks aligned.
+  index_t bits = 0;
+  while ((step >> bits) >= 8) ++bits;
+  step = (step >> bits) << bits;
+  while (step > 1 && ws(static_cast<double>(step)) > budget) --step;
+  const index_t g = a.granularity;
+  if (step >= g) step -= step % g;
+  return std::max<index_t>(1, step);
+}
+
+// `step` made a multiple of the analysis's granularity: rounded down, or up to the granularity
+// itself (both at most max_step).
+index_t aligned_step(const loop_analysis& a, index_t step, index_t max_step) {
+  const index_t g = a.granularity;
+  step = step >= g ? step - step % g : g;
+  return std::max<index_t>(1, std::min(step, max_step));
+}
+
+// A step and its estimate.
+struct priced {
+  index_t step;
+  loop_estimate e;
+};
+
+// The step to take of the n priced ones with `workers` iterations in flight; sets `cheapest` to
+// the cheapest estimate. Memory when time is equal: of the steps of a serial loop priced within
+// cost_model::step_cost_tolerance of the cheapest, the one with the least memory, then the
+// smallest working set (more room in the caches for what the model does not see), then the larger
+// step. Not for a parallel loop: its smaller steps cost more than the model sees (more iterations
+// handed out, chunks of 16384 of the parallel chain of 4 took 0.89-0.94 of the time of 24576's at
+// 3% more estimated).
+const priced& pick(const priced* steps, int n, int workers, double& cheapest) {
+  cheapest = steps[0].e.ns;
+  for (int i = 1; i < n; ++i) cheapest = std::min(cheapest, steps[i].e.ns);
+  const double limit = cheapest * (1 + (workers == 1 ? cost_model::step_cost_tolerance : 0));
+  const priced* best = nullptr;
+  for (int i = 0; i < n; ++i) {
+    const priced& p = steps[i];
+    if (p.e.ns > limit) continue;
+    if (!best || p.e.memory < best->e.memory ||
+        (p.e.memory == best->e.memory &&
+         (p.e.working_set < best->e.working_set || (p.e.working_set == best->e.working_set && p.step > best->step)))) {
+      best = &p;
+    }
+  }
+  return *best;
+}
+
+}  // namespace
+
+// The candidates: 1 and the largest steps fitting the L1 and L2 budgets, each a multiple of the
+// granularity; the L3 budget is considered only when not even a step of 1 fits L2. L2 is the
+// core's own; L3 is shared with the other cores and processes, and the model's figures for it
+// are the least reliable. A parallel loop also prices the powers of two up to max_step. Of these,
+// pick's.
+candidate scheduler::best_step(const loop_analysis& a, int workers, index_t max_step) const {
+  const loop_prices prices = model_.price(a.counts);
+  // At most 1 + 2 per level + one per power of two.
+  priced steps[72];
+  int n = 0;
+  // Prices `step` (once) and returns the level its working set is served from.
+  auto consider = [&](index_t step) {
+    for (int i = 0; i < n; ++i) {
+      if (steps[i].step == step) return steps[i].e.level;
+    }
+    if (n == static_cast<int>(std::size(steps))) return memory_level;
+    steps[n++] = {step, model_.loop(a.counts, prices, step, workers)};
+    return steps[n - 1].e.level;
+  };
+  consider(aligned_step(a, 1, max_step));
+  bool fits_l2 = false;
+  for (int level = 0; level < memory_level; ++level) {
+    if (model_.capacity(level) <= 0 || (level == 2 && fits_l2)) continue;
+    double budget = model_.budget(level);
+    // The workers of a data-parallel loop share the L3, each with its own working set.
+    if (level == 2 && workers > 1 && a.counts.sliding == 0) budget /= workers;
+    const index_t step = largest_step_within(a, budget, workers, max_step);
+    if (step == 0) continue;
+    consider(aligned_step(a, step, max_step));
+    // A parallel loop also tries the power of two below: with a power-of-two extent its
+    // iterations are then all whole and spread evenly over the workers.
+    if (workers > 1) {
+      const index_t p = floor_power_of_two(step);
+      if (p != step) consider(aligned_step(a, p, max_step));
+    }
+    fits_l2 = true;
+  }
+  // A serial loop also prices the powers of two below its largest step: pick takes the one with
+  // the least memory of those priced about as fast (an elementwise chain of 8 funcs in chunks of
+  // 4096 rather than the L2 budget's 14336, at 1.7% more estimated: a quarter of the memory).
+  if (workers == 1) {
+    index_t largest = 1;
+    for (int i = 0; i < n; ++i) largest = std::max(largest, steps[i].step);
+    for (index_t p = 2; p < largest; p *= 2) consider(aligned_step(a, p, max_step));
+  }
+  // A parallel loop's larger steps have fewer iterations to hand to workers (and, pipelined, fewer
+  // overlaps to pass between cores; data-parallel, fewer to recompute): the powers of two beyond
+  // the budgets are priced too (the model weighs these against the slower level the larger
+  // working set is served from), up to the last whose working set fits the L3's budget (when
+  // some step fits L2's). Beyond, the times were erratic: the 2-stage stencil pipelined in strips
+  // of 64 rows (4 MiB of ring buffers and windows) took 5.7 ms in one run of
+  // `scheduler_benchmark --cpu-time --only parallel` and 7.7 and 7.9 ms in two others, where
+  // strips of 32 (2 MiB) took 5.6 to 5.7 ms in all three; the 3-stage one in strips of 64, 10.2
+  // to 12.8 ms against 9.3 to 9.6 in strips of 32.
+  if (workers > 1) {
+    for (index_t p = 2; p <= max_step; p *= 2) {
+      const int before = n;
+      if (consider(aligned_step(a, p, max_step)) > 2 && fits_l2) {
+        // Served from memory: not a candidate, nor any larger step.
+        n = before;
+        break;
+      }
+    }
+  }
+  candidate c;
+  const priced& best = pick(steps, n, workers, c.cheapest_ns);
+  c.loops.push_back({a.dim, best.step, workers > 1});
+  c.workers = workers;
+  c.recompute = a.recompute;
+  c.estimate = best.e;
+  return c;
+}
+
+candidate scheduler::best_loop(int h, int d, const std::vector<int>& members) {
+  candidate c = best_step(analysis_, 1, analysis_.extent());
+  const machine& m = model_.target();
+  if (!options_.parallel || m.threads <= 1) return c;
+  // At least two iterations per worker.
+  const index_t max_step = std::max<index_t>(1, analysis_.extent() / (2 * m.threads));
+  // Parallel only for a clear gain (cost_model::parallel_gain).
+  double limit = cost_model::parallel_gain * c.cheapest_ns;
+  auto consider_parallel = [&](const loop_analysis& a, int workers) {
+    if (workers < 2) return;
+    candidate p = best_step(a, workers, max_step);
+    if (p.cheapest_ns < limit) {
+      limit = p.cheapest_ns;
+      c = std::move(p);
+    }
+  };
+  // A loop whose funcs slide is pipelined: at most one iteration in flight per func in it.
+  const loop_counts& counts = analysis_.counts;
+  consider_parallel(analysis_, counts.sliding > 0 ? std::min(m.threads, counts.calls_per_iteration) : m.threads);
+  if (counts.sliding > 0) {
+    // Or data-parallel, every iteration computing its funcs' whole windows: all the workers,
+    // independent iterations, the overlaps computed again.
+    analyzer_.analyze(h, d, members, /*recompute=*/true, recompute_analysis_);
+    if (recompute_analysis_.ok) consider_parallel(recompute_analysis_, m.threads);
+  }
+  return c;
+}
+
+scheduler::group_choice scheduler::choose(int h, const std::vector<int>& members) {
+  group_choice best;
+  analyzer_.unscheduled(members, roots_);
+  best.unscheduled_ns = model_.roots_ns(roots_);
+  best.best.estimate.ns = best.best.cheapest_ns = best.unscheduled_ns;
+  const sched_node& head = g_.nodes[h];
+  // The outermost dims first: on a tie the outer dim wins (longer contiguous rows per call).
+  for (int d = static_cast<int>(head.out_slots[0].size()) - 1; d >= 0; --d) {
+    analyzer_.analyze(h, d, members, /*recompute=*/false, analysis_);
+    if (!analysis_.ok) continue;
+    best.considered = true;
+    candidate c = best_loop(h, d, members);
+    const bool parallel = c.loops[0].parallel;
+    const double working_set = c.estimate.working_set;
+    if (c.cheapest_ns < best.best.cheapest_ns) best.best = std::move(c);
+    // The model prices bytes and calls, not the shape of the pieces: a loop over an inner dim cuts
+    // rows into short, strided pieces (partial cache lines, short loops in the callbacks). So the
+    // outermost dim whose loop beats no loop with a working set within the L2 budget is taken, and
+    // so is the outermost dim whose loop is parallel (its steps pass the budgets where fewer,
+    // larger iterations pay: the workers' hand-offs and recomputed overlaps).
+    if (best.best.looped() && best.best.loops[0].dim == d && (parallel || model_.level_of(working_set) <= 1)) break;
+  }
+  return best;
+}
+
+}  // namespace scheduler_internal
+}  // namespace slinky
