@@ -1,6 +1,9 @@
 // Benchmark of slinky::copy against memcpy of the same bytes: contiguous, padded-row and transposed
 // 2-D float copies from 32 KB to 16 MB. Prints a markdown table (and CSV with --csv FILE) and
-// whether the contiguous copy reaches 90% of memcpy's throughput.
+// whether the contiguous copy reaches 90% of memcpy's throughput. Then reshapes run by a
+// pipeline (a 3-D input read as a 2-D output by its flat index, docs/copies.md "Reshapes") in
+// elements per second against memcpy of the same bytes, with the target for rows of 1 KiB and
+// more (at most 1.5x memcpy's time).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include "benchmark_util.h"
+#include "slinky/builder/pipeline.h"
 #include "slinky/runtime/buffer.h"
 
 namespace {
@@ -145,6 +149,67 @@ result bench_transpose(std::size_t bytes) {
       "transpose", bytes, [&] { slinky::copy(view, dst); }, [&] { std::memcpy(dst.base(), dense.base(), bytes); });
 }
 
+struct reshape_result {
+  std::string name;
+  index_t row_bytes;  // The runs contiguous in both buffers (src rows).
+  result r;
+  int calls;
+};
+
+// A 3-D input of r0 x r1 x r2 floats, rows of r0 padded by 64 bytes (or dense), read as a dense
+// 2-D output w wide by its flat index, with the extents symbolic (the pipeline is built once for
+// any shape). memcpy copies the same bytes between dense buffers.
+reshape_result bench_reshape(index_t r0, index_t r1, index_t r2, index_t w, bool padded) {
+  using namespace slinky;
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 3, sizeof(float));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(float));
+  var x(ctx, "x"), y(ctx, "y");
+  const expr flat = x + y * out->dim(0).extent();
+  const expr e0 = in->dim(0).extent(), e1 = in->dim(1).extent();
+  int calls = 0;
+  func f = func::make_copy({in, {point(flat % e0), point(flat / e0 % e1), point(flat / (e0 * e1))}}, {out, {x, y}},
+                           [&calls](const raw_buffer& s, const raw_buffer& d, const raw_buffer& p) {
+                             ++calls;
+                             copy(s, d, p);
+                           });
+  pipeline p = build_pipeline(ctx, {in}, {out});
+
+  const index_t n = r0 * r1 * r2;
+  const index_t h = n / w;
+  buffer<float, 3> src({r0, r1, r2});
+  if (padded) {
+    src.mutable_dim(1).set_stride(r0 * sizeof(float) + 64);
+    src.mutable_dim(2).set_stride(src.dim(1).stride() * r1);
+  }
+  src.allocate();
+  buffer<float, 2> dst({w, h});
+  dst.allocate();
+  buffer<float, 2> dense({w, h});
+  dense.allocate();
+  for (index_t k = 0; k < r2; ++k) {
+    for (index_t j = 0; j < r1; ++j) {
+      for (index_t i = 0; i < r0; ++i) src(i, j, k) = static_cast<float>(i + r0 * (j + r1 * k));
+    }
+  }
+  const raw_buffer* ins[] = {&src};
+  const raw_buffer* outs[] = {&dst};
+  auto run = [&] {
+    if (p.evaluate(ins, outs) != 0) fail("reshape evaluation");
+  };
+  run();
+  for (index_t i = 0; i < n; ++i) {
+    if (dst(i % w, i / w) != static_cast<float>(i)) fail("reshape at flat index " + std::to_string(i));
+  }
+  const int calls_per_run = calls;
+  const std::size_t bytes = n * sizeof(float);
+  const std::string name = "reshape " + std::to_string(r0) + "x" + std::to_string(r1) + "x" + std::to_string(r2) +
+                           " -> " + std::to_string(w) + "x" + std::to_string(h) +
+                           (padded ? ", padded rows" : ", dense");
+  result r = measure(name, bytes, run, [&] { std::memcpy(dst.base(), dense.base(), bytes); });
+  return {name, static_cast<index_t>(padded ? r0 * sizeof(float) : bytes), r, calls_per_run};
+}
+
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
   std::string line;
@@ -223,6 +288,29 @@ int main(int argc, char** argv) {
     const double ratio = r.ratio;
     std::printf("contiguous copy / memcpy throughput (%s): %.3f (target >= 0.90): %s\n", format_size(r.bytes).c_str(),
                 ratio, ratio >= 0.90 ? "PASS" : "MISS");
+  }
+
+  // Reshapes of several radices (row lengths that do not divide the output's), about 2 MB each.
+  std::vector<reshape_result> reshapes;
+  reshapes.push_back(bench_reshape(64, 61, 128, 976, true));
+  reshapes.push_back(bench_reshape(256, 15, 128, 640, true));
+  reshapes.push_back(bench_reshape(300, 13, 128, 1040, true));
+  reshapes.push_back(bench_reshape(1000, 5, 100, 1250, true));
+  reshapes.push_back(bench_reshape(300, 13, 128, 1040, false));
+  std::printf(
+      "\n| reshape | src run | calls | slinky Melem/s | memcpy Melem/s | slinky time / memcpy time | target |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+  for (const reshape_result& rr : reshapes) {
+    const result& r = rr.r;
+    const double elems = static_cast<double>(r.bytes / sizeof(float));
+    const double time_ratio = 1.0 / r.ratio;
+    const bool applies = rr.row_bytes >= 1024;
+    std::printf("| %s | %ld B | %d | %.0f | %.0f | %.2f | %s |\n", r.name.c_str(), static_cast<long>(rr.row_bytes),
+                rr.calls, elems / r.slinky_s * 1e-6, elems / r.memcpy_s * 1e-6, time_ratio,
+                !applies            ? "(rows < 1 KiB: none)"
+                : time_ratio <= 1.5 ? "<= 1.5: PASS"
+                                    : "<= 1.5: MISS");
+    results.push_back(r);
   }
 
   for (const result& r : results) {

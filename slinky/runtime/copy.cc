@@ -249,5 +249,183 @@ void copy_pieces::call(const index_t* lo, const index_t* hi, const index_t* vlo,
   }
 }
 
+// The digit of src coordinate k of F.
+static index_t flat_digit(index_t f, index_t q, index_t e) {
+  const index_t d = euclidean_div(f, q);
+  return e > 0 ? euclidean_mod(d, e) : d;
+}
+
+bool copy_pieces::plan_flat(const index_t* coeffs, const index_t* offsets) {
+  flat_plan& p = flat_;
+  const std::size_t K = src_rank_;
+  if (!src_.base) return false;
+  for (std::size_t k = 0; k < src_.rank; ++k) {
+    if (src_.dims[k].empty()) return false;
+  }
+  // The top digit (largest divisor) gives F; the others must be digits of the same F.
+  std::size_t top = K, first = K;
+  std::size_t digits = 0;
+  bool div_mod = false;
+  bool others = false;
+  for (std::size_t k = 0; k < K; ++k) {
+    if (p.q[k] <= 0) {
+      others = true;
+      continue;
+    }
+    ++digits;
+    div_mod = div_mod || p.q[k] != 1 || p.e[k] != 0;
+    if (p.q[k] == 1) first = k;
+    if (top == K || p.q[k] > p.q[top]) {
+      top = k;
+    } else if (p.q[k] == p.q[top]) {
+      return false;
+    }
+  }
+  // Without a division or modulus the copy is affine: the plans do it.
+  if (!div_mod || first == K) return false;
+  // With a pad, coordinates that are not digits might leave src and need it.
+  if (pad_ && others) return false;
+  for (std::size_t j = 0; j < rank_; ++j) p.a[j] = coeffs[top * rank_ + j];
+  p.c = offsets[top];
+  // A mixed radix: from q == 1 up, each divisor is the previous one times its modulus.
+  std::size_t seen = 1;
+  for (std::size_t k = first; k != top; ++seen) {
+    index_t next_q;
+    if (p.e[k] <= 0 || __builtin_mul_overflow(p.q[k], p.e[k], &next_q)) return false;
+    std::size_t next = K;
+    for (std::size_t i = 0; i < K; ++i) {
+      if (p.q[i] == next_q) next = i;
+    }
+    if (next == K) return false;
+    // Digits of L mod q * e are digits of F when L == F mod q * e.
+    for (std::size_t j = 0; j < rank_; ++j) {
+      if (euclidean_mod(coeffs[k * rank_ + j] - p.a[j], next_q) != 0) return false;
+    }
+    if (euclidean_mod(offsets[k] - p.c, next_q) != 0) return false;
+    k = next;
+  }
+  if (seen != digits) return false;
+  // The range of F over dst, and the digits' ranges over it, which must lie inside src.
+  index_t f_min = p.c, f_max = p.c;
+  for (std::size_t j = 0; j < rank_; ++j) {
+    const dim& dd = dst_.dim(j);
+    if (p.a[j] < 0 || dd.is_folded()) return false;
+    f_min += p.a[j] * dd.min();
+    f_max += p.a[j] * dd.max();
+  }
+  for (std::size_t k = 0; k < K; ++k) {
+    if (p.q[k] <= 0) continue;
+    const dim& sd = src_.dim(k);
+    if (sd.stride() == 0) continue;
+    index_t lo = euclidean_div(f_min, p.q[k]), hi = euclidean_div(f_max, p.q[k]);
+    if (p.e[k] > 0) {
+      if (euclidean_div(lo, p.e[k]) != euclidean_div(hi, p.e[k])) {
+        lo = 0;
+        hi = p.e[k] - 1;
+      } else {
+        lo = euclidean_mod(lo, p.e[k]);
+        hi = euclidean_mod(hi, p.e[k]);
+      }
+    }
+    if (lo < sd.min() || hi > sd.max()) return false;
+  }
+  // The dst dims of a segment: from the smallest coefficient up, while dst stays affine in F
+  // (each coefficient and stride the previous one's times its extent).
+  for (std::size_t j = 0; j < rank_; ++j) p.outer[j] = true;
+  p.run_dim = rank_;
+  for (std::size_t j = 0; j < rank_; ++j) {
+    if (p.a[j] > 0 && dst_.dim(j).extent() > 1 && (p.run_dim == rank_ || p.a[j] < p.a[p.run_dim])) p.run_dim = j;
+  }
+  p.run_extent = 1;
+  p.run_dst_stride = 0;
+  p.run_src_stride = 0;
+  p.block = 0;
+  if (p.run_dim == rank_) return true;
+  p.outer[p.run_dim] = false;
+  p.run_extent = dst_.dim(p.run_dim).extent();
+  p.run_dst_stride = dst_.dim(p.run_dim).stride();
+  for (std::size_t prev = p.run_dim;;) {
+    const index_t extent = dst_.dim(prev).extent();
+    std::size_t next = rank_;
+    for (std::size_t j = 0; j < rank_ && next == rank_; ++j) {
+      const dim& dd = dst_.dim(j);
+      if (p.outer[j] && dd.extent() > 1 && p.a[j] == p.a[prev] * extent &&
+          dd.stride() == dst_.dim(prev).stride() * extent) {
+        next = j;
+      }
+    }
+    if (next == rank_) break;
+    p.outer[next] = false;
+    if (__builtin_mul_overflow(p.run_extent, dst_.dim(next).extent(), &p.run_extent)) return false;
+    prev = next;
+  }
+  // src is affine in F from q == 1 up while each dim's stride is the previous one's times its
+  // modulus: within blocks of the first divisor where that fails. A folded digit (a ring
+  // buffer) wraps every fold factor values: blocks of q times that, if they divide its modulus.
+  p.run_src_stride = p.a[p.run_dim] * src_.dim(first).stride();
+  for (std::size_t k = first;;) {
+    const dim& sd = src_.dim(k);
+    if (sd.stride() != 0 && sd.fold_factor() > 0) {
+      if (p.e[k] > 0 && p.e[k] % sd.fold_factor() != 0) return false;
+      if (__builtin_mul_overflow(p.q[k], sd.fold_factor(), &p.block)) return false;
+      break;
+    }
+    if (k == top) {
+      p.block = 0;
+      if (p.e[k] > 0 && __builtin_mul_overflow(p.q[k], p.e[k], &p.block)) return false;
+      break;
+    }
+    std::size_t next = K;
+    for (std::size_t i = 0; i < K; ++i) {
+      if (p.q[i] == p.q[k] * p.e[k]) next = i;
+    }
+    if (src_.dim(next).stride() != src_.dim(k).stride() * p.e[k]) {
+      p.block = p.q[next];
+      break;
+    }
+    k = next;
+  }
+  return true;
+}
+
+void copy_pieces::flat_segment() {
+  const flat_plan& p = flat_;
+  const std::size_t K = src_rank_;
+  // Coordinates that are not digits: outside src, dst is left alone (there is no pad here).
+  for (std::size_t k = 0; k < K; ++k) {
+    if (p.q[k] > 0) continue;
+    const dim& sd = src_.dim(k);
+    if (sd.stride() != 0 && !sd.contains(s0_[k])) return;
+  }
+  index_t f0 = p.c;
+  for (std::size_t j = 0; j < rank_; ++j) f0 += p.a[j] * x0_[j];
+  const index_t step = p.run_dim < rank_ ? p.a[p.run_dim] : 1;
+  char* dst_base = static_cast<char*>(dst_.address_at(span<const index_t>(x0_, rank_)));
+  std::copy(s0_, s0_ + K, s_);
+  dim src_dim, dst_dim, pad_dim;
+  raw_buffer src_view{nullptr, src_.elem_size, 1, &src_dim};
+  raw_buffer dst_view{nullptr, dst_.elem_size, 1, &dst_dim};
+  raw_buffer pad_view{nullptr, dst_.elem_size, 1, &pad_dim};
+  for (index_t t = 0; t < p.run_extent;) {
+    const index_t f = f0 + step * t;
+    index_t n = p.run_extent - t;
+    if (p.block > 0) n = std::min(n, ceil_div((euclidean_div(f, p.block) + 1) * p.block - f, step));
+    for (std::size_t k = 0; k < K; ++k) {
+      if (p.q[k] > 0) s_[k] = flat_digit(f, p.q[k], p.e[k]);
+    }
+    src_view.base = src_.address_at(span<const index_t>(s_, K));
+    dst_view.base = dst_base + t * p.run_dst_stride;
+    src_dim = dim(0, n - 1, p.run_src_stride);
+    dst_dim = dim(0, n - 1, p.run_dst_stride);
+    pad_dim = dim(0, n - 1, 0);
+    if (impl_) {
+      impl_(src_view, dst_view, pad_view);
+    } else {
+      slinky::copy(src_view, dst_view, pad_view);
+    }
+    t += n;
+  }
+}
+
 }  // namespace internal
 }  // namespace slinky

@@ -56,6 +56,11 @@ public:
     return sizeof(vdim) * 2 * rank + sizeof(index_t) * (rank + 2 * src_rank + src_rank * 2 * rank) + 1;
   }
 
+  // The bytes of scratch memory for trying a copy as a reshape (copy_runner::try_flat).
+  static std::size_t flat_scratch_bytes(std::size_t rank, std::size_t src_rank) {
+    return sizeof(index_t) * (src_rank * rank + 4 * src_rank + rank) + sizeof(bool) * rank + 1;
+  }
+
 protected:
   copy_pieces(const raw_buffer& src, std::size_t src_rank, const raw_buffer& dst, const raw_buffer* pad,
               const copy_stmt::callable& impl, void* scratch)
@@ -72,6 +77,32 @@ protected:
   // x0_ + sum_v u[v] * vdims_[v].step along dimension vdims_[v].j, for lo[v] <= u[v] <= hi[v],
   // reading src at s0_[k] + sum_v u[v] * d_[k * nv_ + v].
   void copy_box(index_t* lo, index_t* hi);
+
+  // A copy whose src coordinates are the digits of one mixed radix number F (a flat index of
+  // dst), checked at run time (copy_stmt::flat): src coordinate k with q[k] > 0 is
+  // (F / q[k]) % e[k] (no modulus if e[k] == 0), F = c + sum_j a[j] * x[j].
+  struct flat_plan {
+    index_t* a;
+    index_t c;
+    index_t* q;
+    index_t* e;
+    bool* outer;             // Per dst dimension: iterated per index, not part of a run.
+    std::size_t run_dim;     // The dst dimension a run starts along (rank_: runs of 1).
+    index_t run_extent;      // The dst points of a segment (the dims not outer), in F order.
+    index_t run_dst_stride;  // Bytes between them in dst,
+    index_t run_src_stride;  // and in src.
+    index_t block;           // src is affine in F within blocks of F of this size (0: everywhere).
+  };
+  flat_plan flat_;
+
+  // Sets up flat_ from the evaluated copy_stmt::flat, with coefficients coeffs[k * rank_ + j]
+  // and offsets of the digits' linear forms; false where the copy is not done that way (not a
+  // mixed radix, folded dst dims or folds of src that do not divide their digit's modulus, src
+  // coordinates that may leave src, a pad with non-digit coordinates).
+  bool plan_flat(const index_t* coeffs, const index_t* offsets);
+  // Copies the segment of dst that starts at x0_ (src coordinates s0_) along the dims that are
+  // not outer: one call per run within a block of src.
+  void flat_segment();
 
   const raw_buffer& src_;
   const raw_buffer& dst_;
@@ -104,7 +135,9 @@ private:
 // dst_view, pad_view) (slinky::copy if impl is empty). The map f says where dst points read src:
 // f.src_at(x, s) writes to s the first src_rank src coordinates of the dst point x (dst.rank
 // coordinates), and f.plan(j) is the plan of dst dimension j (asked for at each visit of the
-// dimension, unless the pad is read per element). dst has elements; src_rank <= src.rank;
+// dimension, unless the pad is read per element). f.flat(coeffs, offsets, q, e) evaluates
+// copy_stmt::flat (false if it is empty; q[k] = 0 for a coordinate that is not a digit, e[k] = 0
+// for no modulus; false if a divisor or modulus is not positive). dst has elements; src_rank <= src.rank;
 // scratch is scratch_bytes(dst.rank, src_rank) of memory with the alignment of index_t that
 // outlives the runner.
 //
@@ -122,10 +155,43 @@ public:
               const copy_stmt::callable& impl, Map f, void* scratch)
       : copy_pieces(src, src_rank, dst, pad, impl, scratch), f_(f) {}
 
-  void run() { pieces(0); }
+  void run() {
+    if (try_flat()) return;
+    pieces(0);
+  }
 
 private:
   Map f_;
+
+  // Copies dst as a reshape (copy_stmt::flat) if it is one: true if done.
+  bool try_flat() {
+    char* scratch = static_cast<char*>(alloca(flat_scratch_bytes(rank_, src_rank_)));
+    index_t* coeffs = reinterpret_cast<index_t*>(scratch);
+    index_t* offsets = coeffs + src_rank_ * rank_;
+    flat_.q = offsets + src_rank_;
+    flat_.e = flat_.q + src_rank_;
+    flat_.a = flat_.e + src_rank_;
+    flat_.outer = reinterpret_cast<bool*>(flat_.a + rank_ + src_rank_);
+    if (!f_.flat(coeffs, offsets, flat_.q, flat_.e)) return false;
+    if (!plan_flat(coeffs, offsets)) return false;
+    flat_outer(0);
+    return true;
+  }
+
+  void flat_outer(std::size_t j) {
+    if (j == rank_) {
+      f_.src_at(x0_, s0_);
+      return flat_segment();
+    }
+    if (!flat_.outer[j]) {
+      x0_[j] = dst_.dim(j).min();
+      return flat_outer(j + 1);
+    }
+    for (index_t x = dst_.dim(j).min(); x <= dst_.dim(j).max(); ++x) {
+      x0_[j] = x;
+      flat_outer(j + 1);
+    }
+  }
 
   void pieces(std::size_t j) {
     if (j == rank_) return leaf();

@@ -382,6 +382,24 @@ struct evaluator::copy_map {
     const index_t period = e.eval(p.period);
     return {period, period > 1 ? e.eval(p.offset) : 0};
   }
+  bool flat(index_t* coeffs, index_t* offsets, index_t* q, index_t* m) {
+    if (op->flat.empty()) return false;
+    for (std::size_t k = 0; k < src_rank; ++k) {
+      const copy_stmt::flat_digit& d = op->flat[k];
+      q[k] = 0;
+      m[k] = 0;
+      if (d.coeffs.empty()) continue;
+      q[k] = e.eval(d.divisor);
+      if (q[k] <= 0) return false;
+      if (d.modulus.defined()) {
+        m[k] = e.eval(d.modulus);
+        if (m[k] <= 0) return false;
+      }
+      offsets[k] = d.offset.defined() ? e.eval(d.offset) : 0;
+      for (std::size_t j = 0; j < rank; ++j) coeffs[k * rank + j] = d.coeffs[j].defined() ? e.eval(d.coeffs[j]) : 0;
+    }
+    return true;
+  }
 };
 
 index_t evaluator::exec_copy(const copy_stmt* op) {

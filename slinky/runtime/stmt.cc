@@ -107,6 +107,103 @@ public:
   }
 };
 
+// Recognizes src coordinates that are digits (L / Q) % E of linear forms L of the dst
+// variables (see copy_stmt::flat_digit).
+class digit_parser {
+  const std::vector<var>& dst_x_;
+
+  bool depends_on_dst(const expr& e) const {
+    for (var v : dst_x_) {
+      if (depends_on(e, v)) return true;
+    }
+    return false;
+  }
+
+  static void add_to(expr& sum, const expr& term) { sum = sum.defined() ? sum + term : term; }
+
+public:
+  explicit digit_parser(const std::vector<var>& dst_x) : dst_x_(dst_x) {}
+
+  // Adds scale * e to d's linear form; false if e is not linear in the dst variables.
+  bool linear(const expr& e, const expr& scale, copy_stmt::flat_digit& d) const {
+    if (!depends_on_dst(e)) {
+      add_to(d.offset, scale * e);
+      return true;
+    }
+    for (std::size_t j = 0; j < dst_x_.size(); ++j) {
+      if (is_variable(e, dst_x_[j])) {
+        add_to(d.coeffs[j], scale);
+        return true;
+      }
+    }
+    if (const add* op = e.as<add>()) return linear(op->a, scale, d) && linear(op->b, scale, d);
+    if (const sub* op = e.as<sub>()) return linear(op->a, scale, d) && linear(op->b, -scale, d);
+    if (const mul* op = e.as<mul>()) {
+      if (!depends_on_dst(op->a)) return linear(op->b, scale * op->a, d);
+      if (!depends_on_dst(op->b)) return linear(op->a, scale * op->b, d);
+    }
+    return false;
+  }
+
+  // L / Q, or L / Q + M and M + L / Q (the simplifier moves multiples of Q out of a division),
+  // as (L + M * Q) / Q; sets has_div if there is a division.
+  bool quotient(const expr& e, copy_stmt::flat_digit& d, bool& has_div) const {
+    if (const div* op = e.as<div>()) {
+      if (depends_on_dst(op->b)) return false;
+      d.divisor = op->b;
+      has_div = true;
+      return linear(op->a, 1, d);
+    }
+    if (const add* op = e.as<add>()) {
+      if (op->a.as<div>()) return quotient(op->a, d, has_div) && linear(op->b, d.divisor, d);
+      if (op->b.as<div>()) return quotient(op->b, d, has_div) && linear(op->a, d.divisor, d);
+    }
+    d.divisor = 1;
+    return linear(e, 1, d);
+  }
+
+  // e as a digit; has_div_mod says whether it has a division or a modulus.
+  bool digit(const expr& e, copy_stmt::flat_digit& d, bool& has_div_mod) const {
+    d.coeffs.assign(dst_x_.size(), expr());
+    has_div_mod = false;
+    if (const mod* op = e.as<mod>()) {
+      if (depends_on_dst(op->b)) return false;
+      d.modulus = op->b;
+      has_div_mod = true;
+      bool has_div = false;
+      return quotient(op->a, d, has_div);
+    }
+    return quotient(e, d, has_div_mod);
+  }
+};
+
+// The digits of src_x, if src_x unpacks a flat index of dst (copy_stmt::flat); empty otherwise.
+std::vector<copy_stmt::flat_digit> flat_digits(const std::vector<expr>& src_x, const std::vector<var>& dst_x) {
+  digit_parser parser(dst_x);
+  std::vector<copy_stmt::flat_digit> digits(src_x.size());
+  std::vector<bool> is_digit(src_x.size(), false);
+  std::vector<bool> used(dst_x.size(), false);
+  bool any = false;
+  for (std::size_t k = 0; k < src_x.size(); ++k) {
+    bool has_div_mod = false;
+    copy_stmt::flat_digit d;
+    if (!parser.digit(src_x[k], d, has_div_mod) || !has_div_mod) continue;
+    any = true;
+    is_digit[k] = true;
+    for (std::size_t j = 0; j < dst_x.size(); ++j) used[j] = used[j] || d.coeffs[j].defined();
+    digits[k] = std::move(d);
+  }
+  if (!any) return {};
+  // The other coordinates must not use the digits' variables.
+  for (std::size_t k = 0; k < src_x.size(); ++k) {
+    if (is_digit[k]) continue;
+    for (std::size_t j = 0; j < dst_x.size(); ++j) {
+      if (used[j] && depends_on(src_x[k], dst_x[j])) return {};
+    }
+  }
+  return digits;
+}
+
 }  // namespace
 
 stmt copy_stmt::make(callable impl, var src, std::vector<expr> src_x, var dst, std::vector<var> dst_x, var pad) {
@@ -126,6 +223,7 @@ stmt copy_stmt::make(callable impl, var src, std::vector<expr> src_x, var dst, s
     n->plan[j].period = checker.period.defined() ? checker.period : expr(1);
     n->plan[j].offset = checker.offset.defined() ? checker.offset : expr(0);
   }
+  n->flat = flat_digits(n->src_x, n->dst_x);
   return stmt(n);
 }
 

@@ -231,7 +231,7 @@ public:
     /// is a plain affine dimension: a translation, flip, stride, broadcast or slice.
     expr period;
     /// The offset of the blocks (see period).
-    expr offset;
+    expr offset;  ///< The part of L free of dst variables (undefined: 0).
   };
 
   /// The copy implementation (null: slinky::copy).
@@ -248,7 +248,24 @@ public:
   var pad;
   std::vector<dim_plan> plan;  ///< One per dst_x.
 
-  /// The copy node; works out plan from src_x and dst_x.
+  /// A src coordinate of a reshape: (L / divisor) % modulus, with L = offset + sum_j coeffs[j] *
+  /// dst_x[j] (coefficients and offset free of dst variables).
+  struct flat_digit {
+    /// One per dst_x (undefined: 0). Empty: the coordinate is not a digit; it uses none of the
+    /// dst variables the digits use.
+    std::vector<expr> coeffs;
+    expr offset;   ///< The part of L free of dst variables (undefined: 0).
+    expr divisor;  ///< Never undefined (1 where src_x has no division).
+    expr modulus;  ///< Undefined: no modulus.
+  };
+  /// Not empty (one per src_x) when src_x unpacks a flat index of dst into digits, as a reshape
+  /// between buffers of different shapes does: each src coordinate is a digit (some with a
+  /// division or a modulus), or uses none of the dst variables the digits use. The evaluator
+  /// checks at run time that the digits are those of one mixed radix number and copies the
+  /// runs contiguous in both buffers with one call each (docs/copies.md).
+  std::vector<flat_digit> flat;
+
+  /// The copy node; works out plan and flat from src_x and dst_x.
   static stmt make(callable impl, var src, std::vector<expr> src_x, var dst, std::vector<var> dst_x, var pad = var());
 };
 

@@ -1,0 +1,259 @@
+// Reshapes: copies whose src coordinates are the digits (flat / Q) % E of the dst's flat index
+// (docs/copies.md, "Reshapes"), with constant and symbolic extents, dense and padded rows, in
+// loops and in chains. Outputs against a plain reference; the copy impl's calls counted against
+// the runs of elements contiguous in both buffers.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "slinky/builder/pipeline.h"
+#include "test_funcs.h"
+
+namespace slinky {
+namespace {
+
+using test::memory_counter;
+
+struct counting_copy {
+  std::atomic<int> calls{0};
+  copy_stmt::callable impl() {
+    return [this](const raw_buffer& s, const raw_buffer& d, const raw_buffer& p) {
+      ++calls;
+      copy(s, d, p);
+    };
+  }
+};
+
+// A buffer of these extents, dim 0 dense, each row padded by row_pad elements.
+buffer<int> make_padded(const std::vector<index_t>& extents, index_t row_pad) {
+  buffer<int> b(extents.size());
+  index_t stride = sizeof(int);
+  for (std::size_t d = 0; d < extents.size(); ++d) {
+    b.dims[d] = dim(0, extents[d] - 1, stride);
+    stride *= extents[d] + (d == 0 ? row_pad : 0);
+  }
+  b.allocate();
+  return b;
+}
+
+index_t product(const std::vector<index_t>& v) {
+  index_t p = 1;
+  for (index_t e : v) p *= e;
+  return p;
+}
+
+// The digits of flat index i in the radix of extents.
+std::vector<index_t> digits(index_t i, const std::vector<index_t>& extents) {
+  std::vector<index_t> c(extents.size());
+  for (std::size_t d = 0; d < extents.size(); ++d) {
+    c[d] = i % extents[d];
+    i /= extents[d];
+  }
+  return c;
+}
+
+int value_at(const buffer<int>& b, const std::vector<index_t>& c) {
+  return *static_cast<const int*>(b.address_at(span<const index_t>(c.data(), c.size())));
+}
+
+// The runs of elements contiguous in both src and dst, for dst flat indices [begin, end).
+int runs(const buffer<int>& src, const buffer<int>& dst, index_t begin, index_t end) {
+  int n = 0;
+  const char* prev_s = nullptr;
+  const char* prev_d = nullptr;
+  for (index_t i = begin; i < end; ++i) {
+    std::vector<index_t> se(src.rank), de(dst.rank);
+    for (std::size_t d = 0; d < src.rank; ++d) se[d] = src.dim(d).extent();
+    for (std::size_t d = 0; d < dst.rank; ++d) de[d] = dst.dim(d).extent();
+    const std::vector<index_t> sc = digits(i, se), dc = digits(i, de);
+    const char* ps = static_cast<const char*>(src.address_at(span<const index_t>(sc.data(), sc.size())));
+    const char* pd = static_cast<const char*>(dst.address_at(span<const index_t>(dc.data(), dc.size())));
+    if (!prev_s || ps != prev_s + sizeof(int) || pd != prev_d + sizeof(int)) ++n;
+    prev_s = ps;
+    prev_d = pd;
+  }
+  return n;
+}
+
+struct reshape_case {
+  std::vector<index_t> src_extents;
+  std::vector<index_t> dst_extents;
+  bool symbolic = false;
+  index_t row_pad = 0;       // Elements of padding after each src row.
+  index_t loop_step = 0;     // Split the dst's outermost dim (0: no loop).
+  bool top_modulus = false;  // The last digit written with % too, as the original's tests do.
+};
+
+// The flat index of the dst point x and the src coordinates it reads, written with % and / of
+// the extents.
+box_expr reshape_bounds(const std::vector<var>& x, const std::vector<expr>& src_e, const std::vector<expr>& dst_e,
+                        bool top_modulus) {
+  expr flat = x[0];
+  expr p = dst_e[0];
+  for (std::size_t j = 1; j < x.size(); ++j) {
+    flat = flat + x[j] * p;
+    p = p * dst_e[j];
+  }
+  box_expr b;
+  expr q = 1;
+  for (std::size_t k = 0; k < src_e.size(); ++k) {
+    expr digit = k == 0 ? flat : flat / q;
+    if (k + 1 < src_e.size() || top_modulus) digit = digit % src_e[k];
+    b.push_back(point(digit));
+    q = q * src_e[k];
+  }
+  return b;
+}
+
+std::vector<expr> extents_of(const buffer_expr_ptr& b, const std::vector<index_t>& constant, bool symbolic) {
+  std::vector<expr> e;
+  for (std::size_t d = 0; d < constant.size(); ++d) e.push_back(symbolic ? b->dim(d).extent() : expr(constant[d]));
+  return e;
+}
+
+void test_reshape(const reshape_case& rc) {
+  SCOPED_TRACE(testing::Message() << "symbolic " << rc.symbolic << " row_pad " << rc.row_pad << " loop " << rc.loop_step
+                                  << " top_modulus " << rc.top_modulus);
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", rc.src_extents.size(), sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", rc.dst_extents.size(), sizeof(int));
+  const char* names[] = {"x", "y", "z", "w"};
+  std::vector<var> x;
+  for (std::size_t d = 0; d < rc.dst_extents.size(); ++d) x.emplace_back(ctx, names[d]);
+  counting_copy cc;
+  box_expr b = reshape_bounds(x, extents_of(in, rc.src_extents, rc.symbolic),
+                              extents_of(out, rc.dst_extents, rc.symbolic), rc.top_modulus);
+  func f = func::make_copy({in, b}, {out, x}, cc.impl());
+  if (rc.loop_step > 0) f.loops({{x.back(), rc.loop_step}});
+  pipeline p = build_pipeline(ctx, {in}, {out});
+
+  buffer<int> in_buf = make_padded(rc.src_extents, rc.row_pad);
+  buffer<int> out_buf = make_padded(rc.dst_extents, 0);
+  const index_t n = product(rc.dst_extents);
+  ASSERT_EQ(n, product(rc.src_extents));
+  for (index_t i = 0; i < n; ++i) {
+    const std::vector<index_t> c = digits(i, rc.src_extents);
+    *static_cast<int*>(in_buf.address_at(span<const index_t>(c.data(), c.size()))) = static_cast<int>(i * 3 + 1);
+  }
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&out_buf};
+  ASSERT_EQ(p.evaluate(ins, outs), 0);
+  for (index_t i = 0; i < n; ++i) {
+    ASSERT_EQ(value_at(out_buf, digits(i, rc.dst_extents)), static_cast<int>(i * 3 + 1)) << i;
+  }
+  // One call per run contiguous in both buffers within each iteration of the loop.
+  const index_t outer = rc.dst_extents.back();
+  const index_t step = rc.loop_step > 0 ? rc.loop_step : outer;
+  const index_t row = n / outer;
+  int expected = 0;
+  for (index_t y = 0; y < outer; y += step) expected += runs(in_buf, out_buf, y * row, std::min(y + step, outer) * row);
+  EXPECT_EQ(cc.calls, expected);
+}
+
+class reshape : public testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(symbolic, reshape, testing::Bool());
+
+TEST_P(reshape, dense_3d_to_2d_is_one_call) {
+  for (bool top_modulus : {false, true}) {
+    test_reshape({{8, 5, 3}, {20, 6}, GetParam(), 0, 0, top_modulus});
+  }
+}
+
+TEST_P(reshape, dense_2d_to_3d_is_one_call) {
+  for (bool top_modulus : {false, true}) {
+    test_reshape({{20, 6}, {8, 5, 3}, GetParam(), 0, 0, top_modulus});
+  }
+}
+
+TEST_P(reshape, the_originals_3d_to_3d) { test_reshape({{8, 5, 3}, {5, 3, 8}, GetParam(), 0, 0, true}); }
+
+TEST_P(reshape, padded_src_rows_one_call_per_run) {
+  for (bool top_modulus : {false, true}) {
+    test_reshape({{8, 5, 3}, {20, 6}, GetParam(), 3, 0, top_modulus});
+    test_reshape({{20, 6}, {8, 5, 3}, GetParam(), 1, 0, top_modulus});
+    test_reshape({{7, 3, 5, 2}, {15, 14}, GetParam(), 2, 0, top_modulus});
+  }
+}
+
+TEST_P(reshape, in_a_loop_over_dst_rows) {
+  for (index_t step : {1, 2, 4}) {
+    test_reshape({{8, 5, 3}, {20, 6}, GetParam(), 0, step});
+    test_reshape({{8, 5, 3}, {20, 6}, GetParam(), 3, step});
+    test_reshape({{20, 6}, {8, 5, 3}, GetParam(), 2, step});
+  }
+}
+
+TEST_P(reshape, other_radices) {
+  test_reshape({{3, 7, 11}, {33, 7}, GetParam()});
+  test_reshape({{33, 7}, {3, 7, 11}, GetParam(), 5});
+  test_reshape({{6, 10}, {4, 15}, GetParam(), 1});
+  test_reshape({{60}, {4, 3, 5}, GetParam()});
+}
+
+index_t add_one_3d(const buffer<const int>& in, const buffer<int>& out) {
+  for_each_element([](int* o, const int* i) { *o = *i + 1; }, out, in);
+  return 0;
+}
+
+index_t twice_2d(const buffer<const int>& in, const buffer<int>& out) {
+  for_each_element([](int* o, const int* i) { *o = *i * 2; }, out, in);
+  return 0;
+}
+
+// in (8 x 5 x 3) -> +1 -> reshape to 20 x 6 -> *2 -> out, at the root or in a loop over out's
+// rows: one call of the copy at the root; in the loop, one per iteration and ring buffer wrap
+// at most. The results exact.
+TEST_P(reshape, in_the_middle_of_a_chain) {
+  const bool symbolic = GetParam();
+  const std::vector<index_t> se = {8, 5, 3}, de = {20, 6};
+  for (index_t step : {0, 1, 2, 3}) {
+    SCOPED_TRACE(step);
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 3, sizeof(int));
+    auto a = buffer_expr::make(ctx, "a", 3, sizeof(int));
+    auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+    counting_copy cc;
+    func f1 = func::make(add_one_3d, {{in, {point(x), point(y), point(z)}}}, {{a, {x, y, z}}});
+    func r =
+        func::make_copy({a, reshape_bounds({x, y}, extents_of(in, se, symbolic), extents_of(out, de, symbolic), false)},
+                        {b, {x, y}}, cc.impl());
+    func f2 = func::make(twice_2d, {{b, {point(x), point(y)}}}, {{out, {x, y}}});
+    if (step > 0) f2.loops({{y, step}});
+    pipeline p = build_pipeline(ctx, {in}, {out});
+
+    buffer<int> in_buf = make_padded(se, 0);
+    buffer<int> out_buf = make_padded(de, 0);
+    for (index_t i = 0; i < 120; ++i) {
+      const std::vector<index_t> c = digits(i, se);
+      *static_cast<int*>(in_buf.address_at(span<const index_t>(c.data(), c.size()))) = static_cast<int>(i * 5 - 7);
+    }
+    const raw_buffer* ins[] = {&in_buf};
+    const raw_buffer* outs[] = {&out_buf};
+    memory_counter mem;
+    ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+    for (index_t i = 0; i < 120; ++i) {
+      ASSERT_EQ(value_at(out_buf, digits(i, de)), static_cast<int>((i * 5 - 7 + 1) * 2)) << i;
+    }
+    // a slides along z in the loop (a ring buffer of planes of 40 elements): a run may end
+    // where a plane ends, where the ring buffer may wrap, as well as where an iteration ends.
+    const index_t rows = step > 0 ? step : 6;
+    int iterations = 0, plane_ends = 0;
+    for (index_t y = 0; y < 6; y += rows) {
+      ++iterations;
+      const index_t f0 = y * 20, f1 = std::min<index_t>(y + rows, 6) * 20 - 1;
+      plane_ends += f1 / 40 - f0 / 40;
+    }
+    if (step == 0) {
+      EXPECT_EQ(cc.calls, 1);
+    } else {
+      EXPECT_GE(cc.calls, iterations);
+      EXPECT_LE(cc.calls, iterations + plane_ends);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace slinky
