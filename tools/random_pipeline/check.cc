@@ -237,7 +237,7 @@ outcome run_case(const case_spec& c, const features& f) {
   // with them serial, and with them serial and their steps multiplied by the hardware threads,
   // and no intermediate may take more than the larger of the two, unless its producer may
   // recompute (unbounded_by_parallel_fold): it is bounded by the unscheduled size only.
-  const index_t in_flight = std::max<index_t>(1, std::thread::hardware_concurrency());
+  const index_t k_in_flight = in_flight();
   for (std::size_t i = 0; i < c.schedules.size(); ++i) {
     const schedule_spec& s = c.schedules[i];
     o = ctx.run(&s, static_cast<int>(i));
@@ -258,7 +258,7 @@ outcome run_case(const case_spec& c, const features& f) {
         parallel = true;
         serial.stages[st].loops[li].parallel = false;
         serial_in_flight.stages[st].loops[li].parallel = false;
-        serial_in_flight.stages[st].loops[li].step *= in_flight;
+        serial_in_flight.stages[st].loops[li].step *= k_in_flight;
       }
     }
     if (!f.parallel_memory_bound || !parallel || ctx.m.failed) continue;
@@ -290,7 +290,7 @@ outcome run_case(const case_spec& c, const features& f) {
       o.message = "an allocation of " + buffer_name(c.graph, static_cast<int>(b)) + " takes " +
                   std::to_string(parallel_bytes[b]) + " bytes with parallel loops, more than the " +
                   std::to_string(bound[b]) + " of the same schedule with serial loops (steps times " +
-                  std::to_string(in_flight) + " or not)";
+                  std::to_string(k_in_flight) + " or not)";
       o.runs = total.runs;
       return o;
     }
