@@ -1244,6 +1244,105 @@ TEST(random_regressions, divided_read_of_client_storage_outside_a_parallel_loop)
   }
 }
 
+// Found by the soak of issue 43 (tools/soak.sh, seed 1001, case 425, default features; unshrunk,
+// t1 took 1,320 bytes against 880 with serial loops). t1, stored at the root by the client, is
+// read by f1 at (y, y) (a diagonal) and by f2 at (x, y - 1), both in f2's parallel loop over y:
+// its window in an iteration is the hull of f2's fixed x and f1's moving y in dim 0 (not
+// monotonic) and [y - 1, y] in dim 1 (overlapping the previous iteration's). Its producer cannot
+// slide (the window moves in two dimensions), and no dimension is disjoint: the documented limit
+// (docs/threads.md, Limits), not folded, every iteration computing its window, so t1 takes its
+// whole region, the unscheduled size, against 108 bytes serially. The tester drew it as a failure
+// of the memory bound of parallel loops: its exemption was predicted (may_recompute), which does
+// not know windows moving in two dimensions with one loop. It is now also observed: a producer that
+// computes more points with the parallel loops than unscheduled (its windows overlap and it does
+// not slide) is bounded by the unscheduled size, the documented formula, which this test checks.
+TEST(random_regressions, hull_and_diagonal_window_of_client_storage_outside_a_parallel_loop) {
+  random_test::monitor m;
+  m.allowed = {{}, {{-8, 0}, {-9, 0}}, {{0, 0}, {-8, 0}}, {{0, 0}, {-8, 0}}, {{0, 0}, {0, 0}, {0, 0}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+  auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto out3 = buffer_expr::make(ctx, "out3", 2, 4);
+  auto out4 = buffer_expr::make(ctx, "out4", 3, 4);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {1}}, &m),
+          {{in0, {point(x), point(y)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 1}, {.var = 1}}}, .outputs = {2}}, &m),
+          {{t1, {point(y), point(y)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2,
+                               .inputs = {{{.var = 0}, {.var = 1, .lo = -1, .hi = -1}}, {{.var = 0}, {.var = 1}}},
+                               .outputs = {3}},
+                              &m),
+          {{t1, {point(x), point(y - 1)}}, {t2, {point(x), point(y)}}}, {{out3, {x, y}}}, {}, {.name = "f2"});
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 0}, {.var = 2}}}, .outputs = {4}}, &m),
+          {{out3, {point(x), point(z)}}}, {{out4, {x, y, z}}}, {}, {.name = "f3"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out3, out4});
+  f2.loops({{y, 1, loop::parallel}});
+  t1->store_root();
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out3, out4}, options);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{-8, 0}, {-9, 0}}, .seed = 16204482104110348505ull}},
+                            .outputs = {{.bounds = {{0, 0}, {-8, 0}}}, {.bounds = {{0, 0}, {0, 0}, {0, 0}}}},
+                            .monitor = &m,
+                            .no_larger = {t1, t2}});
+}
+
+// The unshrunk case of the test above, as a canary.
+TEST(random_regressions, hull_and_diagonal_window_of_client_storage_unshrunk) {
+  const random_test::features f;
+  const random_test::case_spec c = random_test::generate_case(random_test::case_seed(1001, 425), f);
+  const random_test::outcome o = random_test::run_case(c, f);
+  EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;
+}
+
+// Found by the soak of issue 43 (seed 1002, case 383, default features; unshrunk, t1 took 836
+// bytes against 684), with the exemption of the memory bound observed only (a producer that does
+// not recompute held to the bound); not decided yet. The client stores t1 at f2's parallel loop
+// over y (inside it: an allocation per iteration), and f1 reads it for t2's window [y, y + 1]:
+// with the loop parallel t1 takes 2 elements, serially 1 (f1 slides along y, computing one new
+// row of t2 per iteration, so each iteration needs one element of t1), yet f0 computes no more
+// points than unscheduled. The tester exempts it again (may_recompute: the client stores t1
+// inside a loop it is computed in), so this is not drawn as a failure; the bound is the serial
+// schedule's.
+TEST(random_regressions, DISABLED_client_storage_inside_a_parallel_loop_larger_than_serial) {
+  // memory: an allocation of t1 takes 8 bytes with parallel loops, more than the 4 of the same schedule with serial
+  // loops (steps times 2 or not)
+  random_test::monitor m;
+  m.allowed = {{}, {{0, 1}, {0, 1}, {0, 0}}, {{0, 1}, {0, 1}}, {{0, 1}, {0, 0}}, {{0, 0}, {0, 1}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+  auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 3, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
+  auto out4 = buffer_expr::make(ctx, "out4", 2, 4);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 2}}}, .outputs = {1}}, &m),
+          {{in0, {point(x), point(z)}}}, {{t1, {x, y, z}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}, {.var = 1}, {.var = -1}}}, .outputs = {2}}, &m),
+          {{t1, {point(x), point(y), point(0)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}, {.var = 1, .hi = 1}}}, .outputs = {3}}, &m),
+          {{t2, {point(x), bounds(y, y + 1)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 1}, {.var = 0}}}, .outputs = {4}}, &m),
+          {{t3, {point(y), point(x)}}}, {{out4, {x, y}}}, {}, {.name = "f3"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
+  f2.loops({{x, 1}, {y, 1, loop::parallel}});
+  t1->store_at({&f2, y});
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out4}, options);
+  f2.loops({{x, 1}, {y, 1}});
+  pipeline serial = build_pipeline(ctx, {in0}, {out4}, options);
+  f2.loops({{x, 1}, {y, 1 * random_test::in_flight()}});
+  pipeline serial_in_flight = build_pipeline(ctx, {in0}, {out4}, options);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 1}, {0, 0}}, .seed = 2999701341846297580ull}},
+                            .outputs = {{.bounds = {{0, 0}, {0, 1}}}},
+                            .monitor = &m,
+                            .no_larger = {t1, t2, t3},
+                            .bounded_by = {&serial, &serial_in_flight}});
+}
+
 // Found by a long batch of the tester (seed 3, case 4634, default features; not an auto-mode case),
 // not decided yet. f1 reads t1 at (x % 5, x, y) and f2 reads t2 at the constant row 0, so f1's
 // region is x in [0, 0] and the unscheduled pipeline computes one point of f0. With f1 looped over
