@@ -114,6 +114,10 @@ bool bounds_inference::windows_overlap(int buffer, loop_level l) const {
   const interval_expr range = loop_bounds(l, view::full);
   const expr first = has_warm_up(l) ? loop_start(l) : range.min;
   loop_range[v] = interval_expr(simplify(first + step), range.max);
+  // Two boxes are disjoint when they are in one dimension: a window moving in two dimensions with
+  // the loop (a diagonal read, (y, [y, y + 1])) overlaps the previous one in its second dimension
+  // and not in the first, so no element is in both.
+  bool overlaps = false;
   for (const interval_expr& i : window) {
     if (!depends_on(i, v)) continue;
     const interval_expr prev = substitute(i, v, v - step);
@@ -122,12 +126,14 @@ bool bounds_inference::windows_overlap(int buffer, loop_level l) const {
     // Overlapping unless proven disjoint in every iteration: a window that overlaps the previous
     // one in some iterations only (x / 2 over x, say) still computes those values twice.
     if (lo == monotonic::increasing && hi == monotonic::increasing) {
-      if (!prove_true(prev.max < i.min, loop_range.map())) return true;
+      if (prove_true(prev.max < i.min, loop_range.map())) return false;
+      overlaps = true;
     } else if (lo == monotonic::decreasing && hi == monotonic::decreasing) {
-      if (!prove_true(i.max < prev.min, loop_range.map())) return true;
+      if (prove_true(i.max < prev.min, loop_range.map())) return false;
+      overlaps = true;
     }
   }
-  return false;
+  return overlaps;
 }
 
 bool bounds_inference::pipelined(loop_level l) const {

@@ -4,6 +4,7 @@
 #ifndef SLINKY_TOOLS_RANDOM_PIPELINE_BUILD_H
 #define SLINKY_TOOLS_RANDOM_PIPELINE_BUILD_H
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "random_pipeline/spec.h"
@@ -21,6 +23,11 @@
 
 namespace slinky {
 namespace random_test {
+
+// The iterations of a parallel loop that may be in flight at once, which the memory bound of
+// parallel loops multiplies the steps by (docs/random_testing.md, oracle item 8): the machine's
+// hardware threads (the builder folds pipelined loops for at most that many, docs/threads.md).
+inline index_t in_flight() { return std::max<index_t>(1, std::thread::hardware_concurrency()); }
 
 // Calls fn(const index_t* coordinates) for every point of b, dimension 0 fastest.
 template <typename Fn>

@@ -397,9 +397,9 @@ bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement
 }
 
 bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, const placement& p,
-                                const std::vector<bool>& recompute, int b) {
+                                const std::vector<bool>& recomputes, int b) {
   const int producer = g.buffers[b].producer;
-  if (producer < 0 || !recompute[producer]) return false;
+  if (producer < 0 || !recomputes[producer]) return false;
   for (const level& l : p.compute_chain[producer]) {
     if (is_parallel(s, l)) return true;
   }

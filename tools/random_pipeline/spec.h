@@ -328,15 +328,15 @@ std::vector<bool> may_recompute(const graph_spec& g, const schedule_spec& s, con
 bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement& p, int b);
 
 // True if intermediate b may hold more than the memory bound of parallel loops (docs/threads.md)
-// says, because its producer may recompute (may_recompute: its window cannot slide along some
-// loop of its compute chain) and a parallel loop is inside its storage: stored outside that loop
-// by the user, it is not folded along it when windows overlap (docs/threads.md, Limits); stored
-// inside (by the user, or by default where its producer cannot slide), each worker's block holds
-// the whole window of an iteration, where a serial loop may slide it down to the new part. Such
-// buffers are bounded by the unscheduled size only, as the computed-once oracle does not hold
-// for their producers either.
+// says, because its producer recomputes (`recomputes`, per stage: may_recompute, or it computed
+// more points with the parallel loops than unscheduled, so its windows overlap across the
+// iterations of a loop and it does not slide along it) and a parallel loop is in its compute
+// chain: stored outside that loop by the user, it is not folded along it when windows overlap
+// (docs/threads.md, Limits); stored inside (by the user, or by default where its producer cannot
+// slide), each worker's block holds the whole window of an iteration, where a serial loop may
+// slide it down to the new part. Such buffers are bounded by the unscheduled size only.
 bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, const placement& p,
-                                const std::vector<bool>& recompute, int b);
+                                const std::vector<bool>& recomputes, int b);
 
 // ---------------------------------------------------------------------------------------------
 // Shapes: what the unscheduled pipeline computes, by plain interpretation of the graph.
