@@ -37,7 +37,7 @@ struct func_site {
 // A candidate schedule of the group of one head.
 struct candidate {
   // The loops of the head's func, outermost first; empty: no loop. The search makes at most one
-  // (loops over two dims, tiles, are planned: issue 39).
+  // (loops over two dims, tiles, are not searched).
   std::vector<loop_level> loops;
   // Iterations in flight at once: 1 for a serial loop; the threads of a data-parallel loop; at
   // most one per func in it for a pipelined one.

@@ -205,14 +205,14 @@ public:
   static constexpr double fork_join_ns = 5000;
   // The share of the ideal speed-up a parallel loop reaches, pipelined or data-parallel: measured
   // alike on 2 workers once the pipelined loop's hand-offs (the overlap its iterations read from
-  // the core that computed it) are priced apart. scheduler_benchmark --sweep (2026-12-04): the
+  // the core that computed it) are priced apart. scheduler_benchmark --sweep measures the
   // stencil chains of 4096 x 4096 in strips of 32 to 64 rows, 5.5 to 6.1 ms (2 stages) and 9.2 to
   // 10.2 ms (3 stages) either way, against 10.3 and 17.1 to 18.4 ms serially.
   static constexpr double parallel_efficiency = 0.9;
   // The cost of one iteration of a parallel loop beyond its calls: handing it to a worker (atomics
   // and cache lines moving between cores) and allocating the buffers of its funcs, which a
   // parallel loop cannot hoist out of its iterations. An estimate from the chain into a parallel
-  // reduction (scheduler_benchmark, 2026-12-03): 256 iterations on 2 workers took 0.10 to 0.15 ms
+  // reduction (scheduler_benchmark): 256 iterations on 2 workers took 0.10 to 0.15 ms
   // longer than 32, about 1 us of CPU time per iteration, where its 3 calls cost 0.07 us. (The
   // 3-stage data-parallel stencil in strips of 4 and 8 rows took 2 to 4 us per iteration more
   // than estimated: the term is a floor.)

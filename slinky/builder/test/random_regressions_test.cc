@@ -1203,7 +1203,7 @@ TEST(random_regressions, diagonal_windows_of_client_storage_unshrunk) {
   }
 }
 
-// A divided read (the issue 43 shape of seed 909, case 4598, which its generator no longer makes):
+// A divided read (the shape of `random_pipelines --seed 909 --case 4598` before the generator changed):
 // f1 reads t1 at x / 3 in a parallel loop over x, and the client stores t1 at the root. The
 // windows overlap (three iterations read each element), f0 slides with the loop, which is
 // pipelined, and t1 folds over the hull of the windows of the iterations in flight: no more than
@@ -1244,7 +1244,7 @@ TEST(random_regressions, divided_read_of_client_storage_outside_a_parallel_loop)
   }
 }
 
-// Found by the soak of issue 43 (tools/soak.sh, seed 1001, case 425, default features; unshrunk,
+// Drawn by `random_pipelines --seed 1001 --case 425` (default features; unshrunk,
 // t1 took 1,320 bytes against 880 with serial loops). t1, stored at the root by the client, is
 // read by f1 at (y, y) (a diagonal) and by f2 at (x, y - 1), both in f2's parallel loop over y:
 // its window in an iteration is the hull of f2's fixed x and f1's moving y in dim 0 (not
@@ -1297,7 +1297,7 @@ TEST(random_regressions, hull_and_diagonal_window_of_client_storage_unshrunk) {
   EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;
 }
 
-// Found by the soak of issue 43 (seed 1002, case 383, default features; unshrunk, t1 took 836
+// Drawn by `random_pipelines --seed 1002 --case 383` (default features; unshrunk, t1 took 836
 // bytes against 684), with the exemption of the memory bound observed only (a producer that does
 // not recompute held to the bound); not decided yet. The client stores t1 at f2's parallel loop
 // over y (inside it: an allocation per iteration), and f1 reads it for t2's window [y, y + 1]:
@@ -1351,7 +1351,7 @@ TEST(random_regressions, DISABLED_client_storage_inside_a_parallel_loop_larger_t
 // bounds of x % W over a loop are loose (the unscheduled pipeline's are exact), or the oracle is
 // too strict (may_recompute exempts funcs read through x % W only inside the loop, not a func
 // computed at the root for a looped consumer).
-// Root cause (issue 43): f1's crop in its loop is the point [x, x], and the need of t1 at that call
+// Root cause: f1's crop in its loop is the point [x, x], and the need of t1 at that call
 // is the bounds of x % 5 over it, which the simplifier takes as [0, 4] whenever x is not a
 // constant (simplify_bounds.cc, visit(const mod*): the range is preferred to the value even for a
 // point). Lifting [0, 4] over the loop (x in [0, 0]) keeps it; the value x % 5 lifted would give

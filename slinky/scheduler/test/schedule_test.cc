@@ -809,7 +809,7 @@ TEST(schedule, data_parallel_strips_grow_while_recomputing_costs_more_than_the_s
 // recomputing every strip's halos. (On the 2-core benchmark machine, the 3-stage parallel
 // stencil of 4096 x 4096 pipelined in strips of 4 rows, the largest within the L2 budget, took
 // 11.2 to 11.6 ms; in strips of 8 to 64, 9.5 to 9.9 ms: scheduler_benchmark --cpu-time --only
-// "parallel stencil, 3" --explain --sweep, 2026-12-04.)
+// "parallel stencil, 3" --explain --sweep.)
 TEST(schedule, pipelined_strips_grow_past_the_l2_budget_to_amortize_the_hand_offs) {
   const index_t w = 1024, h = 1024;
   const buffer<float, 2> expected = unscheduled_stencil(3, w, h);
