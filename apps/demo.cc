@@ -9,10 +9,12 @@
 // callbacks"): a pointer per row, computed once per row (the ring buffer's fold is handled
 // there), and plain pointer arithmetic along the row.
 //
-// Usage: demo [--quiet] [--explain] [--auto] [--trace file.json] [--out dir | --no-files]
-//   --quiet skips printing the programs;
+// Usage: demo [--print] [--explain] [--auto] [--trace file.json] [--out dir | --no-files]
+//   The table of results comes first, with a one-line reading of it; then, on request:
+//   --print prints each example's program (what build_pipeline made of it), after the table;
 //   --explain prints what the builder decided for the stencil's strips schedule, and why
 //   (slinky/builder/explain.h), and with --auto what the automatic scheduler decided;
+//   --quiet is accepted and does nothing (the programs are only printed with --print);
 //   --auto adds to each example the automatic scheduler's schedule for its shapes and this
 //   machine (slinky/scheduler/schedule.h, docs/scheduler.md);
 //   --out (default demo_output; --visualize is another name for it) is where the demo writes,
@@ -32,7 +34,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iostream>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,7 +52,8 @@ using namespace slinky_bench;
 
 namespace {
 
-bool quiet = false;
+bool print_programs = false;           // set by --print
+std::string details;                  // the programs and explanations, printed after the table
 chrome_trace* trace = nullptr;        // set by --trace
 std::string out_dir = "demo_output";  // --out; empty with --no-files
 chrome_trace* small_trace = nullptr;  // out_dir/trace.json
@@ -67,8 +70,8 @@ void auto_schedule(const std::string& example, node_context& ctx, const std::vec
   m.threads = 1;
   const schedule_report r = schedule(inputs, outputs, shapes, m);
   if (explain) {
-    std::printf("What the automatic scheduler decided for %s, and why:\n\n```\n%s```\n\n", example.c_str(),
-                r.to_string(&ctx).c_str());
+    details += "What the automatic scheduler decided for " + example + ", and why:\n\n```\n" + r.to_string(&ctx) +
+               "```\n\n";
   }
 }
 
@@ -151,8 +154,11 @@ std::vector<result> results;
 void run(const std::string& example, const std::string& schedule, const pipeline& p,
          const std::function<index_t(eval_context&)>& evaluate, const std::function<bool()>& check,
          const std::string& if_slower = "") {
-  std::printf("## %s, %s\n\n", example.c_str(), schedule.c_str());
-  if (!quiet) std::cout << "```\n" << p.body << "```\n\n";
+  if (print_programs) {
+    std::ostringstream program;
+    program << "## " << example << ", " << schedule << "\n\n```\n" << p.body << "```\n\n";
+    details += program.str();
+  }
   memory_tracker m;
   if (evaluate(m.context) != 0) wrong_result(example + ": evaluate failed");
   if (!check()) wrong_result(example + " (" + schedule + ")");
@@ -167,9 +173,6 @@ void run(const std::string& example, const std::string& schedule, const pipeline
   const double speedup = unscheduled ? 1.0 : base->ms / (t * 1e3);
   std::string note;
   if (!unscheduled && speedup < 1.0) note = if_slower;
-  std::printf("correct; %.3f ms; peak intermediate memory %lld bytes", t * 1e3, static_cast<long long>(m.peak));
-  if (!unscheduled) std::printf("; %.2fx the speed of no schedule", speedup);
-  std::printf("\n%s\n", note.empty() ? "" : ("slower than no schedule: " + note + "\n").c_str());
   results.push_back({example, schedule, t * 1e3, m.peak, speedup, note});
 }
 
@@ -366,8 +369,8 @@ void stencil(index_t step, bool automatic_schedule = false) {
   }
   pipeline p = build_pipeline(ctx, {in}, {out}, options());
   if (explain && step > 1) {
-    std::printf("What the builder decided for the stencil in strips of %lld rows, and why:\n\n%s\n",
-                static_cast<long long>(step), explain_pipeline(ctx, {in}, {out}, options()).c_str());
+    details += "What the builder decided for the stencil in strips of " + std::to_string(step) + " rows, and why:\n\n" +
+               explain_pipeline(ctx, {in}, {out}, options()) + "\n";
   }
 
   buffer<int, 2> in_buf({w + 2, h + 2}), out_buf({w, h});
@@ -420,14 +423,40 @@ void stencil(index_t step, bool automatic_schedule = false) {
   }
 }
 
+// The table in one line: how much faster, and with how much less intermediate memory, the fastest
+// schedule of each example runs than the same example with no schedule.
+std::string reading() {
+  double min_speedup = 0, max_speedup = 0, min_memory = 0, max_memory = 0;
+  int examples = 0;
+  for (const result& base : results) {
+    if (base.schedule != "no schedule") continue;
+    const result* best = nullptr;
+    for (const result& r : results) {
+      if (r.example == base.example && &r != &base && (!best || r.ms < best->ms)) best = &r;
+    }
+    if (!best) continue;
+    const double memory = static_cast<double>(base.peak_bytes) / std::max<double>(best->peak_bytes, 1);
+    if (examples == 0 || best->speedup < min_speedup) min_speedup = best->speedup;
+    if (examples == 0 || best->speedup > max_speedup) max_speedup = best->speedup;
+    if (examples == 0 || memory < min_memory) min_memory = memory;
+    if (examples == 0 || memory > max_memory) max_memory = memory;
+    ++examples;
+  }
+  if (examples == 0) return "";
+  return "Reading: the fastest schedule of each of the " + std::to_string(examples) + " examples runs " +
+         fmt(min_speedup, 2) + "-" + fmt(max_speedup, 2) + "x the speed of no schedule, with " + fmt(min_memory, 0) +
+         "-" + fmt(max_memory, 0) + "x less peak intermediate memory.";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::ofstream trace_file;
   std::unique_ptr<chrome_trace> trace_writer;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quiet") == 0) {
-      quiet = true;
+    if (std::strcmp(argv[i], "--print") == 0) {
+      print_programs = true;
+    } else if (std::strcmp(argv[i], "--quiet") == 0) {
     } else if (std::strcmp(argv[i], "--explain") == 0) {
       explain = true;
     } else if ((std::strcmp(argv[i], "--out") == 0 || std::strcmp(argv[i], "--visualize") == 0) && i + 1 < argc) {
@@ -445,7 +474,7 @@ int main(int argc, char** argv) {
       trace_writer = std::make_unique<chrome_trace>(trace_file);
       trace = trace_writer.get();
     } else {
-      std::fprintf(stderr, "usage: demo [--quiet] [--explain] [--auto] [--trace file.json] [--out dir | --no-files]\n");
+      std::fprintf(stderr, "usage: demo [--print] [--explain] [--auto] [--trace file.json] [--out dir | --no-files]\n");
       return 1;
     }
   }
@@ -471,7 +500,10 @@ int main(int argc, char** argv) {
   // fresh 64 MB intermediate in every run (which would flatter the schedules even more).
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  std::printf("The allocator keeps freed memory for reuse (mallopt), so times compare locality, not page faults.\n\n");
+  std::printf("The allocator keeps freed memory for reuse (mallopt), so times compare locality, not page faults.\n");
+  std::printf("Each example runs with no schedule and with a schedule, and each result is checked against a plain C++ "
+              "reference (a wrong one stops the demo).\n\n");
+  std::fflush(stdout);
   const int variants = automatic ? 3 : 2;
   for (int v = 0; v < variants; ++v) elementwise(v);
   for (int v = 0; v < variants; ++v) matrix_product(v);
@@ -484,6 +516,7 @@ int main(int argc, char** argv) {
            fmt(r.speedup, 2) + "x"});
   }
   t.print();
+  std::printf("%s\n", reading().c_str());
   for (const result& r : results) {
     if (!r.note.empty())
       std::printf("\n%s, %s: slower than no schedule: %s\n", r.example.c_str(), r.schedule.c_str(), r.note.c_str());
@@ -494,5 +527,7 @@ int main(int argc, char** argv) {
   small_trace_file.close();
   if (!files.empty()) std::printf("\nWritten:\n");
   for (const std::string& f : files) std::printf("- %s\n", f.c_str());
+  if (!details.empty()) std::printf("\n%s", details.c_str());
+  if (!print_programs) std::printf("\nThe programs build_pipeline made of each example: demo --print.\n");
   return 0;
 }
