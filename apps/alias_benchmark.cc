@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "bench_extras.h"
+#include "pipeline_bench.h"
 #include "benchmark_util.h"
 #include "slinky/builder/pipeline.h"
 #include "workloads.h"

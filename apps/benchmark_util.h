@@ -1,5 +1,7 @@
-// Shared helpers of the benchmark programs: timing (warm-up, repetitions, median), the machine
-// description every report starts with, a table printed as markdown, and results as CSV (--csv).
+// Shared helpers of every benchmark program, independent of slinky (no slinky header): timing
+// (warm-up, repetitions, median), the machine description every report starts with, a table
+// printed as markdown, and results as CSV (--csv). What needs slinky (memory through the
+// allocation hooks, the stencil chain's stages) is in pipeline_bench.h.
 #ifndef SLINKY_APPS_BENCHMARK_UTIL_H
 #define SLINKY_APPS_BENCHMARK_UTIL_H
 

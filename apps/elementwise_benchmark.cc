@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "bench_extras.h"
+#include "pipeline_bench.h"
 #include "benchmark_util.h"
 #include "elementwise_stage.h"
 #include "slinky/builder/pipeline.h"

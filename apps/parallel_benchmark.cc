@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench_extras.h"
+#include "pipeline_bench.h"
 #include "benchmark_util.h"
 #include "elementwise_stage.h"
 #include "slinky/base/thread_pool_impl.h"
@@ -44,7 +44,8 @@ using namespace slinky_bench::stencil_chain;
 
 namespace {
 
-// Peak intermediate memory of parallel runs: alloc_tracker (bench_extras.h) is not thread-safe.
+// Peak intermediate memory of parallel runs, allocating with the default hooks (and the pipeline's
+// base alignment) and evaluating on the given thread pool.
 struct memory_tracker {
   eval_config config;
   eval_context context;

@@ -31,7 +31,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench_extras.h"
+#include "pipeline_bench.h"
 #include "benchmark_util.h"
 #include "elementwise_stage.h"
 #include "one_pass_heuristic.h"

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "bench_extras.h"
+#include "pipeline_bench.h"
 #include "elementwise_stage.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/buffer.h"
@@ -62,7 +62,7 @@ inline graph elementwise_chain(node_context& ctx, int k, const stage_wrapper& wr
   return g;
 }
 
-// Benchmark 4's chains: in -> e (in * 2 + 1) -> 3x3 box [-> 3x3 box] (bench_extras.h). funcs:
+// Benchmark 4's chains: in -> e (in * 2 + 1) -> 3x3 box [-> 3x3 box] (pipeline_bench.h). funcs:
 // scale_offset, box1 [, box2].
 inline graph stencil_chain(node_context& ctx, int stages, const stage_wrapper& wrap = nullptr) {
   graph g;

@@ -331,17 +331,6 @@ box_expr bounds_inference::lift(box_expr b, const std::vector<loop_level>& chain
   return b;
 }
 
-box_expr bounds_inference::output_region(int buffer) const {
-  const buffer_node& b = g_.buffers[buffer];
-  for (const func::output& o : g_.funcs[b.producer].f->outputs()) {
-    if (o.buffer.get() != b.buffer.get()) continue;
-    box_expr result;
-    for (var v : o.dims) result.push_back(funcs[b.producer].produce[index_of_var(b.producer, v)]);
-    return result;
-  }
-  return box_expr();
-}
-
 namespace {
 
 // True if v indexes an output of f other than o.

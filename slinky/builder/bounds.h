@@ -98,8 +98,6 @@ public:
   box_expr lift(box_expr b, const std::vector<loop_level>& chain, loop_level to, view which) const {
     return lift(std::move(b), chain, to, which, which == view::actual);
   }
-  // The region of an intermediate buffer as its producer computes it (view produce).
-  box_expr output_region(int buffer) const;
   // The region of a buffer that func fi needs at its call (input crops applied).
   box_expr need_at_call(int fi, int buffer, view which) const;
   // The union of what buffer's consumers read, over all their loops (the region needed of a

@@ -154,7 +154,7 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
   if (info.is_parallel() && !pipelined(l)) return result;
   // What is live in one iteration of that loop: the steady window (warm-up and the last
   // iterations only ever need less). A func moved out of a loop to be a stage of a pipelined loop
-  // of its own (see parallel_storage.h) is computed outside its consumers' inner loops: its
+  // of its own (see refine_placement.h) is computed outside its consumers' inner loops: its
   // steady window is their needs over those whole loops, which do not slide the way the
   // consumers do; what they actually read in one iteration bounds what is live.
   std::vector<interval_expr> actual_needs;

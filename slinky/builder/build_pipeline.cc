@@ -18,7 +18,7 @@
 #include "slinky/builder/emit.h"
 #include "slinky/builder/explain.h"
 #include "slinky/builder/graph.h"
-#include "slinky/builder/parallel_storage.h"
+#include "slinky/builder/refine_placement.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/builder/simplify.h"
 #include "slinky/builder/trace.h"

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "slinky/base/assert.h"
-#include "slinky/builder/pipelining.h"
+#include "slinky/builder/stage_semaphores.h"
 #include "slinky/builder/substitute.h"
 #include "slinky/runtime/node_finder.h"
 #include "slinky/runtime/node_mutator.h"

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "slinky/base/modulus_remainder.h"
-#include "slinky/builder/symbol_map.h"
 #include "slinky/runtime/expr.h"
 #include "slinky/runtime/stmt.h"
 

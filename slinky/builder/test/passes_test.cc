@@ -13,7 +13,7 @@
 #include "slinky/builder/bounds.h"
 #include "slinky/builder/emit.h"
 #include "slinky/builder/graph.h"
-#include "slinky/builder/parallel_storage.h"
+#include "slinky/builder/refine_placement.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/builder/simplify.h"
 #include "slinky/runtime/node_finder.h"

@@ -1,5 +1,5 @@
-// Refinements of the default placement (see parallel_storage.h).
-#include "slinky/builder/parallel_storage.h"
+// Refinements of the default placement (see refine_placement.h).
+#include "slinky/builder/refine_placement.h"
 
 #include <algorithm>
 

@@ -5,8 +5,8 @@
 // iterations of the loop (stencils). Then that storage would make every iteration recompute the
 // overlap, so the buffer is stored outside the loop instead: its producer slides with the loop,
 // which is pipelined (docs/threads.md, "Default storage in parallel loops").
-#ifndef SLINKY_BUILDER_PARALLEL_STORAGE_H
-#define SLINKY_BUILDER_PARALLEL_STORAGE_H
+#ifndef SLINKY_BUILDER_REFINE_PLACEMENT_H
+#define SLINKY_BUILDER_REFINE_PLACEMENT_H
 
 #include "slinky/builder/bounds.h"
 #include "slinky/builder/graph.h"
@@ -31,4 +31,4 @@ bool hoist_invariant_funcs(graph& g, const bounds_inference& bounds);
 
 }  // namespace slinky
 
-#endif  // SLINKY_BUILDER_PARALLEL_STORAGE_H
+#endif  // SLINKY_BUILDER_REFINE_PLACEMENT_H

@@ -1,5 +1,5 @@
-// The semaphores of pipelined parallel loops (see pipelining.h).
-#include "slinky/builder/pipelining.h"
+// The semaphores of pipelined parallel loops (see stage_semaphores.h).
+#include "slinky/builder/stage_semaphores.h"
 
 #include <vector>
 

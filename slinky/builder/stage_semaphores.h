@@ -17,8 +17,8 @@
 //
 // Each semaphore counts the distance (y - first) the next iteration may start at; a wait gives
 // up (and its check fails quietly) when another worker has failed.
-#ifndef SLINKY_BUILDER_PIPELINING_H
-#define SLINKY_BUILDER_PIPELINING_H
+#ifndef SLINKY_BUILDER_STAGE_SEMAPHORES_H
+#define SLINKY_BUILDER_STAGE_SEMAPHORES_H
 
 #include <cstddef>
 
@@ -47,4 +47,4 @@ stmt pipeline_loop(const pipeline_sync& p, expr first, stmt loop);
 
 }  // namespace slinky
 
-#endif  // SLINKY_BUILDER_PIPELINING_H
+#endif  // SLINKY_BUILDER_STAGE_SEMAPHORES_H

@@ -1,7 +1,9 @@
-// Helpers of the benchmarks 1 and 3-6 beside benchmark_util.h: peak intermediate memory through the
-// eval_config allocate/free hooks, interleaved timing by wall or thread CPU time, flags.
-#ifndef SLINKY_APPS_BENCH_EXTRAS_H
-#define SLINKY_APPS_BENCH_EXTRAS_H
+// Helpers of the benchmarks that run slinky pipelines, on top of benchmark_util.h (which includes
+// no slinky header): peak intermediate memory through the eval_config allocate/free hooks, timing
+// by wall or thread CPU time, the cost of a page fault, flags, and benchmark 4's stencil chain
+// (its stages and reference).
+#ifndef SLINKY_APPS_PIPELINE_BENCH_H
+#define SLINKY_APPS_PIPELINE_BENCH_H
 
 #include <sys/mman.h>
 #include <time.h>
@@ -283,4 +285,4 @@ inline index_t box(const buffer<const float>& in, const buffer<float>& out) {
 
 }  // namespace slinky_bench
 
-#endif  // SLINKY_APPS_BENCH_EXTRAS_H
+#endif  // SLINKY_APPS_PIPELINE_BENCH_H
