@@ -191,7 +191,8 @@ stmt substitute(const stmt& s, var target, const expr& replacement);
 interval_expr substitute(const interval_expr& x, var target, const expr& replacement);
 ///@}
 
-// depends_on (whose declarations used to be here) is in runtime/depends_on.h, included above.
+// depends_on is declared in runtime/depends_on.h (included above), where the original slinky
+// declares it; code that includes this header for it keeps compiling.
 
 /// A node_mutator that rewrites only statements (the original slinky's stmt_mutator): expressions
 /// are returned unchanged, without being visited. Ours derives from node_mutator (the original's

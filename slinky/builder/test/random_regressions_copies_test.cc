@@ -1,5 +1,5 @@
-// Bugs found by the random pipeline tester with the copy kinds and schedule features of issue 7
-// (padded copies, concatenations, stacks, flips, reshapes, folds, constants), each shrunk to a
+// Bugs found by the random pipeline tester with its copy kinds and schedule features (padded
+// copies, concatenations, stacks, flips, reshapes, folds, constants), each shrunk to a
 // small graph and schedule, with what went wrong and how it was fixed. A test of a bug not fixed
 // yet would be DISABLED_ (run them with --gtest_also_run_disabled_tests).
 #include <gtest/gtest.h>

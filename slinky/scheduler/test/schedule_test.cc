@@ -961,7 +961,7 @@ TEST(schedule, no_shape_no_schedule) {
   EXPECT_FALSE(r.loops[0].looped);
   EXPECT_STREQ(r.loops[0].why, "no shape given for this output");
   EXPECT_TRUE(g->funcs.back().loops().empty());
-  // Braced extents, one or several (one used to be ambiguous with the raw_buffer overload).
+  // Braced extents, one or several (one could be ambiguous with the raw_buffer overload).
   const schedule_shapes braced = schedule_shapes().add(g->in, {0}).add(g->out, {7, 5});
   ASSERT_EQ(braced.buffers.size(), 2u);
   ASSERT_EQ(braced.buffers[0].bounds.size(), 1u);
