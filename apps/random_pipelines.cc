@@ -7,11 +7,13 @@
 #include <memory>
 #include <string>
 
+#include "random_pipeline/auto_schedule/auto_schedule.h"
 #include "random_pipeline/run.h"
 #include "slinky/runtime/print.h"
 
 int main(int argc, char** argv) {
   using namespace slinky::random_test;
+  enable_auto_mode();
   batch_options o;
   o.seconds = 60;
   bool print = false;

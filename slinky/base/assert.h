@@ -1,6 +1,7 @@
 // Assertions with messages. SLINKY_ASSERT is for internal invariants and compiles away in
-// release builds; SLINKY_CHECK stays in release builds, for conditions whose violation would
-// otherwise corrupt memory.
+// release builds (NDEBUG), unless SLINKY_ASSERTIONS is defined (the sanitizer builds of
+// tools/test.sh define it); SLINKY_CHECK stays in every build, for conditions whose violation
+// would otherwise corrupt memory.
 #ifndef SLINKY_BASE_ASSERT_H
 #define SLINKY_BASE_ASSERT_H
 
@@ -16,7 +17,7 @@ namespace slinky {
     if (!(condition)) ::slinky::assert_failed(__FILE__, __LINE__, #condition, message);                                \
   } while (0)
 
-#ifdef NDEBUG
+#if defined(NDEBUG) && !defined(SLINKY_ASSERTIONS)
 #define SLINKY_ASSERT(condition, message)                                                                              \
   do {                                                                                                                 \
     (void)sizeof(condition);                                                                                           \

@@ -192,6 +192,34 @@ bounds_inference::bounds_inference(const graph& g)
     }
     needed[bi] = consumers_need(static_cast<int>(bi));
   }
+  check_invariants();
+}
+
+void bounds_inference::check_invariants() const {
+#if !defined(NDEBUG) || defined(SLINKY_ASSERTIONS)
+  SLINKY_ASSERT(funcs.size() == g_.funcs.size(), "bounds for each func");
+  for (std::size_t fi = 0; fi < funcs.size(); ++fi) {
+    const func_bounds& fb = funcs[fi];
+    const std::size_t n = fb.vars.size();
+    SLINKY_ASSERT(fb.full.size() == n && fb.steady.size() == n && fb.steady_produce.size() == n &&
+                      fb.actual.size() == n && fb.produce.size() == n,
+                  "a func's region has one interval per variable in each view");
+    SLINKY_ASSERT(fb.slides.size() == n && fb.slides_up.size() == n, "a slide decision per variable");
+    for (int k : fb.slides) {
+      SLINKY_ASSERT(k >= -1 && k < static_cast<int>(g_.funcs[fi].compute_chain.size()),
+                    "a slide names a loop of the func's compute chain, or -1");
+    }
+  }
+  SLINKY_ASSERT(folds.size() == g_.buffers.size() && needed.size() == g_.buffers.size(), "bounds for each buffer");
+  SLINKY_ASSERT(reach.size() == g_.funcs.size() && readers_reach.size() == g_.buffers.size(), "reach of each node");
+  for (std::size_t bi = 0; bi < g_.buffers.size(); ++bi) {
+    const std::size_t rank = g_.buffers[bi].buffer->rank();
+    SLINKY_ASSERT(needed[bi].size() == rank, "the region needed of a buffer has one interval per dim");
+    SLINKY_ASSERT(folds[bi].empty() || folds[bi].size() == rank, "fold factors: none, or one per dim");
+  }
+  for (const auto& s : loop_starts_) SLINKY_ASSERT(g_.valid(s.first), "a loop start is of a loop of the graph");
+  for (loop_level l : warm_up_) SLINKY_ASSERT(g_.valid(l), "a warm-up is of a loop of the graph");
+#endif
 }
 
 box_expr bounds_inference::consumers_need(int bi) const {
@@ -433,7 +461,7 @@ void bounds_inference::infer_func(int fi) {
   // dropped because it cannot bind in the first iteration binds in the one before).
   scratch_bounds loops(*this);
   for (loop_level l : fn.compute_chain) {
-    const expr step = g_.funcs[l.func].f->loops()[l.loop].step;
+    const expr step = g_.loop(l).step;
     loops[g_.loop_var(l)] = interval_expr(simplify(loop_start(l) - step), loop_bounds(l).max);
   }
   // Simplified without the loops' bounds: the previous iteration's window is found by
@@ -463,7 +491,7 @@ void bounds_inference::infer_func(int fi) {
       if (jj != j && depends_on(fb.actual[jj], g_.loop_var(fn.compute_chain[k]))) others_fixed = false;
     }
     if (k >= 0 && others_fixed) {
-      const func::loop_info& info = g_.funcs[fn.compute_chain[k].func].f->loops()[fn.compute_chain[k].loop];
+      const func::loop_info& info = g_.loop(fn.compute_chain[k]);
       const var v = g_.loop_var(fn.compute_chain[k]);
       const interval_expr prev = substitute(fb.actual[j], v, v - info.step);
       // The previous iteration computed at least the hull of its region and its steady window.

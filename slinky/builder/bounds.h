@@ -170,6 +170,9 @@ private:
   // outputs, its need is empty when they are all empty.
   box_expr guard_need(box_expr need, int c, const std::vector<int>& all) const;
   void find_reach();
+  // Asserts (SLINKY_ASSERT) that every per-func and per-buffer vector has its size and every index
+  // its range, once the bounds are inferred: what emit and alias analysis rely on.
+  void check_invariants() const;
   std::vector<interval_expr> needs_of_consumers(int fi, view which) const;
   void infer_func(int fi);
   void decide_slides(int fi);

@@ -149,7 +149,7 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
   const std::optional<loop_level> folded_along = fold_loop(buffer);
   if (!folded_along) return result;
   const loop_level l = *folded_along;
-  const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
+  const func::loop_info& info = g_.loop(l);
   // The iterations of a parallel loop that is not pipelined may all run at once.
   if (info.is_parallel() && !pipelined(l)) return result;
   // What is live in one iteration of that loop: the steady window (warm-up and the last

@@ -90,7 +90,7 @@ void bounds_inference::decide_slides(int fi) {
   for (std::size_t k = depth; k < fn.compute_chain.size(); ++k) {
     const loop_level l = fn.compute_chain[k];
     // A parallel loop slides too: it is then pipelined (see find_pipelined_loops).
-    const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
+    const func::loop_info& info = g_.loop(l);
     const var v = g_.loop_var(l);
     // The loop's owner must compute its whole range of v: a loop that is itself a slice of a
     // sliding window would restart its warm-up over values computed before.
@@ -153,7 +153,7 @@ void bounds_inference::compute_loop_starts() {
     // value is the full region's: the loop's owner is computed before (it is a consumer).
     const loop_level l = e.first;
     const expr first = loop_bounds(l, view::full).min;
-    const expr step = g_.funcs[l.func].f->loops()[l.loop].step;
+    const expr step = g_.loop(l).step;
     const expr start = simplify(first - align_up(max(first - e.second, 0), step));
     loop_starts_.emplace_back(l, start);
     if (!is_zero(simplify(first - start))) warm_up_.push_back(l);

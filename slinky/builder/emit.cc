@@ -739,6 +739,17 @@ std::size_t loops_run_as_one_call(const graph& g, const bounds_inference& bounds
 
 stmt emit_program(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx,
                   bool merge_loops) {
+  // The plan the emitter indexes: bounds for every func and buffer (checked when inferred), an
+  // alias decision per buffer whose target is another buffer of the graph.
+  SLINKY_ASSERT(bounds.funcs.size() == g.funcs.size() && bounds.needed.size() == g.buffers.size(),
+                "bounds are inferred for this graph before the program is emitted");
+  SLINKY_ASSERT(aliases.buffers.size() == g.buffers.size() && aliases.removed.size() <= g.funcs.size(),
+                "aliases are planned for this graph before the program is emitted");
+  for (std::size_t bi = 0; bi < aliases.buffers.size(); ++bi) {
+    const int target = aliases.buffers[bi].target;
+    SLINKY_ASSERT(target < static_cast<int>(g.buffers.size()) && target != static_cast<int>(bi),
+                  "an alias targets another buffer of the graph, or none (-1)");
+  }
   emitter e(g, bounds, aliases, ctx, merge_loops);
   return e.emit_level(loop_level(), stmt());
 }

@@ -23,7 +23,7 @@ std::string print_expr(const expr& e, const node_context& ctx) {
 // "the root" or "loop y of f".
 std::string describe(const graph& g, loop_level l) {
   if (l.root()) return "the root (once per evaluation)";
-  return "loop " + g.name(g.funcs[l.func].f->loops()[l.loop].var) + " of " + g.name(g.funcs[l.func]);
+  return "loop " + g.name(g.user_var(l)) + " of " + g.name(g.funcs[l.func]);
 }
 
 // The account of explain_pipeline, from the plan.

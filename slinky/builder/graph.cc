@@ -367,7 +367,7 @@ bool schedule_store(graph& g, buffer_node& b) {
   }
   b.store = loop_level();
   for (auto i = fn.compute_chain.rbegin(); i != fn.compute_chain.rend(); ++i) {
-    if (g.funcs[i->func].f->loops()[i->loop].is_parallel() && !contains(b.shared_across, *i)) {
+    if (g.loop(*i).is_parallel() && !contains(b.shared_across, *i)) {
       b.store = *i;
       return true;
     }

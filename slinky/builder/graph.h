@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "slinky/base/assert.h"
 #include "slinky/builder/pipeline.h"
 
 namespace slinky {
@@ -99,8 +100,22 @@ struct graph {
   std::string name(const func_node& f) const { return f.f->name(ctx); }
   // The client's variable a level loops over (an output variable of its func), and the symbol the
   // emitted loop binds.
-  var user_var(loop_level l) const { return funcs[l.func].f->loops()[l.loop].var; }
-  var loop_var(loop_level l) const { return funcs[l.func].loop_syms[l.loop]; }
+  var user_var(loop_level l) const { return loop(l).var; }
+  var loop_var(loop_level l) const {
+    SLINKY_ASSERT(valid(l) && static_cast<std::size_t>(l.loop) < funcs[l.func].loop_syms.size(),
+                  "a loop level of the graph, not the root, with its symbol");
+    return funcs[l.func].loop_syms[l.loop];
+  }
+  // Whether l is a loop of a func of the graph (not the root).
+  bool valid(loop_level l) const {
+    return l.func >= 0 && static_cast<std::size_t>(l.func) < funcs.size() && l.loop >= 0 &&
+           static_cast<std::size_t>(l.loop) < funcs[l.func].f->loops().size();
+  }
+  // The client's description of loop l (its variable, step, parallel or serial).
+  const func::loop_info& loop(loop_level l) const {
+    SLINKY_ASSERT(valid(l), "a loop level of the graph, not the root");
+    return funcs[l.func].f->loops()[l.loop];
+  }
   // The chain of loops (outermost first) around the body of loop l, l included.
   std::vector<loop_level> chain(loop_level l) const;
   // The test that output b is empty: its max is below its min in some dim (0 for a scalar).

@@ -35,7 +35,7 @@ template <typename Pred>
 bool any_serial_loop_outside(const graph& g, int fi, loop_level l, Pred holds) {
   for (loop_level outer : g.funcs[fi].compute_chain) {
     if (outer == l) return false;
-    if (!g.funcs[outer.func].f->loops()[outer.loop].is_parallel() && holds(outer)) return true;
+    if (!g.loop(outer).is_parallel() && holds(outer)) return true;
   }
   return false;
 }
@@ -68,7 +68,7 @@ bool share_overlapping_windows(graph& g, const bounds_inference& bounds) {
       continue;
     }
     if (b.store.root()) continue;
-    const func::loop_info& info = g.funcs[b.store.func].f->loops()[b.store.loop];
+    const func::loop_info& info = g.loop(b.store);
     if (!info.is_parallel() || contains(b.not_shared_across, b.store)) continue;
     if (bounds.windows_overlap(static_cast<int>(bi), b.store)) {
       b.shared_across.push_back(b.store);

@@ -612,7 +612,7 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
          << " = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";
     }
   }
-  // The run and its checks: random_test::expect_same (slinky/builder/test/random_regression.h).
+  // The run and its checks: random_test::expect_same (random_pipeline/regression_check.h).
   std::vector<std::string> fields;
   std::string inputs = "{", outputs = "{";
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {

@@ -32,7 +32,7 @@ shrink(case_spec c, outcome failure, const features& f, bool use_fork, double se
 // inputs cover, no failed check, no leak (and, for an unscheduled_mismatch, the reference's
 // values; for a memory failure, no allocation larger than unscheduled; for recompute and
 // allocations, the funcs computed once and the buffers allocated once). It needs
-// random_pipeline/build.h and slinky/builder/test/random_regression.h (and
+// random_pipeline/build.h and random_pipeline/regression_check.h (and
 // slinky/base/thread_pool_impl.h when the schedule runs on a thread pool, and
 // slinky/scheduler/schedule.h in auto mode, where the test calls the scheduler after setting the
 // schedule), inside namespace slinky.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "slinky/base/allocator.h"
+#include "slinky/base/assert.h"
 #include "slinky/base/arithmetic.h"
 #include "slinky/base/function_ref.h"
 #include "slinky/base/ref_count.h"
@@ -59,7 +60,7 @@ TEST(arithmetic, euclidean_division) {
   }
   EXPECT_EQ(euclidean_mod_positive_modulus(min_i64, i64{1} << 62), 0);
   EXPECT_EQ(euclidean_mod_positive_modulus(min_i64 + 1, i64{1} << 62), 1);
-  EXPECT_EQ(euclidean_mod_positive_modulus(min_i64 - 1 + (i64{1} << 62), i64{1} << 62), (i64{1} << 62) - 1);
+  EXPECT_EQ(euclidean_mod_positive_modulus(min_i64 + ((i64{1} << 62) - 1), i64{1} << 62), (i64{1} << 62) - 1);
   EXPECT_EQ(euclidean_mod_positive_modulus(max_i64, max_i64), 0);
   EXPECT_EQ(euclidean_mod_positive_modulus(min_i64, max_i64), max_i64 - 1);
   EXPECT_EQ(euclidean_mod_positive_modulus<int>(-7, 4), 1);
@@ -687,6 +688,22 @@ TEST(util, unreachable) {
   EXPECT_EQ(checked_kind(1), 11);
 #ifndef NDEBUG
   EXPECT_DEATH(checked_kind(5), "unreachable executed at .*base_test.cc:[0-9]+: unknown kind 5");
+#endif
+}
+
+// SLINKY_CHECK holds in every build; SLINKY_ASSERT in builds without NDEBUG and in those that
+// define SLINKY_ASSERTIONS (tools/test.sh's sanitizer builds), and its condition is not even
+// evaluated in the others.
+TEST(assert, check_always_assert_where_asked) {
+  SLINKY_CHECK(2 + 2 == 4, "arithmetic");
+  EXPECT_DEATH(SLINKY_CHECK(2 + 2 == 5, "arithmetic"), "base_test.cc:[0-9]+: assertion failed: 2 \\+ 2 == 5: arithmetic");
+  int evaluated = 0;
+  SLINKY_ASSERT(++evaluated > 0, "counts its evaluations");
+#if !defined(NDEBUG) || defined(SLINKY_ASSERTIONS)
+  EXPECT_EQ(evaluated, 1);
+  EXPECT_DEATH(SLINKY_ASSERT(2 + 2 == 5, "an invariant"), "assertion failed: 2 \\+ 2 == 5: an invariant");
+#else
+  EXPECT_EQ(evaluated, 0);
 #endif
 }
 

@@ -1,7 +1,8 @@
 // Random pipelines under random schedules must give the results of the unscheduled pipeline and
 // of a plain reference. Time-boxed by SLINKY_RANDOM_SECONDS (default 120), seeded by
-// SLINKY_RANDOM_SEED (default 1); SLINKY_RANDOM_FEATURES switches generator features. A quarter of
-// the cases are in auto mode (slinky::schedule() schedules them; feature `auto`).
+// SLINKY_RANDOM_SEED (default 1); SLINKY_RANDOM_FEATURES switches generator features. Auto mode
+// (the scheduler's schedules) is off here: the scheduler is a layer above the builder, and its
+// tests run auto mode (slinky/scheduler/test/random_schedule_test.cc).
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
@@ -15,9 +16,8 @@
 #include <iostream>
 #include <string>
 
-#include "random_pipeline/auto.h"
 #include "random_pipeline/run.h"
-#include "random_regression.h"
+#include "random_pipeline/regression_check.h"
 
 namespace slinky {
 namespace random_test {
@@ -126,9 +126,6 @@ TEST(random_pipeline, expect_same_reports_differences) {
   m.reset();
 }
 
-// Auto mode: a quarter of the cases, chosen by seed, get three schedules for the scheduler (on the
-// unscheduled graph, after a random schedule it leaves alone, and rescheduling one) on one
-// machine; the rest of the case is what it is without auto mode.
 TEST(random_pipeline, forked_children_use_their_own_thread_pools) {
   // The batch forks workers after cases ran in the parent. A child inherits the parent's pool
   // objects but not their threads (and possibly a mutex a parent's worker held at the fork), so
@@ -161,53 +158,13 @@ TEST(random_pipeline, forked_children_use_their_own_thread_pools) {
   }
 }
 
-TEST(random_pipeline, auto_mode_cases) {
-  features f, off, all;
-  ASSERT_TRUE(off.parse("-auto"));
-  EXPECT_FALSE(off.auto_schedule);
-  ASSERT_TRUE(all.parse("auto_only"));
-  int autos = 0, checked = 0;
-  for (std::uint64_t i = 0; i < 400; ++i) {
-    const std::uint64_t seed = case_seed(1, i);
-    EXPECT_FALSE(auto_case(seed, off));
-    EXPECT_TRUE(auto_case(seed, all));
-    if (!auto_case(seed, f)) continue;
-    ++autos;
-    if (checked >= 8) continue;
-    ++checked;
-    const case_spec c = generate_case(seed, f);
-    const case_spec plain = generate_case(seed, off);
-    ASSERT_EQ(c.schedules.size(), 3u);
-    EXPECT_EQ(c.schedules[0].automatic, auto_mode::fresh);
-    EXPECT_EQ(c.schedules[1].automatic, auto_mode::keep);
-    EXPECT_EQ(c.schedules[2].automatic, auto_mode::reschedule);
-    for (const schedule_spec& s : c.schedules) {
-      EXPECT_EQ(s.auto_machine, c.schedules[0].auto_machine);
-      if (auto_machine_threads(s.auto_machine) > 1) {
-        EXPECT_TRUE(s.thread_pool);
-      }
-    }
-    for (const stage_schedule& st : c.schedules[0].stages) EXPECT_TRUE(st.loops.empty() && !st.compute_at);
-    ASSERT_EQ(plain.schedules.size(), 6u);
-    for (const schedule_spec& s : plain.schedules) EXPECT_EQ(s.automatic, auto_mode::none);
-    EXPECT_EQ(plain.data_seed, c.data_seed);
-    EXPECT_EQ(plain.graph.stages.size(), c.graph.stages.size());
-    EXPECT_EQ(plain.schedules[0].stages.size(), c.schedules[1].stages.size());
-    // Each auto schedule is built and run once, after the unscheduled pipeline.
-    const outcome o = run_case(c, f);
-    EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;
-    EXPECT_EQ(o.runs, 4);
-  }
-  EXPECT_GT(autos, 60);
-  EXPECT_LT(autos, 140);
-}
-
 TEST(random_pipeline, schedules_do_not_change_results) {
   batch_options o;
   o.seed = std::strtoull(env_or("SLINKY_RANDOM_SEED", "1").c_str(), nullptr, 10);
   o.seconds = std::atof(env_or("SLINKY_RANDOM_SECONDS", "120").c_str());
   o.fork = env_or("SLINKY_RANDOM_FORK", "1") != "0";
   const std::string features = env_or("SLINKY_RANDOM_FEATURES", "");
+  ASSERT_TRUE(o.f.parse("-auto"));
   ASSERT_TRUE(o.f.parse(features)) << "unknown feature in SLINKY_RANDOM_FEATURES=" << features;
   std::cout << "random pipelines: SLINKY_RANDOM_SEED=" << o.seed << ", SLINKY_RANDOM_SECONDS=" << o.seconds
             << (features.empty() ? "" : ", SLINKY_RANDOM_FEATURES=" + features) << "\nfeatures " << o.f.to_string()

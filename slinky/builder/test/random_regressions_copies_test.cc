@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "random_pipeline/build.h"
-#include "random_regression.h"
+#include "random_pipeline/regression_check.h"
 #include "slinky/base/thread_pool.h"
 
 namespace slinky {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "random_pipeline/build.h"
-#include "random_regression.h"
+#include "random_pipeline/regression_check.h"
 #include "slinky/scheduler/schedule.h"
 
 namespace slinky {

@@ -3,7 +3,9 @@
 // that they never read outside their inputs or write outside what the unscheduled pipeline
 // computes. Machines with tiny caches make it choose loops on these small buffers.
 // SLINKY_SCHEDULER_RANDOM_CASES (default 60) and SLINKY_SCHEDULER_RANDOM_SEED (default 1) choose
-// the graphs; each runs on 3 machines (one with 3 threads, run with a thread pool).
+// the graphs; each runs on 3 machines (one with 3 threads, run with a thread pool). The tester's
+// auto mode (random_pipeline/auto.h) is tested here too: which cases it takes, and a time-boxed
+// batch of auto-mode cases (SLINKY_SCHEDULER_AUTO_SECONDS, default 30; SLINKY_RANDOM_SEED).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -12,9 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "random_pipeline/auto.h"
+#include "random_pipeline/auto_schedule/auto_schedule.h"
 #include "random_pipeline/build.h"
 #include "random_pipeline/check.h"
 #include "random_pipeline/generate.h"
+#include "random_pipeline/run.h"
 #include "slinky/scheduler/schedule.h"
 
 namespace slinky {
@@ -22,6 +27,12 @@ namespace slinky {
 using namespace random_test;
 
 namespace {
+
+// Auto mode's implementation, for the tests below (random_pipeline/auto_schedule/auto_schedule.h).
+const bool auto_mode_enabled = []() {
+  enable_auto_mode();
+  return true;
+}();
 
 int env_int(const char* name, int def) {
   const char* v = std::getenv(name);
@@ -127,6 +138,65 @@ TEST(random_schedule, computes_the_reference) {
   // The tiny machines make the scheduler loop on most graphs: the test checks schedules, not
   // just unscheduled pipelines.
   EXPECT_GE(looped_runs * 2, runs);
+}
+
+// Auto mode: a quarter of the cases, chosen by seed, get three schedules for the scheduler (on the
+// unscheduled graph, after a random schedule it leaves alone, and rescheduling one) on one
+// machine; the rest of the case is what it is without auto mode.
+TEST(random_schedule, auto_mode_cases) {
+  features f, off, all;
+  ASSERT_TRUE(off.parse("-auto"));
+  EXPECT_FALSE(off.auto_schedule);
+  ASSERT_TRUE(all.parse("auto_only"));
+  int autos = 0, checked = 0;
+  for (std::uint64_t i = 0; i < 400; ++i) {
+    const std::uint64_t seed = case_seed(1, i);
+    EXPECT_FALSE(auto_case(seed, off));
+    EXPECT_TRUE(auto_case(seed, all));
+    if (!auto_case(seed, f)) continue;
+    ++autos;
+    if (checked >= 8) continue;
+    ++checked;
+    const case_spec c = generate_case(seed, f);
+    const case_spec plain = generate_case(seed, off);
+    ASSERT_EQ(c.schedules.size(), 3u);
+    EXPECT_EQ(c.schedules[0].automatic, auto_mode::fresh);
+    EXPECT_EQ(c.schedules[1].automatic, auto_mode::keep);
+    EXPECT_EQ(c.schedules[2].automatic, auto_mode::reschedule);
+    for (const schedule_spec& s : c.schedules) {
+      EXPECT_EQ(s.auto_machine, c.schedules[0].auto_machine);
+      if (auto_machine_threads(s.auto_machine) > 1) {
+        EXPECT_TRUE(s.thread_pool);
+      }
+    }
+    for (const stage_schedule& st : c.schedules[0].stages) EXPECT_TRUE(st.loops.empty() && !st.compute_at);
+    ASSERT_EQ(plain.schedules.size(), 6u);
+    for (const schedule_spec& s : plain.schedules) EXPECT_EQ(s.automatic, auto_mode::none);
+    EXPECT_EQ(plain.data_seed, c.data_seed);
+    EXPECT_EQ(plain.graph.stages.size(), c.graph.stages.size());
+    EXPECT_EQ(plain.schedules[0].stages.size(), c.schedules[1].stages.size());
+    // Each auto schedule is built and run once, after the unscheduled pipeline.
+    const outcome o = run_case(c, f);
+    EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;
+    EXPECT_EQ(o.runs, 4);
+  }
+  EXPECT_GT(autos, 60);
+  EXPECT_LT(autos, 140);
+}
+
+// A batch of the tester in auto mode only: each case's three auto schedules build and compute what
+// the unscheduled pipeline and the reference compute.
+TEST(random_schedule, auto_mode_batch) {
+  ASSERT_TRUE(auto_mode_enabled);
+  batch_options o;
+  o.seed = static_cast<std::uint64_t>(env_int("SLINKY_RANDOM_SEED", 1));
+  o.seconds = env_int("SLINKY_SCHEDULER_AUTO_SECONDS", 30);
+  ASSERT_TRUE(o.f.parse("auto_only"));
+  const batch_result r = run_batch(o);
+  std::printf("auto mode: %d cases (%d auto schedules, %d with a loop) in %.1f s\n", static_cast<int>(r.cases),
+              static_cast<int>(3 * r.auto_cases), static_cast<int>(r.auto_looped), r.seconds);
+  EXPECT_GT(r.auto_cases, 0);
+  for (const std::string& f : r.failures) ADD_FAILURE() << f;
 }
 
 }  // namespace slinky

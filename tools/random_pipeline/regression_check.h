@@ -2,8 +2,8 @@
 // random_regressions_copies_test.cc), which its printed tests (random_test::to_cpp) use too: a
 // pipeline built unscheduled and with a schedule, run on the same inputs, must give the same
 // results.
-#ifndef SLINKY_BUILDER_TEST_RANDOM_REGRESSION_H
-#define SLINKY_BUILDER_TEST_RANDOM_REGRESSION_H
+#ifndef SLINKY_TOOLS_RANDOM_PIPELINE_REGRESSION_CHECK_H
+#define SLINKY_TOOLS_RANDOM_PIPELINE_REGRESSION_CHECK_H
 
 #include <gtest/gtest.h>
 
@@ -154,4 +154,4 @@ inline void expect_same(const pipeline& unscheduled, const pipeline& scheduled, 
 }  // namespace random_test
 }  // namespace slinky
 
-#endif  // SLINKY_BUILDER_TEST_RANDOM_REGRESSION_H
+#endif  // SLINKY_TOOLS_RANDOM_PIPELINE_REGRESSION_CHECK_H
