@@ -12,7 +12,7 @@ function(rank_of layer out)
 endfunction()
 
 # Includes: the sources of each layer and of its tests, and the builder-level test support
-# (tools/random_pipeline, but auto_schedule/, which is scheduler-level).
+# (test/random_pipeline, but auto_schedule/, which is scheduler-level).
 set(sources "")
 foreach(layer ${layers})
   file(GLOB files ${SOURCE_DIR}/slinky/${layer}/*.h ${SOURCE_DIR}/slinky/${layer}/*.cc ${SOURCE_DIR}/slinky/${layer}/test/*.h
@@ -21,7 +21,7 @@ foreach(layer ${layers})
     list(APPEND sources "${layer}|${f}")
   endforeach()
 endforeach()
-file(GLOB files ${SOURCE_DIR}/tools/random_pipeline/*.h ${SOURCE_DIR}/tools/random_pipeline/*.cc)
+file(GLOB files ${SOURCE_DIR}/test/random_pipeline/*.h ${SOURCE_DIR}/test/random_pipeline/*.cc)
 foreach(f ${files})
   list(APPEND sources "builder|${f}")
 endforeach()

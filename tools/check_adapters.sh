@@ -81,7 +81,7 @@ phase "the installed package's components"
 prefix="$out/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 flags="-fsanitize=thread"
-cmake -S tools/client_adapters -B "$out/client" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+cmake -S test/integration/client_adapters -B "$out/client" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CXX_FLAGS="$flags" "-DSLINKY_COMPONENTS=$(IFS=';'; echo "${adapters[*]}")" >/dev/null
 cmake --build "$out/client" >/dev/null
 "$out/client/adapters"
@@ -92,13 +92,13 @@ for a in "${adapters[@]}"; do
   pc_defines+=("-DSLINKY_HAVE_${a^^}")
 done
 # shellcheck disable=SC2046
-g++ -std=c++17 $flags "${pc_defines[@]}" -o "$out/adapters_pc" tools/client_adapters/adapters.cc \
+g++ -std=c++17 $flags "${pc_defines[@]}" -o "$out/adapters_pc" test/integration/client_adapters/adapters.cc \
   $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs --static "${pc_modules[@]}")
 "$out/adapters_pc"
 # A package installed without the adapters: found without components, refused with them.
 rm -f "$prefix"/lib/cmake/slinky/slinky_{pthreadpool,tbb}_targets*.cmake
-cmake -S tools/client_adapters -B "$out/client_none" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-if cmake -S tools/client_adapters -B "$out/client_refused" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+cmake -S test/integration/client_adapters -B "$out/client_none" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+if cmake -S test/integration/client_adapters -B "$out/client_refused" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   "-DSLINKY_COMPONENTS=${adapters[0]}" >/dev/null 2>&1; then
   echo "adapters: find_package(slinky COMPONENTS ${adapters[0]}) succeeded without the component"
   exit 1

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs a built slinky into a temporary prefix and builds a small client against it, once with
 # pkg-config and once with find_package(slinky CONFIG), to keep the installed package usable, and
-# a host's client (tools/client/hosts.cc) with RTTI on and off and under the sanitizers. Then
-# builds and runs the compatibility suite (tools/compat) against the same prefix.
+# a host's client (test/integration/client/hosts.cc) with RTTI on and off and under the sanitizers. Then
+# builds and runs the compatibility suite (test/integration/compat) against the same prefix.
 # Usage: tools/check_install.sh [build dir] [extra C++ flags for the compat suite]
 #   [optimization flags of the compat suite, default "-O2 -g"; the sanitizer run uses -O0, which
 #   compiles it about five times faster under AddressSanitizer]
@@ -19,15 +19,15 @@ export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 # shellcheck disable=SC2046
-g++ -std=c++17 $compat_flags -o "$prefix/client_pc" tools/client/client.cc $(pkg-config --cflags --libs --static slinky)
+g++ -std=c++17 $compat_flags -o "$prefix/client_pc" test/integration/client/client.cc $(pkg-config --cflags --libs --static slinky)
 "$prefix/client_pc"
 # The scheduler's library and headers (slinky_scheduler, on top of the builder).
 # shellcheck disable=SC2046,SC2086
-g++ -std=c++17 $compat_flags -o "$prefix/scheduler_client" tools/client/scheduler_client.cc \
+g++ -std=c++17 $compat_flags -o "$prefix/scheduler_client" test/integration/client/scheduler_client.cc \
   $(pkg-config --cflags --libs --static slinky)
 "$prefix/scheduler_client"
 
-cmake -S tools/client -B "$prefix/client_build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+cmake -S test/integration/client -B "$prefix/client_build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CXX_FLAGS="$compat_flags" >/dev/null
 cmake --build "$prefix/client_build" >/dev/null
 "$prefix/client_build/client"
@@ -39,7 +39,7 @@ echo "install check: pkg-config and find_package clients (and the scheduler's cl
 if [ -z "$compat_flags" ]; then
   for flags in "" "-fno-rtti" "-fsanitize=address,undefined -fno-sanitize-recover=all" "-fsanitize=thread"; do
     # shellcheck disable=SC2046,SC2086
-    g++ -std=c++17 -Wall -Wextra -Werror $flags -o "$prefix/hosts" tools/client/hosts.cc \
+    g++ -std=c++17 -Wall -Wextra -Werror $flags -o "$prefix/hosts" test/integration/client/hosts.cc \
       $(pkg-config --cflags --libs --static slinky)
     "$prefix/hosts"
   done
@@ -47,13 +47,13 @@ if [ -z "$compat_flags" ]; then
 
   # A client's shared library with the static libraries linked in (position-independent code).
   # shellcheck disable=SC2046
-  g++ -std=c++17 -shared -fPIC -Wall -Wextra -Werror -o "$prefix/libslinky_plugin.so" tools/client/plugin.cc \
+  g++ -std=c++17 -shared -fPIC -Wall -Wextra -Werror -o "$prefix/libslinky_plugin.so" test/integration/client/plugin.cc \
     $(pkg-config --cflags --libs --static slinky)
-  g++ -std=c++17 -o "$prefix/plugin_main" tools/client/plugin_main.cc -L"$prefix" -lslinky_plugin -Wl,-rpath,"$prefix"
+  g++ -std=c++17 -o "$prefix/plugin_main" test/integration/client/plugin_main.cc -L"$prefix" -lslinky_plugin -Wl,-rpath,"$prefix"
   "$prefix/plugin_main"
 
   # The source tree as a sub-project (add_subdirectory, as FetchContent does): only the libraries.
-  cmake -S tools/subproject -B "$prefix/subproject_build" -G Ninja -DSLINKY_SOURCE_DIR="$PWD" >/dev/null
+  cmake -S test/integration/subproject -B "$prefix/subproject_build" -G Ninja -DSLINKY_SOURCE_DIR="$PWD" >/dev/null
   cmake --build "$prefix/subproject_build" --target client >/dev/null
   "$prefix/subproject_build/client"
   echo "install check: slinky as a sub-project builds only its libraries, without target clashes"
@@ -65,7 +65,7 @@ if [ "${SLINKY_SKIP_COMPAT:-0}" = 1 ]; then
   echo "install check: compat suite skipped (SLINKY_SKIP_COMPAT=1)"
   exit 0
 fi
-cmake -S tools/compat -B "$prefix/compat_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S test/integration/compat -B "$prefix/compat_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="$compat_flags" \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$compat_opt -DNDEBUG" >/dev/null
 cmake --build "$prefix/compat_build"

@@ -36,7 +36,7 @@ run build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBIN
   -DSLINKY_SANITIZE=address,undefined -DSLINKY_BUILD_APPS=OFF -DSLINKY_TEST_COMPILE_OPTIONS=-O0 -DSLINKY_SHARED=ON
 ctest --test-dir build-asan --output-on-failure -j "$jobs"
 
-phase "Compatibility suite (tools/compat) against the installed sanitizer build"
+phase "Compatibility suite (test/integration/compat) against the installed sanitizer build"
 # With the vptr check: the library is built with RTTI (it never uses it), so a client built with
 # -fsanitize=undefined finds the type info of library classes it derives from or calls through.
 tools/check_install.sh build-asan \

@@ -1,4 +1,4 @@
-// The scheduler on random graphs (tools/random_pipeline's generator and reference): every
+// The scheduler on random graphs (test/random_pipeline's generator and reference): every
 // schedule it makes builds, and computes exactly the reference's outputs, with callbacks checking
 // that they never read outside their inputs or write outside what the unscheduled pipeline
 // computes. Machines with tiny caches make it choose loops on these small buffers.

@@ -1,4 +1,4 @@
-// The host of tools/client/plugin.cc: links the plugin's shared library and runs it.
+// The host of test/integration/client/plugin.cc: links the plugin's shared library and runs it.
 #include <cstdio>
 
 extern "C" int slinky_plugin_run();
