@@ -39,7 +39,7 @@ call_stmt::callable k(int stage, std::vector<std::vector<random_test::access>> i
   return kernel({.stage = stage, .inputs = std::move(inputs), .outputs = std::move(outputs)});
 }
 
-// Bug 1 (fixed in b1ff8ab). The evaluator's element-wise copy (exec_copy in evaluate.cc) sets the
+// Bug 1. The evaluator's element-wise copy (exec_copy in evaluate.cc) sets the
 // symbols of the copy's output variables (dst_x) for each element it copies and never restores
 // them. When the copy func has loops, those variables are also the loop variables: after the first
 // copy, the loop body (the crops of the producer computed inside the loop) sees the last element's
@@ -60,7 +60,7 @@ TEST(random_regressions, copy_with_loops_overwrites_loop_variables) {
       {.inputs = {{.bounds = {{0, 2}, {0, 2}}, .seed = 1}}, .outputs = {{.bounds = {{0, 2}, {0, 2}}}}});
 }
 
-// Bug 2 (fixed in b1ff8ab). Sliding window warm-up: t1 is stored at the root and slides over f2's
+// Bug 2. Sliding window warm-up: t1 is stored at the root and slides over f2's
 // loop, so the loop starts an iteration early to warm it up. f1's output t2 is stored inside that
 // loop, so f1 does not slide, and during the warm-up iteration f1 is called with the unclamped crop
 // [-1, 0] of t2, outside the region [0, 1] anything needs; it reads t1 at -1, which was never
@@ -83,7 +83,7 @@ TEST(random_regressions, warm_up_calls_func_stored_inside_loop_outside_its_regio
                            {.inputs = {{.bounds = {{0, 1}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}}}}});
 }
 
-// Bug 2 (fixed in b1ff8ab) again, without store_at: f0's output slides over the serial loop z2 of
+// Bug 2 again, without store_at: f0's output slides over the serial loop z2 of
 // f2, f1 runs in the parallel loop y2 inside it, and t1's default storage is inside that parallel
 // loop (each worker its own), so f1 does not slide and is called during z2's warm-up iteration with
 // a crop outside its region.
@@ -110,7 +110,7 @@ TEST(random_regressions, warm_up_calls_func_in_inner_parallel_loop_outside_its_r
       {.inputs = {{.bounds = {{0, 0}, {0, 0}, {0, 1}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}, {0, 0}, {0, 0}}}}});
 }
 
-// Bug 3 (fixed in b1ff8ab). A buffer stored inside a loop that another buffer slides over is
+// Bug 3. A buffer stored inside a loop that another buffer slides over is
 // allocated for the unclamped step of the loop: with step 3 and an output of extent 1, t2 (stored
 // in f3's loop) takes 16 bytes per iteration where the unscheduled pipeline allocates all of it in
 // 8. (Found with the memory assertion; correctness is not affected.)
@@ -145,7 +145,7 @@ TEST(random_regressions, buffer_stored_inside_sliding_loop_allocated_larger_than
   EXPECT_LE(largest, 2 * 4);
 }
 
-// Bug 4 (fixed in b1ff8ab). A func with two outputs stored at different levels: t2 is stored at the
+// Bug 4. A func with two outputs stored at different levels: t2 is stored at the
 // root and slides over f1's loop, so f0 computes only the new part of its window in each iteration;
 // but its other output t1 is stored inside the loop (a new buffer each iteration), so most of t1 is
 // never computed.
@@ -167,7 +167,7 @@ TEST(random_regressions, two_outputs_stored_at_different_levels) {
                            {.inputs = {{.bounds = {{0, 3}}, .seed = 1}}, .outputs = {{.bounds = {{0, 1}, {0, 0}}}}});
 }
 
-// Bug 5 (fixed in b1ff8ab). Variable capture in bounds inference: with the same variables for every
+// Bug 5. Variable capture in bounds inference: with the same variables for every
 // func, f0 (computed in f1's loop over x, by default) has its own loop over x. Its region in y is
 // f1's x, but when the region is widened over f0's own loop x, that x is substituted too, and the
 // pipeline requires in0 at y = -2 (f0's x) instead of y = 0 (f1's x): the check of in0's bounds
@@ -189,7 +189,7 @@ TEST(random_regressions, loop_over_a_variable_of_an_enclosing_loop) {
                            {.inputs = {{.bounds = {{-2, -2}, {0, 0}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}}}}});
 }
 
-// Bug 5 (fixed in b1ff8ab) again, giving wrong values: f1 (computed in f2's loop over z) loops over
+// Bug 5 again, giving wrong values: f1 (computed in f2's loop over z) loops over
 // z itself, and its region in z (f2's z + 3) is evaluated with f1's own z.
 TEST(random_regressions, loop_over_a_variable_of_an_enclosing_loop_wrong_values) {
   node_context ctx;
@@ -212,7 +212,7 @@ TEST(random_regressions, loop_over_a_variable_of_an_enclosing_loop_wrong_values)
       {.inputs = {{.bounds = {{0, 0}, {3, 3}}, .seed = 1}}, .outputs = {{.bounds = {{0, 0}, {0, 0}, {0, 0}}}}});
 }
 
-// Bug 6 (fixed in b1ff8ab). Sliding a window that moves in two dimensions with the same loop: f1
+// Bug 6. Sliding a window that moves in two dimensions with the same loop: f1
 // reads t1 over a 2x2 window moving along the diagonal. Both dimensions of t1 slide (and fold by 2)
 // over f1's loop, so each iteration computes only [x + 1, x + 1] x [x + 1, x + 1], the new corner;
 // (x, x + 1) and (x + 1, x) are never computed. (Found through a bounding box: two consumers
@@ -233,7 +233,7 @@ TEST(random_regressions, window_moving_in_two_dimensions_with_one_loop) {
                            {.inputs = {{.bounds = {{0, 4}, {0, 4}}, .seed = 1}}, .outputs = {{.bounds = {{0, 3}}}}});
 }
 
-// Bug 7 (fixed in b1ff8ab). Folding a window that is the hull of a fixed range and a moving one: t1
+// Bug 7. Folding a window that is the hull of a fixed range and a moving one: t1
 // is computed in f4's loop over x4, read there by f1 at x4 and, inside f3's loop over y3 (which has
 // a warm-up iteration because t3 slides over it), by f2 over the fixed [-2, -1]. t1's window in
 // each iteration is [min(x4, -2), max(x4, -1)], of extent 6 for x4 = 3, but t1 is folded by 5 (for
@@ -321,11 +321,11 @@ TEST(random_regressions, empty_output_with_stencil_requires_input_bounds) {
   EXPECT_EQ(p.evaluate({&in.raw()}, {&out.raw()}), 0);
 }
 
-// Bug 10 (fixed in 5403be6). Sliding over a loop with an up-sampling consumer: f1 reads t1 at y /
+// Bug 10. Sliding over a loop with an up-sampling consumer: f1 reads t1 at y /
 // 3, and f2's loop over y (one iteration, y = 0, since f3 reads t3 only at 0) should compute t1
 // over [0, 0]; bounds inference gives f0 the empty crop [1, 0] (already in the emitted program,
-// before simplify), so t1 is never computed and f1 reads garbage. (After 41185a0 the same happened
-// without the division: slide_in_single_iteration_loop below.)
+// before simplify), so t1 is never computed and f1 reads garbage. (The same can happen without the
+// division: slide_in_single_iteration_loop below.)
 TEST(random_regressions, sliding_with_upsampling_consumer_skips_first_row) {
   node_context ctx;
   var x0(ctx, "x0"), x1(ctx, "x1"), x2(ctx, "x2"), x3(ctx, "x3");
@@ -378,7 +378,7 @@ TEST(random_regressions, slide_in_single_iteration_loop) {
                             .monitor = &m});
 }
 
-// Bug 11 (fixed in ba6f4dc). A buffer stored outside a parallel loop around its producer, whose window is
+// Bug 11. A buffer stored outside a parallel loop around its producer, whose window is
 // widened by the warm-up of an inner loop: t2 is stored at the root, f1 computes it in f4's parallel loop over
 // y4, and t1 (f1's input) is stored inside that loop (the default). f4's inner loop over x4 starts
 // 4 early (warm-up for t4), and f1's crop of t2 includes x4's warm-up start, [-4, 0] for y4 = -4,
