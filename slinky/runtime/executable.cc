@@ -102,11 +102,16 @@ public:
     if (!op->entry.fn || n > max_inline_buffers) return;
     fn_ = op->entry.fn;
     callable_ = op->entry.callable.get();
+    const_views_ = op->entry.const_views;
     n_ = n;
     std::size_t i = 0;
     for (var b : op->inputs) syms_[i++] = b.sym();
     for (var b : op->outputs) syms_[i++] = b.sym();
   }
+
+  // True if the call goes through its direct entry and the callback takes const views of its
+  // buffers: it changes no descriptor (nor, having no context, any binding).
+  bool changes_no_descriptor() const { return fn_ && const_views_; }
 
   __attribute__((always_inline)) index_t run(evaluator& e) const {
     if (!fn_) return e.exec_call(op);
@@ -135,6 +140,7 @@ private:
 
   index_t (*fn_)(const void*, const raw_buffer* const*) = nullptr;
   const void* callable_ = nullptr;
+  bool const_views_ = false;
   std::size_t n_ = 0;
   symbol_id syms_[max_inline_buffers] = {};
 };
@@ -300,6 +306,9 @@ public:
   struct slot {
     raw_buffer buf;
     index_t saved;
+    // For a refreshed crop: the source buf was copied from, if buf holds a crop of it made in an
+    // earlier iteration of this run of the loop; null otherwise.
+    const raw_buffer* src;
     dim dims[inline_rank];
   };
 
@@ -319,6 +328,9 @@ public:
     bool has_more;
     // The body if it is one call.
     const compiled_call* call;
+    // True if the crop is refreshed rather than rebuilt when its source is the one it copied in the
+    // previous iteration (see refresh_crop).
+    bool refresh;
     // The crop with its body as compiled nodes, for a source of rank above inline_rank (a slot
     // has room for inline_rank dims).
     const exec_node* fallback;
@@ -335,14 +347,54 @@ public:
   // Pointed to by ops: a deque keeps them in place as it grows.
   std::deque<crop_op> crops;
   std::size_t depth = 0;
+  // The slots of a frame: one per level of nesting, then one for each refreshed crop (which
+  // keeps its crop from one iteration to the next, so shares its slot with no other crop).
+  std::size_t slots = 0;
 
   static slot& slot_of(slot* frame, const crop_op& c) {
     return *reinterpret_cast<slot*>(reinterpret_cast<char*>(frame) + c.slot_offset);
   }
 
-  std::size_t frame_bytes() const { return sizeof(slot) * (depth > 0 ? depth : 1); }
+  std::size_t frame_bytes() const { return sizeof(slot) * (slots > 0 ? slots : 1); }
 
-  index_t run(evaluator& e) const override { return run_in(e, static_cast<slot*>(alloca(frame_bytes()))); }
+  // Readies a frame for a run of the loop: no slot holds a crop to refresh yet.
+  void init_frame(slot* frame) const {
+    for (std::size_t i = 0; i < slots; ++i) frame[i].src = nullptr;
+  }
+
+  index_t run(evaluator& e) const override {
+    slot* frame = static_cast<slot*>(alloca(frame_bytes()));
+    init_frame(frame);
+    return run_in(e, frame);
+  }
+
+  // The crop c of in into s, refreshed: s holds the crop of in made in an earlier iteration of
+  // this run of the loop, and nothing since can have changed *in or s (every call in the body
+  // takes const views, nothing else runs, and in is not bound in the body), so base, element
+  // size, rank, the dims pointer and the dims not cropped are still right: only the cropped dim
+  // and the base are made again. Bounds within an unfolded source dim (a loop's chunk, away from
+  // the ends) set the bounds and move the base; others copy the source's dim and crop it.
+  __attribute__((always_inline)) static void refresh_crop(evaluator& e, const crop_op& c, const raw_buffer& in,
+                                                          slot& s) {
+    if (SLINKY_UNLIKELY(c.d >= s.buf.rank)) return;
+    const dim& sd = in.dims[c.d];
+    index_t lo, hi;
+    if (c.bounds.point_of_symbol) {
+      lo = hi = e.values[c.bounds.point_sym];
+    } else {
+      lo = c.bounds.min.eval(e, sd.min());
+      hi = c.bounds.point ? lo : c.bounds.max.eval(e, sd.max());
+    }
+    if (SLINKY_LIKELY(sd.fold_factor() == dim::unfolded && sd.stride() != 0 && sd.min() <= lo && lo <= hi &&
+                      hi <= sd.max())) {
+      s.dims[c.d].set_bounds(lo, hi);
+      s.buf.base = in.base ? offset_bytes(in.base, (lo - sd.min()) * sd.stride()) : nullptr;
+      return;
+    }
+    s.dims[c.d] = sd;
+    s.buf.base = in.base;
+    crop_and_unfold(s.buf, c.d, lo, hi);
+  }
 
   // Runs the ops with crops' descriptors in frame (frame_bytes() of storage).
   __attribute__((always_inline)) index_t run_in(evaluator& e, slot* frame) const {
@@ -356,13 +408,26 @@ public:
       case op_kind::crop_call: {
         const crop_op& c = *static_cast<const crop_op*>(o->target);
         const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[c.src.sym()]);
+        slot& s = slot_of(frame, c);
+        if (c.refresh && SLINKY_LIKELY(in == s.src && in)) {
+          refresh_crop(e, c, *in, s);
+          s.saved = e.values[c.sym];
+          e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
+          if (o->kind == op_kind::crop) break;
+          result = c.call->run(e);
+          e.values[c.sym] = s.saved;
+          if (SLINKY_UNLIKELY(result)) goto failed;
+          break;
+        }
         if (SLINKY_UNLIKELY(!in || in->rank > inline_rank)) {
           result = in ? c.fallback->run(e) : fail_null_buffer(e, c.src);
           if (result) goto failed;
           o = first + c.next - 1;
           break;
         }
-        slot& s = slot_of(frame, c);
+        // A refreshed crop remembers what it copied (a failure below leaves nothing to refresh:
+        // the loop stops).
+        s.src = c.refresh ? in : nullptr;
         s.buf.base = in->base;
         s.buf.elem_size = in->elem_size;
         s.buf.rank = in->rank;
@@ -433,6 +498,7 @@ public:
     }
     // One frame for the crops of every iteration.
     flat_body::slot* frame = static_cast<flat_body::slot*>(alloca(body->frame_bytes()));
+    body->init_frame(frame);
     return e.run_serial_loop(op->sym, lo, hi, s, [&]() { return body->run_in(e, frame); });
   }
 };
@@ -583,9 +649,37 @@ private:
   const flat_body* flatten(const stmt& s) {
     auto body = std::make_unique<flat_body>();
     flatten(*body, s, 0);
+    mark_refreshed_crops(*body);
     const flat_body* result = body.get();
     add(std::move(body));
     return result;
+  }
+
+  // Marks the crops of fb that can be refreshed (flat_body::refresh_crop): a crop of one dim of a
+  // source that no crop in the body binds, in a body of crops and calls that change no descriptor.
+  // Then a source bound when the crop runs is the descriptor it was in the previous iteration,
+  // unchanged, and so is the crop's own slot, which only this crop writes.
+  static void mark_refreshed_crops(flat_body& fb) {
+    fb.slots = fb.depth;
+    for (const flat_body::op& o : fb.ops) {
+      switch (o.kind) {
+      case flat_body::op_kind::crop:
+      case flat_body::op_kind::end: break;
+      case flat_body::op_kind::crop_call:
+        if (!static_cast<const flat_body::crop_op*>(o.target)->call->changes_no_descriptor()) return;
+        break;
+      case flat_body::op_kind::call:
+        if (!static_cast<const compiled_call*>(o.target)->changes_no_descriptor()) return;
+        break;
+      case flat_body::op_kind::node: return;
+      }
+    }
+    for (flat_body::crop_op& c : fb.crops) {
+      bool src_bound_in_body = false;
+      for (const flat_body::crop_op& other : fb.crops) src_bound_in_body |= other.sym == c.src.sym();
+      c.refresh = !c.has_more && !src_bound_in_body;
+      if (c.refresh) c.slot_offset = fb.slots++ * sizeof(flat_body::slot);
+    }
   }
 
   void flatten(flat_body& fb, const stmt& s, std::size_t depth) {
@@ -631,6 +725,7 @@ private:
                            {},
                            dims.size() > 1,
                            body.as<call_stmt>() ? call_of(body) : nullptr,
+                           false,
                            fallback});
     for (std::size_t i = 1; i < dims.size(); ++i) c.more.emplace_back(dims[i].first, compiled_interval(dims[i].second));
     fb.depth = std::max(fb.depth, depth + 1);
