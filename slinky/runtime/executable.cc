@@ -165,6 +165,34 @@ public:
   }
 };
 
+// buf.dims[d] = sd, then crop_and_unfold(buf, d, min, max), with buf.base the base of sd's buffer:
+// the same result, computed from sd alone. Reading the copy back right after writing it would
+// make the loads wait for the stores.
+__attribute__((always_inline)) inline void crop_and_unfold_from(raw_buffer& buf, std::size_t d, const dim& sd,
+                                                                index_t min, index_t max) {
+  dim& cd = buf.dims[d];
+  const index_t smin = sd.min(), smax = sd.max(), stride = sd.stride();
+  index_t fold = sd.fold_factor();
+  if (SLINKY_UNLIKELY(stride == 0)) {
+    cd = sd;
+    return crop_stride_zero(cd, min, max);
+  }
+  min = std::max(min, smin);
+  max = std::min(max, smax);
+  if (min <= max && buf.base) {
+    if (fold <= 0) {
+      buf.base = offset_bytes(buf.base, (min - smin) * stride);
+    } else {
+      const index_t at = euclidean_mod_positive_modulus(min, fold);
+      if (at + (max - min) < fold) {
+        buf.base = offset_bytes(buf.base, at * stride);
+        fold = dim::unfolded;
+      }
+    }
+  }
+  cd = dim(min, max, stride, fold);
+}
+
 // One dimension's new bounds in a crop: an undefined end keeps the old one. The bounds of a loop
 // of step 1, a point of the loop variable, read one value.
 struct compiled_interval {
@@ -195,6 +223,18 @@ struct compiled_interval {
       hi = point ? lo : max.eval(e, old.max());
     }
     crop_and_unfold(buf, d, lo, hi);
+  }
+
+  // The same, for buf a copy of a buffer whose dim d is sd (base included): reads sd, not the copy.
+  __attribute__((always_inline)) void crop_from(evaluator& e, raw_buffer& buf, std::size_t d, const dim& sd) const {
+    index_t lo, hi;
+    if (point_of_symbol) {
+      lo = hi = e.values[point_sym];
+    } else {
+      lo = min.eval(e, sd.min());
+      hi = point ? lo : max.eval(e, sd.max());
+    }
+    crop_and_unfold_from(buf, d, sd, lo, hi);
   }
 };
 
@@ -372,28 +412,12 @@ public:
   // this run of the loop, and nothing since can have changed *in or s (every call in the body
   // takes const views, nothing else runs, and in is not bound in the body), so base, element
   // size, rank, the dims pointer and the dims not cropped are still right: only the cropped dim
-  // and the base are made again. Bounds within an unfolded source dim (a loop's chunk, away from
-  // the ends) set the bounds and move the base; others copy the source's dim and crop it.
+  // and the base are made again.
   __attribute__((always_inline)) static void refresh_crop(evaluator& e, const crop_op& c, const raw_buffer& in,
                                                           slot& s) {
     if (SLINKY_UNLIKELY(c.d >= s.buf.rank)) return;
-    const dim& sd = in.dims[c.d];
-    index_t lo, hi;
-    if (c.bounds.point_of_symbol) {
-      lo = hi = e.values[c.bounds.point_sym];
-    } else {
-      lo = c.bounds.min.eval(e, sd.min());
-      hi = c.bounds.point ? lo : c.bounds.max.eval(e, sd.max());
-    }
-    if (SLINKY_LIKELY(sd.fold_factor() == dim::unfolded && sd.stride() != 0 && sd.min() <= lo && lo <= hi &&
-                      hi <= sd.max())) {
-      s.dims[c.d].set_bounds(lo, hi);
-      s.buf.base = in.base ? offset_bytes(in.base, (lo - sd.min()) * sd.stride()) : nullptr;
-      return;
-    }
-    s.dims[c.d] = sd;
     s.buf.base = in.base;
-    crop_and_unfold(s.buf, c.d, lo, hi);
+    c.bounds.crop_from(e, s.buf, c.d, in.dims[c.d]);
   }
 
   // Runs the ops with crops' descriptors in frame (frame_bytes() of storage).
@@ -433,7 +457,7 @@ public:
         s.buf.rank = in->rank;
         s.buf.dims = s.dims;
         copy_small_dims(*in, s.dims);
-        if (c.d < s.buf.rank) c.bounds.crop(e, s.buf, c.d);
+        if (c.d < s.buf.rank) c.bounds.crop_from(e, s.buf, c.d, in->dims[c.d]);
         if (SLINKY_UNLIKELY(c.has_more)) {
           for (const auto& j : c.more) {
             if (j.first < s.buf.rank) j.second.crop(e, s.buf, j.first);
