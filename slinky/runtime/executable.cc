@@ -132,6 +132,20 @@ public:
     return SLINKY_LIKELY(result == 0) ? 0 : e.report_call_failure(op, result);
   }
 
+  // The same for a call with a direct entry (changes_no_descriptor()) inside a crop of sym to
+  // buf, which it gets without sym being bound: the callback sees only its buffers.
+  __attribute__((always_inline)) index_t run_in_crop(evaluator& e, symbol_id sym, const raw_buffer* buf) const {
+    if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
+    const raw_buffer* buffers[max_inline_buffers];
+    const index_t* values = e.values;
+    for (std::size_t i = 0; i < n_; ++i) {
+      buffers[i] = syms_[i] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
+    }
+    const index_t result = fn_(callable_, buffers);
+    e.refresh_values();
+    return SLINKY_LIKELY(result == 0) ? 0 : e.report_call_failure(op, result);
+  }
+
 private:
   // Calls with up to this many buffers pass them in an array of fixed size on the stack (not
   // alloca: calls run in loops); calls with more take the std::function. The symbols are kept in
@@ -435,12 +449,14 @@ public:
         slot& s = slot_of(frame, c);
         if (c.refresh && SLINKY_LIKELY(in == s.src && in)) {
           refresh_crop(e, c, *in, s);
+          if (o->kind == op_kind::crop_call) {
+            // The call takes its buffers from an array: the crop need not be bound for it.
+            result = c.call->run_in_crop(e, c.sym, &s.buf);
+            if (SLINKY_UNLIKELY(result)) goto failed;
+            break;
+          }
           s.saved = e.values[c.sym];
           e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
-          if (o->kind == op_kind::crop) break;
-          result = c.call->run(e);
-          e.values[c.sym] = s.saved;
-          if (SLINKY_UNLIKELY(result)) goto failed;
           break;
         }
         if (SLINKY_UNLIKELY(!in || in->rank > inline_rank)) {
