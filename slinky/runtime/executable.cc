@@ -56,6 +56,8 @@ public:
   }
 
   bool defined() const { return kind_ != kind::undefined; }
+  // True if evaluating the expression may read the value of symbol s.
+  bool may_read(symbol_id s) const { return kind_ == kind::tree || (kind_ > kind::constant && sym_ == s); }
 
   // The value; `otherwise` if the expression is undefined.
   index_t eval(evaluator& e, index_t otherwise) const {
@@ -112,6 +114,14 @@ public:
   // True if the call goes through its direct entry and the callback takes const views of its
   // buffers: it changes no descriptor (nor, having no context, any binding).
   bool changes_no_descriptor() const { return fn_ && const_views_; }
+  // True if the call may read the value of symbol s.
+  bool may_read(symbol_id s) const {
+    if (!fn_) return true;
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (syms_[i] == s) return true;
+    }
+    return false;
+  }
 
   __attribute__((always_inline)) index_t run(evaluator& e) const {
     if (!fn_) return e.exec_call(op);
@@ -226,6 +236,7 @@ struct compiled_interval {
 
   // True if neither end is defined: the crop keeps the dimension as it is.
   bool is_no_op() const { return !min.defined() && !max.defined(); }
+  bool may_read(symbol_id s) const { return min.may_read(s) || max.may_read(s) || (point_of_symbol && point_sym == s); }
 
   __attribute__((always_inline)) void crop(evaluator& e, raw_buffer& buf, std::size_t d) const {
     index_t lo, hi;
@@ -385,6 +396,9 @@ public:
     // True if the crop is refreshed rather than rebuilt when its source is the one it copied in the
     // previous iteration (see refresh_crop).
     bool refresh;
+    // True if the crop (refreshed, with a body) stays bound from its first iteration to the end of
+    // the run of the loop (see mark_refreshed_crops).
+    bool persistent;
     // The crop with its body as compiled nodes, for a source of rank above inline_rank (a slot
     // has room for inline_rank dims).
     const exec_node* fallback;
@@ -404,6 +418,7 @@ public:
   // The slots of a frame: one per level of nesting, then one for each refreshed crop (which
   // keeps its crop from one iteration to the next, so shares its slot with no other crop).
   std::size_t slots = 0;
+  bool any_persistent = false;
 
   static slot& slot_of(slot* frame, const crop_op& c) {
     return *reinterpret_cast<slot*>(reinterpret_cast<char*>(frame) + c.slot_offset);
@@ -419,7 +434,17 @@ public:
   index_t run(evaluator& e) const override {
     slot* frame = static_cast<slot*>(alloca(frame_bytes()));
     init_frame(frame);
-    return run_in(e, frame);
+    const index_t result = run_in(e, frame);
+    finish(e, frame);
+    return result;
+  }
+
+  // Ends a run of the loop: unbinds the persistent crops that were bound.
+  void finish(evaluator& e, slot* frame) const {
+    if (SLINKY_LIKELY(!any_persistent)) return;
+    for (const crop_op& c : crops) {
+      if (c.persistent && slot_of(frame, c).src) e.values[c.sym] = slot_of(frame, c).saved;
+    }
   }
 
   // The crop c of in into s, refreshed: s holds the crop of in made in an earlier iteration of
@@ -455,6 +480,8 @@ public:
             if (SLINKY_UNLIKELY(result)) goto failed;
             break;
           }
+          // Still bound to s.buf from an earlier iteration if persistent.
+          if (c.persistent) break;
           s.saved = e.values[c.sym];
           e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
           break;
@@ -467,6 +494,8 @@ public:
         }
         // A refreshed crop remembers what it copied (a failure below leaves nothing to refresh:
         // the loop stops).
+        // A persistent crop with a source is bound already: what it saved is the outer value.
+        const bool bound = c.persistent && s.src;
         s.src = c.refresh ? in : nullptr;
         s.buf.base = in->base;
         s.buf.elem_size = in->elem_size;
@@ -479,7 +508,7 @@ public:
             if (j.first < s.buf.rank) j.second.crop(e, s.buf, j.first);
           }
         }
-        s.saved = e.values[c.sym];
+        if (!bound) s.saved = e.values[c.sym];
         e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
         if (o->kind == op_kind::crop) break;
         result = c.call->run(e);
@@ -489,7 +518,7 @@ public:
       }
       case op_kind::end: {
         const crop_op& c = *static_cast<const crop_op*>(o->target);
-        e.values[c.sym] = slot_of(frame, c).saved;
+        if (!c.persistent) e.values[c.sym] = slot_of(frame, c).saved;
         break;
       }
       case op_kind::call:
@@ -509,7 +538,7 @@ public:
     for (const op* j = o + 1; j != last; ++j) {
       if (j->kind != op_kind::end) continue;
       const crop_op& c = *static_cast<const crop_op*>(j->target);
-      if (c.begin < i) e.values[c.sym] = slot_of(frame, c).saved;
+      if (c.begin < i && !c.persistent) e.values[c.sym] = slot_of(frame, c).saved;
     }
     return result;
   }
@@ -539,7 +568,9 @@ public:
     // One frame for the crops of every iteration.
     flat_body::slot* frame = static_cast<flat_body::slot*>(alloca(body->frame_bytes()));
     body->init_frame(frame);
-    return e.run_serial_loop(op->sym, lo, hi, s, [&]() { return body->run_in(e, frame); });
+    const index_t result = e.run_serial_loop(op->sym, lo, hi, s, [&]() { return body->run_in(e, frame); });
+    body->finish(e, frame);
+    return result;
   }
 };
 
@@ -720,6 +751,36 @@ private:
       c.refresh = !c.has_more && !src_bound_in_body;
       if (c.refresh) c.slot_offset = fb.slots++ * sizeof(flat_body::slot);
     }
+    // A refreshed crop with a body stays bound across iterations when no operation outside its
+    // body may read its symbol and no other crop binds it: then nothing can tell, and an
+    // iteration neither binds nor unbinds it. The loop unbinds it at the end (finish).
+    for (flat_body::crop_op& c : fb.crops) {
+      if (!c.refresh || c.call) continue;
+      const symbol_id sym = c.sym;
+      bool seen = false;
+      for (std::size_t i = 0; i < fb.ops.size() && !seen; ++i) {
+        const flat_body::op& o = fb.ops[i];
+        const bool inside = i > c.begin && i + 1 < c.next;
+        switch (o.kind) {
+        case flat_body::op_kind::crop:
+        case flat_body::op_kind::crop_call: {
+          const flat_body::crop_op& other = *static_cast<const flat_body::crop_op*>(o.target);
+          if (&other == &c) break;
+          seen = other.sym == sym || (!inside && (other.src.sym() == sym || other.bounds.may_read(sym) ||
+                                                  (other.call && other.call->may_read(sym))));
+          for (const auto& j : other.more) seen = seen || (!inside && j.second.may_read(sym));
+          break;
+        }
+        case flat_body::op_kind::call:
+          seen = !inside && static_cast<const compiled_call*>(o.target)->may_read(sym);
+          break;
+        case flat_body::op_kind::end:
+        case flat_body::op_kind::node: break;
+        }
+      }
+      c.persistent = !seen && !c.bounds.may_read(sym);
+      fb.any_persistent = fb.any_persistent || c.persistent;
+    }
   }
 
   void flatten(flat_body& fb, const stmt& s, std::size_t depth) {
@@ -765,6 +826,7 @@ private:
                            {},
                            dims.size() > 1,
                            body.as<call_stmt>() ? call_of(body) : nullptr,
+                           false,
                            false,
                            fallback});
     for (std::size_t i = 1; i < dims.size(); ++i) c.more.emplace_back(dims[i].first, compiled_interval(dims[i].second));
