@@ -56,8 +56,13 @@ public:
   }
 
   bool defined() const { return kind_ != kind::undefined; }
-  // True if evaluating the expression may read the value of symbol s.
-  bool may_read(symbol_id s) const { return kind_ == kind::tree || (kind_ > kind::constant && sym_ == s); }
+  // Calls fn(s) for the symbol the expression reads, if any; false if it may read any (a tree).
+  template <typename Fn>
+  bool for_each_read(const Fn& fn) const {
+    if (kind_ == kind::tree) return false;
+    if (kind_ > kind::constant) fn(sym_);
+    return true;
+  }
 
   // The value; `otherwise` if the expression is undefined.
   index_t eval(evaluator& e, index_t otherwise) const {
@@ -114,13 +119,13 @@ public:
   // True if the call goes through its direct entry and the callback takes const views of its
   // buffers: it changes no descriptor (nor, having no context, any binding).
   bool changes_no_descriptor() const { return fn_ && const_views_; }
-  // True if the call may read the value of symbol s.
-  bool may_read(symbol_id s) const {
-    if (!fn_) return true;
-    for (std::size_t i = 0; i < n_; ++i) {
-      if (syms_[i] == s) return true;
-    }
-    return false;
+  // Calls fn(s) for the symbols of the call's buffers; false if the call may read any symbol (it
+  // takes its buffers from the context).
+  template <typename Fn>
+  bool for_each_read(const Fn& fn) const {
+    if (!fn_) return false;
+    for (std::size_t i = 0; i < n_; ++i) fn(syms_[i]);
+    return true;
   }
 
   __attribute__((always_inline)) index_t run(evaluator& e) const {
@@ -236,7 +241,11 @@ struct compiled_interval {
 
   // True if neither end is defined: the crop keeps the dimension as it is.
   bool is_no_op() const { return !min.defined() && !max.defined(); }
-  bool may_read(symbol_id s) const { return min.may_read(s) || max.may_read(s) || (point_of_symbol && point_sym == s); }
+  template <typename Fn>
+  bool for_each_read(const Fn& fn) const {
+    if (point_of_symbol) fn(point_sym);
+    return min.for_each_read(fn) && max.for_each_read(fn);
+  }
 
   __attribute__((always_inline)) void crop(evaluator& e, raw_buffer& buf, std::size_t d) const {
     index_t lo, hi;
@@ -745,40 +754,48 @@ private:
       case flat_body::op_kind::node: return;
       }
     }
+    // How many crops of the body bind each symbol.
+    std::unordered_map<symbol_id, int> bound;
+    for (const flat_body::crop_op& c : fb.crops) ++bound[c.sym];
     for (flat_body::crop_op& c : fb.crops) {
-      bool src_bound_in_body = false;
-      for (const flat_body::crop_op& other : fb.crops) src_bound_in_body |= other.sym == c.src.sym();
-      c.refresh = !c.has_more && !src_bound_in_body;
+      c.refresh = !c.has_more && bound.count(c.src.sym()) == 0;
       if (c.refresh) c.slot_offset = fb.slots++ * sizeof(flat_body::slot);
     }
     // A refreshed crop with a body stays bound across iterations when no operation outside its
     // body may read its symbol and no other crop binds it: then nothing can tell, and an
-    // iteration neither binds nor unbinds it. The loop unbinds it at the end (finish).
-    for (flat_body::crop_op& c : fb.crops) {
-      if (!c.refresh || c.call) continue;
-      const symbol_id sym = c.sym;
-      bool seen = false;
-      for (std::size_t i = 0; i < fb.ops.size() && !seen; ++i) {
-        const flat_body::op& o = fb.ops[i];
-        const bool inside = i > c.begin && i + 1 < c.next;
-        switch (o.kind) {
-        case flat_body::op_kind::crop:
-        case flat_body::op_kind::crop_call: {
-          const flat_body::crop_op& other = *static_cast<const flat_body::crop_op*>(o.target);
-          if (&other == &c) break;
-          seen = other.sym == sym || (!inside && (other.src.sym() == sym || other.bounds.may_read(sym) ||
-                                                  (other.call && other.call->may_read(sym))));
-          for (const auto& j : other.more) seen = seen || (!inside && j.second.may_read(sym));
-          break;
-        }
-        case flat_body::op_kind::call:
-          seen = !inside && static_cast<const compiled_call*>(o.target)->may_read(sym);
-          break;
-        case flat_body::op_kind::end:
-        case flat_body::op_kind::node: break;
-        }
+    // iteration neither binds nor unbinds it. The loop unbinds it at the end (finish). The first
+    // and last operation that may read each symbol:
+    std::unordered_map<symbol_id, std::pair<std::size_t, std::size_t>> readers;
+    bool reads_any = false;
+    for (std::size_t i = 0; i < fb.ops.size(); ++i) {
+      auto note = [&](symbol_id s) {
+        auto r = readers.emplace(s, std::make_pair(i, i));
+        r.first->second.second = i;
+      };
+      const flat_body::op& o = fb.ops[i];
+      switch (o.kind) {
+      case flat_body::op_kind::crop:
+      case flat_body::op_kind::crop_call: {
+        const flat_body::crop_op& c = *static_cast<const flat_body::crop_op*>(o.target);
+        note(c.src.sym());
+        reads_any = reads_any || !c.bounds.for_each_read(note);
+        for (const auto& j : c.more) reads_any = reads_any || !j.second.for_each_read(note);
+        if (c.call) reads_any = reads_any || !c.call->for_each_read(note);
+        break;
       }
-      c.persistent = !seen && !c.bounds.may_read(sym);
+      case flat_body::op_kind::call:
+        reads_any = reads_any || !static_cast<const compiled_call*>(o.target)->for_each_read(note);
+        break;
+      case flat_body::op_kind::end:
+      case flat_body::op_kind::node: break;
+      }
+    }
+    if (reads_any) return;
+    for (flat_body::crop_op& c : fb.crops) {
+      if (!c.refresh || c.call || bound[c.sym] != 1) continue;
+      auto r = readers.find(c.sym);
+      // Inside its body: after the crop's op and before its end (at c.next - 1).
+      c.persistent = r == readers.end() || (r->second.first > c.begin && r->second.second + 1 < c.next);
       fb.any_persistent = fb.any_persistent || c.persistent;
     }
   }
