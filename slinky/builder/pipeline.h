@@ -600,6 +600,17 @@ index_t call_direct(const void* fn, const raw_buffer* const* buffers) {
 
 inline const call_entry& entry_of(const func& f) { return f.entry_; }
 
+// True if a callback parameter of type T gives the callback a const view of its buffer.
+template <typename T>
+constexpr bool is_const_view = std::is_same_v<T, const raw_buffer&> || std::is_same_v<T, const raw_buffer*> ||
+                               std::is_same_v<T, const raw_buffer* const>;
+template <typename T, std::size_t N>
+constexpr bool is_const_view<const buffer<T, N>&> = true;
+template <typename ArgsTuple, std::size_t... Is>
+constexpr bool all_const_views(std::index_sequence<Is...>) {
+  return (is_const_view<std::tuple_element_t<Is, ArgsTuple>> && ...);
+}
+
 template <typename ArgsTuple, std::size_t... Is>
 void elem_sizes_of(index_t* result, std::index_sequence<Is...>) {
   ((result[Is] = buffer_arg<std::tuple_element_t<Is, ArgsTuple>>::elem_size), ...);
@@ -652,7 +663,8 @@ func func::make(Fn&& fn, std::vector<input> inputs, std::vector<output> outputs,
                                                             std::make_index_sequence<arity>());
   };
   func result(std::move(impl), std::move(inputs), std::move(outputs), {}, std::move(attrs));
-  result.entry_ = {&internal::call_direct<callable_type, args>, std::move(shared)};
+  result.entry_ = {&internal::call_direct<callable_type, args>, std::move(shared),
+                   internal::all_const_views<args>(std::make_index_sequence<arity>())};
   return result;
 }
 

@@ -56,6 +56,13 @@ public:
   }
 
   bool defined() const { return kind_ != kind::undefined; }
+  // Calls fn(s) for the symbol the expression reads, if any; false if it may read any (a tree).
+  template <typename Fn>
+  bool for_each_read(const Fn& fn) const {
+    if (kind_ == kind::tree) return false;
+    if (kind_ > kind::constant) fn(sym_);
+    return true;
+  }
 
   // The value; `otherwise` if the expression is undefined.
   index_t eval(evaluator& e, index_t otherwise) const {
@@ -102,10 +109,23 @@ public:
     if (!op->entry.fn || n > max_inline_buffers) return;
     fn_ = op->entry.fn;
     callable_ = op->entry.callable.get();
+    const_views_ = op->entry.const_views;
     n_ = n;
     std::size_t i = 0;
     for (var b : op->inputs) syms_[i++] = b.sym();
     for (var b : op->outputs) syms_[i++] = b.sym();
+  }
+
+  // True if the call goes through its direct entry and the callback takes const views of its
+  // buffers: it changes no descriptor (nor, having no context, any binding).
+  bool changes_no_descriptor() const { return fn_ && const_views_; }
+  // Calls fn(s) for the symbols of the call's buffers; false if the call may read any symbol (it
+  // takes its buffers from the context).
+  template <typename Fn>
+  bool for_each_read(const Fn& fn) const {
+    if (!fn_) return false;
+    for (std::size_t i = 0; i < n_; ++i) fn(syms_[i]);
+    return true;
   }
 
   __attribute__((always_inline)) index_t run(evaluator& e) const {
@@ -127,6 +147,20 @@ public:
     return SLINKY_LIKELY(result == 0) ? 0 : e.report_call_failure(op, result);
   }
 
+  // The same for a call with a direct entry (changes_no_descriptor()) inside a crop of sym to
+  // buf, which it gets without sym being bound: the callback sees only its buffers.
+  __attribute__((always_inline)) index_t run_in_crop(evaluator& e, symbol_id sym, const raw_buffer* buf) const {
+    if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
+    const raw_buffer* buffers[max_inline_buffers];
+    const index_t* values = e.values;
+    for (std::size_t i = 0; i < n_; ++i) {
+      buffers[i] = syms_[i] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
+    }
+    const index_t result = fn_(callable_, buffers);
+    e.refresh_values();
+    return SLINKY_LIKELY(result == 0) ? 0 : e.report_call_failure(op, result);
+  }
+
 private:
   // Calls with up to this many buffers pass them in an array of fixed size on the stack (not
   // alloca: calls run in loops); calls with more take the std::function. The symbols are kept in
@@ -135,6 +169,7 @@ private:
 
   index_t (*fn_)(const void*, const raw_buffer* const*) = nullptr;
   const void* callable_ = nullptr;
+  bool const_views_ = false;
   std::size_t n_ = 0;
   symbol_id syms_[max_inline_buffers] = {};
 };
@@ -159,6 +194,34 @@ public:
   }
 };
 
+// buf.dims[d] = sd, then crop_and_unfold(buf, d, min, max), with buf.base the base of sd's buffer:
+// the same result, computed from sd alone. Reading the copy back right after writing it would
+// make the loads wait for the stores.
+__attribute__((always_inline)) inline void crop_and_unfold_from(raw_buffer& buf, std::size_t d, const dim& sd,
+                                                                index_t min, index_t max) {
+  dim& cd = buf.dims[d];
+  const index_t smin = sd.min(), smax = sd.max(), stride = sd.stride();
+  index_t fold = sd.fold_factor();
+  if (SLINKY_UNLIKELY(stride == 0)) {
+    cd = sd;
+    return crop_stride_zero(cd, min, max);
+  }
+  min = std::max(min, smin);
+  max = std::min(max, smax);
+  if (min <= max && buf.base) {
+    if (fold <= 0) {
+      buf.base = offset_bytes(buf.base, (min - smin) * stride);
+    } else {
+      const index_t at = euclidean_mod_positive_modulus(min, fold);
+      if (at + (max - min) < fold) {
+        buf.base = offset_bytes(buf.base, at * stride);
+        fold = dim::unfolded;
+      }
+    }
+  }
+  cd = dim(min, max, stride, fold);
+}
+
 // One dimension's new bounds in a crop: an undefined end keeps the old one. The bounds of a loop
 // of step 1, a point of the loop variable, read one value.
 struct compiled_interval {
@@ -178,6 +241,11 @@ struct compiled_interval {
 
   // True if neither end is defined: the crop keeps the dimension as it is.
   bool is_no_op() const { return !min.defined() && !max.defined(); }
+  template <typename Fn>
+  bool for_each_read(const Fn& fn) const {
+    if (point_of_symbol) fn(point_sym);
+    return min.for_each_read(fn) && max.for_each_read(fn);
+  }
 
   __attribute__((always_inline)) void crop(evaluator& e, raw_buffer& buf, std::size_t d) const {
     index_t lo, hi;
@@ -189,6 +257,18 @@ struct compiled_interval {
       hi = point ? lo : max.eval(e, old.max());
     }
     crop_and_unfold(buf, d, lo, hi);
+  }
+
+  // The same, for buf a copy of a buffer whose dim d is sd (base included): reads sd, not the copy.
+  __attribute__((always_inline)) void crop_from(evaluator& e, raw_buffer& buf, std::size_t d, const dim& sd) const {
+    index_t lo, hi;
+    if (point_of_symbol) {
+      lo = hi = e.values[point_sym];
+    } else {
+      lo = min.eval(e, sd.min());
+      hi = point ? lo : max.eval(e, sd.max());
+    }
+    crop_and_unfold_from(buf, d, sd, lo, hi);
   }
 };
 
@@ -300,6 +380,9 @@ public:
   struct slot {
     raw_buffer buf;
     index_t saved;
+    // For a refreshed crop: the source buf was copied from, if buf holds a crop of it made in an
+    // earlier iteration of this run of the loop; null otherwise.
+    const raw_buffer* src;
     dim dims[inline_rank];
   };
 
@@ -319,6 +402,12 @@ public:
     bool has_more;
     // The body if it is one call.
     const compiled_call* call;
+    // True if the crop is refreshed rather than rebuilt when its source is the one it copied in the
+    // previous iteration (see refresh_crop).
+    bool refresh;
+    // True if the crop (refreshed, with a body) stays bound from its first iteration to the end of
+    // the run of the loop (see mark_refreshed_crops).
+    bool persistent;
     // The crop with its body as compiled nodes, for a source of rank above inline_rank (a slot
     // has room for inline_rank dims).
     const exec_node* fallback;
@@ -335,14 +424,49 @@ public:
   // Pointed to by ops: a deque keeps them in place as it grows.
   std::deque<crop_op> crops;
   std::size_t depth = 0;
+  // The slots of a frame: one per level of nesting, then one for each refreshed crop (which
+  // keeps its crop from one iteration to the next, so shares its slot with no other crop).
+  std::size_t slots = 0;
+  bool any_persistent = false;
 
   static slot& slot_of(slot* frame, const crop_op& c) {
     return *reinterpret_cast<slot*>(reinterpret_cast<char*>(frame) + c.slot_offset);
   }
 
-  std::size_t frame_bytes() const { return sizeof(slot) * (depth > 0 ? depth : 1); }
+  std::size_t frame_bytes() const { return sizeof(slot) * (slots > 0 ? slots : 1); }
 
-  index_t run(evaluator& e) const override { return run_in(e, static_cast<slot*>(alloca(frame_bytes()))); }
+  // Readies a frame for a run of the loop: no slot holds a crop to refresh yet.
+  void init_frame(slot* frame) const {
+    for (std::size_t i = 0; i < slots; ++i) frame[i].src = nullptr;
+  }
+
+  index_t run(evaluator& e) const override {
+    slot* frame = static_cast<slot*>(alloca(frame_bytes()));
+    init_frame(frame);
+    const index_t result = run_in(e, frame);
+    finish(e, frame);
+    return result;
+  }
+
+  // Ends a run of the loop: unbinds the persistent crops that were bound.
+  void finish(evaluator& e, slot* frame) const {
+    if (SLINKY_LIKELY(!any_persistent)) return;
+    for (const crop_op& c : crops) {
+      if (c.persistent && slot_of(frame, c).src) e.values[c.sym] = slot_of(frame, c).saved;
+    }
+  }
+
+  // The crop c of in into s, refreshed: s holds the crop of in made in an earlier iteration of
+  // this run of the loop, and nothing since can have changed *in or s (every call in the body
+  // takes const views, nothing else runs, and in is not bound in the body), so base, element
+  // size, rank, the dims pointer and the dims not cropped are still right: only the cropped dim
+  // and the base are made again.
+  __attribute__((always_inline)) static void refresh_crop(evaluator& e, const crop_op& c, const raw_buffer& in,
+                                                          slot& s) {
+    if (SLINKY_UNLIKELY(c.d >= s.buf.rank)) return;
+    s.buf.base = in.base;
+    c.bounds.crop_from(e, s.buf, c.d, in.dims[c.d]);
+  }
 
   // Runs the ops with crops' descriptors in frame (frame_bytes() of storage).
   __attribute__((always_inline)) index_t run_in(evaluator& e, slot* frame) const {
@@ -356,25 +480,44 @@ public:
       case op_kind::crop_call: {
         const crop_op& c = *static_cast<const crop_op*>(o->target);
         const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[c.src.sym()]);
+        slot& s = slot_of(frame, c);
+        if (c.refresh && SLINKY_LIKELY(in == s.src && in)) {
+          refresh_crop(e, c, *in, s);
+          if (o->kind == op_kind::crop_call) {
+            // The call takes its buffers from an array: the crop need not be bound for it.
+            result = c.call->run_in_crop(e, c.sym, &s.buf);
+            if (SLINKY_UNLIKELY(result)) goto failed;
+            break;
+          }
+          // Still bound to s.buf from an earlier iteration if persistent.
+          if (c.persistent) break;
+          s.saved = e.values[c.sym];
+          e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
+          break;
+        }
         if (SLINKY_UNLIKELY(!in || in->rank > inline_rank)) {
           result = in ? c.fallback->run(e) : fail_null_buffer(e, c.src);
           if (result) goto failed;
           o = first + c.next - 1;
           break;
         }
-        slot& s = slot_of(frame, c);
+        // A refreshed crop remembers what it copied (a failure below leaves nothing to refresh:
+        // the loop stops).
+        // A persistent crop with a source is bound already: what it saved is the outer value.
+        const bool bound = c.persistent && s.src;
+        s.src = c.refresh ? in : nullptr;
         s.buf.base = in->base;
         s.buf.elem_size = in->elem_size;
         s.buf.rank = in->rank;
         s.buf.dims = s.dims;
         copy_small_dims(*in, s.dims);
-        if (c.d < s.buf.rank) c.bounds.crop(e, s.buf, c.d);
+        if (c.d < s.buf.rank) c.bounds.crop_from(e, s.buf, c.d, in->dims[c.d]);
         if (SLINKY_UNLIKELY(c.has_more)) {
           for (const auto& j : c.more) {
             if (j.first < s.buf.rank) j.second.crop(e, s.buf, j.first);
           }
         }
-        s.saved = e.values[c.sym];
+        if (!bound) s.saved = e.values[c.sym];
         e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
         if (o->kind == op_kind::crop) break;
         result = c.call->run(e);
@@ -384,7 +527,7 @@ public:
       }
       case op_kind::end: {
         const crop_op& c = *static_cast<const crop_op*>(o->target);
-        e.values[c.sym] = slot_of(frame, c).saved;
+        if (!c.persistent) e.values[c.sym] = slot_of(frame, c).saved;
         break;
       }
       case op_kind::call:
@@ -404,7 +547,7 @@ public:
     for (const op* j = o + 1; j != last; ++j) {
       if (j->kind != op_kind::end) continue;
       const crop_op& c = *static_cast<const crop_op*>(j->target);
-      if (c.begin < i) e.values[c.sym] = slot_of(frame, c).saved;
+      if (c.begin < i && !c.persistent) e.values[c.sym] = slot_of(frame, c).saved;
     }
     return result;
   }
@@ -433,7 +576,10 @@ public:
     }
     // One frame for the crops of every iteration.
     flat_body::slot* frame = static_cast<flat_body::slot*>(alloca(body->frame_bytes()));
-    return e.run_serial_loop(op->sym, lo, hi, s, [&]() { return body->run_in(e, frame); });
+    body->init_frame(frame);
+    const index_t result = e.run_serial_loop(op->sym, lo, hi, s, [&]() { return body->run_in(e, frame); });
+    body->finish(e, frame);
+    return result;
   }
 };
 
@@ -583,9 +729,75 @@ private:
   const flat_body* flatten(const stmt& s) {
     auto body = std::make_unique<flat_body>();
     flatten(*body, s, 0);
+    mark_refreshed_crops(*body);
     const flat_body* result = body.get();
     add(std::move(body));
     return result;
+  }
+
+  // Marks the crops of fb that can be refreshed (flat_body::refresh_crop): a crop of one dim of a
+  // source that no crop in the body binds, in a body of crops and calls that change no descriptor.
+  // Then a source bound when the crop runs is the descriptor it was in the previous iteration,
+  // unchanged, and so is the crop's own slot, which only this crop writes.
+  static void mark_refreshed_crops(flat_body& fb) {
+    fb.slots = fb.depth;
+    for (const flat_body::op& o : fb.ops) {
+      switch (o.kind) {
+      case flat_body::op_kind::crop:
+      case flat_body::op_kind::end: break;
+      case flat_body::op_kind::crop_call:
+        if (!static_cast<const flat_body::crop_op*>(o.target)->call->changes_no_descriptor()) return;
+        break;
+      case flat_body::op_kind::call:
+        if (!static_cast<const compiled_call*>(o.target)->changes_no_descriptor()) return;
+        break;
+      case flat_body::op_kind::node: return;
+      }
+    }
+    // How many crops of the body bind each symbol.
+    std::unordered_map<symbol_id, int> bound;
+    for (const flat_body::crop_op& c : fb.crops) ++bound[c.sym];
+    for (flat_body::crop_op& c : fb.crops) {
+      c.refresh = !c.has_more && bound.count(c.src.sym()) == 0;
+      if (c.refresh) c.slot_offset = fb.slots++ * sizeof(flat_body::slot);
+    }
+    // A refreshed crop with a body stays bound across iterations when no operation outside its
+    // body may read its symbol and no other crop binds it: then nothing can tell, and an
+    // iteration neither binds nor unbinds it. The loop unbinds it at the end (finish). The first
+    // and last operation that may read each symbol:
+    std::unordered_map<symbol_id, std::pair<std::size_t, std::size_t>> readers;
+    bool reads_any = false;
+    for (std::size_t i = 0; i < fb.ops.size(); ++i) {
+      auto note = [&](symbol_id s) {
+        auto r = readers.emplace(s, std::make_pair(i, i));
+        r.first->second.second = i;
+      };
+      const flat_body::op& o = fb.ops[i];
+      switch (o.kind) {
+      case flat_body::op_kind::crop:
+      case flat_body::op_kind::crop_call: {
+        const flat_body::crop_op& c = *static_cast<const flat_body::crop_op*>(o.target);
+        note(c.src.sym());
+        reads_any = reads_any || !c.bounds.for_each_read(note);
+        for (const auto& j : c.more) reads_any = reads_any || !j.second.for_each_read(note);
+        if (c.call) reads_any = reads_any || !c.call->for_each_read(note);
+        break;
+      }
+      case flat_body::op_kind::call:
+        reads_any = reads_any || !static_cast<const compiled_call*>(o.target)->for_each_read(note);
+        break;
+      case flat_body::op_kind::end:
+      case flat_body::op_kind::node: break;
+      }
+    }
+    if (reads_any) return;
+    for (flat_body::crop_op& c : fb.crops) {
+      if (!c.refresh || c.call || bound[c.sym] != 1) continue;
+      auto r = readers.find(c.sym);
+      // Inside its body: after the crop's op and before its end (at c.next - 1).
+      c.persistent = r == readers.end() || (r->second.first > c.begin && r->second.second + 1 < c.next);
+      fb.any_persistent = fb.any_persistent || c.persistent;
+    }
   }
 
   void flatten(flat_body& fb, const stmt& s, std::size_t depth) {
@@ -631,6 +843,8 @@ private:
                            {},
                            dims.size() > 1,
                            body.as<call_stmt>() ? call_of(body) : nullptr,
+                           false,
+                           false,
                            fallback});
     for (std::size_t i = 1; i < dims.size(); ++i) c.more.emplace_back(dims[i].first, compiled_interval(dims[i].second));
     fb.depth = std::max(fb.depth, depth + 1);

@@ -170,6 +170,10 @@ struct call_entry {
   index_t (*fn)(const void* callable, const raw_buffer* const* buffers) = nullptr;
   // What fn calls, kept alive with every call_stmt that has this entry.
   std::shared_ptr<const void> callable;
+  // True if the callback takes every buffer as a const view (`const buffer<T, N>&`, `const
+  // raw_buffer&`, `const raw_buffer*`): it cannot change a descriptor it is given, which lets the
+  // executable form refresh a loop's crops instead of rebuilding them (docs/runtime.md).
+  bool const_views = false;
 
   bool defined() const { return fn != nullptr; }
 };

@@ -583,5 +583,26 @@ TEST(pipeline, evaluate_twice_and_built_pipeline_outlives_graph) {
   EXPECT_NE(printed.find("loop(x in"), std::string::npos) << printed;
 }
 
+// func::make marks its direct entry as taking const views (internal::call_entry::const_views)
+// only when every buffer parameter is one, so that the executable form refreshes a loop's crops
+// only around callbacks that cannot change the descriptors they are given.
+TEST(pipeline, direct_entries_say_whether_their_callbacks_take_const_views) {
+  node_context ctx;
+  auto a = buffer_expr::make(ctx, "a", 1, sizeof(int));
+  auto b = buffer_expr::make(ctx, "b", 1, sizeof(int));
+  var x(ctx, "x");
+  auto views = [&](auto fn) {
+    func f = func::make(fn, {{a, {point(x)}}}, {{b, {x}}});
+    return internal::entry_of(f).const_views;
+  };
+  EXPECT_TRUE(views([](const buffer<const int>&, const buffer<int>&) -> index_t { return 0; }));
+  EXPECT_TRUE(views([](const raw_buffer&, const raw_buffer*) -> index_t { return 0; }));
+  EXPECT_TRUE(views([](const buffer<const int, 1>&, const raw_buffer* const) -> index_t { return 0; }));
+  EXPECT_FALSE(views([](const buffer<const int>&, buffer<int>&) -> index_t { return 0; }));
+  EXPECT_FALSE(views([](const buffer<const int>&, raw_buffer&) -> index_t { return 0; }));
+  EXPECT_FALSE(views([](raw_buffer*, const raw_buffer*) -> index_t { return 0; }));
+  EXPECT_FALSE(views([](buffer<const int>, const buffer<int>&) -> index_t { return 0; }));
+}
+
 }  // namespace
 }  // namespace slinky

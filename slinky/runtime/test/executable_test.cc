@@ -401,6 +401,128 @@ TEST(executable, calls_with_a_direct_entry) {
   }
 }
 
+// Loops whose calls take const views of their buffers (call_entry::const_views, as func::make's
+// typed callbacks with const buffer parameters) refresh their crops from one iteration to the
+// next instead of copying the source's descriptor again; a call without const views makes them
+// rebuild. Either way every call sees the descriptors the interpreter gives it: crops clamped at
+// the ends of the source, crops of a ring buffer (unfolded when within one fold), empty crops,
+// crops of a crop bound in the body, and a callback that changes the descriptor it is given. A
+// refreshed crop with a body stays bound across iterations when nothing outside it reads its
+// symbol: symbols are all unbound after the run, failing or not.
+struct logging_entry {
+  recorder* r;
+  const char* name;
+  std::size_t inputs;
+  // Changes the output's descriptor after writing it (a callback without const views may).
+  bool scribble;
+  // Fails (returns 7) on this call, counting from 0 (-1: never).
+  int fail_at = -1;
+  mutable int calls = 0;
+};
+index_t logging_direct(const void* p, const raw_buffer* const* buffers) {
+  const logging_entry& le = *static_cast<const logging_entry*>(p);
+  le.r->log << "call " << le.name << ":";
+  for (std::size_t i = 0; i < le.inputs; ++i) describe(le.r->log << " in ", buffers[i]);
+  describe(le.r->log << " out ", buffers[le.inputs]);
+  le.r->log << "\n";
+  raw_buffer* ob = const_cast<raw_buffer*>(buffers[le.inputs]);
+  if (ob && ob->base) {
+    for_each_index(*ob, [&](span<const index_t> at) {
+      int sum = 1;
+      for (std::size_t i = 0; i < le.inputs; ++i) {
+        const raw_buffer* ib = buffers[i];
+        if (ib && ib->base && ib->contains(at)) sum += *static_cast<const int*>(ib->address_at(at));
+      }
+      *static_cast<int*>(ob->address_at(at)) = sum;
+    });
+  }
+  if (le.scribble && ob && ob->rank > 0) {
+    ob->dims[0].set_bounds(ob->dims[0].min() + 1, ob->dims[0].max() - 1);
+    ob->base = nullptr;
+  }
+  return le.calls++ == le.fail_at ? 7 : 0;
+}
+stmt logging_entry_call(recorder& r, const char* name, var i, var o, bool const_views, bool scribble = false,
+                        int fail_at = -1) {
+  auto le = std::make_shared<logging_entry>(logging_entry{&r, name, 1, scribble, fail_at});
+  call_stmt::callable target = logging_call(r);
+  if (scribble || fail_at >= 0) {
+    target = [&r, le](const call_stmt* op, eval_context& c) -> index_t {
+      const raw_buffer* buffers[2] = {c.lookup_buffer(op->inputs[0]), c.lookup_buffer(op->outputs[0])};
+      return logging_direct(le.get(), buffers);
+    };
+  }
+  internal::call_entry entry{&logging_direct, le, const_views};
+  return call_stmt::make(std::move(target), {i}, {o}, {}, {.name = name}, std::move(entry));
+}
+
+TEST(executable, crops_refreshed_in_loops_of_const_view_calls) {
+  var w(ctx, "w");
+  for (bool const_views : {true, false}) {
+    for (index_t step : {1, 2, 3}) {
+      expect_same(stmt(), 7, false, 0, [&](recorder& r) {
+        stmt body = block::make({
+            // A ring buffer of 2 rows, cropped to 1 or 2 of them (clamped at the end of t).
+            crop_dim::make(t2, t, 1, bounds(y, expr(y) + 1), logging_entry_call(r, "producer", in, t2, const_views)),
+            // Clamped at both ends of out (the loop runs from -1 to n), empty past them.
+            crop_buffer::make(v, out, {interval_expr(), bounds(y, expr(y) + (step - 1))},
+                              block::make({
+                                  logging_entry_call(r, "consumer", t, v, const_views),
+                                  // A crop of a crop bound in the body: rebuilt every time.
+                                  crop_dim::make(x, v, 0, bounds(y, expr(y) + 2),
+                                                 logging_entry_call(r, "inner", in, x, const_views)),
+                              })),
+            // A crop of no dim, and one whose bounds are not affine.
+            crop_buffer::make(t2, t, {}, logging_entry_call(r, "whole", in, t2, const_views)),
+            // (With step 3 only: bounds the compiler cannot read, so no crop of the body stays
+            // bound across iterations.)
+            step == 3 ? crop_dim::make(t2, out, 0, bounds(expr(y) * expr(y), expr(y) * expr(y) + 1),
+                                       logging_entry_call(r, "square", in, t2, const_views))
+                      : stmt(),
+            // A crop with a body whose symbol a call after it reads (unbound there), and one whose
+            // symbol nothing else reads (bound from the first iteration to the end of the loop).
+            crop_dim::make(v, out, 0, point(y),
+                           block::make({logging_entry_call(r, "in_v", in, v, const_views),
+                                        logging_entry_call(r, "in_v_again", v, v, const_views)})),
+            crop_dim::make(task, out, 1, bounds(y, expr(y) + 1),
+                           block::make({logging_entry_call(r, "in_task", in, task, const_views),
+                                        logging_entry_call(r, "in_task_again", task, task, const_views)})),
+            logging_entry_call(r, "reads_v", v, task, const_views),
+            // Bound from the first iteration to the end of the loop, clamped at both ends of out.
+            crop_dim::make(w, out, 1, bounds(expr(y) + (-1), y),
+                           block::make({logging_entry_call(r, "in_w", in, w, const_views),
+                                        logging_entry_call(r, "in_w_again", w, w, const_views)})),
+        });
+        return allocate::make(t, memory_type::heap, 4,
+                              {{bounds(0, n - 1), expr(), expr()}, {bounds(-1, n), expr(), 2}},
+                              loop::make(y, loop::serial, bounds(-1, n), step, body));
+      });
+    }
+  }
+  // Failures inside crops that stay bound across iterations, and in the first iteration.
+  for (int fail_at : {0, 1, 4}) {
+    expect_same(stmt(), 5, false, 7, [&](recorder& r) {
+      return loop::make(y, loop::serial, bounds(0, 4), 1,
+                        crop_dim::make(v, out, 1, point(y),
+                                       block::make({
+                                           logging_entry_call(r, "first", in, v, true),
+                                           crop_dim::make(t2, v, 0, bounds(y, expr(y) + 1),
+                                                          logging_entry_call(r, "failing", in, t2, true, false,
+                                                                             fail_at)),
+                                       })));
+    });
+  }
+  // A callback that changes its output's descriptor, beside calls with const views: the loop's
+  // crops are rebuilt, so the next iteration's crop is whole again.
+  expect_same(stmt(), 5, false, 0, [](recorder& r) {
+    return loop::make(y, loop::serial, bounds(0, 4), 1,
+                      block::make({
+                          crop_dim::make(v, out, 1, point(y), logging_entry_call(r, "scribbler", in, v, false, true)),
+                          crop_dim::make(t2, out, 1, point(y), logging_entry_call(r, "reader", in, t2, true)),
+                      }));
+  });
+}
+
 // A pipeline carries its executable form but stays an aggregate: clients make pipelines by hand
 // with designated initializers. Replacing the body of one that already ran runs the new body.
 static_assert(std::is_aggregate_v<pipeline>);
