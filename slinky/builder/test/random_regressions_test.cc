@@ -1343,23 +1343,17 @@ TEST(random_regressions, DISABLED_client_storage_inside_a_parallel_loop_larger_t
                             .bounded_by = {&serial, &serial_in_flight}});
 }
 
-// Found by a long batch of the tester (seed 3, case 4634, default features; not an auto-mode case),
-// not decided yet. f1 reads t1 at (x % 5, x, y) and f2 reads t2 at the constant row 0, so f1's
-// region is x in [0, 0] and the unscheduled pipeline computes one point of f0. With f1 looped over
-// x and f0 computed at the root, f0 computes the whole [0, 4] of x % 5 (5 points): the bounds of
-// t1 over the loop take x % 5 as [0, 4] although the loop runs over [0, 0]. Either the builder's
-// bounds of x % W over a loop are loose (the unscheduled pipeline's are exact), or the oracle is
-// too strict (may_recompute exempts funcs read through x % W only inside the loop, not a func
-// computed at the root for a looped consumer).
-// Root cause: f1's crop in its loop is the point [x, x], and the need of t1 at that call
-// is the bounds of x % 5 over it, which the simplifier takes as [0, 4] whenever x is not a
-// constant (simplify_bounds.cc, visit(const mod*): the range is preferred to the value even for a
-// point). Lifting [0, 4] over the loop (x in [0, 0]) keeps it; the value x % 5 lifted would give
-// [0, 0]. Keeping the value at points would make a func read through x % W move with the loop, so
-// that one placed by default would no longer be hoisted out of it (computed once over [0, W - 1])
-// but computed in every iteration: the need at the root should rather be the access widened over
-// the lifted crops, intersected with the lifted need. Not done yet.
-TEST(random_regressions, DISABLED_compute_root_func_read_through_a_modulus_by_a_looped_consumer) {
+// Found by a long batch of the tester (seed 3, case 4634, default features; not an auto-mode case).
+// f1 reads t1 at (x % 5, x, y) and f2 reads t2 at the constant row 0, so f1's region is x in
+// [0, 0] and the unscheduled pipeline computes one point of f0. With f1 looped over x and f0
+// computed at the root, f0 computed the whole [0, 4] of x % 5 (5 points). f1's crop in its loop is
+// the point [x, x], and the need of t1 at that call is the bounds of x % 5 over it, which the
+// simplifier takes as [0, 4] whenever x is not a constant (simplify_bounds.cc, visit(const mod*):
+// the range is preferred to the value, so that a func read through x % W does not move with the
+// loop); lifting [0, 4] over the loop (x in [0, 0]) keeps it. The lifted need of a consumer that
+// reads through a modulus is now also bounded by the access taken over its crops lifted first
+// (bounds_inference::lifted_need): x % 5 over x in [0, 0] is [0, 0].
+TEST(random_regressions, compute_root_func_read_through_a_modulus_by_a_looped_consumer) {
   random_test::monitor m;
   m.allowed = {{}, {{0, 4}, {0, 0}, {0, 0}}, {{0, 0}, {0, 0}}, {{0, 0}}};
   node_context ctx;
@@ -1429,6 +1423,40 @@ TEST(random_regressions, compute_root_allocates_nothing_for_empty_outputs) {
                             .monitor = &m,
                             .failing = true,
                             .no_larger = {t1, t2, t3}});
+}
+
+// Drawn by `random_pipelines --seed 1008 --case 32` (default features): the modulus bug of the test
+// above with f0 placed by default (in f1's loop over x, then hoisted out of it, its region not
+// moving with x). f1 reads t1 at (x % 4, x, y) over x in [0, 0]: f0 computed 4 points of x % 4
+// ([0, 3]) where the unscheduled pipeline computes 1.
+TEST(random_regressions, default_placed_func_read_through_a_modulus_by_a_looped_consumer) {
+  random_test::monitor m;
+  m.allowed = {{}, {{0, 3}, {0, 0}, {0, 0}}, {{0, 0}, {0, 0}}, {{0, 0}, {0, 0}, {0, 0}}, {{0, 0}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+  auto in0 = buffer_expr::make(ctx, "in0", 2, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 3, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto out3 = buffer_expr::make(ctx, "out3", 3, 4);
+  auto out4 = buffer_expr::make(ctx, "out4", 1, 4);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {1}}, &m),
+          {{in0, {point(x), point(y)}}}, {{t1, {x, y, z}}}, {}, {.name = "f0"});
+  func f1(
+      random_test::kernel({.stage = 1, .inputs = {{{.var = 0, .mod = 4}, {.var = 0}, {.var = 1}}}, .outputs = {2}}, &m),
+      {{t1, {point(x % 4), point(x), point(y)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}, {.var = 1}, {.var = 2}}}, .outputs = {3}}, &m),
+          {{t1, {point(x), point(y), point(z)}}}, {{out3, {x, y, z}}}, {}, {.name = "f2"});
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = -1}, {.var = 0}}}, .outputs = {4}}, &m),
+          {{t2, {point(0), point(x)}}}, {{out4, {x}}}, {}, {.name = "f3"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out3, out4});
+  f1.loops({{x, 1}});
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out3, out4}, options);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 3}, {0, 0}}, .seed = 7592825845246453856ull}},
+                            .outputs = {{.bounds = {{0, 0}, {0, 0}, {0, 0}}}, {.bounds = {{0, 0}}}},
+                            .monitor = &m,
+                            .computed_once = {0, 1, 2, 3}});
 }
 
 }  // namespace
