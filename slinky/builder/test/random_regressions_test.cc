@@ -1459,5 +1459,21 @@ TEST(random_regressions, default_placed_func_read_through_a_modulus_by_a_looped_
                             .computed_once = {0, 1, 2, 3}});
 }
 
+// Drawn by `random_pipelines --seed 1003 --case 2895` (default features), a verdict of the
+// tester's oracle. Shrunk: f2 loops over z in parallel and reads t2 at [z, z + 1] and t1 at
+// (x, y); f1 reads t1 at (x, z). t1 is stored by default inside the parallel loop; its window in
+// an iteration is the hull of the fixed y and the moving z + 1, so the windows overlap and the
+// builder moves it out of the loop for f0 to slide (docs/threads.md), which f0 cannot along a
+// window fixed in part; t1 goes back inside the loop, and each iteration computes its whole window
+// (f0 3 points, 2 unscheduled). Over a serial loop, the same window is one the tester knows
+// sliding gets wrong (find_risky_windows, fixed_and_moving) and does not check; the tester now
+// looks for such windows over the parallel loops around a buffer stored by default too.
+TEST(random_regressions, default_storage_with_a_fixed_and_moving_window_in_a_parallel_loop) {
+  const random_test::features f;
+  const random_test::case_spec c = random_test::generate_case(random_test::case_seed(1003, 2895), f);
+  const random_test::outcome o = random_test::run_case(c, f);
+  EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;
+}
+
 }  // namespace
 }  // namespace slinky
