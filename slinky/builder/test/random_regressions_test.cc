@@ -1431,9 +1431,9 @@ TEST(random_regressions, compute_root_allocates_nothing_for_empty_outputs) {
 }
 
 // Drawn by `random_pipelines --seed 1008 --case 32` (default features): the modulus bug of the test
-// above with f0 placed by default (in f1's loop over x, then hoisted out of it, its region not
-// moving with x). f1 reads t1 at (x % 4, x, y) over x in [0, 0]: f0 computed 4 points of x % 4
-// ([0, 3]) where the unscheduled pipeline computes 1.
+// above with f0 placed by default (at the root: its consumers f1, looped over x, and f2 share no
+// loop). f1 reads t1 at (x % 4, x, y) over x in [0, 0]: f0 computed 4 points of x % 4 ([0, 3])
+// where the unscheduled pipeline computes 1.
 TEST(random_regressions, default_placed_func_read_through_a_modulus_by_a_looped_consumer) {
   random_test::monitor m;
   m.allowed = {{}, {{0, 3}, {0, 0}, {0, 0}}, {{0, 0}, {0, 0}}, {{0, 0}, {0, 0}, {0, 0}}, {{0, 0}}};
