@@ -11,6 +11,7 @@
 #include "slinky/base/assert.h"
 #include "slinky/builder/bounds_internal.h"
 #include "slinky/builder/substitute.h"
+#include "slinky/runtime/node_finder.h"
 #include "slinky/runtime/node_mutator.h"
 
 namespace slinky {
@@ -226,7 +227,7 @@ box_expr bounds_inference::consumers_need(int bi) const {
   const buffer_node& b = g_.buffers[bi];
   box_expr need(b.buffer->rank(), interval_expr::none());
   for (int c : b.consumers) {
-    box_expr c_need = lift(need_at_call(c, bi, view::full), g_.funcs[c].call_chain, loop_level(), view::full);
+    box_expr c_need = lifted_need(c, bi, loop_level(), view::full);
     need = need | guard_need(std::move(c_need), c, readers_reach[bi]);
   }
   for (interval_expr& i : need) i = simplify(i);
@@ -309,10 +310,58 @@ interval_expr bounds_inference::crop_at_call(int fi, var v, view which) const {
 }
 
 box_expr bounds_inference::need_at_call(int fi, int buffer, view which) const {
-  const func& f = *g_.funcs[fi].f;
-  const buffer_expr* b = g_.buffers[buffer].buffer.get();
   scratch_bounds crops(*this);
   for (var v : funcs[fi].vars) crops[v] = crop_at_call(fi, v, which);
+  return need_for_crops(fi, buffer, crops, nullptr);
+}
+
+namespace {
+
+bool has_modulus(const expr& e) {
+  return any_node(e, [](const mod*) { return true; });
+}
+
+bool reads_through_modulus(const func& f, const buffer_expr* b) {
+  for (const func::input& i : f.inputs()) {
+    if (i.buffer.get() != b) continue;
+    for (const interval_expr& d : i.bounds) {
+      if (has_modulus(d.min) || has_modulus(d.max)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+box_expr bounds_inference::lifted_need(int fi, int buffer, loop_level to, view which) const {
+  const std::vector<loop_level>& chain = g_.funcs[fi].call_chain;
+  box_expr need = lift(need_at_call(fi, buffer, which), chain, to, which);
+  if (chain.empty() || chain.back() == to || !reads_through_modulus(*g_.funcs[fi].f, g_.buffers[buffer].buffer.get())) {
+    return need;
+  }
+  // The bounds of a % W over one iteration's crop are [0, W - 1] unless the crop is known to be
+  // within [0, W - 1] (the simplifier prefers that range to the value, so that a func read
+  // through a modulus does not move with its consumer's loops), and lifting that over the loops
+  // keeps it, even where the loops cover only part of [0, W - 1]. The bounds of the access over
+  // the crops lifted first contain what every iteration reads too (the access is taken over at
+  // least the union of the crops), so the need is within both.
+  box_expr lifted_crops;
+  for (var v : funcs[fi].vars) lifted_crops.push_back(crop_at_call(fi, v, which));
+  lifted_crops = lift(std::move(lifted_crops), chain, to, which);
+  scratch_bounds crops(*this);
+  for (std::size_t j = 0; j < funcs[fi].vars.size(); ++j) crops[funcs[fi].vars[j]] = lifted_crops[j];
+  const box_expr whole = need_for_crops(fi, buffer, crops, has_modulus);
+  for (std::size_t d = 0; d < need.size() && d < whole.size(); ++d) {
+    // A dim not read through a modulus is left as none().
+    if (is_positive_infinity(whole[d].min) && is_negative_infinity(whole[d].max)) continue;
+    need[d] = simplify(need[d] & whole[d]);
+  }
+  return need;
+}
+
+box_expr bounds_inference::need_for_crops(int fi, int buffer, scratch_bounds& crops, bool (*only)(const expr&)) const {
+  const func& f = *g_.funcs[fi].f;
+  const buffer_expr* b = g_.buffers[buffer].buffer.get();
   box_expr result(b->rank(), interval_expr::none());
   std::vector<std::pair<var, std::optional<interval_expr>>> saved;
   for (const func::input& i : f.inputs()) {
@@ -328,6 +377,7 @@ box_expr bounds_inference::need_at_call(int fi, int buffer, view which) const {
       crop = crop ? *crop & i.output_crop[d] : i.output_crop[d];
     }
     for (std::size_t d = 0; d < b->rank() && d < i.bounds.size(); ++d) {
+      if (only && !only(i.bounds[d].min) && !only(i.bounds[d].max)) continue;
       interval_expr need = widen(i.bounds[d], crops.map());
       if (d < i.input_crop.size()) need &= i.input_crop[d];
       result[d] |= need;
@@ -425,7 +475,7 @@ std::vector<interval_expr> bounds_inference::needs_of_consumers(int fi, view whi
       const std::vector<loop_level>& chain = g_.funcs[c].call_chain;
       const bool crosses_loop = !chain.empty() && chain.back() != fn.compute;
       const view w = which == view::steady && crosses_loop ? view::full : which;
-      const box_expr c_need = guard_need(lift(need_at_call(c, bi, w), chain, fn.compute, w), c, reach[fi]);
+      const box_expr c_need = guard_need(lifted_need(c, bi, fn.compute, w), c, reach[fi]);
       for (std::size_t d = 0; d < need.size() && d < c_need.size(); ++d) need[d] |= c_need[d];
     }
     need = declared_region(*b.buffer, std::move(need));

@@ -100,6 +100,9 @@ public:
   }
   // The region of a buffer that func fi needs at its call (input crops applied).
   box_expr need_at_call(int fi, int buffer, view which) const;
+  // need_at_call lifted from fi's call chain to the level `to`. Where fi reads the buffer
+  // through a modulus, the bounds of the access over the crops lifted to `to` also bound it.
+  box_expr lifted_need(int fi, int buffer, loop_level to, view which) const;
   // The union of what buffer's consumers read, over all their loops (the region needed of a
   // pipeline input or constant).
   box_expr consumers_need(int buffer) const;
@@ -166,6 +169,9 @@ private:
 
   const std::vector<interval_expr>& crop_view(int fi, view v) const;
   interval_expr crop_at_call(int fi, var v, view which) const;
+  // What need_at_call finds for the given crops of fi's variables; with `only` set, only for the
+  // dims for which `only` returns true (the others are left empty).
+  box_expr need_for_crops(int fi, int buffer, scratch_bounds& crops, bool (*only)(const expr&)) const;
   // The need of consumer c of a buffer read by funcs that reach `all`: where c reaches fewer
   // outputs, its need is empty when they are all empty.
   box_expr guard_need(box_expr need, int c, const std::vector<int>& all) const;

@@ -12,6 +12,7 @@
 
 #include "random_pipeline/auto.h"
 #include "slinky/builder/pipeline.h"
+#include "slinky/runtime/memory_report.h"
 #include "slinky/runtime/print.h"
 
 namespace slinky {
@@ -170,6 +171,23 @@ bool equal_values(const host_buffer& b, const std::vector<std::int64_t>& values)
     ++i;
   });
   return ok && i == values.size();
+}
+
+std::vector<index_t> largest_allocations(const pipeline& p, const std::vector<var>& syms,
+                                         const std::vector<const raw_buffer*>& inputs,
+                                         const std::vector<const raw_buffer*>& outputs) {
+  eval_config config;
+  config.auto_stack_threshold = 0;
+  const memory_report r = report_memory(p, inputs, outputs, &config);
+  const node_context* names = p.body.symbols.get();
+  std::vector<index_t> result(syms.size(), 0);
+  for (std::size_t i = 0; i < syms.size() && names; ++i) {
+    const std::string name = names->name(syms[i]);
+    for (const allocation_report& a : r.allocations) {
+      if (a.name == name) result[i] = std::max<index_t>(result[i], static_cast<index_t>(a.bytes));
+    }
+  }
+  return result;
 }
 
 eval_hooks::eval_hooks(const node_context* symbols) {

@@ -223,6 +223,14 @@ public:
   }
 };
 
+// The bytes of the largest allocation of each buffer of `syms` in a serial run of p (0 for one
+// with no allocation of its own), found by report_memory with the allocate hooks' threshold. The
+// hooks do not see an allocation that takes over a block another buffer freed just before
+// (docs/runtime.md, "Memory handed on at run time"); this does.
+std::vector<index_t> largest_allocations(const pipeline& p, const std::vector<var>& syms,
+                                         const std::vector<const raw_buffer*>& inputs,
+                                         const std::vector<const raw_buffer*>& outputs);
+
 // The reference: each buffer over its plan bounds, computed stage by stage over whole buffers.
 std::vector<std::unique_ptr<host_buffer>> reference(const graph_spec& g, const plan& p,
                                                     const std::vector<const raw_buffer*>& inputs);

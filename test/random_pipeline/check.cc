@@ -87,8 +87,11 @@ struct context {
     unscheduled_bytes.assign(g.buffers.size(), 0);
   }
 
-  // Builds and runs one pipeline (unscheduled if s is null) and checks it.
-  outcome run(const schedule_spec* s, int index) {
+  // Builds and runs one pipeline (unscheduled if s is null) and checks it. For a run that bounds
+  // the memory of another (`bounding`, serial), last_bytes also counts the allocations that took
+  // over a block another buffer freed just before, which the hooks do not see
+  // (largest_allocations).
+  outcome run(const schedule_spec* s, int index, bool bounding = false) {
     const graph_spec& g = c.graph;
     outcome o;
     o.schedule = index;
@@ -198,8 +201,13 @@ struct context {
     last_points.assign(g.stages.size(), 0);
     for (std::size_t st = 0; st < g.stages.size(); ++st) last_points[st] = m.points_of(static_cast<int>(st));
     last_bytes.assign(g.buffers.size(), 0);
+    if (bounding) {
+      std::vector<var> syms;
+      for (const buffer_expr_ptr& buffer : b->buffers) syms.push_back(buffer->sym());
+      last_bytes = largest_allocations(b->p, syms, input_raw, output_raw);
+    }
     for (std::size_t bi = 0; bi < g.buffers.size(); ++bi) {
-      const index_t bytes = hooks.max_bytes(b->buffers[bi]->sym());
+      const index_t bytes = std::max(last_bytes[bi], hooks.max_bytes(b->buffers[bi]->sym()));
       last_bytes[bi] = bytes;
       if (!s) {
         unscheduled_bytes[bi] = bytes;
@@ -279,12 +287,13 @@ outcome run_case(const case_spec& c, const features& f) {
       if (ctx.last_points[st] > ctx.unscheduled_points[st]) recomputes[st] = true;
     }
     std::vector<index_t> bound(parallel_bytes.size(), 0);
-    // Buffers with no allocation of their own in a bounding run: it took the memory of another
-    // one whose users were done (early free and reuse, docs/builder.md), so its size there is
-    // not known, and the other run's size is no bound.
+    // Buffers with no allocation of their own in a bounding run: the builder made them views of
+    // another one's allocation whose users were done (early free and reuse, docs/builder.md), so
+    // their size there is not known, and the other run's size is no bound. (A block handed on at
+    // run time is counted: the bounding runs' sizes come from largest_allocations.)
     std::vector<bool> unknown(parallel_bytes.size(), false);
     for (const schedule_spec* bounding : {&serial, &serial_in_flight}) {
-      o = ctx.run(bounding, static_cast<int>(i));
+      o = ctx.run(bounding, static_cast<int>(i), /*bounding=*/true);
       total.runs += o.runs;
       if (!o.ok()) {
         o.runs = total.runs;

@@ -308,7 +308,8 @@ risky_windows find_risky_windows(const graph_spec& g, const schedule_spec& s, co
     const levels& chain = p.compute_chain[bs.producer];
     // Where it is stored: the loops of the chain from `inside` on are inside the storage.
     std::size_t inside = 0;
-    if (s.buffers[b].store_at) {
+    const bool default_storage = !s.buffers[b].store_at;
+    if (!default_storage) {
       if (!s.buffers[b].store_at->root()) {
         inside = std::find(chain.begin(), chain.end(), *s.buffers[b].store_at) - chain.begin() + 1;
       }
@@ -317,8 +318,12 @@ risky_windows find_risky_windows(const graph_spec& g, const schedule_spec& s, co
         if (is_parallel(s, chain[k])) inside = k + 1;
       }
     }
-    // Parallel loops inside the storage slide too (they are pipelined).
-    for (std::size_t k = inside; k < chain.size(); ++k) {
+    // Parallel loops inside the storage slide too (they are pipelined). A buffer stored by
+    // default inside a parallel loop is moved outside the loops along which its windows overlap
+    // (docs/threads.md), so its producer slides along them: a window that is the hull of a part
+    // fixed in such a loop and a part moving with it (whose windows always overlap, in the fixed
+    // part) is then as risky as over a serial loop outside the storage.
+    for (std::size_t k = default_storage ? 0 : inside; k < chain.size(); ++k) {
       int moving = 0;
       for (const std::vector<levels>& dim : deps[bs.producer]) {
         int with = 0, without = 0;
@@ -328,7 +333,7 @@ risky_windows find_risky_windows(const graph_spec& g, const schedule_spec& s, co
         moving += with > 0 ? 1 : 0;
         if (with > 0 && without > 0) result.fixed_and_moving = true;
       }
-      if (moving > 1) result.two_dims = true;
+      if (moving > 1 && k >= inside) result.two_dims = true;
     }
   }
   return result;
