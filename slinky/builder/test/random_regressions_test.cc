@@ -21,8 +21,9 @@ namespace {
 
 // The features of the canaries below, which regenerate cases found by the tester: its defaults
 // without auto mode, which needs the scheduler (a layer above the builder). Auto mode replaces
-// some of a case's random schedules and changes nothing else; the bugs these cases found were
-// in their random schedules (the memory bound is not checked in auto mode).
+// some of a case's random schedules and changes nothing else. The scheduler's tests run the same
+// cases with auto mode, as they were found (random_schedule_test.cc,
+// builder_canaries_with_auto_mode).
 random_test::features without_auto_mode() {
   random_test::features f;
   f.auto_schedule = false;
@@ -1314,7 +1315,7 @@ TEST(random_regressions, hull_and_diagonal_window_of_client_storage_unshrunk) {
 // [y, y + 1]. Serially, f0 and f1 run in the x loop (the innermost around their consumers), and
 // t1, stored at y outside it, is folded to one element of x: 4 bytes. With the loop parallel,
 // t2's windows overlap across y, so t2 is stored outside the loop and f1 is moved to the y loop
-// to be a stage of its own of the pipelined loop (share_overlapping_windows, parallel_storage.cc;
+// to be a stage of its own of the pipelined loop (share_overlapping_windows, refine_placement.cc;
 // docs/threads.md); f0 follows it there, the x loop is left around f2's call alone (and dropped),
 // and t1 holds the whole row of x of an iteration: 8 bytes. The points computed are the same. The
 // tester exempts it again (may_recompute: the client stores t1 inside a loop it is computed in),
@@ -1484,7 +1485,7 @@ TEST(random_regressions, default_placed_func_read_through_a_modulus_by_a_looped_
 // sliding gets wrong (find_risky_windows, fixed_and_moving) and does not check; the tester now
 // looks for such windows over the parallel loops around a buffer stored by default too.
 TEST(random_regressions, default_storage_with_a_fixed_and_moving_window_in_a_parallel_loop) {
-  const random_test::features f;
+  const random_test::features f = without_auto_mode();
   const random_test::case_spec c = random_test::generate_case(random_test::case_seed(1003, 2895), f);
   const random_test::outcome o = random_test::run_case(c, f);
   EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "random_pipeline/auto.h"
@@ -182,6 +183,20 @@ TEST(random_schedule, auto_mode_cases) {
   }
   EXPECT_GT(autos, 60);
   EXPECT_LT(autos, 140);
+}
+
+// The cases the builder's random regression tests regenerate as canaries
+// (slinky/builder/test/random_regressions_test.cc), which run there without auto mode: here with
+// the tester's default features, auto mode included, as they were found.
+TEST(random_schedule, builder_canaries_with_auto_mode) {
+  const features f;
+  const std::pair<std::uint64_t, std::int64_t> cases[] = {{1, 1056}, {6, 307},     {910, 51},
+                                                          {71, 1638}, {1001, 425}, {1003, 2895}};
+  for (auto [seed, index] : cases) {
+    const case_spec c = generate_case(case_seed(seed, index), f);
+    const outcome o = run_case(c, f);
+    EXPECT_TRUE(o.ok()) << "seed " << seed << " case " << index << ": " << o.kind << ": " << o.message;
+  }
 }
 
 // A batch of the tester in auto mode only: each case's three auto schedules build and compute what
