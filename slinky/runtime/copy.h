@@ -92,6 +92,12 @@ protected:
     index_t run_dst_stride;  // Bytes between them in dst,
     index_t run_src_stride;  // and in src.
     index_t block;           // src is affine in F within blocks of F of this size (0: everywhere).
+    // Whole blocks of src that start blocks_src_stride bytes apart (the step of the block's
+    // digit) within each span of F of size block2 (0: everywhere), or not at all
+    // (!blocks_even: the block's digit is folded); they are copied as one 2-D view.
+    bool blocks_even;
+    index_t blocks_src_stride;
+    index_t block2;
   };
   flat_plan flat_;
 
@@ -101,7 +107,8 @@ protected:
   // coordinates that may leave src, a pad with non-digit coordinates).
   bool plan_flat(const index_t* coeffs, const index_t* offsets);
   // Copies the segment of dst that starts at x0_ (src coordinates s0_) along the dims that are
-  // not outer: one call per run within a block of src.
+  // not outer: one call per run within a block of src, where whole blocks evenly spaced in src
+  // are one call together (a 2-D view: the run, and the blocks).
   void flat_segment();
 
   const raw_buffer& src_;
