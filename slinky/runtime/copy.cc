@@ -204,7 +204,19 @@ void copy_pieces::call(const index_t* lo, const index_t* hi, const index_t* vlo,
 
   raw_buffer pad_view{nullptr, elem_size, V, pad_dims};
   if (pad_ && pad_->base) {
-    if (!per_element_) {
+    if (pad_view_) {
+      // pad at the box's dst coordinates, moving with them where it varies.
+      for (std::size_t j = 0; j < pad_->rank && j < rank_; ++j) {
+        if (pad_->dim(j).extent() == 1) x[j] = pad_->dim(j).min();
+      }
+      pad_view.base = pad_->address_at(span<const index_t>(x, std::min(rank_, pad_->rank)));
+      for (std::size_t v = 0; v < V; ++v) {
+        const std::size_t j = vdims_[v].j;
+        if (j < pad_->rank && pad_->dim(j).extent() != 1) {
+          pad_dims[v] = dim(lo[v], hi[v], vdims_[v].step * pad_->dim(j).stride());
+        }
+      }
+    } else if (!per_element_) {
       pad_view.base = pad_->base;
     } else {
       // V == 0: the pad element at x, if pad has it.
