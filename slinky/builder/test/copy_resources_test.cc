@@ -132,5 +132,136 @@ TEST(select_indices, run_time_transpose_is_one_call) {
   }
 }
 
+index_t add_one_1d(const buffer<const int>& in, const buffer<int>& out) {
+  for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) out(x) = in(x) + 1;
+  return 0;
+}
+
+index_t add_one_2d(const buffer<const int>& in, const buffer<int>& out) {
+  for (index_t y = out.dim(1).min(); y <= out.dim(1).max(); ++y) {
+    for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) out(x, y) = in(x, y) + 1;
+  }
+  return 0;
+}
+
+// out(x) = the sum of in(x, dx) over dx in [0, 2].
+index_t sum_taps(const buffer<const int>& in, const buffer<int>& out) {
+  for (index_t x = out.dim(0).min(); x <= out.dim(0).max(); ++x) {
+    int sum = 0;
+    for (index_t dx = 0; dx <= 2; ++dx) sum += in(x, dx);
+    out(x) = sum;
+  }
+  return 0;
+}
+
+// A stencil copy b(x, dx) = in(x * S + dx * D) read by a func summing the taps: b is a strided
+// view of in (no allocation, no copy), with constant or run-time S and D (S = 0 too: a stride-0
+// view), at the root or in a loop over x in steps of 2.
+TEST(stencil_copy, is_a_strided_view) {
+  for (bool run_time : {false, true}) {
+    for (index_t loop : {0, 2}) {
+      for (auto sd : std::vector<std::pair<index_t, index_t>>{{1, 1}, {2, 3}, {3, 1}, {0, 2}}) {
+        const index_t S = sd.first, D = sd.second;
+        SCOPED_TRACE(testing::Message() << "run_time " << run_time << " loop " << loop << " S " << S << " D " << D);
+        node_context ctx;
+        auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+        auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+        auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+        var x(ctx, "x"), dx(ctx, "dx"), s(ctx, "s"), d(ctx, "d");
+        counting_copy cc;
+        const expr se = run_time ? expr(s) : expr(S);
+        const expr de = run_time ? expr(d) : expr(D);
+        func c = func::make_copy({in, {point(x * se + dx * de)}}, {b, {x, dx}}, cc.impl());
+        func g = func::make(sum_taps, {{b, {point(x), bounds(0, 2)}}}, {{out, {x}}});
+        if (loop > 0) g.loops({{x, loop}});
+        pipeline p = run_time ? build_pipeline(ctx, {s, d}, {in}, {out}) : build_pipeline(ctx, {in}, {out});
+        buffer<int, 1> in_buf({40});
+        in_buf.allocate();
+        for (index_t i = 0; i < 40; ++i) in_buf(i) = static_cast<int>(i * i + 5);
+        buffer<int, 1> out_buf({9});
+        out_buf.allocate();
+        const raw_buffer* ins[] = {&in_buf};
+        const raw_buffer* outs[] = {&out_buf};
+        const index_t args[] = {S, D};
+        memory_counter mem;
+        ASSERT_EQ(run_time ? p.evaluate(args, ins, outs, mem.context) : p.evaluate(ins, outs, mem.context), 0);
+        for (index_t xx = 0; xx < 9; ++xx) {
+          int expected = 0;
+          for (index_t k = 0; k < 3; ++k) expected += in_buf(xx * S + k * D);
+          ASSERT_EQ(out_buf(xx), expected) << xx;
+        }
+        EXPECT_EQ(mem.allocations, 0);
+        EXPECT_EQ(cc.calls, 0);
+      }
+    }
+  }
+}
+
+// A copy that broadcasts an intermediate (or an input) along y: b is a stride-0 view of it (the
+// only allocation is the intermediate's), at the root and in a loop over y.
+TEST(broadcast_copy, is_a_stride_0_view) {
+  for (bool from_input : {false, true}) {
+    for (index_t loop : {0, 1, 3}) {
+      SCOPED_TRACE(testing::Message() << "from_input " << from_input << " loop " << loop);
+      node_context ctx;
+      auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+      auto a = buffer_expr::make(ctx, "a", 1, sizeof(int));
+      auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+      auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+      var x(ctx, "x"), y(ctx, "y");
+      counting_copy cc;
+      func f = func::make(add_one_1d, {{in, {point(x)}}}, {{a, {x}}});
+      func c = func::make_copy({from_input ? in : a, {point(x)}}, {b, {x, y}}, cc.impl());
+      func g = func::make(add_one_2d, {{b, {point(x), point(y)}}}, {{out, {x, y}}});
+      if (loop > 0) g.loops({{y, loop}});
+      pipeline p = build_pipeline(ctx, {in}, {out});
+      buffer<int, 1> in_buf({10});
+      in_buf.allocate();
+      for (index_t i = 0; i < 10; ++i) in_buf(i) = static_cast<int>(i * 3);
+      buffer<int, 2> out_buf({10, 7});
+      out_buf.allocate();
+      const raw_buffer* ins[] = {&in_buf};
+      const raw_buffer* outs[] = {&out_buf};
+      memory_counter mem;
+      ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+      for (index_t yy = 0; yy < 7; ++yy) {
+        for (index_t xx = 0; xx < 10; ++xx) ASSERT_EQ(out_buf(xx, yy), xx * 3 + (from_input ? 1 : 2));
+      }
+      EXPECT_EQ(mem.allocations, from_input ? 0 : 1);
+      EXPECT_EQ(cc.calls, 0);
+    }
+  }
+}
+
+// A column of an input broadcast along x (the view's innermost dim has stride 0): a view in a
+// loop too.
+TEST(broadcast_copy, of_a_column_in_a_loop) {
+  for (index_t loop : {0, 1, 3}) {
+    SCOPED_TRACE(loop);
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    counting_copy cc;
+    func c = func::make_copy({in, {point(0), point(y)}}, {b, {x, y}}, cc.impl());
+    func g = func::make(add_one_2d, {{b, {point(x), point(y)}}}, {{out, {x, y}}});
+    if (loop > 0) g.loops({{y, loop}});
+    pipeline p = build_pipeline(ctx, {in}, {out});
+    buffer<int, 2> in_buf = make_2d(0, 4, 0, 6, value);
+    buffer<int, 2> out_buf({10, 7});
+    out_buf.allocate();
+    const raw_buffer* ins[] = {&in_buf};
+    const raw_buffer* outs[] = {&out_buf};
+    memory_counter mem;
+    ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+    for (index_t yy = 0; yy < 7; ++yy) {
+      for (index_t xx = 0; xx < 10; ++xx) ASSERT_EQ(out_buf(xx, yy), value(0, yy) + 1);
+    }
+    EXPECT_EQ(mem.allocations, 0);
+    EXPECT_EQ(cc.calls, 0);
+  }
+}
+
 }  // namespace
 }  // namespace slinky
