@@ -3,7 +3,9 @@
 // whether the contiguous copy reaches 90% of memcpy's throughput. Then reshapes run by a
 // pipeline (a 3-D input read as a 2-D output by its flat index, docs/copies.md "Reshapes") in
 // elements per second against memcpy of the same bytes, with the target for rows of 1 KiB and
-// more (at most 1.5x memcpy's time).
+// more (at most 1.5x memcpy's time). Then pads (a copy into a larger output, padded from a
+// buffer of the output's shape or with a scalar) in elements per second against memcpy of the
+// output's bytes.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -210,6 +212,67 @@ reshape_result bench_reshape(index_t r0, index_t r1, index_t r2, index_t w, bool
   return {name, static_cast<index_t>(padded ? r0 * sizeof(float) : bytes), r, calls_per_run};
 }
 
+struct pad_result {
+  result r;
+  int calls;
+};
+
+// A w x h input copied into an output larger by border elements on each side, padded from a
+// buffer of the output's shape (read at the output's coordinates) or with a scalar, by a pipeline.
+// memcpy copies the output's bytes between dense buffers.
+pad_result bench_pad(index_t w, index_t h, index_t border, bool from_buffer) {
+  using namespace slinky;
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(float));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(float));
+  auto pad = from_buffer ? buffer_expr::make(ctx, "pad", 2, sizeof(float))
+                         : buffer_expr::make_scalar<float>(ctx, "pad", -1.0f);
+  var x(ctx, "x"), y(ctx, "y");
+  int calls = 0;
+  const box_expr pad_bounds = from_buffer ? box_expr{point(x), point(y)} : box_expr{};
+  func f = func::make_copy({in, {point(x), point(y)}, {in->dim(0).bounds, in->dim(1).bounds}}, {out, {x, y}},
+                           {pad, pad_bounds}, [&calls](const raw_buffer& s, const raw_buffer& d, const raw_buffer& p) {
+                             ++calls;
+                             copy(s, d, p);
+                           });
+  pipeline p = from_buffer ? build_pipeline(ctx, {in, pad}, {out}) : build_pipeline(ctx, {in}, {out});
+
+  const index_t ow = w + 2 * border, oh = h + 2 * border;
+  buffer<float, 2> src({w, h});
+  src.allocate();
+  fill_random(src.base(), w * h, 4);
+  buffer<float, 2> pad_buf({ow, oh});
+  pad_buf.translate(-border, -border);
+  pad_buf.allocate();
+  fill_random(pad_buf.base(), ow * oh, 5);
+  buffer<float, 2> dst({ow, oh});
+  dst.translate(-border, -border);
+  dst.allocate();
+  buffer<float, 2> dense({ow, oh});
+  dense.allocate();
+  const raw_buffer* ins_buffer[] = {&src, &pad_buf};
+  const raw_buffer* ins_scalar[] = {&src};
+  const raw_buffer* outs[] = {&dst};
+  auto run = [&] {
+    const index_t r = from_buffer ? p.evaluate(ins_buffer, outs) : p.evaluate(ins_scalar, outs);
+    if (r != 0) fail("pad evaluation");
+  };
+  run();
+  for (index_t j = -border; j < h + border; ++j) {
+    for (index_t i = -border; i < w + border; ++i) {
+      const bool inside = 0 <= i && i < w && 0 <= j && j < h;
+      const float expected = inside ? src(i, j) : from_buffer ? pad_buf(i, j) : -1.0f;
+      if (dst(i, j) != expected) fail("pad at " + std::to_string(i) + ", " + std::to_string(j));
+    }
+  }
+  const int calls_per_run = calls;
+  const std::size_t bytes = ow * oh * sizeof(float);
+  const std::string name = "pad " + std::to_string(w) + "x" + std::to_string(h) + " by " + std::to_string(border) +
+                           (from_buffer ? ", from a buffer" : ", scalar");
+  result r = measure(name, bytes, run, [&] { std::memcpy(dense.base(), dst.base(), bytes); });
+  return {r, calls_per_run};
+}
+
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
   std::string line;
@@ -310,6 +373,22 @@ int main(int argc, char** argv) {
                 !applies            ? "(rows < 1 KiB: none)"
                 : time_ratio <= 1.5 ? "<= 1.5: PASS"
                                     : "<= 1.5: MISS");
+    results.push_back(r);
+  }
+
+  // Pads (about 2 MB of output each): from a buffer and with a scalar.
+  std::vector<pad_result> pads;
+  for (bool from_buffer : {true, false}) {
+    pads.push_back(bench_pad(1000, 480, 16, from_buffer));
+    pads.push_back(bench_pad(240, 2000, 8, from_buffer));
+  }
+  std::printf("\n| pad | calls | slinky Melem/s | memcpy Melem/s | slinky time / memcpy time |\n");
+  std::printf("| --- | --- | --- | --- | --- |\n");
+  for (const pad_result& pr : pads) {
+    const result& r = pr.r;
+    const double elems = static_cast<double>(r.bytes / sizeof(float));
+    std::printf("| %s | %d | %.0f | %.0f | %.2f |\n", r.name.c_str(), pr.calls, elems / r.slinky_s * 1e-6,
+                elems / r.memcpy_s * 1e-6, 1.0 / r.ratio);
     results.push_back(r);
   }
 

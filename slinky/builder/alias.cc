@@ -2,6 +2,8 @@
 #include "slinky/builder/alias.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "slinky/runtime/node_mutator.h"
 
@@ -48,18 +50,21 @@ int only_dependency(const expr& e, const std::vector<var>& vars) {
 
 bool is_point_interval(const interval_expr& i) { return i.min.defined() && (i.is_point() || match(i.min, i.max)); }
 
-// src_x[k] = sum over j of coeff[k][j] * x[j] + (src_x[k] at x = 0), with constant
-// coefficients: a view of the source indexed by x has stride sum over k of coeff[k][j] * the
-// source's stride k in dimension j.
+// src_x[k] = sum over j of coeff[k][j] * x[j] + (src_x[k] at x = 0), with coefficients free of
+// x: a view of the source indexed by x has stride sum over k of coeff[k][j] * the source's
+// stride k in dimension j. A coefficient that is not a constant (a stride or dilation given at
+// run time) may use only the variables `invariant` accepts (defined wherever the view is made,
+// with one value for the whole copy); such a coefficient may be 0 at run time.
 struct linear_map {
-  std::vector<std::vector<index_t>> coeff;
+  std::vector<std::vector<expr>> coeff;
   std::vector<expr> at;
 
-  bool match(const func::input& in, const std::vector<var>& x) {
+  template <typename Invariant>
+  bool match(const func::input& in, const std::vector<var>& x, const Invariant& invariant) {
     for (const interval_expr& i : internal::used_bounds(in)) {
       if (!is_point_interval(i)) return false;
       const expr& e = i.min;
-      std::vector<index_t> c(x.size(), 0);
+      std::vector<expr> c(x.size(), expr(0));
       expr e0 = e;
       for (std::size_t j = 0; j < x.size(); ++j) e0 = substitute(e0, x[j], 0);
       e0 = simplify(e0);
@@ -68,10 +73,10 @@ struct linear_map {
         if (!depends_on(e, x[j])) continue;
         expr ej = e;
         for (std::size_t i2 = 0; i2 < x.size(); ++i2) ej = substitute(ej, x[i2], i2 == j ? 1 : 0);
-        std::optional<index_t> a = as_constant(simplify(ej - e0));
-        if (!a) return false;
-        c[j] = *a;
-        sum += x[j] * *a;
+        expr a = simplify(ej - e0);
+        if (!as_constant(a) && !invariant(a)) return false;
+        c[j] = a;
+        sum += x[j] * a;
       }
       if (!is_zero(simplify(e - sum))) return false;
       coeff.push_back(std::move(c));
@@ -80,6 +85,13 @@ struct linear_map {
     return true;
   }
 };
+
+// True if the coefficient is provably 0, or provably not 0 (a non-zero constant).
+bool is_zero_coeff(const expr& c) { return is_zero(c); }
+bool is_nonzero_constant(const expr& c) {
+  std::optional<index_t> v = as_constant(c);
+  return v && *v != 0;
+}
 
 }  // namespace
 
@@ -278,13 +290,40 @@ class alias_planner {
         if (buffer_of(i.buffer) != d) continue;
         for (std::size_t j = 0; j < i.input_crop.size(); ++j) {
           if (!i.input_crop[j].min.defined() && !i.input_crop[j].max.defined()) continue;
+          // A coefficient given at run time may be 0.
           int moving = 0;
-          for (const std::vector<index_t>& c : m.coeff) moving += j < c.size() && c[j] != 0;
+          for (const std::vector<expr>& c : m.coeff) {
+            if (j >= c.size() || is_zero_coeff(c[j])) continue;
+            if (!is_nonzero_constant(c[j])) return true;
+            ++moving;
+          }
           if (moving != 1 || !builder_strides) return true;
         }
       }
     }
     return false;
+  }
+
+  // True if the coefficient c of a copy from buffer s into buffer d has one value wherever the
+  // view of s is made and used: it reads no loop variable (of any func) and no field of a buffer
+  // but s and the pipeline's inputs, outputs and constants (d's are the view's own; another
+  // intermediate's may not be defined there). Scalar arguments of the pipeline are accepted.
+  bool invariant_coefficient(const expr& c, int s, int d) const {
+    bool ok = true;
+    rewrite<variable>(c, [&](const variable* v, node_mutator&) -> expr {
+      if (v->field == buffer_field::none) {
+        if (loop_vars_.count(v->sym)) ok = false;
+      } else {
+        auto b = buffer_syms_.find(v->sym);
+        if (b == buffer_syms_.end() || b->second == d) {
+          ok = false;
+        } else if (b->second != s && is_intermediate(b->second)) {
+          ok = false;
+        }
+      }
+      return expr(v);
+    });
+    return ok;
   }
 
   // The destination of copy fi becomes a view of its source.
@@ -308,14 +347,16 @@ class alias_planner {
       return false;
     }
     linear_map m;
-    if (!m.match(in, x)) return false;
+    if (!m.match(in, x, [&](const expr& c) { return invariant_coefficient(c, s, d); })) return false;
     // A copy that changes which source dimension is innermost (a transpose), run in a loop,
     // is a cache-blocked reorganization the consumers benefit from: reading the source
     // through a view instead would gather with large strides. Keep such copies; at the root
-    // the copy is a whole extra pass over memory, and the view wins.
-    const bool keeps_innermost = !m.coeff.empty() && m.coeff[0][0] == 1 &&
-                                 std::all_of(m.coeff.begin() + 1, m.coeff.end(),
-                                             [](const std::vector<index_t>& c) { return c.empty() || c[0] == 0; });
+    // the copy is a whole extra pass over memory, and the view wins. A view whose innermost
+    // dimension moves along no source dimension but the innermost, with any step (a strided
+    // stencil in(x * S + dx * D), a downsampling) or none (a broadcast), is made in loops too.
+    const bool keeps_innermost =
+        std::all_of(m.coeff.begin() + (m.coeff.empty() ? 0 : 1), m.coeff.end(),
+                    [](const std::vector<expr>& c) { return c.empty() || is_zero_coeff(c[0]); });
     if (!keeps_innermost && !x.empty() && !g_.funcs[fi].compute.root()) return false;
     if (cropped_where_stride_may_be_zero(d, s, m)) return false;
 
@@ -333,14 +374,14 @@ class alias_planner {
         return expr(v);
       });
       at.push_back(simplify(e));
-      if (std::any_of(m.coeff[k].begin(), m.coeff[k].end(), [](index_t c) { return c != 0; })) {
+      if (std::any_of(m.coeff[k].begin(), m.coeff[k].end(), [](const expr& c) { return !is_zero_coeff(c); })) {
         a.unfolded_target_dims.push_back(static_cast<int>(k));
       }
     }
     for (std::size_t j = 0; j < x.size(); ++j) {
       expr stride = 0;
       for (std::size_t k = 0; k < m.at.size(); ++k) {
-        if (m.coeff[k][j] != 0) stride += buffer_stride(ssym, static_cast<index_t>(k)) * m.coeff[k][j];
+        if (!is_zero_coeff(m.coeff[k][j])) stride += buffer_stride(ssym, static_cast<index_t>(k)) * m.coeff[k][j];
       }
       a.dims.push_back({needed[j], simplify(stride), expr()});
     }
@@ -381,9 +422,22 @@ class alias_planner {
     return true;
   }
 
+  // The symbols of loop variables, and the buffers by symbol.
+  std::set<var> loop_vars_;
+  std::map<var, int> buffer_syms_;
+
 public:
   alias_planner(const graph& g, const bounds_inference& bounds, alias_plan& plan)
-      : g_(g), bounds_(bounds), plan_(plan) {}
+      : g_(g), bounds_(bounds), plan_(plan) {
+    for (const func_node& fn : g_.funcs) {
+      for (const func::loop_info& l : fn.f->loops()) loop_vars_.insert(l.var);
+      for (var v : fn.loop_syms) loop_vars_.insert(v);
+      for (const func::output& o : fn.f->outputs()) {
+        for (var v : o.dims) loop_vars_.insert(v);
+      }
+    }
+    for (std::size_t b = 0; b < g_.buffers.size(); ++b) buffer_syms_[g_.buffers[b].buffer->sym()] = static_cast<int>(b);
+  }
 
   void run() {
     // Copies, consumers first, so a chain of copies collapses into the last destination.

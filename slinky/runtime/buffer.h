@@ -601,9 +601,15 @@ int fuse_contiguous_dims(span<const int> dim_sets, raw_buffer* const (&bufs)[N])
   int fused = 0;
   for (std::size_t d = max_rank(bufs); d-- > 1;) {
     if (!same_set(dim_sets, d - 1, d)) continue;
-    const dim& inner0 = bufs[0]->dim(d - 1);
+    // A buffer of rank below d has neither dim (it broadcasts in both): fusing leaves it alone.
+    const raw_buffer* ref = nullptr;
+    for (const raw_buffer* b : bufs) {
+      if (!ref && b->rank >= d) ref = b;
+    }
+    const dim& inner0 = ref->dim(d - 1);
     bool ok = true;
     for (const raw_buffer* b : bufs) {
+      if (b->rank < d) continue;
       const dim& inner = b->dim(d - 1);
       ok = ok && inner.min() == inner0.min() && inner.max() == inner0.max() && can_fuse(inner, b->dim(d));
     }
@@ -653,7 +659,8 @@ bool sort_dims(raw_buffer& buf, Bufs&... bufs) {
 
 /// From the outermost pair of dims down, fuses dims d - 1 and d of all the buffers (removing d)
 /// when every buffer has the same bounds in d - 1 and can_fuse(d - 1, d) (and, with dim_sets, the
-/// two dims have the same set id). Returns the number of dims removed.
+/// two dims have the same set id). A buffer of rank below d has neither dim (it broadcasts in
+/// both) and does not prevent the fusion. Returns the number of dims removed.
 ///@{
 template <typename... Bufs>
 int fuse_contiguous_dims(span<const int> dim_sets, raw_buffer& buf, Bufs&... bufs) {

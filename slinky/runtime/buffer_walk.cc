@@ -705,10 +705,23 @@ static bool plan_for_each_nest(span<const raw_buffer* const> bufs, internal::for
     rank = 1;
   }
   nest.rank = rank;
-  nest.contiguous = true;
-  for (std::size_t k = 0; k < ops; ++k) {
-    if ((k == 0 || nest.bases[k]) && nest.strides[k] != static_cast<index_t>(bufs[k]->elem_size)) {
-      nest.contiguous = false;
+  auto contiguous = [&](std::size_t d) {
+    for (std::size_t k = 0; k < ops; ++k) {
+      if ((k == 0 || nest.bases[k]) && nest.strides[d * ops + k] != static_cast<index_t>(bufs[k]->elem_size)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  nest.contiguous = contiguous(0);
+  if (!nest.contiguous && nest.any_inner) {
+    // The runs may go along another dim contiguous in every buffer: make it the innermost.
+    for (std::size_t d = 1; d < rank; ++d) {
+      if (!contiguous(d)) continue;
+      std::swap(nest.extents[0], nest.extents[d]);
+      for (std::size_t k = 0; k < ops; ++k) std::swap(nest.strides[k], nest.strides[d * ops + k]);
+      nest.contiguous = true;
+      break;
     }
   }
   // A first buffer without memory: its pointer stays null.

@@ -204,7 +204,19 @@ void copy_pieces::call(const index_t* lo, const index_t* hi, const index_t* vlo,
 
   raw_buffer pad_view{nullptr, elem_size, V, pad_dims};
   if (pad_ && pad_->base) {
-    if (!per_element_) {
+    if (pad_view_) {
+      // pad at the box's dst coordinates, moving with them where it varies.
+      for (std::size_t j = 0; j < pad_->rank && j < rank_; ++j) {
+        if (pad_->dim(j).extent() == 1) x[j] = pad_->dim(j).min();
+      }
+      pad_view.base = pad_->address_at(span<const index_t>(x, std::min(rank_, pad_->rank)));
+      for (std::size_t v = 0; v < V; ++v) {
+        const std::size_t j = vdims_[v].j;
+        if (j < pad_->rank && pad_->dim(j).extent() != 1) {
+          pad_dims[v] = dim(lo[v], hi[v], vdims_[v].step * pad_->dim(j).stride());
+        }
+      }
+    } else if (!per_element_) {
       pad_view.base = pad_->base;
     } else {
       // V == 0: the pad element at x, if pad has it.
@@ -363,27 +375,60 @@ bool copy_pieces::plan_flat(const index_t* coeffs, const index_t* offsets) {
   // modulus: within blocks of the first divisor where that fails. A folded digit (a ring
   // buffer) wraps every fold factor values: blocks of q times that, if they divide its modulus.
   p.run_src_stride = p.a[p.run_dim] * src_.dim(first).stride();
-  for (std::size_t k = first;;) {
-    const dim& sd = src_.dim(k);
-    if (sd.stride() != 0 && sd.fold_factor() > 0) {
-      if (p.e[k] > 0 && p.e[k] % sd.fold_factor() != 0) return false;
-      if (__builtin_mul_overflow(p.q[k], sd.fold_factor(), &p.block)) return false;
-      break;
+  p.blocks_even = false;
+  p.blocks_src_stride = 0;
+  p.block2 = 0;
+  // From digit k up, the first divisor at which src stops being affine in F: where the stride
+  // chain breaks (*at is its divisor, 0 if it never does, or the top digit's q * e where that
+  // wraps), or at a folded digit (*folded is that digit).
+  auto chain = [&](std::size_t k, index_t* at, std::size_t* folded) {
+    for (;;) {
+      const dim& sd = src_.dim(k);
+      if (sd.stride() != 0 && sd.fold_factor() > 0) {
+        *folded = k;
+        return true;
+      }
+      if (k == top) {
+        *at = 0;
+        return !(p.e[k] > 0 && __builtin_mul_overflow(p.q[k], p.e[k], at));
+      }
+      std::size_t next = K;
+      for (std::size_t i = 0; i < K; ++i) {
+        if (p.q[i] == p.q[k] * p.e[k]) next = i;
+      }
+      if (src_.dim(next).stride() != src_.dim(k).stride() * p.e[k]) {
+        *at = p.q[next];
+        return true;
+      }
+      k = next;
     }
-    if (k == top) {
-      p.block = 0;
-      if (p.e[k] > 0 && __builtin_mul_overflow(p.q[k], p.e[k], &p.block)) return false;
-      break;
-    }
-    std::size_t next = K;
-    for (std::size_t i = 0; i < K; ++i) {
-      if (p.q[i] == p.q[k] * p.e[k]) next = i;
-    }
-    if (src_.dim(next).stride() != src_.dim(k).stride() * p.e[k]) {
-      p.block = p.q[next];
-      break;
-    }
-    k = next;
+  };
+  std::size_t folded = K;
+  if (!chain(first, &p.block, &folded)) return false;
+  if (folded < K) {
+    // A folded digit wraps every fold factor values: blocks of q times that, if they divide its
+    // modulus. Such blocks are not evenly spaced in src.
+    const index_t fold = src_.dim(folded).fold_factor();
+    if (p.e[folded] > 0 && p.e[folded] % fold != 0) return false;
+    return !__builtin_mul_overflow(p.q[folded], fold, &p.block);
+  }
+  if (p.block == 0) return true;
+  // Whole blocks start at multiples of block: one step of the block's digit apart in src as long
+  // as the digits from there up are affine in F (every block reads the same src where the top
+  // digit wrapped).
+  std::size_t m = K;
+  for (std::size_t i = 0; i < K; ++i) {
+    if (p.q[i] == p.block) m = i;
+  }
+  p.blocks_even = true;
+  if (m == K) return true;
+  p.blocks_src_stride = src_.dim(m).stride();
+  if (!chain(m, &p.block2, &folded)) {
+    p.blocks_even = false;
+  } else if (folded < K) {
+    // Blocks stay evenly spaced while the folded digit does not change.
+    p.blocks_even = folded != m;
+    p.block2 = p.q[folded];
   }
   return true;
 }
@@ -402,28 +447,46 @@ void copy_pieces::flat_segment() {
   const index_t step = p.run_dim < rank_ ? p.a[p.run_dim] : 1;
   char* dst_base = static_cast<char*>(dst_.address_at(span<const index_t>(x0_, rank_)));
   std::copy(s0_, s0_ + K, s_);
-  dim src_dim, dst_dim, pad_dim;
-  raw_buffer src_view{nullptr, src_.elem_size, 1, &src_dim};
-  raw_buffer dst_view{nullptr, dst_.elem_size, 1, &dst_dim};
-  raw_buffer pad_view{nullptr, dst_.elem_size, 1, &pad_dim};
+  dim src_dims[2], dst_dims[2], pad_dims[2];
+  raw_buffer src_view{nullptr, src_.elem_size, 1, src_dims};
+  raw_buffer dst_view{nullptr, dst_.elem_size, 1, dst_dims};
+  raw_buffer pad_view{nullptr, dst_.elem_size, 1, pad_dims};
+  // The runs of whole blocks, when several are copied as one 2-D view.
+  const index_t block_run = p.blocks_even && p.block > 0 && p.block % step == 0 ? p.block / step : 0;
   for (index_t t = 0; t < p.run_extent;) {
     const index_t f = f0 + step * t;
     index_t n = p.run_extent - t;
-    if (p.block > 0) n = std::min(n, ceil_div((euclidean_div(f, p.block) + 1) * p.block - f, step));
+    index_t blocks = 1;
+    if (p.block > 0) {
+      if (block_run > 0 && euclidean_mod(f, p.block) == 0 && n >= 2 * block_run) {
+        blocks = n / block_run;
+        if (p.block2 > 0) {
+          blocks = std::min(blocks, ((euclidean_div(f, p.block2) + 1) * p.block2 - f) / p.block);
+        }
+      }
+      n = blocks > 1 ? block_run : std::min(n, ceil_div((euclidean_div(f, p.block) + 1) * p.block - f, step));
+    }
     for (std::size_t k = 0; k < K; ++k) {
       if (p.q[k] > 0) s_[k] = flat_digit(f, p.q[k], p.e[k]);
     }
     src_view.base = src_.address_at(span<const index_t>(s_, K));
     dst_view.base = dst_base + t * p.run_dst_stride;
-    src_dim = dim(0, n - 1, p.run_src_stride);
-    dst_dim = dim(0, n - 1, p.run_dst_stride);
-    pad_dim = dim(0, n - 1, 0);
+    src_dims[0] = dim(0, n - 1, p.run_src_stride);
+    dst_dims[0] = dim(0, n - 1, p.run_dst_stride);
+    pad_dims[0] = dim(0, n - 1, 0);
+    const std::size_t rank = blocks > 1 ? 2 : 1;
+    if (blocks > 1) {
+      src_dims[1] = dim(0, blocks - 1, p.blocks_src_stride);
+      dst_dims[1] = dim(0, blocks - 1, block_run * p.run_dst_stride);
+      pad_dims[1] = dim(0, blocks - 1, 0);
+    }
+    src_view.rank = dst_view.rank = pad_view.rank = rank;
     if (impl_) {
       impl_(src_view, dst_view, pad_view);
     } else {
       slinky::copy(src_view, dst_view, pad_view);
     }
-    t += n;
+    t += n * blocks;
   }
 }
 

@@ -41,14 +41,30 @@ public:
     index_t extent;
   };
 
-  // Whether pad is read element by element (it is not one value broadcast everywhere). A copy
-  // with such a pad copies each element separately, whatever its plans say.
-  static bool per_element(const raw_buffer* pad) {
+  // Whether pad varies (it is not one value broadcast everywhere).
+  static bool pad_varies(const raw_buffer* pad) {
     if (!pad) return false;
     for (std::size_t d = 0; d < pad->rank; ++d) {
       if (pad->dim(d).extent() != 1) return true;
     }
     return false;
+  }
+  // Whether a pad that varies can be read through strided views at dst's coordinates: it covers
+  // dst in each dimension where it varies, and is not folded there.
+  static bool pad_covers(const raw_buffer& pad, const raw_buffer& dst) {
+    for (std::size_t d = 0; d < pad.rank; ++d) {
+      const dim& pd = pad.dim(d);
+      if (pd.extent() == 1 || pd.stride() == 0) continue;
+      if (d >= dst.rank || pd.is_folded()) return false;
+      const dim& dd = dst.dim(d);
+      if (dd.min() < pd.min() || dd.max() > pd.max()) return false;
+    }
+    return true;
+  }
+  // Whether pad is read element by element: it varies and does not cover dst. A copy with such a
+  // pad copies each element separately, whatever its plans say.
+  static bool per_element(const raw_buffer* pad, const raw_buffer& dst) {
+    return pad_varies(pad) && (!pad->base || !pad_covers(*pad, dst));
   }
   // The bytes of scratch memory for a copy into a dst of rank `rank` from `src_rank` src
   // coordinates.
@@ -65,7 +81,7 @@ protected:
   copy_pieces(const raw_buffer& src, std::size_t src_rank, const raw_buffer& dst, const raw_buffer* pad,
               const copy_stmt::callable& impl, void* scratch)
       : src_(src), dst_(dst), pad_(pad), impl_(impl), src_rank_(src_rank), rank_(dst.rank),
-        per_element_(per_element(pad)) {
+        per_element_(per_element(pad, dst)), pad_view_(pad_varies(pad) && !per_element_) {
     vdims_ = static_cast<vdim*>(scratch);
     x0_ = reinterpret_cast<index_t*>(vdims_ + 2 * rank_);
     s0_ = x0_ + rank_;
@@ -92,6 +108,12 @@ protected:
     index_t run_dst_stride;  // Bytes between them in dst,
     index_t run_src_stride;  // and in src.
     index_t block;           // src is affine in F within blocks of F of this size (0: everywhere).
+    // Whole blocks of src that start blocks_src_stride bytes apart (the step of the block's
+    // digit) within each span of F of size block2 (0: everywhere), or not at all
+    // (!blocks_even: the block's digit is folded); they are copied as one 2-D view.
+    bool blocks_even;
+    index_t blocks_src_stride;
+    index_t block2;
   };
   flat_plan flat_;
 
@@ -101,7 +123,8 @@ protected:
   // coordinates that may leave src, a pad with non-digit coordinates).
   bool plan_flat(const index_t* coeffs, const index_t* offsets);
   // Copies the segment of dst that starts at x0_ (src coordinates s0_) along the dims that are
-  // not outer: one call per run within a block of src.
+  // not outer: one call per run within a block of src, where whole blocks evenly spaced in src
+  // are one call together (a 2-D view: the run, and the blocks).
   void flat_segment();
 
   const raw_buffer& src_;
@@ -111,6 +134,7 @@ protected:
   std::size_t src_rank_;
   std::size_t rank_;  // dst.rank
   bool per_element_;
+  bool pad_view_;       // pad varies and is read through strided views at dst's coordinates.
   index_t* x0_;         // dst coordinates of the current piece's origin.
   vdim* vdims_;         // The current piece's virtual dimensions, innermost first.
   std::size_t nv_ = 0;  // How many.

@@ -31,9 +31,12 @@ constexpr std::size_t for_each_max_rank = 8;
 // d - 1 to the first, and one coordinate on in d (so the walk needs no multiplications). bases[k]
 // is buffer k's first element (null if it has none or is absent). contiguous: a run of dim 0 is
 // contiguous in the first buffer and in every other one with a base (stride == elem_size).
+// any_inner (set by the caller): the order of the runs is free (for_each_contiguous_slice), so
+// when the buffers' dim 0 is not contiguous but another dim is, that one is the nest's dim 0.
 struct for_each_nest {
   std::size_t rank;
   bool contiguous;
+  bool any_inner = false;
   index_t extents[for_each_max_rank];
   index_t* strides;
   void** bases;
@@ -171,7 +174,9 @@ void for_each_element(const Fn& fn, const Buf& buf, const Bufs&... bufs) {
 
 /// Calls fn(extent, Buf::pointer, Bufs::pointer...) for every maximal run of elements of buf that
 /// is contiguous (stride == elem_size) in buf and in every other buffer that contains it
-/// (dimensions fused where the strides allow); extent counts elements. A run is split where it
+/// (dimensions fused where the strides allow); extent counts elements. The runs go along any dim
+/// that is contiguous in all of them (dim 0 if it is; another one otherwise, e.g. in a
+/// transposed layout, folded or not), in no particular order. A run is split where it
 /// would leave another buffer's bounds or stop being contiguous there, and a buffer's pointer is
 /// null where it does not contain the run. The loops run at the call site as in for_each_element.
 template <typename Buf, typename Fn, typename... Bufs>
@@ -183,6 +188,7 @@ void for_each_contiguous_slice(const Buf& buf, const Fn& fn, const Bufs&... bufs
   internal::for_each_nest nest;
   nest.strides = strides;
   nest.bases = bases;
+  nest.any_inner = true;
   void* user = const_cast<void*>(static_cast<const void*>(&fn));
   if (!internal::for_each_walk(all, nest, internal::for_each_slice_segment<Fn, Buf, Bufs...>, user)) return;
   constexpr auto is = std::index_sequence_for<Buf, Bufs...>();

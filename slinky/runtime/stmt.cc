@@ -103,6 +103,11 @@ public:
     }
     if (const div* op = e.as<div>()) return check_block_index(op);
     if (const mod* op = e.as<mod>()) return check_block_index(op);
+    // A condition free of dst variables takes one branch for the whole copy: affine if both are
+    // (with the same blocks).
+    if (const class select* op = e.as<class select>()) {
+      return !depends_on_dst(op->condition) && check(op->true_value) && check(op->false_value);
+    }
     return false;
   }
 };

@@ -25,13 +25,15 @@ struct counting_copy {
   }
 };
 
-// A buffer of these extents, dim 0 dense, each row padded by row_pad elements.
-buffer<int> make_padded(const std::vector<index_t>& extents, index_t row_pad) {
+// A buffer of these extents, dim 0 dense, each row padded by row_pad elements, each plane (dims
+// 0 and 1) by plane_pad elements.
+buffer<int> make_padded(const std::vector<index_t>& extents, index_t row_pad, index_t plane_pad = 0) {
   buffer<int> b(extents.size());
   index_t stride = sizeof(int);
   for (std::size_t d = 0; d < extents.size(); ++d) {
     b.dims[d] = dim(0, extents[d] - 1, stride);
     stride *= extents[d] + (d == 0 ? row_pad : 0);
+    if (d == 1) stride += plane_pad * sizeof(int);
   }
   b.allocate();
   return b;
@@ -57,23 +59,52 @@ int value_at(const buffer<int>& b, const std::vector<index_t>& c) {
   return *static_cast<const int*>(b.address_at(span<const index_t>(c.data(), c.size())));
 }
 
+// A run of elements contiguous in both src and dst: where it starts in each, and its length.
+struct run {
+  const char* src;
+  const char* dst;
+  index_t length;
+};
+
 // The runs of elements contiguous in both src and dst, for dst flat indices [begin, end).
-int runs(const buffer<int>& src, const buffer<int>& dst, index_t begin, index_t end) {
-  int n = 0;
-  const char* prev_s = nullptr;
-  const char* prev_d = nullptr;
+std::vector<run> runs(const buffer<int>& src, const buffer<int>& dst, index_t begin, index_t end) {
+  std::vector<run> result;
+  std::vector<index_t> se(src.rank), de(dst.rank);
+  for (std::size_t d = 0; d < src.rank; ++d) se[d] = src.dim(d).extent();
+  for (std::size_t d = 0; d < dst.rank; ++d) de[d] = dst.dim(d).extent();
   for (index_t i = begin; i < end; ++i) {
-    std::vector<index_t> se(src.rank), de(dst.rank);
-    for (std::size_t d = 0; d < src.rank; ++d) se[d] = src.dim(d).extent();
-    for (std::size_t d = 0; d < dst.rank; ++d) de[d] = dst.dim(d).extent();
     const std::vector<index_t> sc = digits(i, se), dc = digits(i, de);
     const char* ps = static_cast<const char*>(src.address_at(span<const index_t>(sc.data(), sc.size())));
     const char* pd = static_cast<const char*>(dst.address_at(span<const index_t>(dc.data(), dc.size())));
-    if (!prev_s || ps != prev_s + sizeof(int) || pd != prev_d + sizeof(int)) ++n;
-    prev_s = ps;
-    prev_d = pd;
+    if (!result.empty()) {
+      run& last = result.back();
+      if (ps == last.src + last.length * sizeof(int) && pd == last.dst + last.length * sizeof(int)) {
+        ++last.length;
+        continue;
+      }
+    }
+    result.push_back({ps, pd, 1});
   }
-  return n;
+  return result;
+}
+
+// The calls of a copy that copies consecutive runs of equal length, evenly spaced in both
+// buffers, as one 2-D view: runs grouped greedily in order.
+int evenly_spaced_groups(const std::vector<run>& r) {
+  int groups = 0;
+  for (std::size_t i = 0; i < r.size();) {
+    std::size_t j = i + 1;
+    if (j < r.size() && r[j].length == r[i].length) {
+      const std::ptrdiff_t ds = r[j].src - r[i].src, dd = r[j].dst - r[i].dst;
+      while (j < r.size() && r[j].length == r[i].length && r[j].src - r[j - 1].src == ds &&
+             r[j].dst - r[j - 1].dst == dd) {
+        ++j;
+      }
+    }
+    ++groups;
+    i = j;
+  }
+  return groups;
 }
 
 struct reshape_case {
@@ -83,6 +114,8 @@ struct reshape_case {
   index_t row_pad = 0;       // Elements of padding after each src row.
   index_t loop_step = 0;     // Split the dst's outermost dim (0: no loop).
   bool top_modulus = false;  // The last digit written with % too, as the original's tests do.
+  int expected_calls = -1;   // The calls of the copy impl, if known by hand.
+  index_t plane_pad = 0;     // Elements of padding after each src plane.
 };
 
 // The flat index of the dst point x and the src coordinates it reads, written with % and / of
@@ -128,7 +161,7 @@ void test_reshape(const reshape_case& rc) {
   if (rc.loop_step > 0) f.loops({{x.back(), rc.loop_step}});
   pipeline p = build_pipeline(ctx, {in}, {out});
 
-  buffer<int> in_buf = make_padded(rc.src_extents, rc.row_pad);
+  buffer<int> in_buf = make_padded(rc.src_extents, rc.row_pad, rc.plane_pad);
   buffer<int> out_buf = make_padded(rc.dst_extents, 0);
   const index_t n = product(rc.dst_extents);
   ASSERT_EQ(n, product(rc.src_extents));
@@ -142,13 +175,19 @@ void test_reshape(const reshape_case& rc) {
   for (index_t i = 0; i < n; ++i) {
     ASSERT_EQ(value_at(out_buf, digits(i, rc.dst_extents)), static_cast<int>(i * 3 + 1)) << i;
   }
-  // One call per run contiguous in both buffers within each iteration of the loop.
+  // Within each iteration of the loop, one call per run contiguous in both buffers, or per group
+  // of consecutive runs of equal length evenly spaced in both.
   const index_t outer = rc.dst_extents.back();
   const index_t step = rc.loop_step > 0 ? rc.loop_step : outer;
   const index_t row = n / outer;
   int expected = 0;
-  for (index_t y = 0; y < outer; y += step) expected += runs(in_buf, out_buf, y * row, std::min(y + step, outer) * row);
+  for (index_t y = 0; y < outer; y += step) {
+    expected += evenly_spaced_groups(runs(in_buf, out_buf, y * row, std::min(y + step, outer) * row));
+  }
   EXPECT_EQ(cc.calls, expected);
+  if (rc.expected_calls >= 0) {
+    EXPECT_EQ(cc.calls, rc.expected_calls);
+  }
 }
 
 class reshape : public testing::TestWithParam<bool> {};
@@ -174,6 +213,57 @@ TEST_P(reshape, padded_src_rows_one_call_per_run) {
     test_reshape({{20, 6}, {8, 5, 3}, GetParam(), 1, 0, top_modulus});
     test_reshape({{7, 3, 5, 2}, {15, 14}, GetParam(), 2, 0, top_modulus});
   }
+}
+
+// Runs of equal length evenly spaced in both buffers (src rows padded, dst dense) are one call
+// on a 2-D view: 15 rows of 8 in one call (one call per row piece otherwise); with planes padded
+// too, one call per plane; in a loop over dst rows of 20, a head, a body of whole rows and a tail
+// per iteration, two calls each.
+TEST_P(reshape, evenly_spaced_runs_are_one_2d_call) {
+  for (bool top_modulus : {false, true}) {
+    test_reshape({{8, 5, 3}, {20, 6}, GetParam(), 3, 0, top_modulus, 1});
+    test_reshape({{8, 5, 3}, {20, 6}, GetParam(), 3, 0, top_modulus, 3, 7});
+    test_reshape({{8, 5, 3}, {20, 6}, GetParam(), 3, 1, top_modulus, 12});
+    test_reshape({{7, 3, 5, 2}, {15, 14}, GetParam(), 2, 0, top_modulus, 1});
+  }
+}
+
+// The impl sees the rows as one 2-D view: runs of 8 elements, 15 of them, at the padded rows'
+// stride in src and dense in dst.
+TEST(reshape_views, rows_as_a_2d_view) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 3, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  var x(ctx, "x"), y(ctx, "y");
+  std::vector<std::vector<dim>> src_dims, dst_dims;
+  box_expr b = reshape_bounds({x, y}, extents_of(in, {8, 5, 3}, true), extents_of(out, {20, 6}, true), false);
+  func f = func::make_copy({in, b}, {out, {x, y}}, [&](const raw_buffer& s, const raw_buffer& d, const raw_buffer& p) {
+    src_dims.emplace_back(s.dims, s.dims + s.rank);
+    dst_dims.emplace_back(d.dims, d.dims + d.rank);
+    copy(s, d, p);
+  });
+  pipeline p = build_pipeline(ctx, {in}, {out});
+  buffer<int> in_buf = make_padded({8, 5, 3}, 3);
+  buffer<int> out_buf = make_padded({20, 6}, 0);
+  for (index_t i = 0; i < 120; ++i) {
+    const std::vector<index_t> c = digits(i, {8, 5, 3});
+    *static_cast<int*>(in_buf.address_at(span<const index_t>(c.data(), c.size()))) = static_cast<int>(i);
+  }
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&out_buf};
+  ASSERT_EQ(p.evaluate(ins, outs), 0);
+  for (index_t i = 0; i < 120; ++i) ASSERT_EQ(value_at(out_buf, digits(i, {20, 6})), static_cast<int>(i)) << i;
+  ASSERT_EQ(src_dims.size(), 1);
+  ASSERT_EQ(src_dims[0].size(), 2);
+  ASSERT_EQ(dst_dims[0].size(), 2);
+  EXPECT_EQ(src_dims[0][0].extent(), 8);
+  EXPECT_EQ(src_dims[0][0].stride(), sizeof(int));
+  EXPECT_EQ(src_dims[0][1].extent(), 15);
+  EXPECT_EQ(src_dims[0][1].stride(), 11 * sizeof(int));
+  EXPECT_EQ(dst_dims[0][0].extent(), 8);
+  EXPECT_EQ(dst_dims[0][0].stride(), sizeof(int));
+  EXPECT_EQ(dst_dims[0][1].extent(), 15);
+  EXPECT_EQ(dst_dims[0][1].stride(), 8 * sizeof(int));
 }
 
 TEST_P(reshape, in_a_loop_over_dst_rows) {

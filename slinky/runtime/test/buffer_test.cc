@@ -1138,6 +1138,24 @@ TEST(optimize_dims, sort_and_fuse) {
   EXPECT_EQ(ab.dim(1), dim(0, 2, 200));
   EXPECT_EQ(cb.dim(0), dim(0, 49, 2));
   EXPECT_EQ(cb.dim(1), dim(0, 2, 400));
+  // A buffer of lower rank (broadcast in the dims it lacks) does not keep them apart: dims 1 and 2
+  // fuse; dims 0 and 1 do not (the rank-1 buffer has dim 0 but broadcasts in dim 1).
+  dim e[] = {dim(0, 9, 4), dim(0, 4, 40), dim(0, 2, 200)};
+  dim r[] = {dim(0, 9, 4)};
+  raw_buffer eb{nullptr, 4, 3, e}, rb{nullptr, 4, 1, r};
+  EXPECT_EQ(fuse_contiguous_dims(eb, rb), 1);
+  EXPECT_EQ(eb.rank, 2u);
+  EXPECT_EQ(eb.dim(0), dim(0, 9, 4));
+  EXPECT_EQ(eb.dim(1), dim(0, 14, 40));
+  EXPECT_EQ(rb.rank, 1u);
+  EXPECT_EQ(rb.dim(0), dim(0, 9, 4));
+  // The first buffer of lower rank too.
+  dim e2[] = {dim(0, 9, 4), dim(0, 4, 40), dim(0, 2, 200)};
+  dim r2[] = {dim(0, 9, 4)};
+  raw_buffer eb2{nullptr, 4, 3, e2}, rb2{nullptr, 4, 1, r2};
+  EXPECT_EQ(fuse_contiguous_dims(rb2, eb2), 1);
+  EXPECT_EQ(eb2.rank, 2u);
+  EXPECT_EQ(eb2.dim(1), dim(0, 14, 40));
   // dim_sets keep dims of different sets apart.
   dim d[] = {dim(0, 9, 4), dim(0, 4, 40)};
   raw_buffer db{nullptr, 4, 2, d};

@@ -170,13 +170,23 @@ TEST(for_each_contiguous_slice, call_counts) {
   EXPECT_EQ(calls, 4);
   EXPECT_EQ(total, 32);
 
-  // Not contiguous at all: one call per element.
+  // Contiguous along dim 1 only (a transposed layout): one call per column, runs along dim 1.
   buffer<int, 2> transposed({8, 4});
   transposed.mutable_dim(0).set_stride(16);
   transposed.mutable_dim(1).set_stride(4);
   transposed.allocate();
   calls = total = 0;
   for_each_contiguous_slice(transposed, count);
+  EXPECT_EQ(calls, 8);
+  EXPECT_EQ(total, 32);
+
+  // Not contiguous at all: one call per element.
+  buffer<int, 2> sparse({8, 4});
+  sparse.mutable_dim(0).set_stride(8);
+  sparse.mutable_dim(1).set_stride(64);
+  sparse.allocate();
+  calls = total = 0;
+  for_each_contiguous_slice(sparse, count);
   EXPECT_EQ(calls, 32);
 
   // Extent-1 dims do not split runs.
@@ -198,6 +208,40 @@ TEST(for_each_contiguous_slice, call_counts) {
   calls = 0;
   for_each_contiguous_slice(empty, count);
   EXPECT_EQ(calls, 0);
+}
+
+// The runs go along any dim contiguous in every buffer, folded or not: each element visited
+// once, at the right address in each buffer.
+TEST(for_each_contiguous_slice, any_contiguous_dim) {
+  // a is transposed (dim 1 dense), b likewise with dim 1 folded by 8 over [0, 7] (no wrap).
+  buffer<int, 2> a({4, 8});
+  a.mutable_dim(0).set_stride(8 * sizeof(int));
+  a.mutable_dim(1).set_stride(sizeof(int));
+  a.allocate();
+  buffer<int, 2> b({4, 8});
+  b.mutable_dim(0).set_stride(8 * sizeof(int));
+  b.mutable_dim(1).set_stride(sizeof(int));
+  b.allocate();
+  b.mutable_dim(1).set_fold_factor(8);
+  for (index_t y = 0; y < 8; ++y) {
+    for (index_t x = 0; x < 4; ++x) {
+      a(x, y) = static_cast<int>(x * 10 + y);
+      b(x, y) = 0;
+    }
+  }
+  int calls = 0;
+  for_each_contiguous_slice(
+      a,
+      [&](index_t n, int* pa, int* pb) {
+        ++calls;
+        EXPECT_EQ(n, 8);
+        for (index_t i = 0; i < n; ++i) pb[i] += pa[i] + 1;
+      },
+      b);
+  EXPECT_EQ(calls, 4);
+  for (index_t y = 0; y < 8; ++y) {
+    for (index_t x = 0; x < 4; ++x) ASSERT_EQ(b(x, y), x * 10 + y + 1);
+  }
 }
 
 TEST(for_each_contiguous_slice, other_buffers_split_runs) {
@@ -786,28 +830,36 @@ TEST(pad, randomized_against_reference) {
 
 namespace {
 
-// Checks the pointers a for_each walk passes for the element of `ref` at sequence number `index`
-// (in for_each_coord order) against the other buffers.
+// Checks the pointers a for_each walk passes for the elements of `ref` against the other
+// buffers, and that each element is visited once: in for_each_coord order if `ordered`
+// (for_each_element), in any order otherwise (for_each_contiguous_slice).
 struct walk_checker {
   const random_buffer& ref;
   const random_buffer* others[2];
+  bool ordered;
   std::map<const void*, std::size_t> index_of;
   std::vector<std::vector<index_t>> coords;
+  std::vector<bool> visited;
   std::size_t next = 0;
 
-  walk_checker(const random_buffer& ref, const random_buffer& a, const random_buffer& b) : ref(ref), others{&a, &b} {
+  walk_checker(const random_buffer& ref, const random_buffer& a, const random_buffer& b, bool ordered = true)
+      : ref(ref), others{&a, &b}, ordered(ordered) {
     for_each_coord(ref.dims, [&](span<const index_t> c) {
       index_of[ref.buf.address_at(c)] = coords.size();
       coords.emplace_back(c.begin(), c.end());
     });
+    visited.resize(coords.size(), false);
   }
 
   // Returns false (after reporting) on the first wrong pointer.
   bool visit(const void* p0, const void* p1, const void* p2) {
     auto it = index_of.find(p0);
-    EXPECT_TRUE(it != index_of.end() && it->second == next) << "element out of order or unknown";
-    if (it == index_of.end() || it->second != next) return false;
-    const span<const index_t> c(coords[next++]);
+    const bool known = it != index_of.end() && (ordered ? it->second == next : !visited[it->second]);
+    EXPECT_TRUE(known) << "element out of order, unknown or visited twice";
+    if (!known) return false;
+    visited[it->second] = true;
+    ++next;
+    const span<const index_t> c(coords[it->second]);
     const void* ps[] = {p1, p2};
     for (int k = 0; k < 2; ++k) {
       const raw_buffer& o = others[k]->buf;
@@ -841,7 +893,7 @@ TEST(for_each, randomized_against_reference) {
     ASSERT_TRUE(ok) << context;
     ASSERT_EQ(elements.next, elements.coords.size()) << context;
 
-    walk_checker slices(ref, a, b);
+    walk_checker slices(ref, a, b, /*ordered=*/false);
     for_each_contiguous_slice(
         ref.buf,
         [&](index_t n, void* p0, void* p1, void* p2) {
