@@ -116,6 +116,8 @@ struct refined_loop {
   index_t granularity;
   index_t iterations;
   bool recomputes;
+  // A tile's outer loop, kept as the scheduler set it (the refinement walks the inner loop's step).
+  std::vector<func::loop_info> outer;
 };
 struct loop_setting {
   index_t step;
@@ -259,8 +261,10 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
       if (!l.looped) continue;
       for (const scheduler_internal::sched_node& n : g.nodes) {
         if (n.f != l.f) continue;
-        loops.push_back(
-            {n.f, l.loop_var, l.step, l.parallel, std::max<index_t>(1, l.granularity), l.iterations, l.recomputes});
+        std::vector<func::loop_info> outer(n.f->loops().begin() + std::min<std::size_t>(1, n.f->loops().size()),
+                                           n.f->loops().end());
+        loops.push_back({n.f, l.loop_var, l.step, l.parallel, std::max<index_t>(1, l.granularity), l.iterations,
+            l.recomputes, std::move(outer)});
       }
     }
   }
@@ -277,7 +281,9 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     // than `limit` seconds.
     auto build_candidate = [&](const candidate_loops& c) {
       for (std::size_t i = 0; i < loops.size(); ++i) {
-        loops[i].f->loops({{loops[i].v, c[i].step, c[i].parallel ? loop::parallel : loop::serial}});
+        std::vector<func::loop_info> l = {{loops[i].v, c[i].step, c[i].parallel ? loop::parallel : loop::serial}};
+        l.insert(l.end(), loops[i].outer.begin(), loops[i].outer.end());
+        loops[i].f->loops(std::move(l));
       }
       return std::make_shared<const pipeline>(build_pipeline(ctx_, args_, inputs_, outputs_, {}, build_options_));
     };

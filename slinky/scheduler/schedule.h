@@ -121,7 +121,18 @@ struct schedule_report {
     /// iteration computes their whole windows (recomputing the overlap), instead of sliding in a
     /// pipelined loop (docs/threads.md). Their placement is `in_loop`.
     bool recomputes = false;
-    /// The loop's iterations for the given shapes.
+    /// A tile: the loop above runs inside an outer loop over output dim `outer_dim` (variable
+    /// `outer_var`) in steps of `outer_step`, `outer_iterations` strips of the output; the funcs
+    /// in the loop are computed in the inner loop, each strip computing its own windows. -1: no
+    /// outer loop.
+    int outer_dim = -1;
+    /// The outer loop's variable.
+    var outer_var;
+    /// The outer loop's step (0 without one).
+    index_t outer_step = 0;
+    /// The outer loop's iterations (0 without one).
+    index_t outer_iterations = 0;
+    /// The loop's iterations for the given shapes (with a tile: in each strip).
     index_t iterations = 0;
     /// The working set of one iteration (intermediates' windows, the windows of the inputs read,
     /// the output chunk), in bytes, and the budget it was fitted to.
