@@ -180,12 +180,7 @@ void scheduler::consider_tiles(int h, const std::vector<int>& members, group_cho
   // served beyond it, where an operand read whole is too large for it, or where the search went to
   // an inner dim (the outer ones' loops did not fit).
   if (one.estimate.level <= 1 && model_.level_of(one.invariant_bytes) <= 1 && one.inner().dim == rank - 1) return;
-  // A loop over dim 0 in steps narrower than a strip cuts every row the callbacks walk into short
-  // pieces, which the model does not price: a tile replaces it unless it is estimated slower by
-  // more than the gain a tile must show otherwise (the 3-stage stencil on 131072 x 64 floats in
-  // columns of 16, the model's cheapest loop, took 443 ms where rows one at a time took 9).
-  const bool short_rows = one.inner().dim == 0 && one.inner().step < cost_model::min_strip;
-  double limit = (short_rows ? 1 / cost_model::tile_gain : cost_model::tile_gain) * with_rereads(one);
+  double limit = cost_model::tile_gain * with_rereads(one);
   std::optional<candidate> tile;
   // The inner loop is not over dim 0: its steps would cut the rows the callbacks walk into
   // pieces as short as one element (strided reads, partial cache lines), which the model does not
@@ -198,6 +193,11 @@ void scheduler::consider_tiles(int h, const std::vector<int>& members, group_cho
       for (index_t s = floor_power_of_two(extent / 2); s >= cost_model::min_strip; s /= 2) {
         analyzer_.analyze(h, inner, members, /*recompute=*/false, tile_analysis_, strip{outer, s});
         if (!tile_analysis_.ok) break;
+        // Not where a func slides: the builder does not slide a func along the inner loop of a
+        // nest, each iteration computes its whole window over the strip (the 3-stage stencil on
+        // 131072 x 64 floats in hand tiles of 1024 to 16384 columns and 1 or 4 rows took 386 to
+        // 420 ms, where rows one at a time took 9).
+        if (tile_analysis_.counts.sliding > 0) break;
         candidate t = best_step(tile_analysis_, 1, tile_analysis_.extent());
         if (t.estimate.level > 1) continue;
         const loop_prices p = model_.price(tile_analysis_.counts);
@@ -259,6 +259,13 @@ scheduler::group_choice scheduler::choose(int h, const std::vector<int>& members
     if (!analysis_.ok) continue;
     best.considered = true;
     candidate c = best_loop(h, d, members);
+    // A loop over dim 0 of a head of rank 2 or more in steps narrower than cost_model::min_strip
+    // cuts every row the callbacks walk into short pieces, which the model does not price: not
+    // taken where a loop over an outer dim beats no loop (the 3-stage stencil on 131072 x 64 floats
+    // in columns of 16, the model's cheapest loop, took 443 ms where rows one at a time took 9).
+    if (d == 0 && head.out_slots[0].size() > 1 && c.loops[0].step < cost_model::min_strip && best.best.looped()) {
+      continue;
+    }
     const bool parallel = c.loops[0].parallel;
     const double working_set = c.estimate.working_set;
     if (c.cheapest_ns < best.best.cheapest_ns) best.best = std::move(c);
