@@ -4,7 +4,8 @@
 // stencil chains (2, 3 stages), benchmark 5's matrix chain, a padded copy feeding a stencil
 // (alias_benchmark), and the ML workloads of docs/benchmarks.md (attention, a matrix product with
 // packing of its right-hand side, a convolution as pad + im2col + product + bias and activation);
-// then the parallel ones (an elementwise chain, the stencil chains of benchmark 7 with hand
+// then two whose rows do not fit the L2 (a wide 3-stage stencil, a product whose right-hand side
+// is 8 MiB) with hand tiles; then the parallel ones (an elementwise chain, the stencil chains of benchmark 7 with hand
 // schedules pipelined and data-parallel, a chain into a parallel partial reduction and a final
 // reduction). Then the time schedule() takes on chains of 100 and 1000 funcs, and the cost
 // of the just-in-time entry (auto_pipeline): the first evaluation of a shape class (schedule +
