@@ -506,11 +506,19 @@ void matmul_and_copy_rows(bool quick, const add_fn& add) {
 
 // A hand tile: the output's func in an outer loop over dim `outer` in steps of `outer_step` and
 // an inner loop over dim `inner` in steps of `inner_step`.
-scheduler_fn tile_of(int inner, index_t inner_step, int outer, index_t outer_step, std::string description) {
+// stored_outside: the other funcs' outputs stored at the outer loop (each strip's windows
+// allocated once, sliding along the inner loop), else where the builder stores them by default.
+scheduler_fn tile_of(int inner, index_t inner_step, int outer, index_t outer_step, std::string description,
+                     bool stored_outside = false) {
   return [=](built& b) {
     func& fn = b.g.funcs.back();
     const std::vector<var>& dims = fn.outputs()[0].dims;
     fn.loops({{dims[inner], inner_step}, {dims[outer], outer_step}});
+    if (stored_outside) {
+      for (std::size_t i = 0; i + 1 < b.g.funcs.size(); ++i) {
+        for (const func::output& o : b.g.funcs[i].outputs()) o.buffer->store_at(loop_id{&fn, dims[outer]});
+      }
+    }
     b.description = description;
   };
 }
@@ -571,6 +579,10 @@ void wide_rows(bool quick, const add_fn& add) {
       for (index_t s : {1, 4}) {
         w.hand.push_back(tile_of(1, s, 0, strip,
                                  "strips of " + std::to_string(strip) + " columns, rows in blocks of " + std::to_string(s)));
+        w.hand.push_back(tile_of(1, s, 0, strip,
+                                 "strips of " + std::to_string(strip) + " columns, rows in blocks of " +
+                                     std::to_string(s) + ", stored at the strip",
+                                 true));
       }
     }
     w.inputs = {&in};
