@@ -59,6 +59,8 @@ struct candidate {
   double invariant_bytes = 0;
   // The iterations of the innermost loop in all, and the strips of a tile (1 without one).
   index_t iterations = 0;
+  // The steps of the innermost loop are multiples of this (loop_analysis::granularity).
+  index_t granularity = 1;
   index_t strips = 1;
 
   bool looped() const { return !loops.empty(); }

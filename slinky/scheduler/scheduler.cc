@@ -135,6 +135,19 @@ void scheduler::schedule_group(int h, const std::vector<int>& group, bool subgro
   group_choice c = choose(h, group);
   ld.cost_ns = c.best.estimate.ns;
   ld.unscheduled_cost_ns = c.unscheduled_ns;
+  if (c.next && !c.next->recompute && !c.next->tiled()) {
+    ld.has_next = true;
+    ld.next_cost_ns = c.next->estimate.ns;
+    if (c.next->looped()) {
+      const loop_level& l = c.next->inner();
+      ld.next_dim = l.dim;
+      ld.next_var = g_.nodes[h].f->outputs()[0].dims[l.dim];
+      ld.next_step = l.step;
+      ld.next_iterations = c.next->iterations;
+      ld.next_granularity = c.next->granularity;
+      ld.next_parallel = l.parallel;
+    }
+  }
   if (!c.best.looped()) {
     if (!c.considered) {
       std::copy_if(group.begin(), group.end(), std::back_inserter(at_root),

@@ -6,6 +6,7 @@
 #ifndef SLINKY_SCHEDULER_SCHEDULER_H
 #define SLINKY_SCHEDULER_SCHEDULER_H
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,11 @@ private:
     // The chosen candidate (no loop if no loop is cheaper), and the group's time with no loop.
     candidate best;
     double unscheduled_ns = 0;
+    // The next-best candidate priced: a loop over another dim or no loop (none if nothing else
+    // was priced), for the measured refinement to try.
+    std::optional<candidate> next;
+    // Takes c if it is cheaper than the best (which becomes the next-best) or than the next-best.
+    void offer(candidate c);
   };
 
   // The search (search.cc).

@@ -151,7 +151,17 @@ candidate scheduler::best_step(const loop_analysis& a, int workers, index_t max_
   c.estimate = best.e;
   c.invariant_bytes = a.counts.invariant_bytes;
   c.iterations = (a.extent() + best.step - 1) / best.step;
+  c.granularity = a.granularity;
   return c;
+}
+
+void scheduler::group_choice::offer(candidate c) {
+  if (c.cheapest_ns < best.cheapest_ns) {
+    next = std::move(best);
+    best = std::move(c);
+  } else if (!next || c.cheapest_ns < next->cheapest_ns) {
+    next = std::move(c);
+  }
 }
 
 double scheduler::with_rereads(const candidate& c) const {
@@ -216,7 +226,10 @@ void scheduler::consider_tiles(int h, const std::vector<int>& members, group_cho
       }
     }
   }
-  if (tile) best.best = std::move(*tile);
+  if (tile) {
+    best.next = std::move(best.best);
+    best.best = std::move(*tile);
+  }
 }
 
 candidate scheduler::best_loop(int h, int d, const std::vector<int>& members) {
@@ -268,7 +281,7 @@ scheduler::group_choice scheduler::choose(int h, const std::vector<int>& members
     }
     const bool parallel = c.loops[0].parallel;
     const double working_set = c.estimate.working_set;
-    if (c.cheapest_ns < best.best.cheapest_ns) best.best = std::move(c);
+    best.offer(std::move(c));
     // The model prices bytes and calls, not the shape of the pieces: a loop over an inner dim cuts
     // rows into short, strided pieces (partial cache lines, short loops in the callbacks). So the
     // outermost dim whose loop beats no loop with a working set within the L2 budget is taken, and
