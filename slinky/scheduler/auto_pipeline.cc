@@ -392,6 +392,12 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
                       model_s > 0 ? s / model_s : 1);
         log += buf + name + "\n";
         measured.push_back({n, s, np});
+        // A neighbour that takes a loop away (the model's next-best, no loop) has no steps to walk:
+        // it is measured and may be kept, but the walk goes on from the others (it would stop
+        // there, before the steps where a blocked kernel is as fast with less memory).
+        bool leaf = false;
+        for (std::size_t i = 0; i < n.size(); ++i) leaf = leaf || (!(n[i] == current[i]) && no_loop(loops[i], n[i]));
+        if (leaf) continue;
         if (!best || s < best_s) {
           best = n;
           best_s = s;
