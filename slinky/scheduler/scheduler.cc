@@ -135,7 +135,8 @@ void scheduler::schedule_group(int h, const std::vector<int>& group, bool subgro
   group_choice c = choose(h, group);
   ld.cost_ns = c.best.estimate.ns;
   ld.unscheduled_cost_ns = c.unscheduled_ns;
-  if (c.next && !c.next->recompute && !c.next->tiled()) {
+  // Not for a tile: its funcs are stored at its outer loop, which another loop would not have.
+  if (c.next && !c.next->recompute && !c.next->tiled() && !c.best.tiled()) {
     ld.has_next = true;
     ld.next_cost_ns = c.next->estimate.ns;
     if (c.next->looped()) {
@@ -214,6 +215,13 @@ void scheduler::apply(int h, const candidate& c, std::vector<int>& at_root) {
     // would store a func whose windows overlap outside the loop and pipeline it).
     if (s.stored_in_loop) {
       for (const func::output& o : n.f->outputs()) o.buffer->store_at(loop_id{head.f, v});
+    }
+    // In a tile, stored at the outer loop: each strip allocates its windows once and they slide
+    // along the inner loop (stored by default, each inner iteration would compute its whole
+    // window over the strip: the wide stencil's hand tiles took 40 times as long).
+    if (c.tiled()) {
+      const var outer = head.f->outputs()[0].dims[c.loops[0].dim];
+      for (const func::output& o : n.f->outputs()) o.buffer->store_at(loop_id{head.f, outer});
     }
   }
 }

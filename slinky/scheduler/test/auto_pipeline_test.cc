@@ -559,6 +559,32 @@ TEST(auto_pipeline, refinement_tries_the_models_next_best_candidate) {
   EXPECT_EQ(p.builds(), 1u);
 }
 
+TEST(auto_pipeline, refinement_of_a_tile_keeps_its_outer_loop) {
+  // Rows of 1024 floats on a machine with an L2 of 8 KiB: the model takes a tile (strips of
+  // columns, rows inside, the intermediates stored at the strip); the walk changes the inner
+  // loop's step and keeps the strips, and every candidate computes the reference.
+  const index_t w = 1024, h = 1024;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 4;
+  o.repetitions = 1;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    return 1e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_NE(report.find("(a tile)"), std::string::npos) << report;
+  ASSERT_GE(calls.size(), 2u) << report;
+  // No next-best candidate for a tile: only steps of the inner loop.
+  for (const std::string& c : calls) EXPECT_FALSE(is_next_best(c)) << report;
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+}
+
 TEST(auto_pipeline, refinement_times_the_smaller_steps_again) {
   // Every candidate 1 ms, but the first timing of half the model's step 15% slower (the machine
   // was busy then): the walk's times alone keep the model's step; timed again, interleaved with
