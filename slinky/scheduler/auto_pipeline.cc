@@ -379,6 +379,9 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     while (explored < refine_.max_evaluations) {
       std::optional<candidate_loops> best;
       double best_s = 0;
+      // A neighbour without a loop faster than the current candidate beyond min_gain: the time
+      // falls towards larger steps, and the walk goes on through a slower step on the way.
+      bool leaf_faster = false;
       for (const candidate_loops& n : neighbours(loops, current, threads)) {
         if (explored >= refine_.max_evaluations) break;
         if (std::find(tried.begin(), tried.end(), n) != tried.end()) continue;
@@ -397,7 +400,10 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
         // there, before the steps where a blocked kernel is as fast with less memory).
         bool leaf = false;
         for (std::size_t i = 0; i < n.size(); ++i) leaf = leaf || (!(n[i] == current[i]) && no_loop(loops[i], n[i]));
-        if (leaf) continue;
+        if (leaf) {
+          leaf_faster = leaf_faster || s * (1 + refine_.min_gain) < current_s;
+          continue;
+        }
         if (!best || s < best_s) {
           best = n;
           best_s = s;
@@ -406,7 +412,7 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
       // The walk goes on from the fastest neighbour unless it is slower than the current
       // candidate (beyond min_gain): across a plateau (a kernel blocked by 4 rows runs 2 rows
       // as slowly as 1), not down a slope.
-      if (!best || !(best_s <= current_s * (1 + refine_.min_gain))) break;
+      if (!best || !(best_s <= current_s * (1 + refine_.min_gain) || leaf_faster)) break;
       current = *best;
       current_s = best_s;
     }
