@@ -4,7 +4,8 @@
 // stencil chains (2, 3 stages), benchmark 5's matrix chain, a padded copy feeding a stencil
 // (alias_benchmark), and the ML workloads of docs/benchmarks.md (attention, a matrix product with
 // packing of its right-hand side, a convolution as pad + im2col + product + bias and activation);
-// then the parallel ones (an elementwise chain, the stencil chains of benchmark 7 with hand
+// then two whose rows do not fit the L2 (a wide 3-stage stencil, a product whose right-hand side
+// is 8 MiB) with hand tiles; then the parallel ones (an elementwise chain, the stencil chains of benchmark 7 with hand
 // schedules pipelined and data-parallel, a chain into a parallel partial reduction and a final
 // reduction). Then the time schedule() takes on chains of 100 and 1000 funcs, and the cost
 // of the just-in-time entry (auto_pipeline): the first evaluation of a shape class (schedule +
@@ -499,6 +500,118 @@ void matmul_and_copy_rows(bool quick, const add_fn& add) {
     w.inputs = {&in};
     w.outputs = {&out};
     w.check = [&, name](const std::string& what) { check_near(out, ref, 0.0f, name + ", " + what); };
+    add(std::move(w));
+  }
+}
+
+// A hand tile: the output's func in an outer loop over dim `outer` in steps of `outer_step` and
+// an inner loop over dim `inner` in steps of `inner_step`.
+// stored_outside: the other funcs' outputs stored at the outer loop (each strip's windows
+// allocated once, sliding along the inner loop), else where the builder stores them by default.
+scheduler_fn tile_of(int inner, index_t inner_step, int outer, index_t outer_step, std::string description,
+                     bool stored_outside = false) {
+  return [=](built& b) {
+    func& fn = b.g.funcs.back();
+    const std::vector<var>& dims = fn.outputs()[0].dims;
+    fn.loops({{dims[inner], inner_step}, {dims[outer], outer_step}});
+    if (stored_outside) {
+      for (std::size_t i = 0; i + 1 < b.g.funcs.size(); ++i) {
+        for (const func::output& o : b.g.funcs[i].outputs()) o.buffer->store_at(loop_id{&fn, dims[outer]});
+      }
+    }
+    b.description = description;
+  };
+}
+
+// c(j, i) = sum_k a(k, i) b(j, k): one product (workloads::matmul's callback). funcs: c.
+graph matmul_graph(node_context& ctx) {
+  graph g;
+  auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
+  auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
+  auto c = buffer_expr::make(ctx, "c", 2, sizeof(float));
+  var i(ctx, "i"), j(ctx, "j");
+  const interval_expr k = a->dim(0).bounds;
+  g.funcs.push_back(func::make(workloads::matmul, {{a, {k, point(i)}}, {b, {point(j), k}}}, {{c, {j, i}}}, {.name = "c"}));
+  g.inputs = {a, b};
+  g.outputs = {c};
+  return g;
+}
+
+// Pipelines where a row does not fit the L2: benchmark 4's 3-stage stencil chain on a wide image
+// (rows of 512 KiB: the windows of one row of the output take 3.5 MiB), and a product whose right-hand
+// side (read whole for every row of the output) takes 8 MiB. Hand schedules: rows, and tiles
+// (strips of columns, rows inside).
+void wide_rows(bool quick, const add_fn& add) {
+  {
+    const index_t width = quick ? 1 << 15 : 1 << 17, height = quick ? 32 : 64;
+    const int stages = 3, border = stages - 1;
+    buffer<float, 2> in({width + 2 * border, height + 2 * border}), out({width, height}), ref({width, height});
+    in.translate(-border, -border);
+    for (auto* b : {&in, &out, &ref}) b->allocate();
+    for (index_t y = -border; y < height + border; ++y) {
+      for (index_t x = -border; x < width + border; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 16);
+    }
+    // The reference: e = in * 2 + 1, b1 = box(e), out = box(b1), stage by stage.
+    buffer<float, 2> e({width + 2 * border, height + 2 * border}), b1({width + 2, height + 2});
+    e.translate(-border, -border);
+    b1.translate(-1, -1);
+    e.allocate();
+    b1.allocate();
+    for (index_t y = -border; y < height + border; ++y) {
+      for (index_t x = -border; x < width + border; ++x) e(x, y) = in(x, y) * 2.0f + 1.0f;
+    }
+    auto box_of = [](const buffer<float, 2>& src, index_t x, index_t y) {
+      return (src(x - 1, y - 1) + src(x, y - 1) + src(x + 1, y - 1)) + (src(x - 1, y) + src(x, y) + src(x + 1, y)) +
+             (src(x - 1, y + 1) + src(x, y + 1) + src(x + 1, y + 1));
+    };
+    for (index_t y = -1; y < height + 1; ++y) {
+      for (index_t x = -1; x < width + 1; ++x) b1(x, y) = box_of(e, x, y);
+    }
+    for (index_t y = 0; y < height; ++y) {
+      for (index_t x = 0; x < width; ++x) ref(x, y) = box_of(b1, x, y);
+    }
+    workload w;
+    const std::string name = "wide stencil, 3 stages, " + std::to_string(width) + "x" + std::to_string(height);
+    w.name = name;
+    w.make_graph = [](node_context& ctx) { return workloads::stencil_chain(ctx, 3); };
+    for (index_t s : {1, 4}) w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
+    for (index_t strip : {1024, 4096, 16384}) {
+      for (index_t s : {1, 4}) {
+        w.hand.push_back(tile_of(1, s, 0, strip,
+                                 "strips of " + std::to_string(strip) + " columns, rows in blocks of " + std::to_string(s)));
+        w.hand.push_back(tile_of(1, s, 0, strip,
+                                 "strips of " + std::to_string(strip) + " columns, rows in blocks of " +
+                                     std::to_string(s) + ", stored at the strip",
+                                 true));
+      }
+    }
+    w.inputs = {&in};
+    w.outputs = {&out};
+    w.check = [&, name](const std::string& what) { check_near(out, ref, 0.0f, name + ", " + what); };
+    add(std::move(w));
+  }
+  {
+    const index_t m = quick ? 64 : 256, k = 256, n = quick ? 2048 : 8192;
+    buffer<float, 2> a({k, m}), b({n, k}), c({n, m}), ref({n, m});
+    for (auto* x : {&a, &b, &c, &ref}) x->allocate();
+    fill_random(a, 1);
+    fill_random(b, 2);
+    workloads::matmul(a, b, ref);
+    workload w;
+    const std::string name = "matmul, rows beyond L2, " + std::to_string(m) + "x" + std::to_string(k) + " x " +
+                             std::to_string(k) + "x" + std::to_string(n);
+    w.name = name;
+    w.make_graph = matmul_graph;
+    for (index_t s : {1, 4, 16}) w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
+    for (index_t strip : {256, 1024}) {
+      for (index_t s : {4, 16, 64}) {
+        w.hand.push_back(tile_of(1, s, 0, strip,
+                                 "panels of " + std::to_string(strip) + " columns, rows in blocks of " + std::to_string(s)));
+      }
+    }
+    w.inputs = {&a, &b};
+    w.outputs = {&c};
+    w.check = [&, name](const std::string& what) { check_near(c, ref, 1e-4f, name + ", " + what); };
     add(std::move(w));
   }
 }
@@ -1010,6 +1123,7 @@ int main(int argc, char** argv) {
     matmul_and_copy_rows(quick, print);
     ml_rows(quick, print);
     kernel_rows(quick, print);
+    wide_rows(quick, print);
     elementwise_rows(quick, true, print);
     stencil_rows(quick, true, false, print);
     reduction_row(quick, print);
@@ -1072,6 +1186,7 @@ int main(int argc, char** argv) {
   matmul_and_copy_rows(quick, add);
   ml_rows(quick, add);
   kernel_rows(quick, add);
+  wide_rows(quick, add);
   elementwise_rows(quick, true, add);
   stencil_rows(quick, true, sweep, add);
   reduction_row(quick, add);

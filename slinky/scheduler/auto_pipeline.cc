@@ -107,49 +107,106 @@ bool outputs_alias(span<const raw_buffer* const> inputs, span<const raw_buffer* 
   return false;
 }
 
-// One looped output of the model's schedule, and a candidate's step and parallelism for each.
+// The candidates timed again after the walk (the fastest and those with smaller steps within
+// confirm_band times equal_time of it), at most.
+constexpr std::size_t confirm_candidates = 4;
+constexpr double confirm_band = 4;
+
+// One output of the model's schedule that the refinement may change: its loop (or none), and the
+// model's next-best candidate for it.
 struct refined_loop {
   func* f;
+  // The model's loop: over v in steps of `step` (none: the model left the output without a loop).
+  bool none;
   var v;
   index_t step;
   bool parallel;
   index_t granularity;
   index_t iterations;
   bool recomputes;
+  // A tile's outer loop, kept as the scheduler set it (the refinement walks the inner loop's step).
+  std::vector<func::loop_info> outer;
+  // The model's next-best candidate (schedule_report::loop_decision::has_next): a loop over
+  // next_v, or no loop (next_none).
+  bool has_next;
+  bool next_none;
+  var next_v;
+  index_t next_step, next_granularity, next_iterations;
+  bool next_parallel;
 };
+// A candidate's setting of one refined_loop: the model's dim (which 0) or the next-best
+// candidate's (which 1), in steps of `step`, parallel or not.
 struct loop_setting {
+  int which;
   index_t step;
   bool parallel;
-  bool operator==(const loop_setting& o) const { return step == o.step && parallel == o.parallel; }
+  bool operator==(const loop_setting& o) const {
+    return which == o.which && step == o.step && parallel == o.parallel;
+  }
 };
 using candidate_loops = std::vector<loop_setting>;
+
+// No loop in this setting.
+bool no_loop(const refined_loop& l, const loop_setting& s) { return s.which == 0 ? l.none : l.next_none; }
 
 std::string describe(const std::vector<refined_loop>& loops, const candidate_loops& c, const node_context& ctx) {
   std::string s;
   for (std::size_t i = 0; i < loops.size(); ++i) {
     if (!s.empty()) s += "; ";
-    s += loops[i].f->name(&ctx) + ": step " + std::to_string(c[i].step) + (c[i].parallel ? ", parallel" : "");
+    s += loops[i].f->name(&ctx) + ": ";
+    if (no_loop(loops[i], c[i])) {
+      s += "no loop";
+      continue;
+    }
+    // The next-best candidate's loop is named by its variable (the model's dim is the default).
+    if (c[i].which == 1) s += "over " + ctx.name(loops[i].next_v) + ", ";
+    s += "step " + std::to_string(c[i].step) + (c[i].parallel ? ", parallel" : "");
   }
   return s;
 }
 
+// The loops of a candidate set on the funcs.
+void set_loops(const std::vector<refined_loop>& loops, const candidate_loops& c) {
+  for (std::size_t i = 0; i < loops.size(); ++i) {
+    const refined_loop& r = loops[i];
+    if (no_loop(r, c[i])) {
+      r.f->loops({});
+      continue;
+    }
+    std::vector<func::loop_info> l = {
+        {c[i].which == 0 ? r.v : r.next_v, c[i].step, c[i].parallel ? loop::parallel : loop::serial}};
+    if (c[i].which == 0) l.insert(l.end(), r.outer.begin(), r.outer.end());
+    r.f->loops(std::move(l));
+  }
+}
+
 // The neighbours of c, in a fixed order: for each loop, its step doubled (while the model's
-// iterations allow), halved (a multiple of the granularity), and serial or parallel.
+// iterations allow), halved (a multiple of the granularity), the model's next-best candidate (from
+// the model's dim), and serial or parallel.
 std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, const candidate_loops& c, int threads) {
   std::vector<candidate_loops> r;
   for (std::size_t i = 0; i < loops.size(); ++i) {
     const refined_loop& l = loops[i];
-    const index_t extent = l.step * l.iterations;
-    if (c[i].step * 2 < extent) {
-      r.push_back(c);
-      r.back()[i].step *= 2;
+    const bool looped = !no_loop(l, c[i]);
+    const bool model_dim = c[i].which == 0;
+    if (looped) {
+      const index_t extent = model_dim ? l.step * l.iterations : l.next_step * l.next_iterations;
+      const index_t granularity = model_dim ? l.granularity : l.next_granularity;
+      if (c[i].step * 2 < extent) {
+        r.push_back(c);
+        r.back()[i].step *= 2;
+      }
+      const index_t half = c[i].step / 2;
+      if (half >= 1 && half % granularity == 0) {
+        r.push_back(c);
+        r.back()[i].step = half;
+      }
     }
-    const index_t half = c[i].step / 2;
-    if (half >= 1 && half % l.granularity == 0) {
+    if (model_dim && l.has_next) {
       r.push_back(c);
-      r.back()[i].step = half;
+      r.back()[i] = {1, l.next_none ? 0 : l.next_step, l.next_parallel};
     }
-    if (threads > 1 && !l.recomputes) {
+    if (looped && threads > 1 && !(model_dim && l.recomputes)) {
       r.push_back(c);
       r.back()[i].parallel = !c[i].parallel;
     }
@@ -256,11 +313,15 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
   std::vector<refined_loop> loops;
   if (refine_.max_evaluations > 0) {
     for (const schedule_report::loop_decision& l : report.loops) {
-      if (!l.looped) continue;
+      // An output without a loop: refined where the model priced a loop for it (its next-best).
+      if (!l.looped && !(l.has_next && l.next_dim >= 0)) continue;
       for (const scheduler_internal::sched_node& n : g.nodes) {
         if (n.f != l.f) continue;
-        loops.push_back(
-            {n.f, l.loop_var, l.step, l.parallel, std::max<index_t>(1, l.granularity), l.iterations, l.recomputes});
+        std::vector<func::loop_info> outer(n.f->loops().begin() + std::min<std::size_t>(1, n.f->loops().size()),
+                                           n.f->loops().end());
+        loops.push_back({n.f, !l.looped, l.loop_var, l.step, l.parallel, std::max<index_t>(1, l.granularity),
+            l.iterations, l.recomputes, std::move(outer), l.has_next, l.next_dim < 0, l.next_var, l.next_step,
+            std::max<index_t>(1, l.next_granularity), l.next_iterations, l.next_parallel});
       }
     }
   }
@@ -276,9 +337,7 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     // Builds and times a candidate: the median of the repetitions, which stop after one slower
     // than `limit` seconds.
     auto build_candidate = [&](const candidate_loops& c) {
-      for (std::size_t i = 0; i < loops.size(); ++i) {
-        loops[i].f->loops({{loops[i].v, c[i].step, c[i].parallel ? loop::parallel : loop::serial}});
-      }
+      set_loops(loops, c);
       return std::make_shared<const pipeline>(build_pipeline(ctx_, args_, inputs_, outputs_, {}, build_options_));
     };
     auto time_candidate = [&](const pipeline& cp, const std::string& name, double limit) {
@@ -299,7 +358,7 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
       return t[t.size() / 2];
     };
     candidate_loops model;
-    for (const refined_loop& l : loops) model.push_back({l.step, l.parallel});
+    for (const refined_loop& l : loops) model.push_back({0, l.none ? 0 : l.step, l.parallel});
     const std::string model_name = describe(loops, model, ctx_);
     const double model_s = time_candidate(*p, model_name, std::numeric_limits<double>::infinity());
     const double limit = refine_.max_slowdown * model_s;
@@ -320,6 +379,9 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     while (explored < refine_.max_evaluations) {
       std::optional<candidate_loops> best;
       double best_s = 0;
+      // A neighbour without a loop faster than the current candidate beyond min_gain: the time
+      // falls towards larger steps, and the walk goes on through a slower step on the way.
+      bool leaf_faster = false;
       for (const candidate_loops& n : neighbours(loops, current, threads)) {
         if (explored >= refine_.max_evaluations) break;
         if (std::find(tried.begin(), tried.end(), n) != tried.end()) continue;
@@ -333,6 +395,15 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
                       model_s > 0 ? s / model_s : 1);
         log += buf + name + "\n";
         measured.push_back({n, s, np});
+        // A neighbour that takes a loop away (the model's next-best, no loop) has no steps to walk:
+        // it is measured and may be kept, but the walk goes on from the others (it would stop
+        // there, before the steps where a blocked kernel is as fast with less memory).
+        bool leaf = false;
+        for (std::size_t i = 0; i < n.size(); ++i) leaf = leaf || (!(n[i] == current[i]) && no_loop(loops[i], n[i]));
+        if (leaf) {
+          leaf_faster = leaf_faster || s * (1 + refine_.min_gain) < current_s;
+          continue;
+        }
         if (!best || s < best_s) {
           best = n;
           best_s = s;
@@ -341,7 +412,7 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
       // The walk goes on from the fastest neighbour unless it is slower than the current
       // candidate (beyond min_gain): across a plateau (a kernel blocked by 4 rows runs 2 rows
       // as slowly as 1), not down a slope.
-      if (!best || !(best_s <= current_s * (1 + refine_.min_gain))) break;
+      if (!best || !(best_s <= current_s * (1 + refine_.min_gain) || leaf_faster)) break;
       current = *best;
       current_s = best_s;
     }
@@ -350,13 +421,72 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     // on a tie (the model's choice first).
     double fastest = model_s;
     for (const measured_candidate& c : measured) fastest = std::min(fastest, c.s);
-    auto steps = [](const candidate_loops& c) {
-      index_t sum = 0;
-      for (const loop_setting& l : c) sum += l.step;
+    // The memory of a candidate, as the part of its loops' dims one iteration covers, summed (a
+    // loop's intermediates grow with it; no loop covers the whole dim).
+    auto steps = [&](const candidate_loops& c) {
+      double sum = 0;
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        const refined_loop& l = loops[i];
+        if (no_loop(l, c[i])) {
+          sum += 1;
+          continue;
+        }
+        const index_t extent = c[i].which == 0 ? l.step * l.iterations : l.next_step * l.next_iterations;
+        sum += static_cast<double>(c[i].step) / static_cast<double>(std::max<index_t>(1, extent));
+      }
       return sum;
     };
-    const measured_candidate* keep = nullptr;
+    // The walk timed each candidate in its own moment: a candidate with smaller steps that lost
+    // to the fastest by a few times equal_time may have lost to the machine's load rather than
+    // to its steps. The fastest and up to confirm_candidates - 1 of those (the smallest steps:
+    // what the timing again is for) are timed again in interleaved rounds, and the choice is made
+    // on these times.
+    const measured_candidate* fastest_c = nullptr;
     for (const measured_candidate& c : measured) {
+      if (c.s == fastest) {
+        fastest_c = &c;
+        break;
+      }
+    }
+    std::vector<const measured_candidate*> finalists;
+    for (const measured_candidate& c : measured) {
+      if (&c != fastest_c && steps(c.c) < steps(fastest_c->c) && c.s <= fastest * (1 + confirm_band * refine_.equal_time)) {
+        finalists.push_back(&c);
+      }
+    }
+    std::stable_sort(finalists.begin(), finalists.end(),
+                     [&](const measured_candidate* a, const measured_candidate* b) { return steps(a->c) < steps(b->c); });
+    if (finalists.size() + 1 > confirm_candidates) finalists.resize(confirm_candidates - 1);
+    std::vector<measured_candidate> confirmed;
+    if (!finalists.empty()) {
+      finalists.insert(finalists.begin(), fastest_c);
+      std::vector<std::vector<double>> t(finalists.size());
+      for (int r = 0; r < std::max(1, refine_.repetitions); ++r) {
+        for (std::size_t i = 0; i < finalists.size(); ++i) {
+          const pipeline& cp = *finalists[i]->p;
+          const std::function<double()> run = [&]() {
+            const auto t0 = std::chrono::steady_clock::now();
+            cp.evaluate(args, inputs, outputs, timing_ctx);
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          };
+          t[i].push_back(refine_.timer ? refine_.timer(describe(loops, finalists[i]->c, ctx_), run) : run());
+        }
+      }
+      log += "  timed again, interleaved, " + std::to_string(std::max(1, refine_.repetitions)) + " rounds:\n";
+      for (std::size_t i = 0; i < finalists.size(); ++i) {
+        std::sort(t[i].begin(), t[i].end());
+        confirmed.push_back({finalists[i]->c, t[i][t[i].size() / 2], finalists[i]->p});
+        std::snprintf(buf, sizeof(buf), "  %.3f ms: ", confirmed.back().s * 1e3);
+        log += buf + describe(loops, confirmed.back().c, ctx_) + "\n";
+      }
+    }
+    const std::vector<measured_candidate>& chosen_from = confirmed.empty() ? measured : confirmed;
+    if (!confirmed.empty()) {
+      fastest = confirmed[0].s;
+      for (const measured_candidate& c : confirmed) fastest = std::min(fastest, c.s);
+    }
+    const measured_candidate* keep = nullptr;
+    for (const measured_candidate& c : chosen_from) {
       if (c.s > fastest * (1 + refine_.equal_time)) continue;
       if (!keep || steps(c.c) < steps(keep->c)) keep = &c;
     }

@@ -36,8 +36,9 @@ struct func_site {
 
 // A candidate schedule of the group of one head.
 struct candidate {
-  // The loops of the head's func, outermost first; empty: no loop. The search makes at most one
-  // (loops over two dims, tiles, are not searched).
+  // The loops of the head's func, outermost first; empty: no loop. One loop, or two over
+  // different dims (a tile: the funcs of the group are computed in the inner loop, each iteration
+  // of the outer one a strip of the output).
   std::vector<loop_level> loops;
   // Iterations in flight at once: 1 for a serial loop; the threads of a data-parallel loop; at
   // most one per func in it for a pipelined one.
@@ -54,7 +55,18 @@ struct candidate {
   // One per member of the group, in the group's order: set for the chosen candidate only.
   std::vector<func_site> sites;
 
+  // The bytes read whole by every iteration of the (inner) loop (loop_counts::invariant_bytes).
+  double invariant_bytes = 0;
+  // The iterations of the innermost loop in all, and the strips of a tile (1 without one).
+  index_t iterations = 0;
+  // The steps of the innermost loop are multiples of this (loop_analysis::granularity).
+  index_t granularity = 1;
+  index_t strips = 1;
+
   bool looped() const { return !loops.empty(); }
+  bool tiled() const { return loops.size() == 2; }
+  // The loop the group's funcs are computed in.
+  const loop_level& inner() const { return loops.back(); }
 };
 
 }  // namespace scheduler_internal

@@ -239,6 +239,13 @@ public:
   // A parallel loop is taken only if it is estimated at most this fraction of the serial loop's
   // time: the model does not see memory bandwidth shared by the cores.
   static constexpr double parallel_gain = 0.8;
+  // A tile is taken only if it is estimated at most this fraction of the best loop's time: the
+  // model prices bytes, not the shorter rows a strip cuts the output's into (shorter loops in the
+  // callbacks, partial cache lines at the strips' edges).
+  static constexpr double tile_gain = 0.9;
+  // The narrowest strip of a tile, in elements of its dim: narrower strips make rows too short
+  // for the callbacks' vector loops, which the model does not price.
+  static constexpr index_t min_strip = 32;
 
   // The callbacks' own work, from the bytes of their footprints: each point reads every element
   // of its inputs' regions for that point (9 for a 3x3 stencil, a row and a column for a matrix

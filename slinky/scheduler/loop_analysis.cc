@@ -84,6 +84,10 @@ class analysis_pass {
   loop_analysis& plan;
   // The loop's chunk at each probe.
   index_range chunk[3];
+  // With a tile: the slot of the outer loop's variable in the head's variables and the strip's
+  // range of it (slot -1: no tile).
+  int strip_slot = -1;
+  index_range strip_range;
   // Buffers read from outside the loop, in the order first read (deterministic).
   std::unordered_map<const buffer_expr*, external_read> externals;
   std::vector<const buffer_expr*> external_order;
@@ -93,7 +97,7 @@ public:
                 const cost_model& model, loop_analyzer::scratch& s, loop_analysis& plan)
       : g(g), h(h), members(members), full(full), model(model), s(s), plan(plan) {}
 
-  void run(int dim, bool recompute);
+  void run(int dim, bool recompute, strip outer);
 
 private:
   void reset(int dim);
@@ -158,11 +162,24 @@ void analysis_pass::reset(int dim) {
   plan.slot = g.nodes[h].out_slots[0][dim];
 }
 
-void analysis_pass::run(int dim, bool recompute) {
+void analysis_pass::run(int dim, bool recompute, strip outer) {
   reset(dim);
   plan.recompute = recompute;
   const sched_node& head = g.nodes[h];
   if (plan.slot < 0) return;
+  if (outer.active()) {
+    if (outer.dim == dim || outer.dim >= static_cast<int>(head.out_slots[0].size())) return;
+    strip_slot = head.out_slots[0][outer.dim];
+    if (strip_slot < 0 || strip_slot == plan.slot) return;
+    // The strip probed: the second one where there are three or more (the first and last may be
+    // clamped by the consumers' bounds), else the first.
+    const index_range w = full[head.slot + strip_slot];
+    if (outer.step >= w.extent()) return;
+    const index_t first = w.extent() >= 3 * outer.step ? w.min + outer.step : w.min;
+    strip_range = {first, first + outer.step - 1};
+    plan.outer = outer;
+    plan.strips = (w.extent() + outer.step - 1) / outer.step;
+  }
   const index_range whole = full[head.slot + plan.slot];
   loop_counts& counts = plan.counts;
   counts.extent = whole.extent();
@@ -202,6 +219,7 @@ place_reason analysis_pass::place(int i, int& moving, index_t& shift) {
     for (int q = 0; q < 3; ++q) {
       std::copy_n(full.begin() + n.slot, n.rank, s.window[q].begin() + n.slot);
       s.window[q][n.slot + plan.slot] = chunk[q];
+      if (strip_slot >= 0) s.window[q][n.slot + strip_slot] = strip_range;
     }
     moving = plan.slot;
     shift = static_cast<index_t>(plan.counts.probe_step);
@@ -374,8 +392,9 @@ void analysis_pass::account_externals() {
 
 }  // namespace
 
-void loop_analyzer::analyze(int h, int dim, const std::vector<int>& members, bool recompute, loop_analysis& result) {
-  analysis_pass(g_, h, members, full_, model_, scratch_, result).run(dim, recompute);
+void loop_analyzer::analyze(
+    int h, int dim, const std::vector<int>& members, bool recompute, loop_analysis& result, strip outer) {
+  analysis_pass(g_, h, members, full_, model_, scratch_, result).run(dim, recompute, outer);
 }
 
 void loop_analyzer::unscheduled(const std::vector<int>& members, std::vector<root_term>& roots) const {

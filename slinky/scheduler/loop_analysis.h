@@ -32,12 +32,25 @@ enum class place_reason {
   unknown_region,
 };
 
+// The outer loop of a tile: the head's output dim `dim` cut into chunks of `step` elements. The
+// analysis of the inner loop then describes one such chunk (a strip of the output), probed away
+// from the ends of the dim.
+struct strip {
+  int dim = -1;
+  index_t step = 0;
+  bool active() const { return dim >= 0 && step > 0; }
+};
+
 // The analysis of a loop over one dim of a group's head.
 struct loop_analysis {
   bool ok = false;
   // The output's dim and the loop variable's slot in the head's variables.
   int dim = -1;
   int slot = -1;
+  // The outer loop of a tile (inactive if none): the analysis is of one strip of the output.
+  strip outer;
+  // With a tile, the strips of the output (the outer loop's iterations).
+  index_t strips = 1;
   // Steps should be multiples of this: a func in the loop moves by one element every
   // `granularity` elements of the loop (a consumer reading whole panels or blocks of it, j / 64
   // say), and a step that is not a multiple makes iterations straddle its blocks (each computing
@@ -75,7 +88,10 @@ public:
   // h first; h is an output's func, or a func at the root heading a subgroup, whose members all
   // feed it) into `result`. recompute: analyze a data-parallel loop, in which every func in the
   // loop computes its whole window in each iteration (none slides).
-  void analyze(int h, int dim, const std::vector<int>& members, bool recompute, loop_analysis& result);
+  // outer: the outer loop of a tile (the loop over `dim` is then the inner one, and the analysis
+  // is of one strip of the output: the head's window on outer.dim cut to outer.step elements).
+  void analyze(int h, int dim, const std::vector<int>& members, bool recompute, loop_analysis& result,
+               strip outer = strip());
 
   // The group with no loop: every func at the root, into `roots`; members as for analyze (the
   // head first: its consumers, outside the group, are not counted).

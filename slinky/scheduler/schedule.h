@@ -121,7 +121,18 @@ struct schedule_report {
     /// iteration computes their whole windows (recomputing the overlap), instead of sliding in a
     /// pipelined loop (docs/threads.md). Their placement is `in_loop`.
     bool recomputes = false;
-    /// The loop's iterations for the given shapes.
+    /// A tile: the loop above runs inside an outer loop over output dim `outer_dim` (variable
+    /// `outer_var`) in steps of `outer_step`, `outer_iterations` strips of the output; the funcs
+    /// in the loop are computed in the inner loop, each strip computing its own windows. -1: no
+    /// outer loop.
+    int outer_dim = -1;
+    /// The outer loop's variable.
+    var outer_var;
+    /// The outer loop's step (0 without one).
+    index_t outer_step = 0;
+    /// The outer loop's iterations (0 without one).
+    index_t outer_iterations = 0;
+    /// The loop's iterations for the given shapes (with a tile: in each strip).
     index_t iterations = 0;
     /// The working set of one iteration (intermediates' windows, the windows of the inputs read,
     /// the output chunk), in bytes, and the budget it was fitted to.
@@ -149,6 +160,28 @@ struct schedule_report {
     /// The bytes read whole by every iteration from outside the loop (a reduction's operands),
     /// charged once per evaluation.
     index_t invariant_bytes = 0;
+    /// The cost model's next-best candidate for this output, which the measured refinement tries
+    /// (auto_pipeline::set_refinement): has_next false if there is none (nothing else was
+    /// priced, the next-best is a data-parallel loop, whose funcs need storage in it, or the
+    /// chosen loop is a tile, whose funcs are stored at its outer loop); else a
+    /// loop over dim `next_dim` (variable `next_var`) in steps of `next_step`, parallel or not,
+    /// `next_iterations` iterations, steps in multiples of `next_granularity`, or no loop
+    /// (`next_dim` -1); estimated `next_cost_ns`. Also set for an output left without a loop.
+    bool has_next = false;
+    /// The next-best loop's dim (-1: no loop).
+    int next_dim = -1;
+    /// The next-best loop's variable.
+    var next_var;
+    /// The next-best loop's step, iterations and granularity.
+    index_t next_step = 0;
+    /// The next-best loop's iterations.
+    index_t next_iterations = 0;
+    /// The next-best loop's granularity.
+    index_t next_granularity = 1;
+    /// True if the next-best loop is parallel.
+    bool next_parallel = false;
+    /// The next-best candidate's estimate, in ns.
+    double next_cost_ns = 0;
   };
   /// One per output, then one per func at the root given a loop of its own.
   std::vector<loop_decision> loops;

@@ -135,6 +135,20 @@ void scheduler::schedule_group(int h, const std::vector<int>& group, bool subgro
   group_choice c = choose(h, group);
   ld.cost_ns = c.best.estimate.ns;
   ld.unscheduled_cost_ns = c.unscheduled_ns;
+  // Not for a tile: its funcs are stored at its outer loop, which another loop would not have.
+  if (c.next && !c.next->recompute && !c.next->tiled() && !c.best.tiled()) {
+    ld.has_next = true;
+    ld.next_cost_ns = c.next->estimate.ns;
+    if (c.next->looped()) {
+      const loop_level& l = c.next->inner();
+      ld.next_dim = l.dim;
+      ld.next_var = g_.nodes[h].f->outputs()[0].dims[l.dim];
+      ld.next_step = l.step;
+      ld.next_iterations = c.next->iterations;
+      ld.next_granularity = c.next->granularity;
+      ld.next_parallel = l.parallel;
+    }
+  }
   if (!c.best.looped()) {
     if (!c.considered) {
       std::copy_if(group.begin(), group.end(), std::back_inserter(at_root),
@@ -165,7 +179,8 @@ void scheduler::report_unlooped(int h, const std::vector<int>& group, const grou
 void scheduler::place(int h, const std::vector<int>& group, candidate& c) {
   // The chosen loop's analysis again (analysis_ holds the last dim considered), for its decisions
   // per func.
-  analyzer_.analyze(h, c.loops[0].dim, group, c.recompute, analysis_);
+  analyzer_.analyze(h, c.inner().dim, group, c.recompute, analysis_,
+                    c.tiled() ? strip{c.loops[0].dim, c.loops[0].step} : strip());
   c.sites.clear();
   for (int i : group) {
     func_site s;
@@ -179,9 +194,12 @@ void scheduler::place(int h, const std::vector<int>& group, candidate& c) {
 
 void scheduler::apply(int h, const candidate& c, std::vector<int>& at_root) {
   const sched_node& head = g_.nodes[h];
-  const loop_level& l = c.loops[0];
+  const loop_level& l = c.inner();
   const var v = head.f->outputs()[0].dims[l.dim];
-  head.f->loops({func::loop_info(v, l.step, l.parallel ? loop::parallel : loop::serial)});
+  std::vector<func::loop_info> loops = {func::loop_info(v, l.step, l.parallel ? loop::parallel : loop::serial)};
+  // A tile's outer loop, after the inner one (innermost first).
+  if (c.tiled()) loops.emplace_back(head.f->outputs()[0].dims[c.loops[0].dim], c.loops[0].step, loop::serial);
+  head.f->loops(std::move(loops));
   for (const func_site& s : c.sites) {
     if (s.node == h || s.client) continue;
     const sched_node& n = g_.nodes[s.node];
@@ -198,16 +216,24 @@ void scheduler::apply(int h, const candidate& c, std::vector<int>& at_root) {
     if (s.stored_in_loop) {
       for (const func::output& o : n.f->outputs()) o.buffer->store_at(loop_id{head.f, v});
     }
+    // In a tile, stored at the outer loop: each strip allocates its windows once and they slide
+    // along the inner loop (stored by default, each inner iteration would compute its whole
+    // window over the strip: the wide stencil's hand tiles took 40 times as long).
+    if (c.tiled()) {
+      const var outer = head.f->outputs()[0].dims[c.loops[0].dim];
+      for (const func::output& o : n.f->outputs()) o.buffer->store_at(loop_id{head.f, outer});
+    }
   }
 }
 
 void scheduler::report_loop(int h, const candidate& c, schedule_report::loop_decision& ld) {
   const sched_node& head = g_.nodes[h];
-  const loop_level& l = c.loops[0];
+  const loop_level& l = c.inner();
   const loop_analysis& a = analysis_;
   ld.looped = true;
   ld.why = c.recompute  ? "cheapest loop; parallel, data-parallel with the overlaps recomputed"
            : l.parallel ? "cheapest loop; parallel"
+           : c.tiled()  ? "cheapest loop; a tile (the working set of a loop over one dim is served beyond the L2)"
                         : "cheapest loop";
   ld.dim = l.dim;
   ld.loop_var = head.f->outputs()[0].dims[l.dim];
@@ -219,7 +245,13 @@ void scheduler::report_loop(int h, const candidate& c, schedule_report::loop_dec
   ld.workers = c.workers;
   ld.level = c.estimate.level + 1;
   ld.budget_bytes = static_cast<index_t>(model_.budget(c.estimate.level));
-  ld.calls = ld.iterations * a.counts.calls_per_iteration;
+  if (c.tiled()) {
+    ld.outer_dim = c.loops[0].dim;
+    ld.outer_var = head.f->outputs()[0].dims[ld.outer_dim];
+    ld.outer_step = c.loops[0].step;
+    ld.outer_iterations = c.strips;
+  }
+  ld.calls = ld.iterations * c.strips * a.counts.calls_per_iteration;
   ld.granularity = a.granularity;
   ld.hinted_multiple = a.hinted_multiple;
   ld.invariant_bytes = static_cast<index_t>(a.counts.invariant_bytes);

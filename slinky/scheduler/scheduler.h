@@ -6,6 +6,7 @@
 #ifndef SLINKY_SCHEDULER_SCHEDULER_H
 #define SLINKY_SCHEDULER_SCHEDULER_H
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,11 @@ private:
     // The chosen candidate (no loop if no loop is cheaper), and the group's time with no loop.
     candidate best;
     double unscheduled_ns = 0;
+    // The next-best candidate priced: a loop over another dim or no loop (none if nothing else
+    // was priced), for the measured refinement to try.
+    std::optional<candidate> next;
+    // Takes c if it is cheaper than the best (which becomes the next-best) or than the next-best.
+    void offer(candidate c);
   };
 
   // The search (search.cc).
@@ -49,6 +55,14 @@ private:
   candidate best_loop(int h, int d, const std::vector<int>& members);
   // The best step of an analyzed loop with `workers` iterations in flight, at most max_step.
   candidate best_step(const loop_analysis& a, int workers, index_t max_step) const;
+  // Where the chosen serial loop's working set is served beyond the L2 (a row of the output or of
+  // an intermediate is too large for it, or an operand read whole by every iteration is): a tile
+  // of two serial loops if one is cheaper, into `best`.
+  void consider_tiles(int h, const std::vector<int>& members, group_choice& best);
+  // The time of candidate c with every iteration reading its windows read whole
+  // (loop_counts::invariant_bytes) from the level they fit in, beyond the first read of each strip
+  // that c.estimate charges: how a loop and a tile are compared.
+  double with_rereads(const candidate& c) const;
 
   // Setting and reporting (scheduler.cc).
   // Decides, sets and reports the schedule of head h's group (subgroup: the funcs feeding only a
@@ -74,8 +88,8 @@ private:
   // The whole region of every func (full_regions).
   std::vector<index_range> full_;
   loop_analyzer analyzer_;
-  // The analyses of the loop being considered, and of its data-parallel variant.
-  loop_analysis analysis_, recompute_analysis_;
+  // The analyses of the loop being considered, of its data-parallel variant, and of a tile's.
+  loop_analysis analysis_, recompute_analysis_, tile_analysis_;
   // The funcs of a group with no loop (scratch).
   std::vector<root_term> roots_;
   schedule_report report_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <optional>
 
 #include "slinky/scheduler/scheduler.h"
 
@@ -148,7 +149,88 @@ candidate scheduler::best_step(const loop_analysis& a, int workers, index_t max_
   c.workers = workers;
   c.recompute = a.recompute;
   c.estimate = best.e;
+  c.invariant_bytes = a.counts.invariant_bytes;
+  c.iterations = (a.extent() + best.step - 1) / best.step;
+  c.granularity = a.granularity;
   return c;
+}
+
+void scheduler::group_choice::offer(candidate c) {
+  if (c.cheapest_ns < best.cheapest_ns) {
+    next = std::move(best);
+    best = std::move(c);
+  } else if (!next || c.cheapest_ns < next->cheapest_ns) {
+    next = std::move(c);
+  }
+}
+
+double scheduler::with_rereads(const candidate& c) const {
+  if (c.invariant_bytes <= 0 || c.iterations <= c.strips) return c.estimate.ns;
+  const double rate = model_.target().ns_per_byte[model_.level_of(c.invariant_bytes)];
+  return c.estimate.ns + static_cast<double>(c.iterations - c.strips) * c.invariant_bytes * rate;
+}
+
+// The tiles: for each pair of the head's dims (the inner one not dim 0), an outer loop over one in
+// strips of a power of two
+// (from half the dim down to cost_model::min_strip elements) and the inner loop over the other,
+// its step chosen as a serial loop's for one strip (best_step). The strip's estimate, less what it
+// charges once per evaluation (the funcs at the root), is multiplied by the strips: each strip
+// computes the windows of its funcs whole across the outer dim (the overlaps of neighbouring
+// strips, a stencil's halo, are computed again). Only strips whose working set fits the L2 are
+// candidates, and a tile must be cheaper than the loop by cost_model::tile_gain, both priced with
+// the windows read whole read again in every iteration (with_rereads): the cost model's single
+// read of them holds where they stay in a cache between iterations, which is what a tile buys
+// where they do not fit. Of the strips of one pair of dims, the widest that fits and beats the
+// limit. The funcs in a tile's loop are stored at its outer loop (scheduler::apply), where they
+// slide along the inner one.
+void scheduler::consider_tiles(int h, const std::vector<int>& members, group_choice& best) {
+  const candidate& one = best.best;
+  if (!one.looped() || one.tiled() || one.inner().parallel) return;
+  const sched_node& head = g_.nodes[h];
+  const int rank = static_cast<int>(head.out_slots[0].size());
+  // Where a loop over the outermost dim fits the L2, no tile: only where the loop's working set is
+  // served beyond it, where an operand read whole is too large for it, or where the search went to
+  // an inner dim (the outer ones' loops did not fit).
+  if (one.estimate.level <= 1 && model_.level_of(one.invariant_bytes) <= 1 && one.inner().dim == rank - 1) return;
+  double limit = cost_model::tile_gain * with_rereads(one);
+  std::optional<candidate> tile;
+  // The inner loop is not over dim 0: its steps would cut the rows the callbacks walk into
+  // pieces as short as one element (strided reads, partial cache lines), which the model does not
+  // price; a strip of dim 0 keeps rows of at least min_strip elements.
+  for (int inner = rank - 1; inner >= 1; --inner) {
+    for (int outer = rank - 1; outer >= 0; --outer) {
+      const int slot = head.out_slots[0][outer];
+      if (outer == inner || slot < 0) continue;
+      const index_t extent = full_[head.slot + slot].extent();
+      for (index_t s = floor_power_of_two(extent / 2); s >= cost_model::min_strip; s /= 2) {
+        analyzer_.analyze(h, inner, members, /*recompute=*/false, tile_analysis_, strip{outer, s});
+        if (!tile_analysis_.ok) break;
+        candidate t = best_step(tile_analysis_, 1, tile_analysis_.extent());
+        if (t.estimate.level > 1) continue;
+        const loop_prices p = model_.price(tile_analysis_.counts);
+        const double strips = static_cast<double>(tile_analysis_.strips);
+        auto all_strips = [&](double ns) { return strips * (ns - p.roots_ns) + p.roots_ns; };
+        t.estimate.ns = all_strips(t.estimate.ns);
+        t.cheapest_ns = all_strips(t.cheapest_ns);
+        t.strips = tile_analysis_.strips;
+        t.iterations *= t.strips;
+        t.loops.insert(t.loops.begin(), loop_level{outer, s, false});
+        const double ns = with_rereads(t);
+        // The widest strip that fits and beats the limit: narrower strips compute more of the
+        // overlaps again and cut rows shorter, which the model prices only in part (the wide
+        // stencil's tiles took 15.0, 11.1 and 9.4 ms in strips of 1024, 4096 and 16384 columns).
+        if (ns < limit) {
+          limit = ns;
+          tile = std::move(t);
+          break;
+        }
+      }
+    }
+  }
+  if (tile) {
+    best.next = std::move(best.best);
+    best.best = std::move(*tile);
+  }
 }
 
 candidate scheduler::best_loop(int h, int d, const std::vector<int>& members) {
@@ -191,9 +273,16 @@ scheduler::group_choice scheduler::choose(int h, const std::vector<int>& members
     if (!analysis_.ok) continue;
     best.considered = true;
     candidate c = best_loop(h, d, members);
+    // A loop over dim 0 of a head of rank 2 or more in steps narrower than cost_model::min_strip
+    // cuts every row the callbacks walk into short pieces, which the model does not price: not
+    // taken where a loop over an outer dim beats no loop (the 3-stage stencil on 131072 x 64 floats
+    // in columns of 16, the model's cheapest loop, took 443 ms where rows one at a time took 9).
+    if (d == 0 && head.out_slots[0].size() > 1 && c.loops[0].step < cost_model::min_strip && best.best.looped()) {
+      continue;
+    }
     const bool parallel = c.loops[0].parallel;
     const double working_set = c.estimate.working_set;
-    if (c.cheapest_ns < best.best.cheapest_ns) best.best = std::move(c);
+    best.offer(std::move(c));
     // The model prices bytes and calls, not the shape of the pieces: a loop over an inner dim cuts
     // rows into short, strided pieces (partial cache lines, short loops in the callbacks). So the
     // outermost dim whose loop beats no loop with a working set within the L2 budget is taken, and
@@ -201,6 +290,7 @@ scheduler::group_choice scheduler::choose(int h, const std::vector<int>& members
     // larger iterations pay: the workers' hand-offs and recomputed overlaps).
     if (best.best.looped() && best.best.loops[0].dim == d && (parallel || model_.level_of(working_set) <= 1)) break;
   }
+  consider_tiles(h, members, best);
   return best;
 }
 

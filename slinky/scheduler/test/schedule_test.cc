@@ -625,6 +625,56 @@ TEST(schedule, product_chain_loops_over_rows) {
   expect_equal(run(g, b, c), expected);
 }
 
+// A stencil chain whose rows are too wide for the L2: a loop over rows would stream its windows
+// from the L3, and a loop over columns would cut every row into pieces of a few elements; the
+// scheduler takes a tile, strips of columns with rows inside, the intermediates stored at the
+// strip (sliding down it), and the pipeline computes what the unscheduled one does.
+TEST(schedule, wide_stencil_gets_a_tile) {
+  const index_t w = 2048, h = 512;
+  const machine m = small_machine();
+  const buffer<float, 2> expected = unscheduled_stencil(3, w, h);
+  auto g = stencil_chain(3);
+  schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 4, h + 4}).add(g->out, {w, h}), m);
+  const std::string text = r.to_string(&g->ctx);
+  ASSERT_TRUE(r.loops[0].looped) << text;
+  // Both steps: rows inside strips of columns.
+  EXPECT_EQ(r.loops[0].dim, 1) << text;
+  EXPECT_EQ(r.loops[0].outer_dim, 0) << text;
+  EXPECT_GE(r.loops[0].outer_step, 32) << text;
+  EXPECT_LT(r.loops[0].outer_step, w) << text;
+  EXPECT_EQ(r.loops[0].outer_iterations, (w + r.loops[0].outer_step - 1) / r.loops[0].outer_step) << text;
+  EXPECT_EQ(r.loops[0].iterations, (h + r.loops[0].step - 1) / r.loops[0].step) << text;
+  // The strip's working set fits the L2's budget, which the windows of one row of the image do
+  // not (3 rows of 2 intermediates).
+  EXPECT_LE(r.loops[0].working_set_bytes, r.loops[0].budget_bytes) << text;
+  EXPECT_LE(r.loops[0].level, 2) << text;
+  EXPECT_GT(3 * w * index_t{sizeof(float)} * 2, m.l2_bytes / 2);
+  EXPECT_NE(text.find("inside a loop over dim 0 (x) in steps of " + std::to_string(r.loops[0].outer_step)),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(decision(r, "e").where, schedule_report::placement::in_loop) << text;
+  EXPECT_EQ(decision(r, "box1").where, schedule_report::placement::in_loop) << text;
+  EXPECT_EQ(decision(r, "e").moving_dim, 1) << text;
+  // The funcs are computed in the inner loop: the head's loops, innermost first.
+  ASSERT_EQ(g->funcs.back().loops().size(), 2u);
+  EXPECT_EQ(g->funcs.back().loops()[0].var, g->funcs.back().outputs()[0].dims[1]);
+  EXPECT_EQ(g->funcs.back().loops()[1].var, g->funcs.back().outputs()[0].dims[0]);
+  pipeline p = g->build();
+  expect_equal(run2d(p, w, h, 2), expected);
+}
+
+// Where one row fits the L2, no tile: the loop over rows of fit_the_cache_budget.
+TEST(schedule, narrow_stencil_gets_no_tile) {
+  auto g = stencil_chain(3);
+  schedule_report r = schedule(
+      {g->in}, {g->out}, schedule_shapes().add(g->in, {256 + 4, 1024 + 4}).add(g->out, {256, 1024}), small_machine());
+  ASSERT_TRUE(r.loops[0].looped) << r.to_string(&g->ctx);
+  EXPECT_EQ(r.loops[0].dim, 1);
+  EXPECT_EQ(r.loops[0].outer_dim, -1);
+  EXPECT_EQ(r.loops[0].outer_step, 0);
+  EXPECT_EQ(g->funcs.back().loops().size(), 1u);
+}
+
 TEST(schedule, parallel_when_large_and_threads) {
   const index_t w = 512, h = 512;
   const buffer<float, 2> expected = unscheduled_stencil(3, w, h);
