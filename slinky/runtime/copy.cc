@@ -352,6 +352,9 @@ bool copy_pieces::plan_flat(const index_t* coeffs, const index_t* offsets) {
   p.run_dst_stride = 0;
   p.run_src_stride = 0;
   p.block = 0;
+  p.blocks_even = false;
+  p.blocks_src_stride = 0;
+  p.block2 = 0;
   if (p.run_dim == rank_) return true;
   p.outer[p.run_dim] = false;
   p.run_extent = dst_.dim(p.run_dim).extent();
@@ -375,9 +378,6 @@ bool copy_pieces::plan_flat(const index_t* coeffs, const index_t* offsets) {
   // modulus: within blocks of the first divisor where that fails. A folded digit (a ring
   // buffer) wraps every fold factor values: blocks of q times that, if they divide its modulus.
   p.run_src_stride = p.a[p.run_dim] * src_.dim(first).stride();
-  p.blocks_even = false;
-  p.blocks_src_stride = 0;
-  p.block2 = 0;
   // From digit k up, the first divisor at which src stops being affine in F: where the stride
   // chain breaks (*at is its divisor, 0 if it never does, or the top digit's q * e where that
   // wraps), or at a folded digit (*folded is that digit).
