@@ -104,7 +104,7 @@ std::string failures_of(const std::function<void()>& check) {
   return messages;
 }
 
-// expect_same (random_regression.h), the check of the regression tests, fails where the
+// expect_same (random_pipeline/regression_check.h), the check of the regression tests, fails where the
 // pipelines differ.
 TEST(random_pipeline, expect_same_reports_differences) {
   monitor m;

@@ -1,6 +1,6 @@
 // Cases the random pipeline tester's auto mode (docs/random_testing.md, "Auto mode") found,
 // shrunk and printed by it: the graph, the schedule set before the scheduler, the call of
-// schedule(), and the check of the tester's regression tests (random_regression.h, expect_same).
+// schedule(), and the check of the tester's regression tests (random_pipeline/regression_check.h, expect_same).
 // A test of a bug not fixed yet is DISABLED_ (run them with --gtest_also_run_disabled_tests).
 #include <gtest/gtest.h>
 
