@@ -34,8 +34,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,7 +52,7 @@ using namespace slinky_bench;
 
 namespace {
 
-bool print_programs = false;           // set by --print
+bool print_programs = false;          // set by --print
 std::string details;                  // the programs and explanations, printed after the table
 chrome_trace* trace = nullptr;        // set by --trace
 std::string out_dir = "demo_output";  // --out; empty with --no-files
@@ -70,8 +70,8 @@ void auto_schedule(const std::string& example, node_context& ctx, const std::vec
   m.threads = 1;
   const schedule_report r = schedule(inputs, outputs, shapes, m);
   if (explain) {
-    details += "What the automatic scheduler decided for " + example + ", and why:\n\n```\n" + r.to_string(&ctx) +
-               "```\n\n";
+    details +=
+        "What the automatic scheduler decided for " + example + ", and why:\n\n```\n" + r.to_string(&ctx) + "```\n\n";
   }
 }
 

@@ -3,17 +3,17 @@
 // Usage: elementwise_benchmark [--quick] [--cpu-time] [--reps N] [--n N] [--csv FILE]
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "pipeline_bench.h"
 #include "benchmark_util.h"
 #include "elementwise_stage.h"
+#include "pipeline_bench.h"
 #include "slinky/builder/pipeline.h"
 
 using namespace slinky;
@@ -288,7 +288,8 @@ int main(int argc, char** argv) {
                 rows[fused_row].ms);
     std::printf("K = %d: chunks of 1024 / hand chunk loop in chunks of 1024: %.2f (target <= 1.08): %s; with the "
                 "intermediates in two blocks: %.2f\n",
-                k, rows[first_chunked].ms / rows[first_hand].ms, pass_or_miss(rows[first_chunked].ms <= 1.08 * rows[first_hand].ms),
+                k, rows[first_chunked].ms / rows[first_hand].ms,
+                pass_or_miss(rows[first_chunked].ms <= 1.08 * rows[first_hand].ms),
                 rows.back().ms / rows[first_hand].ms);
     std::printf("K = %d: best chunked / best hand chunk loop: %.2f (target <= 1.15): %s\n", k, ratio,
                 pass_or_miss(ratio <= 1.15));

@@ -24,9 +24,9 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline_bench.h"
 #include "benchmark_util.h"
 #include "elementwise_stage.h"
+#include "pipeline_bench.h"
 #include "slinky/base/thread_pool_impl.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/print.h"

@@ -32,10 +32,10 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline_bench.h"
 #include "benchmark_util.h"
 #include "elementwise_stage.h"
 #include "one_pass_heuristic.h"
+#include "pipeline_bench.h"
 #include "slinky/base/thread_pool_impl.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/scheduler/auto_pipeline.h"
@@ -531,7 +531,8 @@ graph matmul_graph(node_context& ctx) {
   auto c = buffer_expr::make(ctx, "c", 2, sizeof(float));
   var i(ctx, "i"), j(ctx, "j");
   const interval_expr k = a->dim(0).bounds;
-  g.funcs.push_back(func::make(workloads::matmul, {{a, {k, point(i)}}, {b, {point(j), k}}}, {{c, {j, i}}}, {.name = "c"}));
+  g.funcs.push_back(
+      func::make(workloads::matmul, {{a, {k, point(i)}}, {b, {point(j), k}}}, {{c, {j, i}}}, {.name = "c"}));
   g.inputs = {a, b};
   g.outputs = {c};
   return g;
@@ -577,8 +578,8 @@ void wide_rows(bool quick, const add_fn& add) {
     for (index_t s : {1, 4}) w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
     for (index_t strip : {1024, 4096, 16384}) {
       for (index_t s : {1, 4}) {
-        w.hand.push_back(tile_of(1, s, 0, strip,
-                                 "strips of " + std::to_string(strip) + " columns, rows in blocks of " + std::to_string(s)));
+        w.hand.push_back(tile_of(
+            1, s, 0, strip, "strips of " + std::to_string(strip) + " columns, rows in blocks of " + std::to_string(s)));
         w.hand.push_back(tile_of(1, s, 0, strip,
                                  "strips of " + std::to_string(strip) + " columns, rows in blocks of " +
                                      std::to_string(s) + ", stored at the strip",
@@ -605,8 +606,8 @@ void wide_rows(bool quick, const add_fn& add) {
     for (index_t s : {1, 4, 16}) w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
     for (index_t strip : {256, 1024}) {
       for (index_t s : {4, 16, 64}) {
-        w.hand.push_back(tile_of(1, s, 0, strip,
-                                 "panels of " + std::to_string(strip) + " columns, rows in blocks of " + std::to_string(s)));
+        w.hand.push_back(tile_of(
+            1, s, 0, strip, "panels of " + std::to_string(strip) + " columns, rows in blocks of " + std::to_string(s)));
       }
     }
     w.inputs = {&a, &b};

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline_bench.h"
 #include "benchmark_util.h"
+#include "pipeline_bench.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/print.h"
 

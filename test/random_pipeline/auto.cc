@@ -44,9 +44,7 @@ auto_result schedule_auto(const graph_spec& g, const plan& pl, const schedule_sp
   return impl().schedule(g, pl, s, b);
 }
 
-std::string auto_to_cpp(const graph_spec& g, const plan& pl, const schedule_spec& s) {
-  return impl().to_cpp(g, pl, s);
-}
+std::string auto_to_cpp(const graph_spec& g, const plan& pl, const schedule_spec& s) { return impl().to_cpp(g, pl, s); }
 
 }  // namespace random_test
 }  // namespace slinky

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "slinky/base/allocator.h"
-#include "slinky/base/assert.h"
 #include "slinky/base/arithmetic.h"
+#include "slinky/base/assert.h"
 #include "slinky/base/function_ref.h"
 #include "slinky/base/ref_count.h"
 #include "slinky/base/set.h"
@@ -696,7 +696,8 @@ TEST(util, unreachable) {
 // evaluated in the others.
 TEST(assert, check_always_assert_where_asked) {
   SLINKY_CHECK(2 + 2 == 4, "arithmetic");
-  EXPECT_DEATH(SLINKY_CHECK(2 + 2 == 5, "arithmetic"), "base_test.cc:[0-9]+: assertion failed: 2 \\+ 2 == 5: arithmetic");
+  EXPECT_DEATH(SLINKY_CHECK(2 + 2 == 5, "arithmetic"),
+               "base_test.cc:[0-9]+: assertion failed: 2 \\+ 2 == 5: arithmetic");
   int evaluated = 0;
   SLINKY_ASSERT(++evaluated > 0, "counts its evaluations");
 #if !defined(NDEBUG) || defined(SLINKY_ASSERTIONS)

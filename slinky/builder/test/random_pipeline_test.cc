@@ -16,8 +16,8 @@
 #include <iostream>
 #include <string>
 
-#include "random_pipeline/run.h"
 #include "random_pipeline/regression_check.h"
+#include "random_pipeline/run.h"
 
 namespace slinky {
 namespace random_test {

@@ -19,15 +19,17 @@
 namespace slinky {
 namespace {
 
-// The features of the canaries below, which regenerate cases found by the tester: its defaults
-// without auto mode, which needs the scheduler (a layer above the builder). Auto mode replaces
-// some of a case's random schedules and changes nothing else. The scheduler's tests run the same
+// Regenerates a case found by the tester and checks that it passes (the canaries below), with the
+// tester's default features but auto mode, which needs the scheduler (a layer above the builder).
+// Auto mode replaces some of a case's random schedules and changes nothing else. The scheduler's tests run the same
 // cases with auto mode, as they were found (random_schedule_test.cc,
 // builder_canaries_with_auto_mode).
-random_test::features without_auto_mode() {
+void expect_generated_case_passes(std::uint64_t seed, std::int64_t index) {
   random_test::features f;
   f.auto_schedule = false;
-  return f;
+  const random_test::case_spec c = random_test::generate_case(random_test::case_seed(seed, index), f);
+  const random_test::outcome o = random_test::run_case(c, f);
+  EXPECT_TRUE(o.ok()) << "seed " << seed << " case " << index << ": " << o.kind << ": " << o.message;
 }
 
 using random_test::host_buffer;
@@ -1095,10 +1097,7 @@ TEST(random_regressions, concat_by_aliasing_read_by_a_parallel_loop) {
 // either run is now not bounded. A canary: it checks this case while the generator makes the same
 // one.
 TEST(random_regressions, parallel_memory_bound_of_a_buffer_that_reuses_memory) {
-  const random_test::features f = without_auto_mode();
-  const random_test::case_spec c = random_test::generate_case(random_test::case_seed(1, 1056), f);
-  const random_test::outcome o = random_test::run_case(c, f);
-  EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;
+  expect_generated_case_passes(1, 1056);
 }
 
 // Seed 6, case 307: t1 slides along a pipelined parallel loop of 2 workers, and the consumers'
@@ -1107,12 +1106,7 @@ TEST(random_regressions, parallel_memory_bound_of_a_buffer_that_reuses_memory) {
 // into a max, and bounds_of alone gives the whole extent, so t1 was not folded with parallel loops
 // (20 bytes, against 16 with serial loops of twice the step). max(p, q) - r is now bounded by the
 // larger of p - r and q - r (and r - min(p, q) likewise). A canary, like the case above.
-TEST(random_regressions, parallel_fold_of_a_window_ending_in_a_max) {
-  const random_test::features f = without_auto_mode();
-  const random_test::case_spec c = random_test::generate_case(random_test::case_seed(6, 307), f);
-  const random_test::outcome o = random_test::run_case(c, f);
-  EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;
-}
+TEST(random_regressions, parallel_fold_of_a_window_ending_in_a_max) { expect_generated_case_passes(6, 307); }
 
 // Found by a long batch of the tester (seed 910, case 51, default features; unshrunk, t3 took
 // 4,484 bytes with parallel loops against 224 serial). f2 reads t2 at (y, y), a diagonal, so the
@@ -1206,12 +1200,8 @@ TEST(random_regressions, diagonal_window_of_client_storage_outside_a_parallel_lo
 // The unshrunk cases of the two tests above, as canaries (they check these cases while the
 // generator makes the same ones).
 TEST(random_regressions, diagonal_windows_of_client_storage_unshrunk) {
-  const random_test::features f = without_auto_mode();
-  for (auto [seed, index] : {std::pair<std::uint64_t, std::int64_t>{910, 51}, {71, 1638}}) {
-    const random_test::case_spec c = random_test::generate_case(random_test::case_seed(seed, index), f);
-    const random_test::outcome o = random_test::run_case(c, f);
-    EXPECT_TRUE(o.ok()) << "seed " << seed << " case " << index << ": " << o.kind << ": " << o.message;
-  }
+  expect_generated_case_passes(910, 51);
+  expect_generated_case_passes(71, 1638);
 }
 
 // A divided read (the shape of `random_pipelines --seed 909 --case 4598` before the generator changed):
@@ -1302,10 +1292,7 @@ TEST(random_regressions, hull_and_diagonal_window_of_client_storage_outside_a_pa
 
 // The unshrunk case of the test above, as a canary.
 TEST(random_regressions, hull_and_diagonal_window_of_client_storage_unshrunk) {
-  const random_test::features f = without_auto_mode();
-  const random_test::case_spec c = random_test::generate_case(random_test::case_seed(1001, 425), f);
-  const random_test::outcome o = random_test::run_case(c, f);
-  EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;
+  expect_generated_case_passes(1001, 425);
 }
 
 // Drawn by `random_pipelines --seed 1002 --case 383` (default features; unshrunk, t1 took 836
@@ -1485,10 +1472,7 @@ TEST(random_regressions, default_placed_func_read_through_a_modulus_by_a_looped_
 // sliding gets wrong (find_risky_windows, fixed_and_moving) and does not check; the tester now
 // looks for such windows over the parallel loops around a buffer stored by default too.
 TEST(random_regressions, default_storage_with_a_fixed_and_moving_window_in_a_parallel_loop) {
-  const random_test::features f = without_auto_mode();
-  const random_test::case_spec c = random_test::generate_case(random_test::case_seed(1003, 2895), f);
-  const random_test::outcome o = random_test::run_case(c, f);
-  EXPECT_TRUE(o.ok()) << o.kind << ": " << o.message;
+  expect_generated_case_passes(1003, 2895);
 }
 
 // Drawn by `random_pipelines --seed 1006 --case 9122` (default features; unshrunk, t4 took 1,078

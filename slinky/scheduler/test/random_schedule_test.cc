@@ -190,7 +190,7 @@ TEST(random_schedule, auto_mode_cases) {
 // the tester's default features, auto mode included, as they were found.
 TEST(random_schedule, builder_canaries_with_auto_mode) {
   const features f;
-  const std::pair<std::uint64_t, std::int64_t> cases[] = {{1, 1056}, {6, 307},     {910, 51},
+  const std::pair<std::uint64_t, std::int64_t> cases[] = {{1, 1056},  {6, 307},    {910, 51},
                                                           {71, 1638}, {1001, 425}, {1003, 2895}};
   for (auto [seed, index] : cases) {
     const case_spec c = generate_case(case_seed(seed, index), f);

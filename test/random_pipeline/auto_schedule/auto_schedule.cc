@@ -53,9 +53,12 @@ const std::vector<named_machine>& machines() {
     };
     const int host_threads = std::min(4, std::max(2, static_cast<int>(std::thread::hardware_concurrency())));
     return std::vector<named_machine>{
-        {"tiny", tiny},     {"tiny_4_threads", with_threads(tiny, 4)},
-        {"host", host},     {"host_threads", with_threads(host, host_threads)},
-        {"minute", minute}, {"minute_3_threads", with_threads(minute, 3)},
+        {"tiny", tiny},
+        {"tiny_4_threads", with_threads(tiny, 4)},
+        {"host", host},
+        {"host_threads", with_threads(host, host_threads)},
+        {"minute", minute},
+        {"minute_3_threads", with_threads(minute, 3)},
         {"slow_8_threads", with_threads(slow, 8)},
     };
   }();
