@@ -1,0 +1,656 @@
+// Internal to executable.cc (not installed): the nodes of the executable form (executable.h). Each
+// statement becomes a node that knows its operands. The statements on the per-iteration path
+// (serial loops, crops, lets, blocks) are specialised: their symbols are ids read once, and their
+// expressions are classified once as a constant, a symbol, a symbol plus a constant, a buffer's min
+// or max in one dimension, or a tree left to the evaluator. A crop of one dimension (a crop_dim, or
+// a crop_buffer with one bound) whose body is a call runs the call itself. The other statements run
+// the evaluator's own logic (evaluator.h) with compiled bodies, so their semantics are written
+// once. The compiler that builds them is in executable.cc, the only file that includes this one.
+#ifndef SLINKY_RUNTIME_EXECUTABLE_NODES_H
+#define SLINKY_RUNTIME_EXECUTABLE_NODES_H
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "slinky/runtime/evaluator.h"
+#include "slinky/runtime/executable.h"
+
+namespace slinky {
+namespace internal {
+// Internal linkage, as if this were part of executable.cc (the only file that includes it): the
+// compiler then inlines the nodes' helpers as it would in one file (named, the loop of a flattened
+// body takes 16 more instructions per iteration).
+namespace {
+
+// An expression in the shape it was found in at compile time.
+class compiled_expr {
+public:
+  compiled_expr() = default;
+  explicit compiled_expr(const expr& e) {
+    const base_expr_node* n = e.get();
+    if (!n) return;
+    if (const constant* c = e.as<constant>()) {
+      kind_ = kind::constant;
+      value_ = c->value;
+    } else if (const variable* v = e.as<variable>(); v && v->field == buffer_field::none) {
+      kind_ = kind::symbol;
+      sym_ = v->sym.sym();
+    } else if (v && (v->field == buffer_field::min || v->field == buffer_field::max)) {
+      kind_ = v->field == buffer_field::min ? kind::buffer_min : kind::buffer_max;
+      sym_ = v->sym.sym();
+      value_ = v->dim;
+    } else if (const add* a = e.as<add>()) {
+      const variable* v = a->a.as<variable>();
+      const constant* c = a->b.as<constant>();
+      if (v && c && v->field == buffer_field::none) {
+        kind_ = kind::symbol_plus_constant;
+        sym_ = v->sym.sym();
+        value_ = c->value;
+      } else {
+        kind_ = kind::tree;
+        tree_ = n;
+      }
+    } else {
+      kind_ = kind::tree;
+      tree_ = n;
+    }
+  }
+
+  bool defined() const { return kind_ != kind::undefined; }
+  // Calls fn(s) for the symbol the expression reads, if any; false if it may read any (a tree).
+  template <typename Fn>
+  bool for_each_read(const Fn& fn) const {
+    if (kind_ == kind::tree) return false;
+    if (kind_ > kind::constant) fn(sym_);
+    return true;
+  }
+
+  // The value; `otherwise` if the expression is undefined.
+  index_t eval(evaluator& e, index_t otherwise) const {
+    switch (kind_) {
+    case kind::undefined: return otherwise;
+    case kind::constant: return value_;
+    case kind::symbol: return e.values[sym_];
+    case kind::symbol_plus_constant: return saturate_add(e.values[sym_], value_);
+    case kind::buffer_min: return buffer_dim(e).min();
+    case kind::buffer_max: return buffer_dim(e).max();
+    case kind::tree: return e.eval_node(tree_);
+    }
+    return otherwise;
+  }
+
+private:
+  enum class kind : std::uint8_t { undefined, constant, symbol, symbol_plus_constant, buffer_min, buffer_max, tree };
+
+  // The dimension value_ of the buffer bound to sym_, as the interpreter reads it: a broadcast
+  // (bounds 0) for a null buffer, a negative dimension or one past the rank.
+  const dim& buffer_dim(evaluator& e) const {
+    const raw_buffer* b = reinterpret_cast<const raw_buffer*>(e.values[sym_]);
+    return b && value_ >= 0 ? b->dim(static_cast<std::size_t>(value_)) : dim::broadcast();
+  }
+
+  kind kind_ = kind::undefined;
+  symbol_id sym_ = 0;
+  index_t value_ = 0;
+  const base_expr_node* tree_ = nullptr;
+};
+
+// Runs a compiled body (null: nothing to run).
+inline index_t run_body(evaluator& e, const exec_node* body) { return body ? body->run(e) : 0; }
+
+// A call, with its direct entry point (call_stmt::entry, which func::make's typed callbacks have)
+// and the symbols of its buffers, inputs then outputs: such a call gets its buffers straight from
+// the symbol values, without the std::function and the eval_context lookups of its target.
+class compiled_call {
+public:
+  const call_stmt* op;
+
+  explicit compiled_call(const call_stmt* op) : op(op) {
+    const std::size_t n = op->inputs.size() + op->outputs.size();
+    if (!op->entry.fn || n > max_inline_buffers) return;
+    fn_ = op->entry.fn;
+    callable_ = op->entry.callable.get();
+    const_views_ = op->entry.const_views;
+    n_ = n;
+    std::size_t i = 0;
+    for (var b : op->inputs) syms_[i++] = b.sym();
+    for (var b : op->outputs) syms_[i++] = b.sym();
+  }
+
+  // True if the call goes through its direct entry and the callback takes const views of its
+  // buffers: it changes no descriptor (nor, having no context, any binding).
+  bool changes_no_descriptor() const { return fn_ && const_views_; }
+  // Calls fn(s) for the symbols of the call's buffers; false if the call may read any symbol (it
+  // takes its buffers from the context).
+  template <typename Fn>
+  bool for_each_read(const Fn& fn) const {
+    if (!fn_) return false;
+    for (std::size_t i = 0; i < n_; ++i) fn(syms_[i]);
+    return true;
+  }
+
+  __attribute__((always_inline)) index_t run(evaluator& e) const {
+    if (!fn_) return e.exec_call(op);
+    if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
+    const raw_buffer* buffers[max_inline_buffers];
+    const index_t* values = e.values;
+    if (SLINKY_LIKELY(n_ == 2)) {
+      // One input and one output: the most common call, without the loop.
+      buffers[0] = reinterpret_cast<const raw_buffer*>(values[syms_[0]]);
+      buffers[1] = reinterpret_cast<const raw_buffer*>(values[syms_[1]]);
+    } else {
+      for (std::size_t i = 0; i < n_; ++i) buffers[i] = reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
+    }
+    const index_t result = fn_(callable_, buffers);
+    // The callback cannot see the context, but it may hold a reference to it (captured): the
+    // values are read again, as after any callback.
+    e.refresh_values();
+    return SLINKY_LIKELY(result == 0) ? 0 : e.report_call_failure(op, result);
+  }
+
+  // The same for a call with a direct entry (changes_no_descriptor()) inside a crop of sym to
+  // buf, which it gets without sym being bound: the callback sees only its buffers.
+  __attribute__((always_inline)) index_t run_in_crop(evaluator& e, symbol_id sym, const raw_buffer* buf) const {
+    if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
+    const raw_buffer* buffers[max_inline_buffers];
+    const index_t* values = e.values;
+    for (std::size_t i = 0; i < n_; ++i) {
+      buffers[i] = syms_[i] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
+    }
+    const index_t result = fn_(callable_, buffers);
+    e.refresh_values();
+    return SLINKY_LIKELY(result == 0) ? 0 : e.report_call_failure(op, result);
+  }
+
+private:
+  // Calls with up to this many buffers pass them in an array of fixed size on the stack (not
+  // alloca: calls run in loops); calls with more take the std::function. The symbols are kept in
+  // a fixed array beside the entry, so that the call reads no other memory to find them.
+  static constexpr std::size_t max_inline_buffers = 8;
+
+  index_t (*fn_)(const void*, const raw_buffer* const*) = nullptr;
+  const void* callable_ = nullptr;
+  bool const_views_ = false;
+  std::size_t n_ = 0;
+  symbol_id syms_[max_inline_buffers] = {};
+};
+
+class call_node final : public exec_node {
+public:
+  compiled_call call;
+
+  explicit call_node(const call_stmt* op) : call(op) {}
+  index_t run(evaluator& e) const override { return call.run(e); }
+};
+
+class block_node final : public exec_node {
+public:
+  std::vector<const exec_node*> stmts;
+
+  index_t run(evaluator& e) const override {
+    for (const exec_node* s : stmts) {
+      if (index_t result = s->run(e)) return result;
+    }
+    return 0;
+  }
+};
+
+// buf.dims[d] = sd, then crop_and_unfold(buf, d, min, max), with buf.base the base of sd's buffer:
+// the same result, computed from sd alone. Reading the copy back right after writing it would
+// make the loads wait for the stores.
+__attribute__((always_inline)) inline void crop_and_unfold_from(raw_buffer& buf, std::size_t d, const dim& sd,
+                                                                index_t min, index_t max) {
+  dim& cd = buf.dims[d];
+  const index_t smin = sd.min(), smax = sd.max(), stride = sd.stride();
+  index_t fold = sd.fold_factor();
+  if (SLINKY_UNLIKELY(stride == 0)) {
+    cd = sd;
+    return crop_stride_zero(cd, min, max);
+  }
+  min = std::max(min, smin);
+  max = std::min(max, smax);
+  if (min <= max && buf.base) {
+    if (fold <= 0) {
+      buf.base = offset_bytes(buf.base, (min - smin) * stride);
+    } else {
+      const index_t at = euclidean_mod_positive_modulus(min, fold);
+      if (at + (max - min) < fold) {
+        buf.base = offset_bytes(buf.base, at * stride);
+        fold = dim::unfolded;
+      }
+    }
+  }
+  cd = dim(min, max, stride, fold);
+}
+
+// One dimension's new bounds in a crop: an undefined end keeps the old one. The bounds of a loop
+// of step 1, a point of the loop variable, read one value.
+struct compiled_interval {
+  compiled_expr min, max;
+  bool point;
+  symbol_id point_sym = 0;
+  bool point_of_symbol = false;
+
+  explicit compiled_interval(const interval_expr& b)
+      : min(b.min), max(b.max), point(b.min.defined() && (b.is_point() || match(b.min, b.max))) {
+    const variable* v = point ? b.min.as<variable>() : nullptr;
+    if (v && v->field == buffer_field::none) {
+      point_of_symbol = true;
+      point_sym = v->sym.sym();
+    }
+  }
+
+  // True if neither end is defined: the crop keeps the dimension as it is.
+  bool is_no_op() const { return !min.defined() && !max.defined(); }
+  template <typename Fn>
+  bool for_each_read(const Fn& fn) const {
+    if (point_of_symbol) fn(point_sym);
+    return min.for_each_read(fn) && max.for_each_read(fn);
+  }
+
+  __attribute__((always_inline)) void crop(evaluator& e, raw_buffer& buf, std::size_t d) const {
+    index_t lo, hi;
+    if (point_of_symbol) {
+      lo = hi = e.values[point_sym];
+    } else {
+      const dim& old = buf.dims[d];
+      lo = min.eval(e, old.min());
+      hi = point ? lo : max.eval(e, old.max());
+    }
+    crop_and_unfold(buf, d, lo, hi);
+  }
+
+  // The same, for buf a copy of a buffer whose dim d is sd (base included): reads sd, not the copy.
+  __attribute__((always_inline)) void crop_from(evaluator& e, raw_buffer& buf, std::size_t d, const dim& sd) const {
+    index_t lo, hi;
+    if (point_of_symbol) {
+      lo = hi = e.values[point_sym];
+    } else {
+      lo = min.eval(e, sd.min());
+      hi = point ? lo : max.eval(e, sd.max());
+    }
+    crop_and_unfold_from(buf, d, sd, lo, hi);
+  }
+};
+
+// Reports a null buffer bound to src (out of line: the crops' hot path stays small).
+__attribute__((noinline, cold)) index_t fail_null_buffer(evaluator& e, var src) {
+  return e.fail_check(expr(variable::make(src)) != 0);
+}
+
+// Crops copy the descriptor they crop, with its dims on the stack: in a fixed array up to this
+// rank, else in a block of the rank's size.
+constexpr std::size_t inline_rank = 4;
+
+// Copies the dims of src (rank at most inline_rank) to dims: one fixed-size copy per rank, which
+// beats the loop of copy_dims for these tiny counts.
+__attribute__((always_inline)) inline void copy_small_dims(const raw_buffer& src, dim* dims) {
+  static_assert(inline_rank == 4, "one case per rank up to inline_rank");
+  // Rank 1 first: the loops of elementwise chains crop rank-1 buffers.
+  if (SLINKY_LIKELY(src.rank == 1)) {
+    dims[0] = src.dims[0];
+    return;
+  }
+  switch (src.rank) {
+  case 4: dims[3] = src.dims[3]; [[fallthrough]];
+  case 3: dims[2] = src.dims[2]; [[fallthrough]];
+  case 2: dims[1] = src.dims[1]; [[fallthrough]];
+  case 1: dims[0] = src.dims[0]; [[fallthrough]];
+  default: break;
+  }
+}
+
+// Calls fn(buf) with buf a copy of the descriptor bound to src (failing if none is).
+template <typename Fn>
+__attribute__((always_inline)) inline index_t with_copy_of(evaluator& e, var src, const Fn& fn) {
+  const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[src.sym()]);
+  if (!in) return fail_null_buffer(e, src);
+  auto copy_to = [&](dim* dims) {
+    raw_buffer buf{in->base, in->elem_size, in->rank, dims};
+    copy_dims(*in, dims);
+    return fn(buf);
+  };
+  if (in->rank <= inline_rank) {
+    // Uninitialized: copy_dims fills the first `rank`.
+    alignas(dim) char storage[sizeof(dim) * inline_rank];
+    return copy_to(reinterpret_cast<dim*>(storage));
+  }
+  return copy_to(SLINKY_STACK_DIMS(in->rank));
+}
+
+// A crop of one dimension: a crop_dim, or a crop_buffer with bounds for one dim only (the two
+// are the same then).
+class crop_dim_node final : public exec_node {
+public:
+  var sym, src;
+  std::size_t d;
+  compiled_interval bounds;
+  // The body: a call (the common case, run without another node), or compiled.
+  const compiled_call* call;
+  const exec_node* body;
+
+  crop_dim_node(var sym, var src, int dim, const interval_expr& bounds, const compiled_call* call,
+                const exec_node* body)
+      : sym(sym), src(src), d(static_cast<std::size_t>(dim)), bounds(bounds), call(call), body(body) {}
+
+  index_t run(evaluator& e) const override {
+    return with_copy_of(e, src, [&](raw_buffer& buf) {
+      // A negative dim converts to a huge d: no crop, like the interpreter.
+      if (d < buf.rank) bounds.crop(e, buf, d);
+      evaluator::scoped_value bind(e, sym, reinterpret_cast<index_t>(&buf));
+      return call ? call->run(e) : run_body(e, body);
+    });
+  }
+};
+
+class crop_buffer_node final : public exec_node {
+public:
+  const crop_buffer* op;
+  // The dims that crop (an interval with an end defined), and their bounds.
+  std::vector<std::pair<std::size_t, compiled_interval>> bounds;
+  const exec_node* body;
+
+  crop_buffer_node(const crop_buffer* op, const exec_node* body) : op(op), body(body) {
+    for (std::size_t d = 0; d < op->bounds.size(); ++d) {
+      compiled_interval b(op->bounds[d]);
+      if (!b.is_no_op()) bounds.emplace_back(d, b);
+    }
+  }
+
+  index_t run(evaluator& e) const override {
+    return with_copy_of(e, op->src, [&](raw_buffer& buf) {
+      for (const auto& i : bounds) {
+        if (i.first < buf.rank) i.second.crop(e, buf, i.first);
+      }
+      evaluator::scoped_value bind(e, op->sym, reinterpret_cast<index_t>(&buf));
+      return run_body(e, body);
+    });
+  }
+};
+
+// A loop body flattened into one sequence of operations run by one function, so that an
+// iteration does not go through a virtual call, a prologue and an epilogue per statement: a crop
+// (a crop_dim, or a crop_buffer of any number of dims) opens a scope that the matching `end`
+// closes, or, when its body is one call, runs the call and closes itself; calls run the callback;
+// blocks disappear; every other statement is an operation that runs its compiled node. A crop's
+// descriptor lives in a slot of a frame that a loop allocates once per run of the loop (not per
+// iteration): crops open at the same depth are never live together, so there is one slot per
+// level of nesting.
+class flat_body final : public exec_node {
+public:
+  struct slot {
+    raw_buffer buf;
+    index_t saved;
+    // For a refreshed crop: the source buf was copied from, if buf holds a crop of it made in an
+    // earlier iteration of this run of the loop; null otherwise.
+    const raw_buffer* src;
+    dim dims[inline_rank];
+  };
+
+  struct crop_op {
+    symbol_id sym;
+    var src;
+    // The byte offset of its slot in the frame (the slot's index times sizeof(slot), computed once).
+    std::size_t slot_offset;
+    // This crop's op, and the op after its end (after itself if it runs a call).
+    std::size_t begin, next;
+    // The first dim cropped (a huge d if none: a negative dim converts to one too), and the
+    // others.
+    std::size_t d;
+    compiled_interval bounds;
+    std::vector<std::pair<std::size_t, compiled_interval>> more;
+    // !more.empty(), read without the vector's two pointers.
+    bool has_more;
+    // The body if it is one call.
+    const compiled_call* call;
+    // True if the crop is refreshed rather than rebuilt when its source is the one it copied in the
+    // previous iteration (see refresh_crop).
+    bool refresh;
+    // True if the crop (refreshed, with a body) stays bound from its first iteration to the end of
+    // the run of the loop (see mark_refreshed_crops).
+    bool persistent;
+    // The crop with its body as compiled nodes, for a source of rank above inline_rank (a slot
+    // has room for inline_rank dims).
+    const exec_node* fallback;
+  };
+
+  enum class op_kind : std::uint8_t { crop, crop_call, end, call, node };
+  struct op {
+    op_kind kind;
+    // crop, crop_call and end: a crop_op; call: a compiled_call; node: an exec_node.
+    const void* target;
+  };
+
+  std::vector<op> ops;
+  // Pointed to by ops: a deque keeps them in place as it grows.
+  std::deque<crop_op> crops;
+  std::size_t depth = 0;
+  // The slots of a frame: one per level of nesting, then one for each refreshed crop (which
+  // keeps its crop from one iteration to the next, so shares its slot with no other crop).
+  std::size_t slots = 0;
+  bool any_persistent = false;
+
+  static slot& slot_of(slot* frame, const crop_op& c) {
+    return *reinterpret_cast<slot*>(reinterpret_cast<char*>(frame) + c.slot_offset);
+  }
+
+  std::size_t frame_bytes() const { return sizeof(slot) * (slots > 0 ? slots : 1); }
+
+  // Readies a frame for a run of the loop: no slot holds a crop to refresh yet.
+  void init_frame(slot* frame) const {
+    for (std::size_t i = 0; i < slots; ++i) frame[i].src = nullptr;
+  }
+
+  index_t run(evaluator& e) const override {
+    slot* frame = static_cast<slot*>(alloca(frame_bytes()));
+    init_frame(frame);
+    const index_t result = run_in(e, frame);
+    finish(e, frame);
+    return result;
+  }
+
+  // Ends a run of the loop: unbinds the persistent crops that were bound.
+  void finish(evaluator& e, slot* frame) const {
+    if (SLINKY_LIKELY(!any_persistent)) return;
+    for (const crop_op& c : crops) {
+      if (c.persistent && slot_of(frame, c).src) e.values[c.sym] = slot_of(frame, c).saved;
+    }
+  }
+
+  // The crop c of in into s, refreshed: s holds the crop of in made in an earlier iteration of
+  // this run of the loop, and nothing since can have changed *in or s (every call in the body
+  // takes const views, nothing else runs, and in is not bound in the body), so base, element
+  // size, rank, the dims pointer and the dims not cropped are still right: only the cropped dim
+  // and the base are made again.
+  __attribute__((always_inline)) static void refresh_crop(evaluator& e, const crop_op& c, const raw_buffer& in,
+                                                          slot& s) {
+    if (SLINKY_UNLIKELY(c.d >= s.buf.rank)) return;
+    s.buf.base = in.base;
+    c.bounds.crop_from(e, s.buf, c.d, in.dims[c.d]);
+  }
+
+  // Runs the ops with crops' descriptors in frame (frame_bytes() of storage).
+  __attribute__((always_inline)) index_t run_in(evaluator& e, slot* frame) const {
+    const op* const first = ops.data();
+    const op* const last = first + ops.size();
+    index_t result = 0;
+    const op* o = first;
+    for (; o != last; ++o) {
+      switch (o->kind) {
+      case op_kind::crop:
+      case op_kind::crop_call: {
+        const crop_op& c = *static_cast<const crop_op*>(o->target);
+        const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[c.src.sym()]);
+        slot& s = slot_of(frame, c);
+        if (c.refresh && SLINKY_LIKELY(in == s.src && in)) {
+          refresh_crop(e, c, *in, s);
+          if (o->kind == op_kind::crop_call) {
+            // The call takes its buffers from an array: the crop need not be bound for it.
+            result = c.call->run_in_crop(e, c.sym, &s.buf);
+            if (SLINKY_UNLIKELY(result)) goto failed;
+            break;
+          }
+          // Still bound to s.buf from an earlier iteration if persistent.
+          if (c.persistent) break;
+          s.saved = e.values[c.sym];
+          e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
+          break;
+        }
+        if (SLINKY_UNLIKELY(!in || in->rank > inline_rank)) {
+          result = in ? c.fallback->run(e) : fail_null_buffer(e, c.src);
+          if (result) goto failed;
+          o = first + c.next - 1;
+          break;
+        }
+        // A refreshed crop remembers what it copied (a failure below leaves nothing to refresh:
+        // the loop stops).
+        // A persistent crop with a source is bound already: what it saved is the outer value.
+        const bool bound = c.persistent && s.src;
+        s.src = c.refresh ? in : nullptr;
+        s.buf.base = in->base;
+        s.buf.elem_size = in->elem_size;
+        s.buf.rank = in->rank;
+        s.buf.dims = s.dims;
+        copy_small_dims(*in, s.dims);
+        if (c.d < s.buf.rank) c.bounds.crop_from(e, s.buf, c.d, in->dims[c.d]);
+        if (SLINKY_UNLIKELY(c.has_more)) {
+          for (const auto& j : c.more) {
+            if (j.first < s.buf.rank) j.second.crop(e, s.buf, j.first);
+          }
+        }
+        if (!bound) s.saved = e.values[c.sym];
+        e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
+        if (o->kind == op_kind::crop) break;
+        result = c.call->run(e);
+        e.values[c.sym] = s.saved;
+        if (SLINKY_UNLIKELY(result)) goto failed;
+        break;
+      }
+      case op_kind::end: {
+        const crop_op& c = *static_cast<const crop_op*>(o->target);
+        if (!c.persistent) e.values[c.sym] = slot_of(frame, c).saved;
+        break;
+      }
+      case op_kind::call:
+        result = static_cast<const compiled_call*>(o->target)->run(e);
+        if (SLINKY_UNLIKELY(result)) goto failed;
+        break;
+      case op_kind::node:
+        result = static_cast<const exec_node*>(o->target)->run(e);
+        if (SLINKY_UNLIKELY(result)) goto failed;
+        break;
+      }
+    }
+    return 0;
+  failed:
+    // Close the crops open at o, innermost first: the ends after o of crops that began before it.
+    const std::size_t i = static_cast<std::size_t>(o - first);
+    for (const op* j = o + 1; j != last; ++j) {
+      if (j->kind != op_kind::end) continue;
+      const crop_op& c = *static_cast<const crop_op*>(j->target);
+      if (c.begin < i && !c.persistent) e.values[c.sym] = slot_of(frame, c).saved;
+    }
+    return result;
+  }
+};
+
+class loop_node final : public exec_node {
+public:
+  const loop* op;
+  compiled_expr min, max, step, workers;
+  // The body, flattened.
+  const flat_body* body;
+
+  explicit loop_node(const loop* op, const flat_body* body)
+      : op(op), min(op->bounds.min), max(op->bounds.max), step(op->step), workers(op->max_workers), body(body) {}
+
+  index_t run(evaluator& e) const override {
+    const index_t lo = min.eval(e, 0);
+    const index_t hi = max.eval(e, 0);
+    const index_t s = step.eval(e, 0);
+    if (s <= 0) return e.fail_check(op->step > 0);
+    if (lo > hi) return 0;
+    const std::size_t span = static_cast<std::size_t>(hi) - static_cast<std::size_t>(lo);
+    if (e.config.thread_pool && span >= static_cast<std::size_t>(s)) {
+      const index_t w = workers.eval(e, 1);
+      if (w > 1) return e.exec_parallel_loop(op, lo, hi, s, w, body_ref(body));
+    }
+    // One frame for the crops of every iteration.
+    flat_body::slot* frame = static_cast<flat_body::slot*>(alloca(body->frame_bytes()));
+    body->init_frame(frame);
+    const index_t result = e.run_serial_loop(op->sym, lo, hi, s, [&]() { return body->run_in(e, frame); });
+    body->finish(e, frame);
+    return result;
+  }
+};
+
+class let_node final : public exec_node {
+public:
+  std::vector<std::pair<symbol_id, compiled_expr>> lets;
+  const exec_node* body;
+
+  let_node(const let_stmt* op, const exec_node* body) : body(body) {
+    for (const auto& i : op->lets) lets.emplace_back(i.first.sym(), compiled_expr(i.second));
+  }
+
+  index_t run(evaluator& e) const override {
+    // Bind in order (later values may refer to earlier ones), then unbind in reverse.
+    index_t* saved = static_cast<index_t*>(alloca(sizeof(index_t) * lets.size()));
+    for (std::size_t i = 0; i < lets.size(); ++i) {
+      const index_t value = lets[i].second.eval(e, 0);
+      saved[i] = e.values[lets[i].first];
+      e.values[lets[i].first] = value;
+    }
+    const index_t result = run_body(e, body);
+    for (std::size_t i = lets.size(); i-- > 0;) e.values[lets[i].first] = saved[i];
+    return result;
+  }
+};
+
+// Statements without a body, run by the evaluator.
+template <typename T, index_t (evaluator::*exec)(const T*)>
+class leaf_node final : public exec_node {
+public:
+  const T* op;
+  explicit leaf_node(const T* op) : op(op) {}
+  index_t run(evaluator& e) const override { return (e.*exec)(op); }
+};
+
+// Statements with one body, run by the evaluator with the compiled body.
+template <typename T, index_t (evaluator::*exec)(const T*, body_ref)>
+class body_node final : public exec_node {
+public:
+  const T* op;
+  const exec_node* body;
+  body_node(const T* op, const exec_node* body) : op(op), body(body) {}
+  index_t run(evaluator& e) const override { return (e.*exec)(op, body_ref(body)); }
+};
+
+class async_node final : public exec_node {
+public:
+  const async* op;
+  const exec_node* task;
+  const exec_node* body;
+  async_node(const async* op, const exec_node* task, const exec_node* body) : op(op), task(task), body(body) {}
+  index_t run(evaluator& e) const override { return e.exec_async(op, body_ref(task), body_ref(body)); }
+};
+
+class if_then_else_node final : public exec_node {
+public:
+  const if_then_else* op;
+  const exec_node* true_body;
+  const exec_node* false_body;
+  if_then_else_node(const if_then_else* op, const exec_node* t, const exec_node* f)
+      : op(op), true_body(t), false_body(f) {}
+  index_t run(evaluator& e) const override {
+    return e.exec_if_then_else(op, body_ref(true_body), body_ref(false_body));
+  }
+};
+
+}  // namespace
+}  // namespace internal
+}  // namespace slinky
+
+#endif  // SLINKY_RUNTIME_EXECUTABLE_NODES_H
