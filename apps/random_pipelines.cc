@@ -77,6 +77,8 @@ int main(int argc, char** argv) {
   std::cout << "random pipelines: seed " << o.seed << ", " << o.seconds << " s; features " << o.f.to_string() << "\n";
   const batch_result r = run_batch(o);
   std::cout << r.cases << " cases, " << r.runs << " pipelines built and run in " << r.seconds << " s; "
-            << r.failures.size() << " failed\n";
+            << r.failures.size() << " failed";
+  if (r.slow_cases > 0) std::cout << "; " << r.slow_cases << " past the time limit that passed alone (not hangs)";
+  std::cout << "\n";
   return r.failures.empty() ? 0 : 1;
 }
