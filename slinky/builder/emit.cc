@@ -527,6 +527,33 @@ class emitter {
     return result;
   }
 
+  // Whether func fi computes, in each iteration of the loops chain[k0...], everything its
+  // consumers read of it there: in each dimension its produce region is their actual need,
+  // clamped at most by bounds that none of these loops' variables move (the total it computes).
+  // A cheap structural test of what bounds inference found (a sliding func that trims what
+  // earlier iterations computed has a bound of the previous iteration instead); false when it
+  // does not show it.
+  bool computes_whole_need(int fi, const std::vector<loop_level>& chain, std::size_t k0) const {
+    auto fixed = [&](const expr& e) {
+      for (std::size_t k = k0; k < chain.size(); ++k) {
+        if (depends_on(e, g_.loop_var(chain[k])).any()) return false;
+      }
+      return true;
+    };
+    auto clamped = [&](const expr& p, const expr& a, auto* op) {
+      if (match(p, a)) return true;
+      const auto* c = p.as<std::remove_pointer_t<decltype(op)>>();
+      if (!c) return false;
+      return (match(c->a, a) && fixed(c->b)) || (match(c->b, a) && fixed(c->a));
+    };
+    const bounds_inference::func_bounds& f = bounds_.funcs[fi];
+    for (std::size_t v = 0; v < f.produce.size() && v < f.actual.size(); ++v) {
+      if (!clamped(f.produce[v].min, f.actual[v].min, static_cast<const maximum*>(nullptr))) return false;
+      if (!clamped(f.produce[v].max, f.actual[v].max, static_cast<const minimum*>(nullptr))) return false;
+    }
+    return true;
+  }
+
   // The loop whose iterations buffer bi's data does not outlive, for a buffer stored at level l
   // (docs/builder.md, emit_program): the loop its producer is computed at, when that is inside l,
   // every loop from l's body down to it is serial (not parallel, not pipelined), along each of
@@ -547,10 +574,14 @@ class emitter {
       if (i == chain.end()) return std::nullopt;
       k = static_cast<std::size_t>(i - chain.begin()) + 1;
     }
+    const std::size_t k0 = k;
     for (; k < chain.size(); ++k) {
       const loop_level i = chain[k];
       if (g_.funcs[i.func].f->loops()[i.loop].is_parallel() || bounds_.pipelined(i)) return std::nullopt;
-      if (bounds_.slides_with(b.producer, i) && bounds_.windows_overlap(bi, i)) return std::nullopt;
+      if (bounds_.slides_with(b.producer, i) && !computes_whole_need(b.producer, chain, k0) &&
+          bounds_.windows_overlap(bi, i)) {
+        return std::nullopt;
+      }
     }
     for (int u : b.consumers) {
       const std::vector<loop_level>& uc = g_.funcs[u].compute_chain;
