@@ -1,7 +1,9 @@
 // Intermediates give their memory back after their last reader (docs/builder.md, emit_program):
 // each allocation is held from the first func that uses it to the last, at every loop level, and
 // a later intermediate of the same size takes the memory of one whose readers are done, so
-// chains of unscheduled funcs allocate and hold two intermediates, not all of them. Peak bytes
+// chains of unscheduled funcs allocate and hold two intermediates, not all of them; within an
+// iteration of a loop, intermediates stored outside it share memory when they are not live
+// together (a chain in chunks allocates two blocks). Peak bytes
 // and allocation counts are measured through the allocate and free hooks; freed memory is
 // poisoned so that a read after the free shows in the output.
 #include <gtest/gtest.h>
