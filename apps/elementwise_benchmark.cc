@@ -79,9 +79,11 @@ void hand_fused(const float* __restrict in, float* __restrict out, index_t n) {
 
 // An allocate hook that puts the intermediates of a chunked chain in two blocks, alternately (the
 // chain's nested allocations come outermost first, so neighbours in the chain get different
-// blocks): what the chain would run like if its intermediates shared storage as the hand chunk
-// loop's two scratch buffers do. Correct for these chains only because every stage reads only what
-// its predecessor wrote in the same iteration (the output is checked).
+// blocks), as the hand chunk loop's two scratch buffers do. The builder shares storage within an
+// iteration the same way by default (docs/builder.md, emit_program: the chain allocates two
+// blocks), so this row is now a check that its sharing costs nothing over the hook's. Correct for
+// these chains only because every stage reads only what its predecessor wrote in the same
+// iteration (the output is checked).
 struct two_blocks {
   eval_config config;
   eval_context context;

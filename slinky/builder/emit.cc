@@ -110,6 +110,12 @@ struct allocation {
   // The last item any buffer in this allocation's memory uses: last_user, or for an allocation
   // that hands its memory on, that of the buffer taking it.
   std::size_t memory_last_user;
+  // Storage shared within an iteration (docs/builder.md, emit_program): for a buffer stored
+  // outside the serial loop its producer is computed at, `inner`, whose data does not outlive an
+  // iteration of it, the items of that loop's body that use it (first and last) and the last
+  // item of that body that uses any buffer in its memory.
+  std::optional<loop_level> inner;
+  std::size_t inner_first = 0, inner_last = 0, memory_inner_last = 0;
 };
 
 class emitter {
@@ -358,23 +364,38 @@ class emitter {
   // users) are done: both allocated (not views; b not viewed either), in the same kind of memory, with the same
   // constant element size, dense (no strides or folds) and extents proved equal. b is then a view of a's memory with
   // a's strides.
-  bool can_take_memory_of(int b, int a) const {
+  //
+  // With `within_iteration` (share_within_iterations), both are buffers whose data does not
+  // outlive an iteration of the loop they are computed in, and they may be folded along it: with
+  // fold factors the builder found (not declared by the client) and proved equal, b's addresses
+  // with a's strides are a's. Their memory is automatic or stack (never heap: the client asked
+  // for those allocations, and may count them).
+  bool can_take_memory_of(int b, int a, bool within_iteration = false) const {
     const buffer_expr& ba = *g_.buffers[a].buffer;
     const buffer_expr& bb = *g_.buffers[b].buffer;
     if (aliases_.buffers[a].target >= 0 || aliases_.buffers[b].target >= 0) return false;
     // (a may have views: its lifetime covers their users.)
     if (!views_[b].empty()) return false;
-    if (ba.storage() != bb.storage() || ba.storage() == memory_type::stack) return false;
+    if (ba.storage() != bb.storage()) return false;
+    if (ba.storage() == (within_iteration ? memory_type::heap : memory_type::stack)) return false;
     if (ba.rank() != bb.rank() || !ba.has_elem_size() || !bb.has_elem_size()) return false;
     const std::optional<index_t> ea = as_constant(ba.elem_size());
     const std::optional<index_t> eb = as_constant(bb.elem_size());
     if (!ea || !eb || *ea != *eb) return false;
     const std::vector<dim_expr> da = allocation_dims(a);
     const std::vector<dim_expr> db = allocation_dims(b);
+    auto equal = [](const expr& x, const expr& y) { return match(x, y) || prove_true(x == y); };
     for (std::size_t d = 0; d < da.size(); ++d) {
       if (da[d].stride.defined() || db[d].stride.defined()) return false;
-      if (da[d].fold_factor.defined() || db[d].fold_factor.defined()) return false;
-      if (!prove_true(da[d].bounds.extent() == db[d].bounds.extent())) return false;
+      const bool fa = da[d].fold_factor.defined(), fb = db[d].fold_factor.defined();
+      if (fa || fb) {
+        if (!within_iteration || !fa || !fb) return false;
+        const int dd = static_cast<int>(d);
+        if (!is_default(ba.dim(d).fold_factor, buffer_fold_factor(ba.sym(), dd))) return false;
+        if (!is_default(bb.dim(d).fold_factor, buffer_fold_factor(bb.sym(), dd))) return false;
+        if (!equal(da[d].fold_factor, db[d].fold_factor)) return false;
+      }
+      if (!equal(da[d].bounds.extent(), db[d].bounds.extent())) return false;
     }
     return true;
   }
@@ -502,11 +523,77 @@ class emitter {
       for (int u : users) same = same && bounds_.reach[u] == reach;
       if (same) same_reach = &reach;
     }
-    return allocation{bi, *first, last, aliases_.depth(bi), same_reach, std::nullopt, last};
+    allocation result{bi, *first, last, aliases_.depth(bi), same_reach, std::nullopt, last, std::nullopt};
+    return result;
+  }
+
+  // Whether func fi computes, in each iteration of the loops chain[k0...], everything its
+  // consumers read of it there: in each dimension its produce region is their actual need,
+  // clamped at most by bounds that none of these loops' variables move (the total it computes).
+  // A cheap structural test of what bounds inference found (a sliding func that trims what
+  // earlier iterations computed has a bound of the previous iteration instead); false when it
+  // does not show it.
+  bool computes_whole_need(int fi, const std::vector<loop_level>& chain, std::size_t k0) const {
+    auto fixed = [&](const expr& e) {
+      for (std::size_t k = k0; k < chain.size(); ++k) {
+        if (depends_on(e, g_.loop_var(chain[k])).any()) return false;
+      }
+      return true;
+    };
+    auto clamped = [&](const expr& p, const expr& a, auto* op) {
+      if (match(p, a)) return true;
+      const auto* c = p.as<std::remove_pointer_t<decltype(op)>>();
+      if (!c) return false;
+      return (match(c->a, a) && fixed(c->b)) || (match(c->b, a) && fixed(c->a));
+    };
+    const bounds_inference::func_bounds& f = bounds_.funcs[fi];
+    for (std::size_t v = 0; v < f.produce.size() && v < f.actual.size(); ++v) {
+      if (!clamped(f.produce[v].min, f.actual[v].min, static_cast<const maximum*>(nullptr))) return false;
+      if (!clamped(f.produce[v].max, f.actual[v].max, static_cast<const minimum*>(nullptr))) return false;
+    }
+    return true;
+  }
+
+  // The loop whose iterations buffer bi's data does not outlive, for a buffer stored at level l
+  // (docs/builder.md, emit_program): the loop its producer is computed at, when that is inside l,
+  // every loop from l's body down to it is serial (not parallel, not pipelined), along each of
+  // them the producer does not slide or the windows its consumers read are disjoint from one
+  // iteration to the next (a sliding producer then computes each window whole), so what an
+  // iteration reads of the buffer that iteration computed, and every consumer runs in that loop.
+  // Views, and buffers other buffers view, are left out.
+  std::optional<loop_level> iteration_scope(int bi, loop_level l) const {
+    const buffer_node& b = g_.buffers[bi];
+    if (b.producer < 0 || aliases_.buffers[bi].target >= 0 || !views_[bi].empty()) return std::nullopt;
+    const func_node& p = g_.funcs[b.producer];
+    const loop_level c = p.compute;
+    if (c == l || c.root()) return std::nullopt;
+    const std::vector<loop_level>& chain = p.compute_chain;
+    std::size_t k = 0;
+    if (!l.root()) {
+      auto i = std::find(chain.begin(), chain.end(), l);
+      if (i == chain.end()) return std::nullopt;
+      k = static_cast<std::size_t>(i - chain.begin()) + 1;
+    }
+    const std::size_t k0 = k;
+    for (; k < chain.size(); ++k) {
+      const loop_level i = chain[k];
+      if (g_.funcs[i.func].f->loops()[i.loop].is_parallel() || bounds_.pipelined(i)) return std::nullopt;
+      if (bounds_.slides_with(b.producer, i) && !computes_whole_need(b.producer, chain, k0) &&
+          bounds_.windows_overlap(bi, i)) {
+        return std::nullopt;
+      }
+    }
+    for (int u : b.consumers) {
+      const std::vector<loop_level>& uc = g_.funcs[u].compute_chain;
+      if (std::find(uc.begin(), uc.end(), c) == uc.end() && !runs_in_continuation(u, c)) return std::nullopt;
+    }
+    return c;
   }
 
   // The allocations of the intermediates stored at level l, in the order they nest: by first
-  // use, and for the same first use, views inside what they view.
+  // use, and for the same first use, views inside what they view. Those whose data does not
+  // outlive an iteration of a loop inside l (iteration_scope) also get the items of that loop's
+  // body that use them.
   std::vector<allocation> level_allocations(loop_level l, const std::vector<level_item>& items) const {
     std::vector<allocation> allocations;
     std::vector<int> item_of_func(g_.funcs.size(), -1);
@@ -518,6 +605,36 @@ class emitter {
       if (b.producer < 0 || b.is_output || b.is_input || b.store != l) continue;
       std::optional<allocation> a = find_allocation(static_cast<int>(bi), l, items, item_of_func);
       if (a) allocations.push_back(*a);
+    }
+    // The items of the bodies of the loops inside l (their funcs, then the continuation: the
+    // order emit_level gives them), made once per loop.
+    struct loop_body {
+      loop_level level;
+      std::vector<level_item> items;
+      std::vector<int> item_of_func;
+    };
+    std::vector<loop_body> bodies;
+    for (allocation& a : allocations) {
+      const std::optional<loop_level> c = iteration_scope(a.buffer, l);
+      if (!c) continue;
+      auto body = std::find_if(bodies.begin(), bodies.end(), [&](const loop_body& lb) { return lb.level == *c; });
+      if (body == bodies.end()) {
+        loop_body lb{*c, {}, std::vector<int>(g_.funcs.size(), -1)};
+        for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
+          if (g_.funcs[fi].compute != *c) continue;
+          lb.item_of_func[fi] = static_cast<int>(lb.items.size());
+          lb.items.push_back({level_item::kind::func, static_cast<int>(fi), stmt(), {}, nullptr});
+        }
+        lb.items.push_back({level_item::kind::continuation, 0, stmt(), {}, nullptr});
+        bodies.push_back(std::move(lb));
+        body = bodies.end() - 1;
+      }
+      const std::optional<allocation> in = find_allocation(a.buffer, *c, body->items, body->item_of_func);
+      if (!in) continue;
+      a.inner = c;
+      a.inner_first = in->first_user;
+      a.inner_last = in->last_user;
+      a.memory_inner_last = in->last_user;
     }
     std::stable_sort(allocations.begin(), allocations.end(), [](const allocation& a, const allocation& b) {
       if (a.first_user != b.first_user) return a.first_user < b.first_user;
@@ -535,6 +652,7 @@ class emitter {
   void hand_on_memory(std::vector<allocation>& allocations) const {
     for (std::size_t i = 0; i < allocations.size(); ++i) {
       allocation& b = allocations[i];
+      if (b.donor) continue;
       int tries = 0;
       for (std::size_t j = i; j-- > 0 && tries < 4;) {
         allocation& a = allocations[j];
@@ -547,6 +665,72 @@ class emitter {
         a.memory_last_user = b.last_user;
         break;
       }
+    }
+  }
+
+  // Storage shared within an iteration: buffers stored outside a serial loop whose data does not
+  // outlive one of its iterations (iteration_scope) are live, in each iteration, from the first
+  // item of the loop's body that uses them to the last. A buffer whose items come after those of
+  // every buffer in an earlier allocation's memory takes that memory (a view of it), when both are
+  // in the same loop, of the same kind of memory (automatic or stack), the same layout
+  // (can_take_memory_of) and idle in the same cases: an interval graph coloured greedily in the
+  // order of first use, so buffers live together never share and a chain needs two blocks. The
+  // allocations of the same first use at this level are then reordered so that each memory's
+  // allocation nests outside the views of it. Like hand_on_memory, a few candidates are tried.
+  void share_within_iterations(std::vector<allocation>& allocations) const {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < allocations.size(); ++i) {
+      if (allocations[i].inner) order.push_back(i);
+    }
+    if (order.size() < 2) return;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      const allocation& a = allocations[x];
+      const allocation& b = allocations[y];
+      if (a.first_user != b.first_user) return a.first_user < b.first_user;
+      return a.inner_first < b.inner_first;
+    });
+    std::vector<bool> shares(allocations.size(), false);
+    bool any = false;
+    for (std::size_t oi = 0; oi < order.size(); ++oi) {
+      allocation& b = allocations[order[oi]];
+      int tries = 0;
+      for (std::size_t oj = oi; oj-- > 0 && tries < 4;) {
+        allocation& a = allocations[order[oj]];
+        if (a.donor || *a.inner != *b.inner || a.first_user != b.first_user || a.alias_depth != b.alias_depth ||
+            a.memory_inner_last >= b.inner_first) {
+          continue;
+        }
+        const bool same_idle = a.reach == b.reach || (a.reach && b.reach && *a.reach == *b.reach);
+        if (!same_idle) continue;
+        ++tries;
+        if (!can_take_memory_of(b.buffer, a.buffer, /*within_iteration=*/true)) continue;
+        b.donor = a.buffer;
+        a.memory_inner_last = b.inner_last;
+        shares[order[oi]] = shares[order[oj]] = true;
+        any = true;
+        break;
+      }
+    }
+    if (!any) return;
+    // Allocations of the same first use and depth wrap the same items: among them, those that share
+    // nest in the order of their first use in the loop (a memory before the buffers taking it).
+    for (std::size_t begin = 0; begin < allocations.size();) {
+      std::size_t end = begin + 1;
+      while (end < allocations.size() && allocations[end].first_user == allocations[begin].first_user &&
+             allocations[end].alias_depth == allocations[begin].alias_depth) {
+        ++end;
+      }
+      std::vector<std::size_t> slots;
+      std::vector<allocation> sharing;
+      for (std::size_t k = begin; k < end; ++k) {
+        if (!shares[k]) continue;
+        slots.push_back(k);
+        sharing.push_back(allocations[k]);
+      }
+      std::stable_sort(sharing.begin(), sharing.end(),
+                       [](const allocation& a, const allocation& b) { return a.inner_first < b.inner_first; });
+      for (std::size_t k = 0; k < slots.size(); ++k) allocations[slots[k]] = std::move(sharing[k]);
+      begin = end;
     }
   }
 
@@ -613,6 +797,7 @@ public:
     std::vector<level_item> items = level_items(l, std::move(continuation));
     if (sync) make_stages(l, items, *sync);
     std::vector<allocation> allocations = level_allocations(l, items);
+    share_within_iterations(allocations);
     hand_on_memory(allocations);
     add_frees(items, allocations);
     return wrap_allocations(std::move(items), allocations);

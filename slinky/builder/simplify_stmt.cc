@@ -244,11 +244,26 @@ void simplifier::visit(const allocate* op) {
   set_result(allocate::make(op->sym, op->storage, std::move(elem_size), std::move(dims), std::move(body)));
 }
 
+// A make_buffer gives its buffer the bounds of its dims, as an allocation does: crops of it are
+// simplified against them the same way (a view taking another buffer's memory, emit_program, is
+// cropped per iteration without a clamp to its own bounds).
 void simplifier::visit(const make_buffer* op) {
   expr base = mutate(op->base);
   expr elem_size = mutate(op->elem_size);
   std::vector<dim_expr> dims = mutate(op->dims);
-  stmt body = mutate_decl_body(op->sym, op->body);
+  stmt body;
+  {
+    scope s(*this);
+    declare(op->sym, std::nullopt);
+    allocated_buffer a{op->sym, {}, {}, undo_.size()};
+    for (const dim_expr& d : dims) {
+      a.bounds.push_back(d.bounds);
+      a.folded.push_back(d.fold_factor.defined());
+    }
+    allocated_.push_back(std::move(a));
+    body = mutate(op->body);
+    allocated_.pop_back();
+  }
   if (finish_decl(op->sym, body)) return;
   if (unchanged(base, op->base, elem_size, op->elem_size, dims, op->dims, body, op->body)) return set_result(op);
   set_result(make_buffer::make(op->sym, std::move(base), std::move(elem_size), std::move(dims), std::move(body)));

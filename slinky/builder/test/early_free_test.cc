@@ -1,7 +1,9 @@
 // Intermediates give their memory back after their last reader (docs/builder.md, emit_program):
 // each allocation is held from the first func that uses it to the last, at every loop level, and
 // a later intermediate of the same size takes the memory of one whose readers are done, so
-// chains of unscheduled funcs allocate and hold two intermediates, not all of them. Peak bytes
+// chains of unscheduled funcs allocate and hold two intermediates, not all of them; within an
+// iteration of a loop, intermediates stored outside it share memory when they are not live
+// together (a chain in chunks allocates two blocks). Peak bytes
 // and allocation counts are measured through the allocate and free hooks; freed memory is
 // poisoned so that a read after the free shows in the output.
 #include <gtest/gtest.h>
@@ -474,6 +476,116 @@ TEST(early_free, attention_peaks_at_two_score_matrices) {
   // At most two s x s matrices and the two row vectors at once.
   EXPECT_LE(m.peak_bytes, 2 * matrix + 2 * vector);
   EXPECT_GE(m.peak_bytes, 2 * matrix);
+}
+
+// Storage shared within an iteration (docs/builder.md, emit_program): intermediates stored outside
+// a serial loop whose data does not outlive an iteration share memory when they are not live
+// together in the loop's body.
+
+TEST(early_free, chain_in_a_loop_shares_storage_within_an_iteration) {
+  // The chain computed in rows (or pairs of rows) of the last func, its intermediates stored
+  // outside the loop (the default), one fold of rows each: two blocks for the whole chain.
+  constexpr index_t w = 64, h = 16;
+  for (index_t step : {1, 2}) {
+    for (int n : {2, 3, 5, 8}) {
+      chain c(n);
+      c.funcs.back().loops({{c.y, step}});
+      poisoning_counter m;
+      c.run(m, w, h);
+      EXPECT_EQ(m.allocations, std::min(n - 1, 2)) << n << " funcs, step " << step;
+      EXPECT_EQ(m.peak_bytes, std::min<index_t>(n - 1, 2) * w * step * static_cast<index_t>(sizeof(int)))
+          << n << " funcs, step " << step;
+      // The same on the stack (the default threshold, and storage the client puts there).
+      poisoning_counter on_stack;
+      on_stack.config.auto_stack_threshold = 4 * 1024;
+      c.run(on_stack, w, h);
+      EXPECT_EQ(on_stack.allocations, 0);
+      for (std::size_t i = 1; i + 1 < c.bufs.size(); ++i) c.bufs[i]->store_in(memory_type::stack);
+      poisoning_counter stack;
+      c.run(stack, w, h);
+      EXPECT_EQ(stack.allocations, 0);
+    }
+  }
+}
+
+TEST(early_free, buffers_live_together_in_an_iteration_do_not_share) {
+  // in -> a -> b, c = a * 1000 + b, d = c + 1, out = d + 1, out in chunks of 4: in the loop's
+  // body a is live from fa to fc, b from fb to fc, c from fc to fd, d from fd to the end. c
+  // overlaps a and b, so it has memory of its own; d takes a's (freed after fc).
+  buffers_1d g;
+  const var x = g.x;
+  func fa = func::make(add_one, {{g.in, {point(x)}}}, {{g.a, {x}}});
+  func fb = func::make(add_one, {{g.a, {point(x)}}}, {{g.b, {x}}});
+  func fc = func::make(
+      [](const buffer<const int>& a, const buffer<const int>& b, const buffer<int>& c) -> index_t {
+        for (index_t i = c.dim(0).min(); i <= c.dim(0).max(); ++i) c(i) = a(i) * 1000 + b(i);
+        return 0;
+      },
+      {{g.a, {point(x)}}, {g.b, {point(x)}}}, {{g.c, {x}}});
+  func fd = func::make(add_one, {{g.c, {point(x)}}}, {{g.d, {x}}});
+  func fo = func::make(add_one, {{g.d, {point(x)}}}, {{g.out, {x}}});
+  fo.loops({{x, 4}});
+  pipeline p = build_pipeline(g.ctx, {g.in}, {g.out});
+  constexpr index_t n = 99;
+  poisoning_counter m;
+  run_1d r(p, n, n, 4, m);
+  for (index_t i = 0; i < n; ++i) ASSERT_EQ(r.out(i), (r.in(i) + 1) * 1000 + r.in(i) + 2 + 2) << i;
+  EXPECT_EQ(m.allocations, 3);
+  EXPECT_EQ(m.peak_bytes, 3 * 4 * static_cast<index_t>(sizeof(int)));
+}
+
+TEST(early_free, sliding_buffer_does_not_share) {
+  // out = b * 1000 + d, b a 3-point stencil of a = in + 1, d a 3-point stencil of c = 3 * in, in
+  // a loop of step 1: a and c slide (each iteration computes one new point and reads the two
+  // before it), so they hold data from one iteration to the next and never share, although c is
+  // first used after a's last reader and both have the same size and fold.
+  buffers_1d g;
+  const var x = g.x;
+  auto sum3 = [](const buffer<const int>& in, const buffer<int>& out) -> index_t {
+    for (index_t i = out.dim(0).min(); i <= out.dim(0).max(); ++i) out(i) = in(i) + in(i + 1) + in(i + 2);
+    return 0;
+  };
+  func fa = func::make(add_one, {{g.in, {point(x)}}}, {{g.a, {x}}});
+  func fb = func::make(sum3, {{g.a, {bounds(x, x + 2)}}}, {{g.b, {x}}});
+  func fc = func::make(
+      [](const buffer<const int>& in, const buffer<int>& out) -> index_t {
+        return test::elementwise<int>(in, out, [](int v) { return v * 3; });
+      },
+      {{g.in, {point(x)}}}, {{g.c, {x}}});
+  func fd = func::make(sum3, {{g.c, {bounds(x, x + 2)}}}, {{g.d, {x}}});
+  func fo = func::make(
+      [](const buffer<const int>& b, const buffer<const int>& d, const buffer<int>& o) -> index_t {
+        for (index_t i = o.dim(0).min(); i <= o.dim(0).max(); ++i) o(i) = b(i) * 1000 + d(i);
+        return 0;
+      },
+      {{g.b, {point(x)}}, {g.d, {point(x)}}}, {{g.out, {x}}});
+  fo.loops({{x, 1}});
+  pipeline p = build_pipeline(g.ctx, {g.in}, {g.out});
+  constexpr index_t n = 50;
+  poisoning_counter m;
+  run_1d r(p, n + 2, n, 5, m);
+  for (index_t i = 0; i < n; ++i) {
+    int b = 0, d = 0;
+    for (index_t k = 0; k < 3; ++k) {
+      b += r.in(i + k) + 1;
+      d += r.in(i + k) * 3;
+    }
+    ASSERT_EQ(r.out(i), b * 1000 + d) << i;
+  }
+  // a, b, c and d: b and d are both read by out.
+  EXPECT_EQ(m.allocations, 4);
+}
+
+TEST(early_free, heap_intermediates_in_a_loop_do_not_share) {
+  // Heap storage is the client's: each intermediate keeps its own allocation.
+  constexpr index_t w = 64, h = 16;
+  chain c(5);
+  c.funcs.back().loops({{c.y, 1}});
+  for (std::size_t i = 1; i + 1 < c.bufs.size(); ++i) c.bufs[i]->store_in(memory_type::heap);
+  poisoning_counter m;
+  c.run(m, w, h);
+  EXPECT_EQ(m.allocations, 4);
+  EXPECT_EQ(m.peak_bytes, 4 * w * static_cast<index_t>(sizeof(int)));
 }
 
 }  // namespace
