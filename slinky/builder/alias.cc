@@ -391,6 +391,136 @@ class alias_planner {
     return true;
   }
 
+  // True if e can be evaluated where buffers stored at level l are allocated: it reads no loop
+  // variable but those of the loops around l, and no field of an intermediate buffer (which may
+  // not be allocated there).
+  bool valid_at(const expr& e, loop_level l) const {
+    std::set<var> outer;
+    if (!l.root()) {
+      for (loop_level c : g_.chain(l)) outer.insert(g_.loop_var(c));
+    }
+    bool ok = true;
+    rewrite<variable>(e, [&](const variable* v, node_mutator&) -> expr {
+      if (v->field == buffer_field::none) {
+        if (loop_vars_.count(v->sym) && !outer.count(v->sym)) ok = false;
+      } else {
+        auto b = buffer_syms_.find(v->sym);
+        if (b == buffer_syms_.end() || is_intermediate(b->second)) ok = false;
+      }
+      return expr(v);
+    });
+    return ok;
+  }
+
+  // The destination of padded copy fi becomes a view of its source, an intermediate allocated at
+  // the padded size: the source's producer writes the values, the copy only the padding, outside
+  // the input_crop, where the source holds nothing else. A destination stored inside a loop (or
+  // folded along one) then takes no memory of its own, and the source's one allocation holds
+  // both (API_COMPAT.md 5.2, item 12).
+  bool alias_padded_from_source(int fi) {
+    const func& f = *g_.funcs[fi].f;
+    if (!f.is_padded_copy()) return false;
+    const func::input& in = f.inputs()[0];
+    if (!in.output_crop.empty() || !in.output_slice.empty()) return false;
+    const std::vector<var>& x = f.outputs()[0].dims;
+    const int s = buffer_of(in.buffer);
+    const int d = buffer_of(f.outputs()[0].buffer);
+    if (!is_intermediate(d) || plan_.is_alias(d) || declares_layout(*f.outputs()[0].buffer) || is_target(d)) {
+      return false;
+    }
+    // The padding is written into the source's memory: the source must be the builder's own
+    // allocation (not a view, not folded, no declared layout), read by this copy only (another
+    // reader could need what lies under the padding), from a producer with one output (which
+    // computes exactly what the copy reads, inside the input_crop).
+    const buffer_node& src = g_.buffers[s];
+    if (!is_intermediate(s) || plan_.is_alias(s) || declares_layout(*in.buffer) || folded(s)) return false;
+    if (src.consumers.size() != 1 || uses_in(f, s) != 1) return false;
+    if (g_.funcs[src.producer].f->outputs().size() != 1) return false;
+    if (!encloses(src.store, g_.buffers[d].store)) return false;
+    // Each source dim is one destination dim translated by an offset known where the source is
+    // allocated, the ranks equal: the padding (outside the input_crop in the destination) lands
+    // outside the input_crop in the source, and the whole destination is a box of the source.
+    if (in.buffer->rank() != x.size()) return false;
+    linear_map m;
+    if (!m.match(in, x, [&](const expr&) { return false; })) return false;
+    std::vector<int> dst_dim;
+    std::vector<bool> mapped(x.size(), false);
+    for (const std::vector<expr>& c : m.coeff) {
+      int j = -1;
+      for (std::size_t jj = 0; jj < c.size(); ++jj) {
+        if (is_zero_coeff(c[jj])) continue;
+        if (j >= 0 || !is_constant(c[jj], 1)) return false;
+        j = static_cast<int>(jj);
+      }
+      if (j < 0 || mapped[j]) return false;
+      mapped[j] = true;
+      dst_dim.push_back(j);
+    }
+    std::vector<expr> offset;
+    for (std::size_t k = 0; k < dst_dim.size(); ++k) {
+      offset.push_back(simplify(m.at[k] - x[dst_dim[k]]));
+      if (!valid_at(offset.back(), src.store)) return false;
+    }
+    const span<const interval_expr> crop = internal::used_input_crop(in);
+    for (const interval_expr& c : crop) {
+      if ((c.min.defined() && !valid_at(c.min, src.store)) || (c.max.defined() && !valid_at(c.max, src.store))) {
+        return false;
+      }
+    }
+    // A transpose in a loop stays a copy (see alias_from_source).
+    for (std::size_t k = 1; k < dst_dim.size(); ++k) {
+      if (dst_dim[k] == 0 && !g_.funcs[fi].compute.root()) return false;
+    }
+    // Iterations of a parallel loop write their padding into the one source: they must not write
+    // the same elements (unless the copy slides with the loop, each iteration its new part).
+    for (loop_level l : g_.funcs[fi].compute_chain) {
+      if (!encloses(src.store, l) || l == src.store || !g_.loop(l).is_parallel()) continue;
+      if (!bounds_.slides_with(fi, l) && bounds_.windows_overlap(d, l)) return false;
+    }
+    if (cropped_where_stride_may_be_zero(d, s, m)) return false;
+
+    // The destination's region over the loops between the two storage levels, in the source's
+    // coordinates: what the source's allocation must hold too.
+    const buffer_node& dst = g_.buffers[d];
+    box_expr region = bounds_.needed[d];
+    if (dst.store != src.store) {
+      const std::vector<loop_level> chain = g_.chain(dst.store);
+      const box_expr full = bounds_.lift(region, chain, src.store, bounds_inference::view::full, true);
+      const box_expr actual = bounds_.lift(region, chain, src.store, bounds_inference::view::actual, true);
+      for (std::size_t j = 0; j < region.size(); ++j) region[j] = full[j] | actual[j];
+    }
+    box_expr holds(dst_dim.size());
+    for (std::size_t k = 0; k < dst_dim.size(); ++k) {
+      const interval_expr& r = region[dst_dim[k]];
+      holds[k] = interval_expr(simplify(r.min + offset[k]), simplify(r.max + offset[k]));
+      if (!valid_at(holds[k].min, src.store) || !valid_at(holds[k].max, src.store)) return false;
+    }
+
+    const var ssym = in.buffer->sym();
+    const box_expr& needed = bounds_.needed[d];
+    buffer_alias a;
+    a.target = s;
+    std::vector<expr> at(dst_dim.size());
+    for (std::size_t k = 0; k < dst_dim.size(); ++k) at[k] = simplify(needed[dst_dim[k]].min + offset[k]);
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      std::size_t k = 0;
+      while (dst_dim[k] != static_cast<int>(j)) ++k;
+      a.dims.push_back({needed[j], buffer_stride(ssym, static_cast<index_t>(k)), expr()});
+    }
+    a.base = buffer_at(ssym, at);
+    plan_.buffers[d] = std::move(a);
+    plan_.removed[fi][0] = true;
+    plan_.also_holds[s] = std::move(holds);
+    box_expr& inside = plan_.padding_inside[fi];
+    inside.resize(x.size());
+    for (std::size_t k = 0; k < dst_dim.size() && k < crop.size(); ++k) {
+      const interval_expr& c = crop[k];
+      inside[dst_dim[k]] = interval_expr(c.min.defined() ? simplify(c.min - offset[k]) : expr(),
+                                         c.max.defined() ? simplify(c.max - offset[k]) : expr());
+    }
+    return true;
+  }
+
   // Output o of func fi is written over input i.
   bool alias_in_place(int fi, std::size_t i, std::size_t o) {
     const func& f = *g_.funcs[fi].f;
@@ -447,7 +577,7 @@ public:
       const std::size_t sources = f.is_padded_copy() ? 1 : f.inputs().size();
       bool removed = false;
       for (std::size_t i = 0; i < sources; ++i) removed = alias_into_destination(fi, i) || removed;
-      if (!removed) alias_from_source(fi);
+      if (!removed && !alias_from_source(fi)) alias_padded_from_source(fi);
     }
     for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
       const func& f = *g_.funcs[fi].f;
@@ -471,6 +601,7 @@ alias_plan plan_aliases(const graph& g, const bounds_inference& bounds, bool ena
   plan.buffers.resize(g.buffers.size());
   plan.removed.resize(g.funcs.size());
   plan.padding_inside.resize(g.funcs.size());
+  plan.also_holds.resize(g.buffers.size());
   for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) plan.removed[fi].resize(g.funcs[fi].f->inputs().size());
   if (enabled) alias_planner(g, bounds, plan).run();
   return plan;
