@@ -149,12 +149,15 @@ class alias_planner {
   // translated by offset (src_x = x_j + offset); dst_fold is the fold of d there when d is an
   // intermediate (undefined: unfolded), output_fold says it is a pipeline output's own (d is a
   // view of an output). Sets `at`, the coordinate of d in dim j at the view's base.
+  // With `within` defined, the view covers only that part of d (in d's coordinates).
   void add_destination_dim(buffer_alias& a, const func::input& in, int d, int j, const expr& offset,
-                           const expr& dst_fold, bool output_fold, expr& at) const {
+                           const expr& dst_fold, bool output_fold, expr& at,
+                           const interval_expr& within = interval_expr()) const {
     const buffer_node& dst = g_.buffers[d];
     const var dsym = dst.buffer->sym();
     interval_expr b(buffer_min(dsym, j), buffer_max(dsym, j));
     if (static_cast<std::size_t>(j) < in.output_crop.size()) b &= in.output_crop[j];
+    if (within.min.defined() && within.max.defined()) b &= within;
     b = interval_expr(simplify(b.min + offset), simplify(b.max + offset));
     const expr stride = buffer_stride(dsym, j);
     const bool untranslated_output = dst.is_output && is_zero(offset) && !declared_unfolded(*dst.buffer, j);
@@ -521,19 +524,40 @@ class alias_planner {
     return true;
   }
 
-  // Output o of func fi is written over input i.
+  // True if the builder folds buffers a and b alike (or neither).
+  bool same_folds(int a, int b) const {
+    const std::vector<expr>& fa = bounds_.folds[a];
+    const std::vector<expr>& fb = bounds_.folds[b];
+    if (fa.size() != fb.size()) return false;
+    for (std::size_t d = 0; d < fa.size(); ++d) {
+      if (fa[d].defined() != fb[d].defined()) return false;
+      if (fa[d].defined() && !match(fa[d], fb[d])) return false;
+    }
+    return true;
+  }
+
+  // Output o of func fi is written over input i. The input may itself be written over an earlier
+  // buffer (an in-place chain: each link is the same memory). The output may be a pipeline
+  // output: the first buffer of the chain is then a view of it, so the whole chain is computed in
+  // the output's memory (in a loop, in its slice), with no allocation.
   bool alias_in_place(int fi, std::size_t i, std::size_t o) {
     const func& f = *g_.funcs[fi].f;
     const func::input& in = f.inputs()[i];
     const func::output& out = f.outputs()[o];
     const int ib = buffer_of(in.buffer);
     const int ob = buffer_of(out.buffer);
-    if (!is_intermediate(ib) || !is_intermediate(ob) || plan_.is_alias(ib) || plan_.is_alias(ob)) return false;
-    if (declares_layout(*in.buffer) || declares_layout(*out.buffer) || folded(ib) || folded(ob)) return false;
+    const bool into_output = g_.buffers[ob].is_output && !g_.buffers[ob].is_input && !out.buffer->constant();
+    if (!is_intermediate(ib) || (!is_intermediate(ob) && !into_output)) return false;
+    if ((plan_.is_alias(ib) && !plan_.buffers[ib].same) || plan_.is_alias(ob)) return false;
+    // Folds (the builder's: a declared one is a declared layout) only where the chain's memory is
+    // the output's (which holds its whole range), or the same on both sides of a link (a ring
+    // buffer shared by two funcs reading and writing the same window).
+    if (declares_layout(*in.buffer)) return false;
+    if (!into_output && (declares_layout(*out.buffer) || !same_folds(ib, ob))) return false;
     if (in.buffer->rank() != out.buffer->rank() || !match(in.buffer->elem_size(), out.buffer->elem_size()))
       return false;
     if (g_.buffers[ib].consumers.size() != 1 || uses_in(f, ib) != 1) return false;
-    if (g_.buffers[ib].store != g_.buffers[ob].store) return false;
+    if (!into_output && g_.buffers[ib].store != g_.buffers[ob].store) return false;
     // Read pointwise: each element of the input is read only for the same element of the output.
     const span<const interval_expr> bounds = internal::used_bounds(in);
     if (bounds.size() != out.dims.size()) return false;
@@ -545,10 +569,46 @@ class alias_planner {
     // Not the memory of other buffers already (another in-place output of this func, or the
     // destination of a copy).
     if (is_target(ib) || is_target(ob)) return false;
+    if (into_output) return chain_into_output(fi, in, ib, ob);
     buffer_alias a;
     a.target = ib;
     a.same = true;
     plan_.buffers[ob] = std::move(a);
+    return true;
+  }
+
+  // The in-place chain ending in input `in` (buffer ib) of func fi, which writes pipeline output
+  // ob over it, is computed in ob's memory: the first buffer of the chain becomes a view of ob
+  // (the others are the same memory already). Every func of the chain has one output, so each
+  // computes exactly the region fi reads, which is within what fi writes of ob.
+  bool chain_into_output(int fi, const func::input& in, int ib, int ob) {
+    if (g_.funcs[fi].f->outputs().size() != 1) return false;
+    int first = ib;
+    for (;;) {
+      SLINKY_ASSERT(first >= 0 && first < static_cast<int>(g_.buffers.size()), "a buffer of the graph");
+      if (g_.funcs[g_.buffers[first].producer].f->outputs().size() != 1) return false;
+      if (!plan_.is_alias(first)) break;
+      SLINKY_ASSERT(plan_.buffers[first].same, "only in-place links are followed");
+      first = plan_.buffers[first].target;
+    }
+    // The first buffer is the memory of the chain's other links only.
+    for (const buffer_alias& a : plan_.buffers) {
+      if (a.target == first && !a.same) return false;
+    }
+    const std::vector<var>& x = g_.funcs[fi].f->outputs()[0].dims;
+    if (g_.buffers[first].buffer->rank() != x.size()) return false;
+    // The view covers what the chain computes where its first buffer is stored (a loop's slice
+    // of the output), so each func of the chain sees its input at its output's address.
+    const box_expr& region = bounds_.needed[first];
+    if (region.size() != x.size()) return false;
+    buffer_alias a;
+    a.target = ob;
+    std::vector<expr> at(x.size());
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      add_destination_dim(a, in, ob, static_cast<int>(j), expr(0), expr(), false, at[j], region[j]);
+    }
+    a.base = buffer_at(g_.buffers[ob].buffer->sym(), at);
+    plan_.buffers[first] = std::move(a);
     return true;
   }
 

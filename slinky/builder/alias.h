@@ -11,7 +11,8 @@
 //   size: the copy then writes only the padding, into the source's memory around its values.
 // - In place: a func allowed to write output o over input i (call_attributes::allow_in_place),
 //   reading i pointwise, where i is an intermediate read by nothing else, writes o into i's
-//   memory.
+//   memory; a chain of such funcs is one memory, and a chain ending in a pipeline output is
+//   computed in the output's memory.
 //
 // Every decision is made on the graph after bounds inference; the emitter then makes views
 // (make_buffer) instead of allocations and leaves out the removed copies.
