@@ -96,8 +96,15 @@ bool is_nonzero_constant(const expr& c) {
 }  // namespace
 
 int alias_plan::depth(int buffer) const {
+  SLINKY_ASSERT(buffer >= 0 && static_cast<std::size_t>(buffer) < buffers.size(), "a buffer of the plan");
   int result = 0;
-  for (int b = buffer; buffers[b].target >= 0; b = buffers[b].target) ++result;
+  for (int b = buffer; buffers[b].target >= 0; b = buffers[b].target) {
+    SLINKY_ASSERT(static_cast<std::size_t>(buffers[b].target) < buffers.size() && buffers[b].target != b,
+                  "an alias targets another buffer of the plan");
+    // A chain of views visits each buffer once: a cycle would never end.
+    SLINKY_ASSERT(static_cast<std::size_t>(result) < buffers.size(), "alias chains have no cycle");
+    ++result;
+  }
   return result;
 }
 
@@ -132,7 +139,20 @@ class alias_planner {
     }
     return false;
   }
-  int buffer_of(const buffer_expr_ptr& b) const { return g_.buffer_index(b.get()); }
+  // The index of a buffer of the graph (every buffer a func reads or writes is one: -1, "not
+  // found", is never a valid answer here).
+  int buffer_of(const buffer_expr_ptr& b) const {
+    const int result = g_.buffer_index(b.get());
+    SLINKY_ASSERT(result >= 0 && static_cast<std::size_t>(result) < g_.buffers.size(),
+                  "the buffers of the funcs are the graph's");
+    return result;
+  }
+  // The func producing intermediate bi (-1 for inputs and constants, which callers exclude).
+  const func_node& producer_of(int bi) const {
+    const int p = g_.buffers[bi].producer;
+    SLINKY_ASSERT(p >= 0 && static_cast<std::size_t>(p) < g_.funcs.size(), "an intermediate has a producer");
+    return g_.funcs[p];
+  }
   bool is_target(int bi) const {
     for (const buffer_alias& a : plan_.buffers) {
       if (a.target == bi) return true;
@@ -203,7 +223,7 @@ class alias_planner {
     // padding written before them, on another input's part of a concatenation or stack, or
     // outside the destination altogether (an empty destination: random_regressions,
     // stack_of_a_multi_output_func_into_an_empty_output).
-    if (g_.funcs[g_.buffers[s].producer].f->outputs().size() != 1) return false;
+    if (producer_of(s).f->outputs().size() != 1) return false;
     // The destination: an output, or an intermediate stored where the source's view is made (at
     // the source's level or outside it); its fold factors (undefined: unfolded) restrict the
     // view below.
@@ -228,7 +248,9 @@ class alias_planner {
     for (const interval_expr& i : internal::used_bounds(in)) {
       if (!is_point_interval(i)) return false;
       const int j = only_dependency(i.min, x);
+      // -1: no destination variable, -2: several.
       if (j < 0 || mapped[j]) return false;
+      SLINKY_ASSERT(static_cast<std::size_t>(j) < x.size(), "a destination dim");
       const expr c = simplify(i.min - x[j]);
       if (depends_on_any(c, x)) return false;
       // A folded destination dimension (a ring buffer) can be viewed only untranslated, and
@@ -239,7 +261,7 @@ class alias_planner {
       // through that fold: untranslated only, as the output itself would be.
       if (output_folds[j] && !is_zero(c)) return false;
       if (dst_folds[j].defined() && !output_folds[j]) {
-        const func_node& producer = g_.funcs[g_.buffers[s].producer];
+        const func_node& producer = producer_of(s);
         if (!is_zero(c) || producer.compute != g_.funcs[fi].compute || producer.f->outputs().size() != 1) {
           return false;
         }
@@ -253,6 +275,9 @@ class alias_planner {
       if (!mapped[j] && (j >= in.output_crop.size() || !is_point_interval(in.output_crop[j]))) return false;
     }
 
+    // dst_dim maps source dims to distinct destination dims (a partial permutation).
+    SLINKY_ASSERT(offset.size() == dst_dim.size() && dst_dim.size() <= x.size(),
+                  "one destination dim and offset per source dim");
     buffer_alias a;
     a.target = d;
     std::vector<expr> at(x.size());
@@ -260,6 +285,8 @@ class alias_planner {
       const int j = dst_dim[k];
       add_destination_dim(a, in, d, j, offset[k], dst_folds[j], output_folds[j], at[j]);
     }
+    SLINKY_ASSERT(a.dims.size() == in.buffer->rank() && a.output_folds.size() == a.dims.size(),
+                  "the view has a dim (and a fold flag) per source dim");
     for (std::size_t j = 0; j < x.size(); ++j) {
       if (!mapped[j]) at[j] = in.output_crop[j].min;
     }
@@ -365,6 +392,9 @@ class alias_planner {
 
     const var ssym = in.buffer->sym();
     const box_expr& needed = bounds_.needed[d];
+    SLINKY_ASSERT(needed.size() == x.size(), "the region of the destination has an interval per variable");
+    SLINKY_ASSERT(m.at.size() == in.buffer->rank() && m.coeff.size() == m.at.size(),
+                  "the linear map has a row per source dim");
     buffer_alias a;
     a.target = s;
     std::vector<expr> at;
@@ -384,6 +414,7 @@ class alias_planner {
     for (std::size_t j = 0; j < x.size(); ++j) {
       expr stride = 0;
       for (std::size_t k = 0; k < m.at.size(); ++k) {
+        SLINKY_ASSERT(m.coeff[k].size() == x.size(), "a coefficient per destination variable");
         if (!is_zero_coeff(m.coeff[k][j])) stride += buffer_stride(ssym, static_cast<index_t>(k)) * m.coeff[k][j];
       }
       a.dims.push_back({needed[j], simplify(stride), expr()});
@@ -438,7 +469,7 @@ class alias_planner {
     const buffer_node& src = g_.buffers[s];
     if (!is_intermediate(s) || plan_.is_alias(s) || declares_layout(*in.buffer) || folded(s)) return false;
     if (src.consumers.size() != 1 || uses_in(f, s) != 1) return false;
-    if (g_.funcs[src.producer].f->outputs().size() != 1) return false;
+    if (producer_of(s).f->outputs().size() != 1) return false;
     if (!encloses(src.store, g_.buffers[d].store)) return false;
     // Each source dim is one destination dim translated by an offset known where the source is
     // allocated, the ranks equal: the padding (outside the input_crop in the destination) lands
@@ -486,10 +517,12 @@ class alias_planner {
     // coordinates: what the source's allocation must hold too.
     const buffer_node& dst = g_.buffers[d];
     box_expr region = bounds_.needed[d];
+    SLINKY_ASSERT(region.size() == x.size(), "the region of the destination has an interval per dim");
     if (dst.store != src.store) {
       const std::vector<loop_level> chain = g_.chain(dst.store);
       const box_expr full = bounds_.lift(region, chain, src.store, bounds_inference::view::full, true);
       const box_expr actual = bounds_.lift(region, chain, src.store, bounds_inference::view::actual, true);
+      SLINKY_ASSERT(full.size() == region.size() && actual.size() == region.size(), "lifting keeps the rank");
       for (std::size_t j = 0; j < region.size(); ++j) region[j] = full[j] | actual[j];
     }
     box_expr holds(dst_dim.size());
@@ -505,14 +538,20 @@ class alias_planner {
     a.target = s;
     std::vector<expr> at(dst_dim.size());
     for (std::size_t k = 0; k < dst_dim.size(); ++k) at[k] = simplify(needed[dst_dim[k]].min + offset[k]);
+    // Equal ranks and distinct destination dims: dst_dim is a permutation of the destination dims.
+    SLINKY_ASSERT(dst_dim.size() == x.size() && offset.size() == x.size() && needed.size() == x.size(),
+                  "a source dim, an offset and an interval per destination dim");
     for (std::size_t j = 0; j < x.size(); ++j) {
       std::size_t k = 0;
-      while (dst_dim[k] != static_cast<int>(j)) ++k;
+      while (k < dst_dim.size() && dst_dim[k] != static_cast<int>(j)) ++k;
+      SLINKY_ASSERT(k < dst_dim.size(), "every destination dim is some source dim's");
       a.dims.push_back({needed[j], buffer_stride(ssym, static_cast<index_t>(k)), expr()});
     }
     a.base = buffer_at(ssym, at);
     plan_.buffers[d] = std::move(a);
     plan_.removed[fi][0] = true;
+    // What the allocation of s (allocation_dims in emit.cc) takes the hull with, dim by dim.
+    SLINKY_ASSERT(holds.size() == in.buffer->rank(), "an interval per dim of the source's allocation");
     plan_.also_holds[s] = std::move(holds);
     box_expr& inside = plan_.padding_inside[fi];
     inside.resize(x.size());
@@ -664,6 +703,19 @@ alias_plan plan_aliases(const graph& g, const bounds_inference& bounds, bool ena
   plan.also_holds.resize(g.buffers.size());
   for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) plan.removed[fi].resize(g.funcs[fi].f->inputs().size());
   if (enabled) alias_planner(g, bounds, plan).run();
+  // What the emitter indexes: per buffer a target (-1 or another buffer) and the extra region of
+  // its allocation (empty or one interval per dim); per func a removed flag per input.
+  for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
+    const int target = plan.buffers[b].target;
+    SLINKY_ASSERT(target >= -1 && target < static_cast<int>(g.buffers.size()) && target != static_cast<int>(b),
+                  "an alias targets another buffer of the graph, or none (-1)");
+    SLINKY_ASSERT(!plan.buffers[b].same || plan.buffers[b].dims.empty(), "an in-place alias is its target, no view");
+    SLINKY_ASSERT(plan.also_holds[b].empty() || plan.also_holds[b].size() == g.buffers[b].buffer->rank(),
+                  "an allocation holds an extra box of its own rank");
+  }
+  for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) {
+    SLINKY_ASSERT(plan.removed[fi].size() == g.funcs[fi].f->inputs().size(), "a removed flag per input");
+  }
   return plan;
 }
 
