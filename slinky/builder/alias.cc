@@ -26,6 +26,35 @@ bool declares_layout(const buffer_expr& b) {
   return false;
 }
 
+// True if the client declared strides of b only (its bounds and fold factors are the builder's).
+bool declares_strides_only(const buffer_expr& b) {
+  const var sym = b.sym();
+  for (std::size_t d = 0; d < b.rank(); ++d) {
+    const int dd = static_cast<int>(d);
+    const dim_expr& i = b.dim(d);
+    if (!is_default(i.bounds.min, buffer_min(sym, dd)) || !is_default(i.bounds.max, buffer_max(sym, dd)) ||
+        !is_default(i.fold_factor, buffer_fold_factor(sym, dd))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// True if b's declared strides are those of a view of it with dims `view`: each declared stride
+// is the view's, as expressions (e.g. a copy of an input whose destination declares the input's
+// strides). Such a buffer may be a view: its layout is the client's, and the view has it.
+bool strides_agree(const buffer_expr& b, const std::vector<dim_expr>& view) {
+  if (!declares_strides_only(b) || view.size() != b.rank()) return false;
+  for (std::size_t d = 0; d < b.rank(); ++d) {
+    const expr& declared = b.dim(d).stride;
+    if (is_default(declared, buffer_stride(b.sym(), static_cast<int>(d)))) continue;
+    if (!view[d].stride.defined()) return false;
+    const expr a = simplify(declared), v = simplify(view[d].stride);
+    if (!match(a, v) && !prove_true(a == v)) return false;
+  }
+  return true;
+}
+
 // True if the client declared dim d of b unfolded (b->dim(d).fold_factor = dim::unfolded): the
 // pipeline checks it, and views may address b linearly there.
 bool declared_unfolded(const buffer_expr& b, int d) { return is_constant(b.dim(d).fold_factor, dim::unfolded); }
@@ -213,7 +242,9 @@ class alias_planner {
     const std::vector<var>& x = f.outputs()[0].dims;
     const int s = buffer_of(in.buffer);
     const int d = buffer_of(f.outputs()[0].buffer);
-    if (!is_intermediate(s) || plan_.is_alias(s) || declares_layout(*in.buffer)) return false;
+    // A source with declared strides is a view only where they agree with the view's (below).
+    const bool declared = declares_layout(*in.buffer);
+    if (!is_intermediate(s) || plan_.is_alias(s) || (declared && !declares_strides_only(*in.buffer))) return false;
     if (g_.buffers[s].consumers.size() != 1 || uses_in(f, s) != 1) return false;
     // Inputs of a copy with several write their own part of the destination.
     const std::size_t sources = f.is_padded_copy() ? 1 : f.inputs().size();
@@ -290,6 +321,7 @@ class alias_planner {
     for (std::size_t j = 0; j < x.size(); ++j) {
       if (!mapped[j]) at[j] = in.output_crop[j].min;
     }
+    if (declared && !strides_agree(*in.buffer, a.dims)) return false;
     a.base = buffer_at(dst.buffer->sym(), at);
     plan_.buffers[s] = std::move(a);
     plan_.removed[fi][input] = true;
@@ -365,7 +397,10 @@ class alias_planner {
     const std::vector<var>& x = f.outputs()[0].dims;
     const int s = buffer_of(in.buffer);
     const int d = buffer_of(f.outputs()[0].buffer);
-    if (!is_intermediate(d) || plan_.is_alias(d) || declares_layout(*f.outputs()[0].buffer)) return false;
+    // A destination with declared strides is a view only where they agree with the view's (below).
+    const buffer_expr& dbuf = *f.outputs()[0].buffer;
+    const bool declared = declares_layout(dbuf);
+    if (!is_intermediate(d) || plan_.is_alias(d) || (declared && !declares_strides_only(dbuf))) return false;
     // Nothing may write into the destination's memory once it is the source's (an input's).
     if (is_target(d)) return false;
     const buffer_node& src = g_.buffers[s];
@@ -419,6 +454,7 @@ class alias_planner {
       }
       a.dims.push_back({needed[j], simplify(stride), expr()});
     }
+    if (declared && !strides_agree(dbuf, a.dims)) return false;
     a.base = buffer_at(ssym, at);
     plan_.buffers[d] = std::move(a);
     plan_.removed[fi][0] = true;
