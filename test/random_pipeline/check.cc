@@ -221,8 +221,8 @@ struct context {
       // The source of a padded copy may hold the copy's destination too, padding included (its
       // destination a view of it: docs/copies.md, "Padded, from the source").
       for (const stage_spec& st : g.stages) {
-        if (!st.copy || st.op != copy_kind::padded || st.inputs.empty() || st.inputs[0].buffer != static_cast<int>(bi) ||
-            st.outputs.empty()) {
+        if (!st.copy || st.op != copy_kind::padded || st.inputs.empty() ||
+            st.inputs[0].buffer != static_cast<int>(bi) || st.outputs.empty()) {
           continue;
         }
         const box& dst = p.bounds[st.outputs[0]];
