@@ -26,6 +26,35 @@ bool declares_layout(const buffer_expr& b) {
   return false;
 }
 
+// True if the client declared strides of b only (its bounds and fold factors are the builder's).
+bool declares_strides_only(const buffer_expr& b) {
+  const var sym = b.sym();
+  for (std::size_t d = 0; d < b.rank(); ++d) {
+    const int dd = static_cast<int>(d);
+    const dim_expr& i = b.dim(d);
+    if (!is_default(i.bounds.min, buffer_min(sym, dd)) || !is_default(i.bounds.max, buffer_max(sym, dd)) ||
+        !is_default(i.fold_factor, buffer_fold_factor(sym, dd))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// True if b's declared strides are those of a view of it with dims `view`: each declared stride
+// is the view's, as expressions (e.g. a copy of an input whose destination declares the input's
+// strides). Such a buffer may be a view: its layout is the client's, and the view has it.
+bool strides_agree(const buffer_expr& b, const std::vector<dim_expr>& view) {
+  if (!declares_strides_only(b) || view.size() != b.rank()) return false;
+  for (std::size_t d = 0; d < b.rank(); ++d) {
+    const expr& declared = b.dim(d).stride;
+    if (is_default(declared, buffer_stride(b.sym(), static_cast<int>(d)))) continue;
+    if (!view[d].stride.defined()) return false;
+    const expr a = simplify(declared), v = simplify(view[d].stride);
+    if (!match(a, v) && !prove_true(a == v)) return false;
+  }
+  return true;
+}
+
 // True if the client declared dim d of b unfolded (b->dim(d).fold_factor = dim::unfolded): the
 // pipeline checks it, and views may address b linearly there.
 bool declared_unfolded(const buffer_expr& b, int d) { return is_constant(b.dim(d).fold_factor, dim::unfolded); }
@@ -96,8 +125,15 @@ bool is_nonzero_constant(const expr& c) {
 }  // namespace
 
 int alias_plan::depth(int buffer) const {
+  SLINKY_ASSERT(buffer >= 0 && static_cast<std::size_t>(buffer) < buffers.size(), "a buffer of the plan");
   int result = 0;
-  for (int b = buffer; buffers[b].target >= 0; b = buffers[b].target) ++result;
+  for (int b = buffer; buffers[b].target >= 0; b = buffers[b].target) {
+    SLINKY_ASSERT(static_cast<std::size_t>(buffers[b].target) < buffers.size() && buffers[b].target != b,
+                  "an alias targets another buffer of the plan");
+    // A chain of views visits each buffer once: a cycle would never end.
+    SLINKY_ASSERT(static_cast<std::size_t>(result) < buffers.size(), "alias chains have no cycle");
+    ++result;
+  }
   return result;
 }
 
@@ -132,7 +168,20 @@ class alias_planner {
     }
     return false;
   }
-  int buffer_of(const buffer_expr_ptr& b) const { return g_.buffer_index(b.get()); }
+  // The index of a buffer of the graph (every buffer a func reads or writes is one: -1, "not
+  // found", is never a valid answer here).
+  int buffer_of(const buffer_expr_ptr& b) const {
+    const int result = g_.buffer_index(b.get());
+    SLINKY_ASSERT(result >= 0 && static_cast<std::size_t>(result) < g_.buffers.size(),
+                  "the buffers of the funcs are the graph's");
+    return result;
+  }
+  // The func producing intermediate bi (-1 for inputs and constants, which callers exclude).
+  const func_node& producer_of(int bi) const {
+    const int p = g_.buffers[bi].producer;
+    SLINKY_ASSERT(p >= 0 && static_cast<std::size_t>(p) < g_.funcs.size(), "an intermediate has a producer");
+    return g_.funcs[p];
+  }
   bool is_target(int bi) const {
     for (const buffer_alias& a : plan_.buffers) {
       if (a.target == bi) return true;
@@ -149,12 +198,15 @@ class alias_planner {
   // translated by offset (src_x = x_j + offset); dst_fold is the fold of d there when d is an
   // intermediate (undefined: unfolded), output_fold says it is a pipeline output's own (d is a
   // view of an output). Sets `at`, the coordinate of d in dim j at the view's base.
+  // With `within` defined, the view covers only that part of d (in d's coordinates).
   void add_destination_dim(buffer_alias& a, const func::input& in, int d, int j, const expr& offset,
-                           const expr& dst_fold, bool output_fold, expr& at) const {
+                           const expr& dst_fold, bool output_fold, expr& at,
+                           const interval_expr& within = interval_expr()) const {
     const buffer_node& dst = g_.buffers[d];
     const var dsym = dst.buffer->sym();
     interval_expr b(buffer_min(dsym, j), buffer_max(dsym, j));
     if (static_cast<std::size_t>(j) < in.output_crop.size()) b &= in.output_crop[j];
+    if (within.min.defined() && within.max.defined()) b &= within;
     b = interval_expr(simplify(b.min + offset), simplify(b.max + offset));
     const expr stride = buffer_stride(dsym, j);
     const bool untranslated_output = dst.is_output && is_zero(offset) && !declared_unfolded(*dst.buffer, j);
@@ -190,7 +242,9 @@ class alias_planner {
     const std::vector<var>& x = f.outputs()[0].dims;
     const int s = buffer_of(in.buffer);
     const int d = buffer_of(f.outputs()[0].buffer);
-    if (!is_intermediate(s) || plan_.is_alias(s) || declares_layout(*in.buffer)) return false;
+    // A source with declared strides is a view only where they agree with the view's (below).
+    const bool declared = declares_layout(*in.buffer);
+    if (!is_intermediate(s) || plan_.is_alias(s) || (declared && !declares_strides_only(*in.buffer))) return false;
     if (g_.buffers[s].consumers.size() != 1 || uses_in(f, s) != 1) return false;
     // Inputs of a copy with several write their own part of the destination.
     const std::size_t sources = f.is_padded_copy() ? 1 : f.inputs().size();
@@ -200,7 +254,7 @@ class alias_planner {
     // padding written before them, on another input's part of a concatenation or stack, or
     // outside the destination altogether (an empty destination: random_regressions,
     // stack_of_a_multi_output_func_into_an_empty_output).
-    if (g_.funcs[g_.buffers[s].producer].f->outputs().size() != 1) return false;
+    if (producer_of(s).f->outputs().size() != 1) return false;
     // The destination: an output, or an intermediate stored where the source's view is made (at
     // the source's level or outside it); its fold factors (undefined: unfolded) restrict the
     // view below.
@@ -225,7 +279,9 @@ class alias_planner {
     for (const interval_expr& i : internal::used_bounds(in)) {
       if (!is_point_interval(i)) return false;
       const int j = only_dependency(i.min, x);
+      // -1: no destination variable, -2: several.
       if (j < 0 || mapped[j]) return false;
+      SLINKY_ASSERT(static_cast<std::size_t>(j) < x.size(), "a destination dim");
       const expr c = simplify(i.min - x[j]);
       if (depends_on_any(c, x)) return false;
       // A folded destination dimension (a ring buffer) can be viewed only untranslated, and
@@ -236,7 +292,7 @@ class alias_planner {
       // through that fold: untranslated only, as the output itself would be.
       if (output_folds[j] && !is_zero(c)) return false;
       if (dst_folds[j].defined() && !output_folds[j]) {
-        const func_node& producer = g_.funcs[g_.buffers[s].producer];
+        const func_node& producer = producer_of(s);
         if (!is_zero(c) || producer.compute != g_.funcs[fi].compute || producer.f->outputs().size() != 1) {
           return false;
         }
@@ -250,6 +306,9 @@ class alias_planner {
       if (!mapped[j] && (j >= in.output_crop.size() || !is_point_interval(in.output_crop[j]))) return false;
     }
 
+    // dst_dim maps source dims to distinct destination dims (a partial permutation).
+    SLINKY_ASSERT(offset.size() == dst_dim.size() && dst_dim.size() <= x.size(),
+                  "one destination dim and offset per source dim");
     buffer_alias a;
     a.target = d;
     std::vector<expr> at(x.size());
@@ -257,9 +316,12 @@ class alias_planner {
       const int j = dst_dim[k];
       add_destination_dim(a, in, d, j, offset[k], dst_folds[j], output_folds[j], at[j]);
     }
+    SLINKY_ASSERT(a.dims.size() == in.buffer->rank() && a.output_folds.size() == a.dims.size(),
+                  "the view has a dim (and a fold flag) per source dim");
     for (std::size_t j = 0; j < x.size(); ++j) {
       if (!mapped[j]) at[j] = in.output_crop[j].min;
     }
+    if (declared && !strides_agree(*in.buffer, a.dims)) return false;
     a.base = buffer_at(dst.buffer->sym(), at);
     plan_.buffers[s] = std::move(a);
     plan_.removed[fi][input] = true;
@@ -335,7 +397,10 @@ class alias_planner {
     const std::vector<var>& x = f.outputs()[0].dims;
     const int s = buffer_of(in.buffer);
     const int d = buffer_of(f.outputs()[0].buffer);
-    if (!is_intermediate(d) || plan_.is_alias(d) || declares_layout(*f.outputs()[0].buffer)) return false;
+    // A destination with declared strides is a view only where they agree with the view's (below).
+    const buffer_expr& dbuf = *f.outputs()[0].buffer;
+    const bool declared = declares_layout(dbuf);
+    if (!is_intermediate(d) || plan_.is_alias(d) || (declared && !declares_strides_only(dbuf))) return false;
     // Nothing may write into the destination's memory once it is the source's (an input's).
     if (is_target(d)) return false;
     const buffer_node& src = g_.buffers[s];
@@ -362,6 +427,9 @@ class alias_planner {
 
     const var ssym = in.buffer->sym();
     const box_expr& needed = bounds_.needed[d];
+    SLINKY_ASSERT(needed.size() == x.size(), "the region of the destination has an interval per variable");
+    SLINKY_ASSERT(m.at.size() == in.buffer->rank() && m.coeff.size() == m.at.size(),
+                  "the linear map has a row per source dim");
     buffer_alias a;
     a.target = s;
     std::vector<expr> at;
@@ -381,29 +449,190 @@ class alias_planner {
     for (std::size_t j = 0; j < x.size(); ++j) {
       expr stride = 0;
       for (std::size_t k = 0; k < m.at.size(); ++k) {
+        SLINKY_ASSERT(m.coeff[k].size() == x.size(), "a coefficient per destination variable");
         if (!is_zero_coeff(m.coeff[k][j])) stride += buffer_stride(ssym, static_cast<index_t>(k)) * m.coeff[k][j];
       }
       a.dims.push_back({needed[j], simplify(stride), expr()});
     }
+    if (declared && !strides_agree(dbuf, a.dims)) return false;
     a.base = buffer_at(ssym, at);
     plan_.buffers[d] = std::move(a);
     plan_.removed[fi][0] = true;
     return true;
   }
 
-  // Output o of func fi is written over input i.
+  // True if e can be evaluated where buffers stored at level l are allocated: it reads no loop
+  // variable but those of the loops around l, and no field of an intermediate buffer (which may
+  // not be allocated there).
+  bool valid_at(const expr& e, loop_level l) const {
+    std::set<var> outer;
+    if (!l.root()) {
+      for (loop_level c : g_.chain(l)) outer.insert(g_.loop_var(c));
+    }
+    bool ok = true;
+    rewrite<variable>(e, [&](const variable* v, node_mutator&) -> expr {
+      if (v->field == buffer_field::none) {
+        if (loop_vars_.count(v->sym) && !outer.count(v->sym)) ok = false;
+      } else {
+        auto b = buffer_syms_.find(v->sym);
+        if (b == buffer_syms_.end() || is_intermediate(b->second)) ok = false;
+      }
+      return expr(v);
+    });
+    return ok;
+  }
+
+  // The destination of padded copy fi becomes a view of its source, an intermediate allocated at
+  // the padded size: the source's producer writes the values, the copy only the padding, outside
+  // the input_crop, where the source holds nothing else. A destination stored inside a loop (or
+  // folded along one) then takes no memory of its own, and the source's one allocation holds
+  // both (API_COMPAT.md 5.2, item 12).
+  bool alias_padded_from_source(int fi) {
+    const func& f = *g_.funcs[fi].f;
+    if (!f.is_padded_copy()) return false;
+    const func::input& in = f.inputs()[0];
+    if (!in.output_crop.empty() || !in.output_slice.empty()) return false;
+    const std::vector<var>& x = f.outputs()[0].dims;
+    const int s = buffer_of(in.buffer);
+    const int d = buffer_of(f.outputs()[0].buffer);
+    if (!is_intermediate(d) || plan_.is_alias(d) || declares_layout(*f.outputs()[0].buffer) || is_target(d)) {
+      return false;
+    }
+    // The padding is written into the source's memory: the source must be the builder's own
+    // allocation (not a view, not folded, no declared layout), read by this copy only (another
+    // reader could need what lies under the padding), from a producer with one output (which
+    // computes exactly what the copy reads, inside the input_crop).
+    const buffer_node& src = g_.buffers[s];
+    if (!is_intermediate(s) || plan_.is_alias(s) || declares_layout(*in.buffer) || folded(s)) return false;
+    if (src.consumers.size() != 1 || uses_in(f, s) != 1) return false;
+    if (producer_of(s).f->outputs().size() != 1) return false;
+    if (!encloses(src.store, g_.buffers[d].store)) return false;
+    // Each source dim is one destination dim translated by an offset known where the source is
+    // allocated, the ranks equal: the padding (outside the input_crop in the destination) lands
+    // outside the input_crop in the source, and the whole destination is a box of the source.
+    if (in.buffer->rank() != x.size()) return false;
+    linear_map m;
+    if (!m.match(in, x, [&](const expr&) { return false; })) return false;
+    std::vector<int> dst_dim;
+    std::vector<bool> mapped(x.size(), false);
+    for (const std::vector<expr>& c : m.coeff) {
+      int j = -1;
+      for (std::size_t jj = 0; jj < c.size(); ++jj) {
+        if (is_zero_coeff(c[jj])) continue;
+        if (j >= 0 || !is_constant(c[jj], 1)) return false;
+        j = static_cast<int>(jj);
+      }
+      if (j < 0 || mapped[j]) return false;
+      mapped[j] = true;
+      dst_dim.push_back(j);
+    }
+    std::vector<expr> offset;
+    for (std::size_t k = 0; k < dst_dim.size(); ++k) {
+      offset.push_back(simplify(m.at[k] - x[dst_dim[k]]));
+      if (!valid_at(offset.back(), src.store)) return false;
+    }
+    const span<const interval_expr> crop = internal::used_input_crop(in);
+    for (const interval_expr& c : crop) {
+      if ((c.min.defined() && !valid_at(c.min, src.store)) || (c.max.defined() && !valid_at(c.max, src.store))) {
+        return false;
+      }
+    }
+    // A transpose in a loop stays a copy (see alias_from_source).
+    for (std::size_t k = 1; k < dst_dim.size(); ++k) {
+      if (dst_dim[k] == 0 && !g_.funcs[fi].compute.root()) return false;
+    }
+    // Iterations of a parallel loop write their padding into the one source: they must not write
+    // the same elements (unless the copy slides with the loop, each iteration its new part).
+    for (loop_level l : g_.funcs[fi].compute_chain) {
+      if (!encloses(src.store, l) || l == src.store || !g_.loop(l).is_parallel()) continue;
+      if (!bounds_.slides_with(fi, l) && bounds_.windows_overlap(d, l)) return false;
+    }
+    if (cropped_where_stride_may_be_zero(d, s, m)) return false;
+
+    // The destination's region over the loops between the two storage levels, in the source's
+    // coordinates: what the source's allocation must hold too.
+    const buffer_node& dst = g_.buffers[d];
+    box_expr region = bounds_.needed[d];
+    SLINKY_ASSERT(region.size() == x.size(), "the region of the destination has an interval per dim");
+    if (dst.store != src.store) {
+      const std::vector<loop_level> chain = g_.chain(dst.store);
+      const box_expr full = bounds_.lift(region, chain, src.store, bounds_inference::view::full, true);
+      const box_expr actual = bounds_.lift(region, chain, src.store, bounds_inference::view::actual, true);
+      SLINKY_ASSERT(full.size() == region.size() && actual.size() == region.size(), "lifting keeps the rank");
+      for (std::size_t j = 0; j < region.size(); ++j) region[j] = full[j] | actual[j];
+    }
+    box_expr holds(dst_dim.size());
+    for (std::size_t k = 0; k < dst_dim.size(); ++k) {
+      const interval_expr& r = region[dst_dim[k]];
+      holds[k] = interval_expr(simplify(r.min + offset[k]), simplify(r.max + offset[k]));
+      if (!valid_at(holds[k].min, src.store) || !valid_at(holds[k].max, src.store)) return false;
+    }
+
+    const var ssym = in.buffer->sym();
+    const box_expr& needed = bounds_.needed[d];
+    buffer_alias a;
+    a.target = s;
+    std::vector<expr> at(dst_dim.size());
+    for (std::size_t k = 0; k < dst_dim.size(); ++k) at[k] = simplify(needed[dst_dim[k]].min + offset[k]);
+    // Equal ranks and distinct destination dims: dst_dim is a permutation of the destination dims.
+    SLINKY_ASSERT(dst_dim.size() == x.size() && offset.size() == x.size() && needed.size() == x.size(),
+                  "a source dim, an offset and an interval per destination dim");
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      std::size_t k = 0;
+      while (k < dst_dim.size() && dst_dim[k] != static_cast<int>(j)) ++k;
+      SLINKY_ASSERT(k < dst_dim.size(), "every destination dim is some source dim's");
+      a.dims.push_back({needed[j], buffer_stride(ssym, static_cast<index_t>(k)), expr()});
+    }
+    a.base = buffer_at(ssym, at);
+    plan_.buffers[d] = std::move(a);
+    plan_.removed[fi][0] = true;
+    // What the allocation of s (allocation_dims in emit.cc) takes the hull with, dim by dim.
+    SLINKY_ASSERT(holds.size() == in.buffer->rank(), "an interval per dim of the source's allocation");
+    plan_.also_holds[s] = std::move(holds);
+    box_expr& inside = plan_.padding_inside[fi];
+    inside.resize(x.size());
+    for (std::size_t k = 0; k < dst_dim.size() && k < crop.size(); ++k) {
+      const interval_expr& c = crop[k];
+      inside[dst_dim[k]] = interval_expr(c.min.defined() ? simplify(c.min - offset[k]) : expr(),
+                                         c.max.defined() ? simplify(c.max - offset[k]) : expr());
+    }
+    return true;
+  }
+
+  // True if the builder folds buffers a and b alike (or neither).
+  bool same_folds(int a, int b) const {
+    const std::vector<expr>& fa = bounds_.folds[a];
+    const std::vector<expr>& fb = bounds_.folds[b];
+    if (fa.size() != fb.size()) return false;
+    for (std::size_t d = 0; d < fa.size(); ++d) {
+      if (fa[d].defined() != fb[d].defined()) return false;
+      if (fa[d].defined() && !match(fa[d], fb[d])) return false;
+    }
+    return true;
+  }
+
+  // Output o of func fi is written over input i. The input may itself be written over an earlier
+  // buffer (an in-place chain: each link is the same memory). The output may be a pipeline
+  // output: the first buffer of the chain is then a view of it, so the whole chain is computed in
+  // the output's memory (in a loop, in its slice), with no allocation.
   bool alias_in_place(int fi, std::size_t i, std::size_t o) {
     const func& f = *g_.funcs[fi].f;
     const func::input& in = f.inputs()[i];
     const func::output& out = f.outputs()[o];
     const int ib = buffer_of(in.buffer);
     const int ob = buffer_of(out.buffer);
-    if (!is_intermediate(ib) || !is_intermediate(ob) || plan_.is_alias(ib) || plan_.is_alias(ob)) return false;
-    if (declares_layout(*in.buffer) || declares_layout(*out.buffer) || folded(ib) || folded(ob)) return false;
+    const bool into_output = g_.buffers[ob].is_output && !g_.buffers[ob].is_input && !out.buffer->constant();
+    if (!is_intermediate(ib) || (!is_intermediate(ob) && !into_output)) return false;
+    if ((plan_.is_alias(ib) && !plan_.buffers[ib].same) || plan_.is_alias(ob)) return false;
+    // Folds (the builder's: a declared one is a declared layout) only where the chain's memory is
+    // the output's (which holds its whole range), or the same on both sides of a link (a ring
+    // buffer shared by two funcs reading and writing the same window).
+    if (declares_layout(*in.buffer)) return false;
+    if (!into_output && (declares_layout(*out.buffer) || !same_folds(ib, ob))) return false;
     if (in.buffer->rank() != out.buffer->rank() || !match(in.buffer->elem_size(), out.buffer->elem_size()))
       return false;
     if (g_.buffers[ib].consumers.size() != 1 || uses_in(f, ib) != 1) return false;
-    if (g_.buffers[ib].store != g_.buffers[ob].store) return false;
+    if (!into_output && g_.buffers[ib].store != g_.buffers[ob].store) return false;
     // Read pointwise: each element of the input is read only for the same element of the output.
     const span<const interval_expr> bounds = internal::used_bounds(in);
     if (bounds.size() != out.dims.size()) return false;
@@ -415,10 +644,46 @@ class alias_planner {
     // Not the memory of other buffers already (another in-place output of this func, or the
     // destination of a copy).
     if (is_target(ib) || is_target(ob)) return false;
+    if (into_output) return chain_into_output(fi, in, ib, ob);
     buffer_alias a;
     a.target = ib;
     a.same = true;
     plan_.buffers[ob] = std::move(a);
+    return true;
+  }
+
+  // The in-place chain ending in input `in` (buffer ib) of func fi, which writes pipeline output
+  // ob over it, is computed in ob's memory: the first buffer of the chain becomes a view of ob
+  // (the others are the same memory already). Every func of the chain has one output, so each
+  // computes exactly the region fi reads, which is within what fi writes of ob.
+  bool chain_into_output(int fi, const func::input& in, int ib, int ob) {
+    if (g_.funcs[fi].f->outputs().size() != 1) return false;
+    int first = ib;
+    for (;;) {
+      SLINKY_ASSERT(first >= 0 && first < static_cast<int>(g_.buffers.size()), "a buffer of the graph");
+      if (g_.funcs[g_.buffers[first].producer].f->outputs().size() != 1) return false;
+      if (!plan_.is_alias(first)) break;
+      SLINKY_ASSERT(plan_.buffers[first].same, "only in-place links are followed");
+      first = plan_.buffers[first].target;
+    }
+    // The first buffer is the memory of the chain's other links only.
+    for (const buffer_alias& a : plan_.buffers) {
+      if (a.target == first && !a.same) return false;
+    }
+    const std::vector<var>& x = g_.funcs[fi].f->outputs()[0].dims;
+    if (g_.buffers[first].buffer->rank() != x.size()) return false;
+    // The view covers what the chain computes where its first buffer is stored (a loop's slice
+    // of the output), so each func of the chain sees its input at its output's address.
+    const box_expr& region = bounds_.needed[first];
+    if (region.size() != x.size()) return false;
+    buffer_alias a;
+    a.target = ob;
+    std::vector<expr> at(x.size());
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      add_destination_dim(a, in, ob, static_cast<int>(j), expr(0), expr(), false, at[j], region[j]);
+    }
+    a.base = buffer_at(g_.buffers[ob].buffer->sym(), at);
+    plan_.buffers[first] = std::move(a);
     return true;
   }
 
@@ -447,7 +712,7 @@ public:
       const std::size_t sources = f.is_padded_copy() ? 1 : f.inputs().size();
       bool removed = false;
       for (std::size_t i = 0; i < sources; ++i) removed = alias_into_destination(fi, i) || removed;
-      if (!removed) alias_from_source(fi);
+      if (!removed && !alias_from_source(fi)) alias_padded_from_source(fi);
     }
     for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
       const func& f = *g_.funcs[fi].f;
@@ -471,8 +736,22 @@ alias_plan plan_aliases(const graph& g, const bounds_inference& bounds, bool ena
   plan.buffers.resize(g.buffers.size());
   plan.removed.resize(g.funcs.size());
   plan.padding_inside.resize(g.funcs.size());
+  plan.also_holds.resize(g.buffers.size());
   for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) plan.removed[fi].resize(g.funcs[fi].f->inputs().size());
   if (enabled) alias_planner(g, bounds, plan).run();
+  // What the emitter indexes: per buffer a target (-1 or another buffer) and the extra region of
+  // its allocation (empty or one interval per dim); per func a removed flag per input.
+  for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
+    const int target = plan.buffers[b].target;
+    SLINKY_ASSERT(target >= -1 && target < static_cast<int>(g.buffers.size()) && target != static_cast<int>(b),
+                  "an alias targets another buffer of the graph, or none (-1)");
+    SLINKY_ASSERT(!plan.buffers[b].same || plan.buffers[b].dims.empty(), "an in-place alias is its target, no view");
+    SLINKY_ASSERT(plan.also_holds[b].empty() || plan.also_holds[b].size() == g.buffers[b].buffer->rank(),
+                  "an allocation holds an extra box of its own rank");
+  }
+  for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) {
+    SLINKY_ASSERT(plan.removed[fi].size() == g.funcs[fi].f->inputs().size(), "a removed flag per input");
+  }
   return plan;
 }
 

@@ -7,9 +7,12 @@
 //   concatenation or stack). The copy's call is removed; a padded copy keeps only its padding.
 // - From the producer: the destination of a copy, an intermediate, becomes a view of the copy's
 //   source, so its consumers read the source directly (an input copied into a stencil's input).
+//   A padded copy's destination may be a view of an intermediate source allocated at the padded
+//   size: the copy then writes only the padding, into the source's memory around its values.
 // - In place: a func allowed to write output o over input i (call_attributes::allow_in_place),
 //   reading i pointwise, where i is an intermediate read by nothing else, writes o into i's
-//   memory.
+//   memory; a chain of such funcs is one memory, and a chain ending in a pipeline output is
+//   computed in the output's memory.
 //
 // Every decision is made on the graph after bounds inference; the emitter then makes views
 // (make_buffer) instead of allocations and leaves out the removed copies.
@@ -54,6 +57,10 @@ struct alias_plan {
   // destination the source covers (input_crop in destination coordinates), outside which the
   // copy still writes the padding.
   std::vector<box_expr> padding_inside;
+  // For each buffer: a region (in its own coordinates, valid where it is allocated) its
+  // allocation must also hold, beyond what its consumers need: the padding a padded copy writes
+  // into it through a view of it (empty: nothing beyond).
+  std::vector<box_expr> also_holds;
 
   bool is_alias(int buffer) const { return buffers[buffer].target >= 0; }
   // The number of alias steps from buffer to memory of its own (0 if it has its own).

@@ -216,10 +216,9 @@ class emitter {
     for (std::size_t k = 0; k < sources; ++k) {
       const func::input& in = f.inputs()[k];
       if (aliases_.removed[fi][k]) {
-        // The source's producer wrote it into dst (or dst is a view of the source).
-        if (f.is_padded_copy() && aliases_.is_alias(g_.buffer_index(in.buffer.get()))) {
-          copies.push_back(make_padding(fi, dst));
-        }
+        // The source's producer wrote it into dst (or dst is a view of the source): a padded copy
+        // still writes its padding.
+        if (f.is_padded_copy()) copies.push_back(make_padding(fi, dst));
         continue;
       }
       std::vector<expr> src_x;
@@ -338,6 +337,9 @@ class emitter {
       const int dd = static_cast<int>(d);
       dim_expr result;
       result.bounds = bounds_.needed[bi][d];
+      // The padding a padded copy writes into this buffer's memory (alias_plan::also_holds).
+      const box_expr& holds = aliases_.also_holds[bi];
+      if (d < holds.size()) result.bounds = simplify(result.bounds | holds[d]);
       // Declared bounds in terms of the buffer's own bounds are what its producers compute
       // (declared_region), which needed covers; other declared fields read its own bounds as
       // needed.

@@ -218,6 +218,18 @@ struct context {
       for (std::size_t d = 0; d < g.buffers[bi].fold.size(); ++d) {
         region[d].max = std::max(region[d].max, region[d].min + g.buffers[bi].fold[d] - 1);
       }
+      // The source of a padded copy may hold the copy's destination too, padding included (its
+      // destination a view of it: docs/copies.md, "Padded, from the source").
+      for (const stage_spec& st : g.stages) {
+        if (!st.copy || st.op != copy_kind::padded || st.inputs.empty() ||
+            st.inputs[0].buffer != static_cast<int>(bi) || st.outputs.empty()) {
+          continue;
+        }
+        const box& dst = p.bounds[st.outputs[0]];
+        for (std::size_t d = 0; d < region.size() && d < st.inputs[0].dims.size(); ++d) {
+          region[d] |= map_access(st.inputs[0].dims[d], dst);
+        }
+      }
       const index_t limit =
           std::max(unscheduled_bytes[bi], elem_count(region) * static_cast<index_t>(g.buffers[bi].elem_size));
       if (bytes > limit) {

@@ -402,6 +402,68 @@ TEST_P(alias, declared_stride_is_respected) {
   }
 }
 
+// Intermediates whose declared strides are those of the view they would be (the client's layout
+// and the view's agree) are views all the same: a copy of an input whose destination declares the
+// input's strides, and a producer's output declaring the strides of the output it is copied into
+// (translated by (1, 2)). The inputs and outputs have rows padded to 32 elements, so the strides
+// are not the dense ones; the callbacks see the declared strides either way. A declared stride
+// that differs from the view's (64 elements) keeps the copy.
+TEST_P(alias, declared_strides_that_agree) {
+  enum kind { from_input, into_output, differ };
+  for (kind k : {from_input, into_output, differ}) {
+    SCOPED_TRACE(k);
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+    auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y");
+    counting_copy cc;
+    index_t seen_stride = 0;
+    auto record = [&](const buffer<const int>& a, const buffer<int>& b) {
+      seen_stride = k == from_input ? a.dim(1).stride() : b.dim(1).stride();
+      return add_one(a, b);
+    };
+    func f, c;
+    if (k == from_input) {
+      for (int d = 0; d < 2; ++d) intm->dim(d).stride = in->dim(d).stride;
+      c = func::make_copy({in, {point(x), point(y)}}, {intm, {x, y}}, cc.impl());
+      f = func::make(record, {{intm, {point(x), point(y)}}}, {{out, {x, y}}});
+    } else {
+      for (int d = 0; d < 2; ++d) intm->dim(d).stride = out->dim(d).stride;
+      if (k == differ) intm->dim(1).stride = 64 * static_cast<index_t>(sizeof(int));
+      f = func::make(record, {{in, {point(x), point(y)}}}, {{intm, {x, y}}});
+      c = func::make_copy({intm, {point(x + 1), point(y + 2)}}, {out, {x, y}}, cc.impl());
+    }
+    pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+    buffer<int, 2> in_buf({32, H + 2});
+    in_buf.mutable_dim(0).set_extent(W + 1);
+    in_buf.allocate();
+    for (index_t yy = 0; yy < H + 2; ++yy) {
+      for (index_t xx = 0; xx <= W; ++xx) in_buf(xx, yy) = input_value(xx, yy);
+    }
+    buffer<int, 2> out_buf({32, H});
+    out_buf.mutable_dim(0).set_extent(W);
+    out_buf.allocate();
+    ASSERT_EQ(in_buf.dim(1).stride(), 32 * static_cast<index_t>(sizeof(int)));
+    ASSERT_EQ(out_buf.dim(1).stride(), 32 * static_cast<index_t>(sizeof(int)));
+    const raw_buffer* ins[] = {&in_buf};
+    const raw_buffer* outs[] = {&out_buf};
+    memory_counter mem;
+    ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+    for (index_t yy = 0; yy < H; ++yy) {
+      for (index_t xx = 0; xx < W; ++xx) {
+        ASSERT_EQ(out_buf(xx, yy), k == from_input ? input_value(xx, yy) + 1 : input_value(xx + 1, yy + 2) + 1);
+      }
+    }
+    const index_t declared = k == differ ? 64 * sizeof(int) : 32 * sizeof(int);
+    EXPECT_EQ(seen_stride, declared);
+    const bool viewed = aliasing() && k != differ;
+    EXPECT_EQ(mem.allocations, viewed ? 0 : 1);
+    EXPECT_EQ(cc.calls, viewed ? 0 : 1);
+  }
+}
+
 // out(x, y) = in(x, y) + 1 where in has y (its crop), -7 elsewhere.
 index_t add_one_inside_crop(const buffer<const int>& in, const buffer<int>& out) {
   for (index_t y = out.dim(1).min(); y <= out.dim(1).max(); ++y) {
@@ -697,6 +759,79 @@ TEST_P(alias, in_place) {
   }
   EXPECT_EQ(mem.allocations, aliasing() ? 1 : 2);
   EXPECT_EQ(a_base == b_base, aliasing());
+}
+
+// An in-place chain into a pipeline output: in -> add_one -> a -> times_three -> b -> add_one ->
+// out, the last two allowed to write over their inputs, in a loop over out's rows (a serial loop
+// with the default storage, a serial loop with a and b stored inside it, a parallel loop, which
+// stores them inside it). The chain is computed in the output's memory, in each iteration in
+// its slice: no allocation (two per iteration, or two at the root, without aliasing), and both
+// in-place funcs see their input where their output is (stored in the loop, the very same
+// buffer). Output extents given at run time, or declared constant.
+TEST_P(alias, in_place_chain_into_the_output) {
+  enum schedule { serial, stored_in_loop, parallel };
+  for (bool constant : {false, true}) {
+    for (schedule sched : {serial, stored_in_loop, parallel}) {
+      for (index_t step : {1, 5}) {
+        SCOPED_TRACE(testing::Message() << "constant " << constant << " schedule " << sched << " step " << step);
+        node_context ctx;
+        auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+        auto a = buffer_expr::make(ctx, "a", 2, sizeof(int));
+        auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+        auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+        if (constant) {
+          out->dim(0).bounds = bounds(0, W - 1);
+          out->dim(1).bounds = bounds(0, H - 1);
+        }
+        var x(ctx, "x"), y(ctx, "y");
+        std::atomic<int> calls{0}, same_base{0}, same_memory{0};
+        auto in_place = [&](index_t (*fn)(const buffer<const int>&, const buffer<int>&)) {
+          return [&calls, &same_base, &same_memory, fn](const buffer<const int>& i, const buffer<int>& o) {
+            ++calls;
+            if (i.base() == o.base() && i.dim(0).min() == o.dim(0).min() && i.dim(1).min() == o.dim(1).min()) {
+              ++same_base;
+            }
+            if (&i(o.dim(0).min(), o.dim(1).min()) == o.base()) ++same_memory;
+            return fn(i, o);
+          };
+        };
+        const call_stmt::attributes attrs{
+            .allow_in_place = 1, .min_rank = std::numeric_limits<int>::max(), .name = "in_place"};
+        func fa = func::make(add_one, {{in, {point(x), point(y)}}}, {{a, {x, y}}});
+        func fb = func::make(in_place(times_three), {{a, {point(x), point(y)}}}, {{b, {x, y}}}, attrs);
+        func fo = func::make(in_place(add_one), {{b, {point(x), point(y)}}}, {{out, {x, y}}}, attrs);
+        fo.loops({{y, step, sched == parallel ? loop::parallel : loop::serial}});
+        if (sched == stored_in_loop) {
+          a->store_at({&fo, y});
+          b->store_at({&fo, y});
+        }
+        pipeline p = build_pipeline(ctx, {in}, {out}, options());
+
+        buffer<int, 2> in_buf = make_input(0, W - 1, 0, H - 1);
+        buffer<int, 2> out_buf({W, H});
+        out_buf.allocate();
+        memory_counter mem;
+        const raw_buffer* ins[] = {&in_buf};
+        const raw_buffer* outs[] = {&out_buf};
+        ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+        for (index_t yy = 0; yy < H; ++yy) {
+          for (index_t xx = 0; xx < W; ++xx) ASSERT_EQ(out_buf(xx, yy), (input_value(xx, yy) + 1) * 3 + 1);
+        }
+        const int iterations = static_cast<int>((H + step - 1) / step);
+        EXPECT_EQ(calls, 2 * iterations);
+        if (aliasing()) {
+          EXPECT_EQ(mem.allocations, 0);
+          EXPECT_EQ(same_memory, calls);
+          // Stored in the loop, the input is the output's slice itself; stored outside, it is the
+          // whole of the chain's memory (the output), of which the output's slice is a crop.
+          EXPECT_EQ(same_base, sched == serial ? 2 : calls.load());
+        } else {
+          EXPECT_EQ(mem.allocations, sched == serial ? 2 : 2 * iterations);
+          EXPECT_EQ(same_memory, 0);
+        }
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(on_and_off, alias, testing::Bool(),

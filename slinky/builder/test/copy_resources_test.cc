@@ -263,5 +263,93 @@ TEST(broadcast_copy, of_a_column_in_a_loop) {
   }
 }
 
+index_t box_3x3(const buffer<const int>& in, const buffer<int>& out) { return test::box_sum<int>(in, out, 1, 1); }
+
+// A padded copy of an intermediate computed at the root, in a loop over the rows of its consumer
+// (stored at the root and folded by default, or stored inside the loop, or in a parallel loop):
+// its destination is a view of the source, allocated once at the padded size; the copy writes
+// only the padding (the impl is not called, the padding is not a copy). One allocation, where a
+// destination of its own took a second one (or one per iteration when stored in the loop), and a
+// call of the impl per row. The consumer reads the padded buffer pointwise, or as a 3x3 stencil
+// (a padded stencil); the pad is a scalar or a buffer; the input_crop is constant or symbolic;
+// the copy untranslated or translated by (1, -2).
+class padded_copy_in_a_loop : public testing::TestWithParam<std::tuple<bool, bool, bool, bool>> {};
+INSTANTIATE_TEST_SUITE_P(stencil_symbolic_pad_translated, padded_copy_in_a_loop,
+                         testing::Combine(testing::Bool(), testing::Bool(), testing::Bool(), testing::Bool()));
+
+TEST_P(padded_copy_in_a_loop, reuses_the_source_allocated_at_the_padded_size) {
+  const bool stencil = std::get<0>(GetParam());
+  const bool symbolic = std::get<1>(GetParam());
+  const bool pad_buffer = std::get<2>(GetParam());
+  const bool translated = std::get<3>(GetParam());
+  const index_t W = 20, H = 30, tx = translated ? 1 : 0, ty = translated ? -2 : 0;
+  enum schedule { root_storage, store_in_loop, parallel };
+  for (schedule sched : {root_storage, store_in_loop, parallel}) {
+    for (index_t step : {1, 4}) {
+      SCOPED_TRACE(testing::Message() << "schedule " << sched << " step " << step);
+      node_context ctx;
+      auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+      auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+      auto padded = buffer_expr::make(ctx, "padded", 2, sizeof(int));
+      auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+      auto pad_scalar = buffer_expr::make_scalar<int>(ctx, "pad_scalar", -7);
+      auto pad_buf = buffer_expr::make(ctx, "pad", 2, sizeof(int));
+      var x(ctx, "x"), y(ctx, "y");
+      counting_copy cc;
+      func f = func::make(add_one_2d, {{in, {point(x), point(y)}}}, {{intm, {x, y}}});
+      // intm holds in's box; the copy reads it at (x + tx, y + ty).
+      const box_expr crop =
+          symbolic ? box_expr{in->dim(0).bounds, in->dim(1).bounds} : box_expr{bounds(0, W - 1), bounds(0, H - 1)};
+      func::input pad_in = pad_buffer ? func::input{pad_buf, {point(x), point(y)}} : func::input{pad_scalar, {}};
+      func c = func::make_copy({intm, {point(x + tx), point(y + ty)}, crop}, {padded, {x, y}}, pad_in, cc.impl());
+      func g = stencil ? func::make(box_3x3, {{padded, {bounds(-1, 1) + x, bounds(-1, 1) + y}}}, {{out, {x, y}}})
+                       : func::make(add_one_2d, {{padded, {point(x), point(y)}}}, {{out, {x, y}}});
+      g.loops({{y, step, sched == parallel ? loop::parallel : loop::serial}});
+      f.compute_root();
+      if (sched == store_in_loop) padded->store_at({&g, y});
+      pipeline p = pad_buffer ? build_pipeline(ctx, {in, pad_buf}, {out}) : build_pipeline(ctx, {in}, {out});
+
+      // The output reaches 3 beyond the input on each side (the padding, and more for the stencil).
+      const index_t m = 3;
+      buffer<int, 2> in_buf = make_2d(0, W - 1, 0, H - 1, value);
+      buffer<int, 2> pad_values = make_2d(-m - 1, W + m, -m - 1, H + m, pad_value);
+      buffer<int, 2> out_buf({W + 2 * m, H + 2 * m});
+      out_buf.translate(-m, -m);
+      out_buf.allocate();
+      const raw_buffer* ins1[] = {&in_buf};
+      const raw_buffer* ins2[] = {&in_buf, &pad_values};
+      const raw_buffer* outs[] = {&out_buf};
+      memory_counter mem;
+      ASSERT_EQ(pad_buffer ? p.evaluate(ins2, outs, mem.context) : p.evaluate(ins1, outs, mem.context), 0);
+
+      auto padded_at = [&](index_t xx, index_t yy) {
+        const index_t sx = xx + tx, sy = yy + ty;
+        if (0 <= sx && sx < W && 0 <= sy && sy < H) return value(sx, sy) + 1;
+        return pad_buffer ? pad_value(xx, yy) : -7;
+      };
+      for (index_t yy = -m; yy < H + m; ++yy) {
+        for (index_t xx = -m; xx < W + m; ++xx) {
+          int expected = 0;
+          if (stencil) {
+            for (index_t dy = -1; dy <= 1; ++dy) {
+              for (index_t dx = -1; dx <= 1; ++dx) expected += padded_at(xx + dx, yy + dy);
+            }
+          } else {
+            expected = padded_at(xx, yy) + 1;
+          }
+          ASSERT_EQ(out_buf(xx, yy), expected) << xx << ", " << yy;
+        }
+      }
+      EXPECT_EQ(mem.allocations, 1);
+      EXPECT_EQ(cc.calls, 0);
+      // The one allocation is intm at the padded size: padded's box (the output's, and one more
+      // on each side for the stencil) translated into intm's coordinates.
+      const index_t r = stencil ? 1 : 0;
+      ASSERT_EQ(mem.sizes.size(), 1u);
+      EXPECT_EQ(mem.sizes[0], (W + 2 * m + 2 * r) * (H + 2 * m + 2 * r) * static_cast<index_t>(sizeof(int)));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace slinky
