@@ -247,10 +247,13 @@ outcome run_case(const case_spec& c, const features& f) {
   // most the machine's hardware threads: no more than the window of one iteration of the same loop
   // run serially with that many times its step. So each schedule with parallel loops also runs
   // with them serial, and with them serial and their steps multiplied by the hardware threads,
-  // and no intermediate may take more than the larger of the two, unless its producer may
-  // recompute, or recomputes in the parallel run (unbounded_by_parallel_fold): its windows
-  // overlap across the iterations of a parallel loop and it does not slide, the documented limit
-  // (docs/threads.md), so it is bounded by the unscheduled size only.
+  // and, third, with them serial and the funcs the builder may make stages of their own of a
+  // pipelined loop computed at that loop (stages_at_parallel_loops: each then computes its region
+  // over one iteration of the loop, and so do the funcs it reads); no intermediate may take more
+  // than the largest of the three, unless its producer may recompute, or recomputes in the
+  // parallel run (unbounded_by_parallel_fold): its windows overlap across the iterations of a
+  // parallel loop and it does not slide, the documented limit (docs/threads.md), so it is bounded
+  // by the unscheduled size only.
   const index_t k_in_flight = in_flight();
   for (std::size_t i = 0; i < c.schedules.size(); ++i) {
     const schedule_spec& s = c.schedules[i];
@@ -292,7 +295,8 @@ outcome run_case(const case_spec& c, const features& f) {
     // their size there is not known, and the other run's size is no bound. (A block handed on at
     // run time is counted: the bounding runs' sizes come from largest_allocations.)
     std::vector<bool> unknown(parallel_bytes.size(), false);
-    for (const schedule_spec* bounding : {&serial, &serial_in_flight}) {
+    schedule_spec serial_staged = stages_at_parallel_loops(c.graph, legal, where);
+    for (const schedule_spec* bounding : {&serial, &serial_in_flight, &serial_staged}) {
       o = ctx.run(bounding, static_cast<int>(i), /*bounding=*/true);
       total.runs += o.runs;
       if (!o.ok()) {
@@ -311,7 +315,7 @@ outcome run_case(const case_spec& c, const features& f) {
       o.message = "an allocation of " + buffer_name(c.graph, static_cast<int>(b)) + " takes " +
                   std::to_string(parallel_bytes[b]) + " bytes with parallel loops, more than the " +
                   std::to_string(bound[b]) + " of the same schedule with serial loops (steps times " +
-                  std::to_string(k_in_flight) + " or not)";
+                  std::to_string(k_in_flight) + " or not, or funcs computed at the parallel loops)";
       o.runs = total.runs;
       return o;
     }

@@ -48,7 +48,8 @@ struct comparison {
   std::vector<buffer_expr_ptr> no_larger = {};
   // If not empty, the bound of no_larger is the largest allocation of each in any of these
   // pipelines instead of the unscheduled one (the memory bound of parallel loops: the schedule
-  // with its parallel loops serial, and serial with their steps times in_flight(); see
+  // with its parallel loops serial, serial with their steps times in_flight(), and serial with
+  // the funcs the builder may make stages of a pipelined loop computed at that loop; see
   // docs/random_testing.md, oracle item 8). They run on the same inputs, without a pool.
   std::vector<const pipeline*> bounded_by = {};
   // Funcs (stage indices) whose callbacks may compute no more points scheduled than unscheduled

@@ -596,9 +596,10 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
   if (s && s->no_alias_buffers) os << "  options.no_alias_buffers = true;\n";
   os << "  pipeline scheduled = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";
   // A failure of the memory bound of parallel loops (oracle item 8): the bound is the same
-  // schedule with its parallel loops serial, and serial with their steps times the iterations in
-  // flight, not the unscheduled pipeline. (Not with a failing callback: the bound is not checked
-  // where it failed, and the bounding runs would call it again.)
+  // schedule with its parallel loops serial, serial with their steps times the iterations in
+  // flight, and serial with funcs computed at the parallel loops, not the unscheduled pipeline.
+  // (Not with a failing callback: the bound is not checked where it failed, and the bounding runs
+  // would call it again.)
   const bool parallel_bound =
       s && o.kind == "memory" && g.fail_stage < 0 && o.message.find("with parallel loops") != std::string::npos;
   if (parallel_bound) {
@@ -611,6 +612,21 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
       os << "  pipeline " << (variant == loop_variant::serial ? "serial" : "serial_in_flight")
          << " = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";
     }
+    // The third: serial, with the funcs the builder may make stages of a pipelined loop computed
+    // at that loop (stages_at_parallel_loops).
+    schedule_spec legal = *s;
+    const placement where = legalize(g, legal);
+    const schedule_spec staged = stages_at_parallel_loops(g, legal, where);
+    for (std::size_t i = 0; i < s->stages.size(); ++i) {
+      bool parallel = false;
+      for (const loop_spec& l : s->stages[i].loops) parallel = parallel || l.parallel;
+      if (parallel) os << "  f" << i << ".loops(" << loops_cpp(i, loop_variant::serial) << ");\n";
+    }
+    for (std::size_t i = 0; i < staged.stages.size(); ++i) {
+      const std::optional<level>& at = staged.stages[i].compute_at;
+      if (at && !legal.stages[i].compute_at) os << "  f" << i << "." << cpp_level(g, *at, "compute_at") << ";\n";
+    }
+    os << "  pipeline serial_staged = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";
   }
   // The run and its checks: random_test::expect_same (random_pipeline/regression_check.h).
   std::vector<std::string> fields;
@@ -661,7 +677,7 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
   }
   if (o.kind == "memory" && !intermediates.empty()) {
     fields.push_back(std::string(".no_larger = ").append(buffer_list(intermediates)));
-    if (parallel_bound) fields.push_back(".bounded_by = {&serial, &serial_in_flight}");
+    if (parallel_bound) fields.push_back(".bounded_by = {&serial, &serial_in_flight, &serial_staged}");
   }
   if (s && (o.kind == "recompute" || o.kind == "allocations")) {
     schedule_spec legal = *s;

@@ -405,10 +405,56 @@ bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, con
                                 const std::vector<bool>& recomputes, int b) {
   const int producer = g.buffers[b].producer;
   if (producer < 0 || !recomputes[producer]) return false;
+  if (client_storage_within_parallel_loops(g, s, p, b)) return false;
   for (const level& l : p.compute_chain[producer]) {
     if (is_parallel(s, l)) return true;
   }
   return false;
+}
+
+bool client_storage_within_parallel_loops(const graph_spec& g, const schedule_spec& s, const placement& p, int b) {
+  const int producer = g.buffers[b].producer;
+  const std::optional<level>& at = s.buffers[b].store_at;
+  if (producer < 0 || !at || at->root()) return false;
+  const std::vector<level>& chain = p.compute_chain[producer];
+  const auto store = std::find(chain.begin(), chain.end(), *at);
+  if (store == chain.end()) return false;
+  bool parallel = false;
+  for (auto l = chain.begin(); l != chain.end(); ++l) {
+    if (!is_parallel(s, *l)) continue;
+    if (l > store) return false;
+    parallel = true;
+  }
+  return parallel;
+}
+
+schedule_spec stages_at_parallel_loops(const graph_spec& g, const schedule_spec& s, const placement& p) {
+  schedule_spec result = s;
+  for (std::size_t st = 0; st < s.stages.size(); ++st) {
+    if (s.stages[st].compute_at) continue;
+    const std::vector<level>& chain = p.compute_chain[st];
+    std::size_t k = chain.size();
+    for (std::size_t i = chain.size(); i-- > 0;) {
+      if (is_parallel(s, chain[i])) {
+        k = i;
+        break;
+      }
+    }
+    // Computed at the parallel loop already (or in none).
+    if (k + 1 >= chain.size()) continue;
+    auto inside = [&](const std::optional<level>& at) {
+      return at && std::find(chain.begin() + k + 1, chain.end(), *at) != chain.end();
+    };
+    bool pinned = false;
+    for (const stage_schedule& ss : s.stages) pinned = pinned || inside(ss.compute_at);
+    for (const buffer_schedule& bs : s.buffers) pinned = pinned || inside(bs.store_at);
+    if (!pinned) result.stages[st].compute_at = chain[k];
+  }
+  for (stage_schedule& ss : result.stages) {
+    for (loop_spec& l : ss.loops) l.parallel = false;
+  }
+  legalize(g, result);
+  return result;
 }
 
 plan make_plan(const graph_spec& g) {

@@ -335,8 +335,28 @@ bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement
 // (docs/threads.md, Limits); stored inside (by the user, or by default where its producer cannot
 // slide), each worker's block holds the whole window of an iteration, where a serial loop may
 // slide it down to the new part. Such buffers are bounded by the unscheduled size only.
+//
+// Not such a buffer: one the user stores at a loop at or inside every parallel loop of its
+// producer's compute chain (client_storage_within_parallel_loops). Each iteration of its storage
+// loop allocates it whatever the parallel loops around do, so its size is that of the same
+// schedule run serially, or of stages_at_parallel_loops when the builder moves its producer (or a
+// consumer of it) to a parallel loop.
 bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, const placement& p,
                                 const std::vector<bool>& recomputes, int b);
+
+// True if the user stores intermediate b at a loop (not the root) and its producer's compute
+// chain has a parallel loop, none of them inside that loop.
+bool client_storage_within_parallel_loops(const graph_spec& g, const schedule_spec& s, const placement& p, int b);
+
+// The third bounding schedule of the memory bound of parallel loops (docs/random_testing.md,
+// oracle item 8): `s` (legal, placed as `p`) with its loops serial and every func placed by
+// default (no compute_at) inside a loop nested in a parallel loop computed at the innermost
+// parallel loop of its compute chain instead, unless a compute_at or store_at of the user names a
+// loop inside that parallel loop along its chain. It is what the builder does to a func that
+// becomes a stage of its own of a pipelined loop, and to the funcs it reads, which follow it
+// (docs/threads.md, "Default storage in parallel loops"): each then computes its region over one
+// iteration of the parallel loop, which a buffer stored by the user at that loop holds whole.
+schedule_spec stages_at_parallel_loops(const graph_spec& g, const schedule_spec& s, const placement& p);
 
 // ---------------------------------------------------------------------------------------------
 // Shapes: what the unscheduled pipeline computes, by plain interpretation of the graph.

@@ -1309,7 +1309,7 @@ TEST(random_regressions, hull_and_diagonal_window_of_client_storage_unshrunk) {
 // so this is not drawn as a failure. Either the move should keep the producers of client storage
 // inside the loop in the inner loop, or the tester's bound should allow the producer's region
 // over one iteration of the pipelined loop.
-TEST(random_regressions, DISABLED_client_storage_inside_a_parallel_loop_larger_than_serial) {
+TEST(random_regressions, client_storage_inside_a_parallel_loop_larger_than_serial) {
   // memory: an allocation of t1 takes 8 bytes with parallel loops, more than the 4 of the same schedule with serial
   // loops (steps times 2 or not)
   random_test::monitor m;
@@ -1338,12 +1338,16 @@ TEST(random_regressions, DISABLED_client_storage_inside_a_parallel_loop_larger_t
   pipeline serial = build_pipeline(ctx, {in0}, {out4}, options);
   f2.loops({{x, 1}, {y, 1 * random_test::in_flight()}});
   pipeline serial_in_flight = build_pipeline(ctx, {in0}, {out4}, options);
+  f2.loops({{x, 1}, {y, 1}});
+  f0.compute_at({&f2, y});
+  f1.compute_at({&f2, y});
+  pipeline serial_staged = build_pipeline(ctx, {in0}, {out4}, options);
   random_test::expect_same(unscheduled, scheduled,
                            {.inputs = {{.bounds = {{0, 1}, {0, 0}}, .seed = 2999701341846297580ull}},
                             .outputs = {{.bounds = {{0, 0}, {0, 1}}}},
                             .monitor = &m,
                             .no_larger = {t1, t2, t3},
-                            .bounded_by = {&serial, &serial_in_flight}});
+                            .bounded_by = {&serial, &serial_in_flight, &serial_staged}});
 }
 
 // Found by a long batch of the tester (seed 3, case 4634, default features; not an auto-mode case).
