@@ -1297,18 +1297,20 @@ TEST(random_regressions, hull_and_diagonal_window_of_client_storage_unshrunk) {
 
 // Drawn by `random_pipelines --seed 1002 --case 383` (default features; unshrunk, t1 took 836
 // bytes against 684), with the exemption of the memory bound observed only (a producer that does
-// not recompute held to the bound); not decided yet. The client stores t1 at f2's parallel loop
-// over y (an allocation per iteration); f2 also loops over x inside it, and f1 reads t2 at
-// [y, y + 1]. Serially, f0 and f1 run in the x loop (the innermost around their consumers), and
-// t1, stored at y outside it, is folded to one element of x: 4 bytes. With the loop parallel,
-// t2's windows overlap across y, so t2 is stored outside the loop and f1 is moved to the y loop
-// to be a stage of its own of the pipelined loop (share_overlapping_windows, refine_placement.cc;
-// docs/threads.md); f0 follows it there, the x loop is left around f2's call alone (and dropped),
-// and t1 holds the whole row of x of an iteration: 8 bytes. The points computed are the same. The
-// tester exempts it again (may_recompute: the client stores t1 inside a loop it is computed in),
-// so this is not drawn as a failure. Either the move should keep the producers of client storage
-// inside the loop in the inner loop, or the tester's bound should allow the producer's region
-// over one iteration of the pipelined loop.
+// not recompute held to the bound). The client stores t1 at f2's parallel loop over y (an
+// allocation per iteration); f2 also loops over x inside it, and f1 reads t2 at [y, y + 1].
+// Serially, f0 and f1 run in the x loop (the innermost around their consumers), and t1, stored at
+// y outside it, is folded to one element of x: 4 bytes. With the loop parallel, t2's windows
+// overlap across y, so t2 is stored outside the loop and f1 is moved to the y loop to be a stage
+// of its own of the pipelined loop (share_overlapping_windows, refine_placement.cc;
+// docs/threads.md, "Default storage in parallel loops"); f0 follows it there, and t1 holds the
+// whole row of x of an iteration: 8 bytes. The points computed are the same. That is the design:
+// keeping f1 (and so f0) in the x loop would leave the pipelined loop one stage, which runs
+// serially, to save a row of t1. So the bound of parallel loops includes a third schedule,
+// serial with the funcs placed by default inside the parallel loop computed at it
+// (`serial_staged`, random_test::stages_at_parallel_loops): t1 then holds f0's region over one
+// iteration of y, as with the parallel loop. A buffer the client stores at or inside every
+// parallel loop of its producer's chain is held to that bound (not exempted as recomputing).
 TEST(random_regressions, client_storage_inside_a_parallel_loop_larger_than_serial) {
   // memory: an allocation of t1 takes 8 bytes with parallel loops, more than the 4 of the same schedule with serial
   // loops (steps times 2 or not)
