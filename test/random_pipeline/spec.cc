@@ -15,6 +15,28 @@ ival map_access(const access& a, const box& vars, bool exact) {
   if (a.var < 0) return {a.lo, a.hi};
   const ival& x = vars[a.var];
   if (x.empty()) return {};
+  if (a.flat) {
+    // mul and mul2 are not negative: the flat index is monotonic in both variables.
+    index_t u = a.mul * x.min, v = a.mul * x.max;
+    if (a.var2 >= 0) {
+      const ival& y = vars[a.var2];
+      if (y.empty()) return {};
+      u += a.mul2 * y.min;
+      v += a.mul2 * y.max;
+    }
+    u = floor_div(u, a.div);
+    v = floor_div(v, a.div);
+    if (a.mod > 0) {
+      if (exact && floor_div(u, a.mod) == floor_div(v, a.mod)) {
+        u = euclidean_mod(u, a.mod);
+        v = euclidean_mod(v, a.mod);
+      } else {
+        u = 0;
+        v = a.mod - 1;
+      }
+    }
+    return {u + a.lo, v + a.hi};
+  }
   ival t;
   if (a.mod > 0) {
     if (exact && floor_div(x.min, a.mod) == floor_div(x.max, a.mod)) {
@@ -390,6 +412,41 @@ std::vector<bool> may_recompute(const graph_spec& g, const schedule_spec& s, con
   return result;
 }
 
+std::vector<int> predicted_view_copies(const graph_spec& g) {
+  auto intermediate = [&](int b) {
+    const buffer_spec& bs = g.buffers[b];
+    if (bs.input || bs.output || bs.producer < 0) return false;
+    return std::all_of(bs.fold.begin(), bs.fold.end(), [](index_t f) { return f <= 0; });
+  };
+  std::vector<int> result;
+  for (const stage_spec& st : g.stages) {
+    if (!st.copy || st.op != copy_kind::plain || st.inputs.size() != 1 || st.pad >= 0) continue;
+    const stage_input& in = st.inputs[0];
+    if (!in.input_crop.empty() || !in.output_crop.empty()) continue;
+    const int dst = st.outputs[0];
+    if (!intermediate(in.buffer) || !intermediate(dst)) continue;
+    std::vector<bool> used(st.rank, false);
+    bool linear = true, stencil = false;
+    for (const access& a : in.dims) {
+      if (a.whole || a.mod > 0 || a.div != 1 || a.mul < 0) linear = false;
+      if (a.var >= 0) used[a.var] = true;
+      if (a.var2 >= 0) used[a.var2] = true;
+      if (a.var2 >= 0 && a.mul != 1) stencil = true;
+    }
+    const bool broadcast = std::find(used.begin(), used.end(), false) != used.end();
+    if (!linear || (!broadcast && !stencil)) continue;
+    // A destination copied again is not predicted: the builder may make it a view of that copy's
+    // destination instead ("Into the destination", which it tries first), and the copy then runs
+    // into that memory.
+    bool copied_again = false;
+    for (const stage_spec& c : g.stages) {
+      for (const stage_input& i : c.inputs) copied_again = copied_again || (c.copy && i.buffer == dst);
+    }
+    if (!copied_again) result.push_back(dst);
+  }
+  return result;
+}
+
 bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement& p, int b) {
   const std::optional<level>& at = s.buffers[b].store_at;
   if (at) return at->root();
@@ -402,10 +459,12 @@ bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement
 }
 
 bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, const placement& p,
-                                const std::vector<bool>& recomputes, int b) {
+                                const std::vector<bool>& predicted, const std::vector<bool>& observed, int b) {
   const int producer = g.buffers[b].producer;
-  if (producer < 0 || !recomputes[producer]) return false;
-  if (client_storage_within_parallel_loops(g, s, p, b)) return false;
+  if (producer < 0) return false;
+  const bool recomputes =
+      observed[producer] || (predicted[producer] && !client_storage_within_parallel_loops(g, s, p, b));
+  if (!recomputes) return false;
   for (const level& l : p.compute_chain[producer]) {
     if (is_parallel(s, l)) return true;
   }

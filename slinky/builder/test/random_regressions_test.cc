@@ -1295,6 +1295,63 @@ TEST(random_regressions, hull_and_diagonal_window_of_client_storage_unshrunk) {
   expect_generated_case_passes(1001, 425);
 }
 
+// Drawn by `random_pipelines --seed 4102 --seconds 300 --features view_copies,radix_reshapes` at
+// case 1107 (the case has no copy: the features only change what is drawn; unshrunk, t4 took
+// 3,864 bytes against 2,604); not decided yet. The client stores t1 at f3's serial loop over y
+// and computes f0 there; f3 loops over x in parallel inside it, and f2 (which reads t2 at
+// [y, y + 1]) has a parallel loop over x of its own. t1 takes 8 bytes with the loops parallel, 4
+// with them serial; nothing in f0's compute chain is parallel, so
+// neither the prediction nor the observed recomputing exempts it, and the tester held it to the
+// bound before the third bounding schedule too. Not yet looked into: whether the parallel loops
+// make the builder widen f0's region per iteration of y (a builder bug) or this is a placement by
+// design the bound should allow.
+TEST(random_regressions, DISABLED_client_storage_at_a_serial_loop_around_a_parallel_one) {
+  // memory: an allocation of t1 takes 8 bytes with parallel loops, more than the 4 of the same schedule with serial
+  // loops (steps times 2 or not, or funcs computed at the parallel loops)
+  random_test::monitor m;
+  m.allowed = {{}, {{0, 0}, {0, 1}}, {{0, 0}, {0, 1}}, {{0, 0}, {0, 0}}, {{0, 0}, {0, 0}}, {{0, 0}, {0, 0}, {0, 0}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+  auto in0 = buffer_expr::make(ctx, "in0", 1, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
+  auto t4 = buffer_expr::make(ctx, "t4", 2, 4);
+  auto out5 = buffer_expr::make(ctx, "out5", 3, 4);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}}}, .outputs = {1}}, &m), {{in0, {point(x)}}},
+          {{t1, {x, y}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {2}}, &m),
+          {{t1, {point(x), point(y)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}, {.var = 1, .hi = 1}}}, .outputs = {3}}, &m),
+          {{t2, {point(x), bounds(y, y + 1)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {4}}, &m),
+          {{t3, {point(x), point(y)}}}, {{t4, {x, y}}}, {}, {.name = "f3"});
+  func f4(random_test::kernel({.stage = 4, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {5}}, &m),
+          {{t4, {point(x), point(y)}}}, {{out5, {x, y, z}}}, {}, {.name = "f4"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out5});
+  f0.compute_at({&f3, y});
+  f2.loops({{x, 1, loop::parallel}});
+  f3.loops({{x, 1, loop::parallel}, {y, 1}});
+  t1->store_at({&f3, y});
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out5}, options);
+  f2.loops({{x, 1}});
+  f3.loops({{x, 1}, {y, 1}});
+  pipeline serial = build_pipeline(ctx, {in0}, {out5}, options);
+  f2.loops({{x, 1 * random_test::in_flight()}});
+  f3.loops({{x, 1 * random_test::in_flight()}, {y, 1}});
+  pipeline serial_in_flight = build_pipeline(ctx, {in0}, {out5}, options);
+  f2.loops({{x, 1}});
+  f3.loops({{x, 1}, {y, 1}});
+  pipeline serial_staged = build_pipeline(ctx, {in0}, {out5}, options);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}}, .seed = 9069242435665283900ull}},
+                            .outputs = {{.bounds = {{0, 0}, {0, 0}, {0, 0}}}},
+                            .monitor = &m,
+                            .no_larger = {t1, t2, t3, t4},
+                            .bounded_by = {&serial, &serial_in_flight, &serial_staged}});
+}
+
 // Drawn by `random_pipelines --seed 1002 --case 383` (default features; unshrunk, t1 took 836
 // bytes against 684), with the exemption of the memory bound observed only (a producer that does
 // not recompute held to the bound). The client stores t1 at f2's parallel loop over y (an
