@@ -462,11 +462,23 @@ bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, con
                                 const std::vector<bool>& predicted, const std::vector<bool>& observed, int b) {
   const int producer = g.buffers[b].producer;
   if (producer < 0) return false;
+  auto in_parallel_loop = [&](int stage) {
+    for (const level& l : p.compute_chain[stage]) {
+      if (is_parallel(s, l)) return true;
+    }
+    return false;
+  };
   const bool recomputes =
       observed[producer] || (predicted[producer] && !client_storage_within_parallel_loops(g, s, p, b));
-  if (!recomputes) return false;
-  for (const level& l : p.compute_chain[producer]) {
-    if (is_parallel(s, l)) return true;
+  if (recomputes && in_parallel_loop(producer)) return true;
+  // A consumer that recomputes in a parallel loop (its block per worker holds an iteration's
+  // whole window, which a serial loop slides) reads its whole window of b in each iteration
+  // where the serial run reads the new part: b holds that window.
+  for (std::size_t c = 0; c < g.stages.size(); ++c) {
+    if (!observed[c] || !in_parallel_loop(static_cast<int>(c))) continue;
+    for (const stage_input& in : g.stages[c].inputs) {
+      if (in.buffer == b) return true;
+    }
   }
   return false;
 }

@@ -360,6 +360,10 @@ bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement
 // loop allocates it whatever the parallel loops around do, so its size is that of the same
 // schedule run serially, or of stages_at_parallel_loops when the builder moves its producer (or
 // a consumer of it) to a parallel loop, unless its producer is observed to recompute.
+//
+// Also such a buffer: one read by a func observed to recompute with a parallel loop in its compute
+// chain: that func's block per worker holds an iteration's whole window where the serial loop
+// slides it, and it reads b over that whole window, which b then holds.
 bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, const placement& p,
                                 const std::vector<bool>& predicted, const std::vector<bool>& observed, int b);
 

@@ -1297,15 +1297,18 @@ TEST(random_regressions, hull_and_diagonal_window_of_client_storage_unshrunk) {
 
 // Drawn by `random_pipelines --seed 4102 --seconds 300 --features view_copies,radix_reshapes` at
 // case 1107 (the case has no copy: the features only change what is drawn; unshrunk, t4 took
-// 3,864 bytes against 2,604); not decided yet. The client stores t1 at f3's serial loop over y
-// and computes f0 there; f3 loops over x in parallel inside it, and f2 (which reads t2 at
-// [y, y + 1]) has a parallel loop over x of its own. t1 takes 8 bytes with the loops parallel, 4
-// with them serial; nothing in f0's compute chain is parallel, so
-// neither the prediction nor the observed recomputing exempts it, and the tester held it to the
-// bound before the third bounding schedule too. Not yet looked into: whether the parallel loops
-// make the builder widen f0's region per iteration of y (a builder bug) or this is a placement by
-// design the bound should allow.
-TEST(random_regressions, DISABLED_client_storage_at_a_serial_loop_around_a_parallel_one) {
+// 3,864 bytes against 2,604). The client stores t1 at f3's serial loop over y and computes f0
+// there; f3 loops over x in parallel inside it, and f1 and f2 (f2 reads t2 at [y, y + 1]) run in
+// that parallel loop. Serially, t2 is stored outside the loops and f1 slides along y, computing
+// one new row of t2 per iteration, so f0 computes one row of t1: 4 bytes. With the loop over x
+// parallel, t2's windows do not overlap across x, so it is stored inside (a block per worker),
+// where f1 cannot slide along y outside it: f1 computes both rows of its window in each iteration
+// (more points than unscheduled), and reads both rows of t1, which t1 then holds: 8 bytes. That
+// is the documented limit (docs/threads.md, Limits: a block per worker holds an iteration's whole
+// window where a serial loop slides it) one step upstream: the tester now exempts a buffer read
+// by a func observed to recompute in a parallel loop (bounded by the unscheduled size), as it
+// exempts that func's own output; the other buffers are held to the bound of parallel loops.
+TEST(random_regressions, client_storage_read_by_a_func_recomputing_in_a_parallel_loop) {
   // memory: an allocation of t1 takes 8 bytes with parallel loops, more than the 4 of the same schedule with serial
   // loops (steps times 2 or not, or funcs computed at the parallel loops)
   random_test::monitor m;
@@ -1348,8 +1351,14 @@ TEST(random_regressions, DISABLED_client_storage_at_a_serial_loop_around_a_paral
                            {.inputs = {{.bounds = {{0, 0}}, .seed = 9069242435665283900ull}},
                             .outputs = {{.bounds = {{0, 0}, {0, 0}, {0, 0}}}},
                             .monitor = &m,
-                            .no_larger = {t1, t2, t3, t4},
+                            .no_larger = {t3, t4},
                             .bounded_by = {&serial, &serial_in_flight, &serial_staged}});
+  // t1 and t2: the unscheduled size.
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}}, .seed = 9069242435665283900ull}},
+                            .outputs = {{.bounds = {{0, 0}, {0, 0}, {0, 0}}}},
+                            .monitor = &m,
+                            .no_larger = {t1, t2}});
 }
 
 // Drawn by `random_pipelines --seed 1002 --case 383` (default features; unshrunk, t1 took 836
