@@ -719,8 +719,8 @@ bool generated_by(const case_spec& c, const features& f) {
       for (const access& a : i.dims) {
         if (a.mul < 0 && !f.flips) return false;
         if (a.mod > 0 && !f.reshapes) return false;
-        if (a.var2 >= 0 && !f.reshapes_up && !f.view_copies) return false;
-        if (a.var2 >= 0 && a.mul != 1 && !f.view_copies) return false;
+        if (a.var2 >= 0 && !a.flat && !f.reshapes_up && !f.view_copies) return false;
+        if (a.var2 >= 0 && !a.flat && a.mul != 1 && !f.view_copies) return false;
         if (a.flat && !f.radix_reshapes) return false;
       }
     }
