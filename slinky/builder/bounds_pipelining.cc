@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "slinky/base/assert.h"
 #include "slinky/builder/bounds.h"
 #include "slinky/builder/bounds_internal.h"
 #include "slinky/runtime/node_mutator.h"
@@ -22,10 +23,31 @@ namespace slinky {
 using internal::is_monotonic;
 using internal::monotonic;
 
+namespace {
+
+// A loop level names a loop of a func of the graph (never the root, whose -1 indices would
+// index nothing).
+void assert_loop(const graph& g, loop_level l) {
+  SLINKY_ASSERT(!l.root(), "a loop level, not the root");
+  SLINKY_ASSERT(l.func >= 0 && static_cast<std::size_t>(l.func) < g.funcs.size(), "a loop of a func of the graph");
+  SLINKY_ASSERT(l.loop >= 0 && static_cast<std::size_t>(l.loop) < g.funcs[l.func].f->loops().size(),
+                "a loop the func has");
+}
+
+void assert_buffer(const graph& g, int buffer) {
+  SLINKY_ASSERT(buffer >= 0 && static_cast<std::size_t>(buffer) < g.buffers.size(), "a buffer of the graph");
+}
+
+}  // namespace
+
 void bounds_inference::find_pipelined_loops() {
+  SLINKY_ASSERT(pipelined_.empty(), "find_pipelined_loops runs once");
+  SLINKY_ASSERT(funcs.size() == g_.funcs.size(), "bounds for every func of the graph");
   // Each iteration in flight holds its window of the ring buffers, so the workers are bounded at
   // build time.
   auto pipeline = [&](loop_level l, bool ordered_stages) {
+    assert_loop(g_, l);
+    SLINKY_ASSERT(!pipelined(l), "a loop is pipelined once");
     const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
     // Stages wait for the previous iteration's, so more workers than stages would mostly wait.
     // A loop whose only stage is its owner (which starts at once and only finishes in order)
@@ -45,11 +67,15 @@ void bounds_inference::find_pipelined_loops() {
     for (std::size_t j = 0; j + 1 < chain.size(); ++j) {
       if (g_.funcs[chain[j].func].f->loops()[chain[j].loop].is_parallel()) workers = 1;
     }
+    SLINKY_ASSERT(workers >= 1, "a pipelined loop runs on at least one worker");
     pipelined_.emplace_back(l, workers);
   };
   for (std::size_t fi = 0; fi < g_.funcs.size(); ++fi) {
     for (int k : funcs[fi].slides) {
+      // -1: the func does not slide (along that loop).
       if (k < 0) continue;
+      SLINKY_ASSERT(static_cast<std::size_t>(k) < g_.funcs[fi].compute_chain.size(),
+                    "a func slides along a loop of its compute chain");
       const loop_level l = g_.funcs[fi].compute_chain[k];
       const func::loop_info& info = g_.funcs[l.func].f->loops()[l.loop];
       if (!info.is_parallel() || pipelined(l)) continue;
@@ -60,6 +86,7 @@ void bounds_inference::find_pipelined_loops() {
       bool ordered = false;
       for (const func::output& o : g_.funcs[fi].f->outputs()) {
         const int bi = g_.buffer_index(o.buffer.get());
+        assert_buffer(g_, bi);
         if (g_.buffers[bi].is_output) continue;
         ordered = ordered || windows_overlap(bi, l) || fold_loop(bi) == l;
       }
@@ -83,15 +110,22 @@ void bounds_inference::find_pipelined_loops() {
 }
 
 box_expr bounds_inference::window_in_iteration(int buffer, loop_level l) const {
+  assert_buffer(g_, buffer);
+  assert_loop(g_, l);
   const buffer_node& b = g_.buffers[buffer];
   if (b.producer < 0) return {};
   const int fi = b.producer;
+  SLINKY_ASSERT(static_cast<std::size_t>(fi) < funcs.size(), "bounds of the producer exist");
   const func_node& fn = g_.funcs[fi];
   if (std::find(fn.compute_chain.begin(), fn.compute_chain.end(), l) == fn.compute_chain.end()) return {};
   box_expr window;
   for (const func::output& o : fn.f->outputs()) {
     if (o.buffer.get() != b.buffer.get()) continue;
-    for (var v : o.dims) window.push_back(funcs[fi].full[index_of_var(fi, v)]);
+    for (var v : o.dims) {
+      const std::size_t d = index_of_var(fi, v);
+      SLINKY_ASSERT(d < funcs[fi].full.size(), "an output dim is a variable of its func");
+      window.push_back(funcs[fi].full[d]);
+    }
   }
   // Over the loops inside l: what one iteration of l needs.
   return lift(window, fn.compute_chain, l, view::full, /*warm_up=*/false);
@@ -141,6 +175,7 @@ bool bounds_inference::pipelined(loop_level l) const {
 }
 
 index_t bounds_inference::pipeline_workers(loop_level l) const {
+  assert_loop(g_, l);
   for (const auto& p : pipelined_) {
     if (p.first == l) return p.second;
   }

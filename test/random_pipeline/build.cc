@@ -12,6 +12,7 @@
 
 #include "random_pipeline/auto.h"
 #include "slinky/builder/pipeline.h"
+#include "slinky/runtime/copy.h"
 #include "slinky/runtime/memory_report.h"
 #include "slinky/runtime/print.h"
 
@@ -77,6 +78,13 @@ void compute_copy(const stage_spec& st, const raw_buffer* const* ins, const raw_
       return;
     }
   });
+}
+
+copy_stmt::callable counted_copy(monitor* m, int stage) {
+  return [m, stage](const raw_buffer& src, const raw_buffer& dst, const raw_buffer& pad) {
+    m->count_copy(stage);
+    ::slinky::copy(src, dst, pad);
+  };
 }
 
 call_stmt::callable kernel(kernel_spec k, monitor* m) {
@@ -257,6 +265,13 @@ interval_expr to_interval(const access& a, const std::vector<var>& vars, const b
   auto at = [&](index_t c) -> expr {
     expr x = vars[a.var];
     expr e;
+    if (a.flat) {
+      e = a.mul != 1 ? x * a.mul : x;
+      if (a.var2 >= 0) e = e + vars[a.var2] * a.mul2;
+      if (a.div != 1) e = e / a.div;
+      if (a.mod > 0) e = e % a.mod;
+      return offset(e, c);
+    }
     if (a.mod > 0) {
       e = x % a.mod;
     } else if (a.mul < 0 && a.div == 1) {
@@ -349,16 +364,18 @@ std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule
       for (const stage_input& in : st.inputs) srcs.push_back(r->buffers[in.buffer]);
       std::vector<expr> cat_bounds(st.cat_bounds.begin(), st.cat_bounds.end());
       func f;
+      // With a monitor, the copy's calls are counted (slinky::copy either way).
+      const copy_stmt::callable impl = m ? counted_copy(m, static_cast<int>(i)) : copy_stmt::callable();
       switch (st.op) {
-      case copy_kind::plain: f = func::make_copy(inputs[0], outputs[0]); break;
-      case copy_kind::padded: f = func::make_copy(inputs[0], outputs[0], {r->buffers[st.pad], {}}); break;
-      case copy_kind::multi: f = func::make_copy(inputs, outputs[0]); break;
-      case copy_kind::concat: f = func::make_concat(srcs, outputs[0], st.dim, cat_bounds); break;
+      case copy_kind::plain: f = func::make_copy(inputs[0], outputs[0], impl); break;
+      case copy_kind::padded: f = func::make_copy(inputs[0], outputs[0], {r->buffers[st.pad], {}}, impl); break;
+      case copy_kind::multi: f = func::make_copy(inputs, outputs[0], impl); break;
+      case copy_kind::concat: f = func::make_concat(srcs, outputs[0], st.dim, cat_bounds, impl); break;
       case copy_kind::stack: {
         // Sliced: the stacked dim takes no variable.
         func::output out = outputs[0];
         if (st.sliced) out.dims.erase(out.dims.begin() + st.dim);
-        f = func::make_stack(srcs, out, st.dim);
+        f = func::make_stack(srcs, out, st.dim, impl);
         break;
       }
       }

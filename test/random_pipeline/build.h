@@ -105,6 +105,18 @@ public:
     std::lock_guard<std::mutex> lock(mutex_);
     return stage < static_cast<int>(points.size()) ? points[stage] : 0;
   }
+  // Per stage: the calls of a copy's implementation (copies made with counted_copy).
+  std::vector<index_t> copy_calls;
+
+  void count_copy(int stage) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (static_cast<int>(copy_calls.size()) <= stage) copy_calls.resize(stage + 1, 0);
+    ++copy_calls[stage];
+  }
+  index_t copy_calls_of(int stage) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stage < static_cast<int>(copy_calls.size()) ? copy_calls[stage] : 0;
+  }
 
   void fail(const std::string& kind, const std::string& message) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -126,6 +138,7 @@ public:
     kind_.clear();
     failure_.clear();
     points.clear();
+    copy_calls.clear();
     calls = 0;
     failing_calls = 0;
     failed = false;
@@ -147,6 +160,10 @@ void compute_copy(const stage_spec& st, const raw_buffer* const* ins, const raw_
 // The callback of a stage. With a monitor, failures are reported to it, and each output crop is
 // checked against monitor::allowed; without one, they are printed.
 call_stmt::callable kernel(kernel_spec k, monitor* m = nullptr);
+
+// The implementation of a copy of stage `stage`: slinky::copy, each call counted by the monitor
+// (monitor::copy_calls).
+copy_stmt::callable counted_copy(monitor* m, int stage);
 
 // A buffer that owns its memory, with dims of any order in memory and padding between rows.
 class host_buffer {

@@ -46,6 +46,47 @@ thread_pool* shared_thread_pool(int workers) {
 #endif
 }
 
+std::vector<std::pair<int, index_t>> predicted_copy_calls(const graph_spec& g, const plan& p) {
+  std::vector<std::pair<int, index_t>> result;
+  auto unfolded = [&](int b) {
+    const buffer_spec& bs = g.buffers[b];
+    if (bs.input || bs.output || bs.producer < 0) return false;
+    return std::all_of(bs.fold.begin(), bs.fold.end(), [](index_t f) { return f <= 0; });
+  };
+  for (std::size_t s = 0; s < g.stages.size(); ++s) {
+    const stage_spec& st = g.stages[s];
+    if (!st.copy || st.op != copy_kind::plain || st.inputs.size() != 1 || st.pad >= 0) continue;
+    const stage_input& in = st.inputs[0];
+    if (!in.input_crop.empty() || !in.output_crop.empty()) continue;
+    if (std::none_of(in.dims.begin(), in.dims.end(), [](const access& a) { return a.flat; })) continue;
+    const int src = in.buffer, dst = st.outputs[0];
+    if (!unfolded(src) || !unfolded(dst) || g.stages[g.buffers[src].producer].copy) continue;
+    bool copied_again = false;
+    for (const stage_spec& c : g.stages) {
+      for (const stage_input& i : c.inputs) copied_again = copied_again || (c.copy && i.buffer == dst);
+    }
+    if (copied_again) continue;
+    const box& sb = p.bounds[src];
+    const box& db = p.bounds[dst];
+    if (elem_count(db) == 0) continue;
+    index_t runs = 0, last = 0;
+    bool first = true;
+    for_each_point(db, [&](const index_t* at) {
+      // The source element's offset in a dense layout of its region, dim 0 innermost.
+      index_t offset = 0, stride = 1;
+      for (std::size_t d = 0; d < sb.size(); ++d) {
+        offset += (access_at(in.dims[d], at) - sb[d].min) * stride;
+        stride *= sb[d].extent();
+      }
+      if (first || offset != last + 1) ++runs;
+      first = false;
+      last = offset;
+    });
+    result.emplace_back(static_cast<int>(s), runs);
+  }
+  return result;
+}
+
 namespace internal_run {
 
 std::unique_ptr<host_buffer> make_buffer(const buffer_spec& b, const box& bounds) {
@@ -69,6 +110,12 @@ struct context {
   std::vector<index_t> last_bytes;
   // Per stage: the points it computed in the last run.
   std::vector<index_t> last_points;
+  // Check that the unscheduled pipeline allocates none of the predicted views
+  // (predicted_view_copies; features::view_copies).
+  bool check_views = false;
+  // Check that the unscheduled pipeline calls no reshape more often than predicted
+  // (predicted_copy_calls; features::radix_reshapes).
+  bool check_copy_calls = false;
 
   explicit context(const case_spec& c) : c(c), p(make_plan(c.graph)) {
     const graph_spec& g = c.graph;
@@ -170,6 +217,31 @@ struct context {
       return fail("leak",
                   std::to_string(hooks.allocations()) + " allocations, " + std::to_string(hooks.frees()) + " frees");
     }
+    if (!s && check_views) {
+      // A broadcast or stencil copy of an intermediate is a view of its source: no allocation of
+      // its destination (so no call of the copy either).
+      for (int bi : predicted_view_copies(g)) {
+        const index_t calls = m.copy_calls_of(g.buffers[bi].producer);
+        if (calls > 0) {
+          return fail("view",
+                      buffer_name(g, bi) + " is a broadcast or stencil copy of an intermediate (a view of its " +
+                          "source) but the unscheduled pipeline calls the copy " + std::to_string(calls) + " times");
+        }
+        const int n = hooks.allocations(b->buffers[bi]->sym());
+        if (n == 0) continue;
+        return fail("view", buffer_name(g, bi) + " is a broadcast or stencil copy of an intermediate (a view of its " +
+                                "source) but the unscheduled pipeline allocates it " + std::to_string(n) + " times");
+      }
+    }
+    if (!s && check_copy_calls) {
+      for (const std::pair<int, index_t>& expected : predicted_copy_calls(g, p)) {
+        const index_t calls = m.copy_calls_of(expected.first);
+        if (calls <= expected.second) continue;
+        return fail("copy_calls", "the reshape f" + std::to_string(expected.first) + " calls the copy " +
+                                      std::to_string(calls) + " times, more than the " +
+                                      std::to_string(expected.second) + " runs contiguous in both buffers");
+      }
+    }
     if (!s) {
       unscheduled_points.resize(g.stages.size());
       for (std::size_t st = 0; st < g.stages.size(); ++st) unscheduled_points[st] = m.points_of(static_cast<int>(st));
@@ -246,6 +318,8 @@ struct context {
 
 outcome run_case(const case_spec& c, const features& f) {
   internal_run::context ctx(c);
+  ctx.check_views = f.view_copies;
+  ctx.check_copy_calls = f.radix_reshapes;
   outcome total;
   outcome o = ctx.run(nullptr, -1);
   total.runs += o.runs;
@@ -259,10 +333,13 @@ outcome run_case(const case_spec& c, const features& f) {
   // most the machine's hardware threads: no more than the window of one iteration of the same loop
   // run serially with that many times its step. So each schedule with parallel loops also runs
   // with them serial, and with them serial and their steps multiplied by the hardware threads,
-  // and no intermediate may take more than the larger of the two, unless its producer may
-  // recompute, or recomputes in the parallel run (unbounded_by_parallel_fold): its windows
-  // overlap across the iterations of a parallel loop and it does not slide, the documented limit
-  // (docs/threads.md), so it is bounded by the unscheduled size only.
+  // and, third, with them serial and the funcs the builder may make stages of their own of a
+  // pipelined loop computed at that loop (stages_at_parallel_loops: each then computes its region
+  // over one iteration of the loop, and so do the funcs it reads); no intermediate may take more
+  // than the largest of the three, unless its producer may recompute, or recomputes in the
+  // parallel run (unbounded_by_parallel_fold): its windows overlap across the iterations of a
+  // parallel loop and it does not slide, the documented limit (docs/threads.md), so it is bounded
+  // by the unscheduled size only.
   const index_t k_in_flight = in_flight();
   for (std::size_t i = 0; i < c.schedules.size(); ++i) {
     const schedule_spec& s = c.schedules[i];
@@ -294,9 +371,10 @@ outcome run_case(const case_spec& c, const features& f) {
     // The producers that may recompute (may_recompute, the prediction of the computed-once
     // oracle), or that do recompute with the parallel loops: more points than unscheduled, which
     // the prediction misses for windows moving in two dimensions with one loop.
-    std::vector<bool> recomputes = may_recompute(c.graph, legal, where);
-    for (std::size_t st = 0; st < recomputes.size() && st < ctx.unscheduled_points.size(); ++st) {
-      if (ctx.last_points[st] > ctx.unscheduled_points[st]) recomputes[st] = true;
+    const std::vector<bool> predicted = may_recompute(c.graph, legal, where);
+    std::vector<bool> observed(predicted.size(), false);
+    for (std::size_t st = 0; st < observed.size() && st < ctx.unscheduled_points.size(); ++st) {
+      observed[st] = ctx.last_points[st] > ctx.unscheduled_points[st];
     }
     std::vector<index_t> bound(parallel_bytes.size(), 0);
     // Buffers with no allocation of their own in a bounding run: the builder made them views of
@@ -304,7 +382,8 @@ outcome run_case(const case_spec& c, const features& f) {
     // their size there is not known, and the other run's size is no bound. (A block handed on at
     // run time is counted: the bounding runs' sizes come from largest_allocations.)
     std::vector<bool> unknown(parallel_bytes.size(), false);
-    for (const schedule_spec* bounding : {&serial, &serial_in_flight}) {
+    schedule_spec serial_staged = stages_at_parallel_loops(c.graph, legal, where);
+    for (const schedule_spec* bounding : {&serial, &serial_in_flight, &serial_staged}) {
       o = ctx.run(bounding, static_cast<int>(i), /*bounding=*/true);
       total.runs += o.runs;
       if (!o.ok()) {
@@ -318,12 +397,12 @@ outcome run_case(const case_spec& c, const features& f) {
     }
     for (std::size_t b = 0; b < parallel_bytes.size(); ++b) {
       if (unknown[b] || parallel_bytes[b] <= bound[b]) continue;
-      if (unbounded_by_parallel_fold(c.graph, legal, where, recomputes, static_cast<int>(b))) continue;
+      if (unbounded_by_parallel_fold(c.graph, legal, where, predicted, observed, static_cast<int>(b))) continue;
       o.kind = "memory";
       o.message = "an allocation of " + buffer_name(c.graph, static_cast<int>(b)) + " takes " +
                   std::to_string(parallel_bytes[b]) + " bytes with parallel loops, more than the " +
                   std::to_string(bound[b]) + " of the same schedule with serial loops (steps times " +
-                  std::to_string(k_in_flight) + " or not)";
+                  std::to_string(k_in_flight) + " or not, or funcs computed at the parallel loops)";
       o.runs = total.runs;
       return o;
     }

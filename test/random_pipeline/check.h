@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "random_pipeline/build.h"
 #include "random_pipeline/generate.h"
@@ -42,6 +44,15 @@ struct outcome {
 
   bool ok() const { return kind.empty(); }
 };
+
+// The reshapes of mixed radix (flat accesses, features::radix_reshapes) the unscheduled pipeline
+// copies between dense intermediates: a plain copy of one input, from an intermediate a func
+// (not a copy) produces into one no copy reads, neither with a fold factor, each laid out densely
+// over its region in `p` (dim 0 innermost), as the unscheduled pipeline allocates them. For each,
+// the copy's stage and the number of maximal runs of its destination's elements (in memory
+// order) whose source elements are contiguous too: the copy's implementation is called at most
+// that often (docs/copies.md, "Reshapes"; no call when the builder makes it a view).
+std::vector<std::pair<int, index_t>> predicted_copy_calls(const graph_spec& g, const plan& p);
 
 // The oracle: the unscheduled pipeline gives the reference's outputs, and every schedule gives
 // the same, with callbacks that only read what their inputs cover and only compute what the

@@ -69,6 +69,8 @@ const std::vector<features::entry>& features::entries() {
       {"flips", &features::flips},
       {"reshapes", &features::reshapes},
       {"reshapes_up", &features::reshapes_up},
+      {"view_copies", &features::view_copies},
+      {"radix_reshapes", &features::radix_reshapes},
       {"folds", &features::folds},
       {"copy_folds", &features::copy_folds},
       {"constants", &features::constants},
@@ -200,7 +202,7 @@ std::vector<int> shuffled(rng& r, std::vector<int> v) {
   return v;
 }
 
-enum class copy_op { plain, flip, padded, multi, concat, stack, reshape };
+enum class copy_op { plain, flip, padded, multi, concat, stack, reshape, stencil, radix };
 
 // The kind of a new copy of a buffer of rank ra, among those f allows.
 copy_op pick_copy_op(rng& r, const features& f, int ra) {
@@ -211,6 +213,9 @@ copy_op pick_copy_op(rng& r, const features& f, int ra) {
   if (f.concat) ops.push_back(copy_op::concat);
   if (f.stack_copies && f.vary_rank && ra < max_rank) ops.push_back(copy_op::stack);
   if (f.vary_rank && ((f.reshapes && ra >= 2) || (f.reshapes_up && ra < max_rank))) ops.push_back(copy_op::reshape);
+  // (Twice: the views the oracle checks need an intermediate on both sides, and few copies have.)
+  if (f.view_copies && f.vary_rank && ra < max_rank) ops.insert(ops.end(), {copy_op::stencil, copy_op::stencil});
+  if (f.radix_reshapes && f.vary_rank) ops.insert(ops.end(), {copy_op::radix, copy_op::radix});
   if (ops.size() == 2) return copy_op::plain;
   return r.pick(ops);
 }
@@ -324,6 +329,48 @@ void make_special_copy(rng& r, graph_spec& g, const features& f, stage_spec& st,
       y.lo = y.hi = r.chance(0.5) ? 0 : r.uniform(-3, 3);
       in.dims = {x, y};
       for (int d = 2; d < ra; ++d) in.dims.push_back(access{d - 1});
+    }
+    st.inputs.push_back(in);
+    break;
+  }
+  case copy_op::stencil: {
+    // src(x * S + dx * D + c, y, ...), dx the last dim of the output: the windows of a stencil
+    // laid out as a dim of their own (im2col), S the stride and D the dilation.
+    stage_input in;
+    in.buffer = a;
+    access x;
+    x.var = 0;
+    x.mul = r.uniform(1, 3);
+    x.var2 = ra;
+    x.mul2 = r.uniform(1, 3);
+    x.lo = x.hi = r.chance(0.5) ? 0 : r.uniform(-3, 3);
+    in.dims.push_back(x);
+    for (int d = 1; d < ra; ++d) in.dims.push_back(access{d});
+    st.inputs.push_back(in);
+    break;
+  }
+  case copy_op::radix: {
+    // The output's flat index, x or x + W * y, re-split into the source's dims: digit d is
+    // (flat / Q_d) % E_d, Q_d the product of the extents before it, the last dim flat / Q
+    // (unbounded), in a radix that need not divide W.
+    const index_t w = r.pick(std::vector<index_t>{2, 3, 4, 5, 7, 8});
+    stage_input in;
+    in.buffer = a;
+    index_t q = 1;
+    for (int d = 0; d < ra; ++d) {
+      access digit;
+      digit.flat = true;
+      digit.var = 0;
+      if (st.rank > 1) {
+        digit.var2 = 1;
+        digit.mul2 = w;
+      }
+      digit.div = q;
+      if (d + 1 < ra) {
+        digit.mod = r.pick(std::vector<index_t>{2, 3, 4, 5, 7, 8});
+        q *= digit.mod;
+      }
+      in.dims.push_back(digit);
     }
     st.inputs.push_back(in);
     break;
@@ -459,6 +506,16 @@ graph_spec generate_graph(rng& r, const features& f) {
         st.copy = true;
         break;
       }
+      if (op == copy_op::stencil) {
+        st.rank = ra + 1;
+        st.copy = true;
+        break;
+      }
+      if (op == copy_op::radix) {
+        st.rank = ra == 1 ? 2 : static_cast<int>(r.uniform(1, 2));
+        st.copy = true;
+        break;
+      }
       if (op == copy_op::reshape) {
         const bool up = f.reshapes_up && ra < max_rank && (ra == 1 || !f.reshapes || r.chance(0.5));
         st.rank = up ? ra + 1 : ra - 1;
@@ -467,7 +524,7 @@ graph_spec generate_graph(rng& r, const features& f) {
       }
       if (ra >= 2 && r.chance(0.3)) order = shuffled(r, order);
       if (op == copy_op::multi) {
-      } else if (f.vary_rank && ra < max_rank && r.chance(0.15)) {
+      } else if (f.vary_rank && ra < max_rank && r.chance(f.view_copies ? 0.3 : 0.15)) {
         // A broadcast: a new variable the source does not depend on.
         st.rank = ra + 1;
         const int hole = static_cast<int>(r.uniform(0, ra));
@@ -662,7 +719,9 @@ bool generated_by(const case_spec& c, const features& f) {
       for (const access& a : i.dims) {
         if (a.mul < 0 && !f.flips) return false;
         if (a.mod > 0 && !f.reshapes) return false;
-        if (a.var2 >= 0 && !f.reshapes_up) return false;
+        if (a.var2 >= 0 && !a.flat && !f.reshapes_up && !f.view_copies) return false;
+        if (a.var2 >= 0 && !a.flat && a.mul != 1 && !f.view_copies) return false;
+        if (a.flat && !f.radix_reshapes) return false;
       }
     }
     if (!st.copy) continue;

@@ -85,6 +85,15 @@ struct features {
   bool reshapes = true;
   // Copies that reshape to a higher rank (point(y * W + x)).
   bool reshapes_up = true;
+  // Stencil copies of one more dim, in(x * S + dx * D + c) with dx the new dim (S, D in 1-3), and
+  // the check that the unscheduled pipeline makes no allocation for a broadcast or stencil copy
+  // of an intermediate that the builder makes a view of its source (predicted_view_copies).
+  bool view_copies = true;
+  // Reshapes of mixed radix: the output's flat index (x, or x + W * y) re-split into the digits
+  // of the source's dims ((flat / Q) % E, extents that need not divide W), and the check that the
+  // unscheduled pipeline calls such a copy between dense intermediates at most once per maximal
+  // run of elements contiguous in both (predicted_copy_calls).
+  bool radix_reshapes = true;
   // Fold factors set on intermediates (at least the extent of the buffer's region) that copies
   // neither read nor write.
   bool folds = true;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "random_pipeline/build.h"
@@ -48,12 +49,21 @@ struct comparison {
   std::vector<buffer_expr_ptr> no_larger = {};
   // If not empty, the bound of no_larger is the largest allocation of each in any of these
   // pipelines instead of the unscheduled one (the memory bound of parallel loops: the schedule
-  // with its parallel loops serial, and serial with their steps times in_flight(); see
+  // with its parallel loops serial, serial with their steps times in_flight(), and serial with
+  // the funcs the builder may make stages of a pipelined loop computed at that loop; see
   // docs/random_testing.md, oracle item 8). They run on the same inputs, without a pool.
   std::vector<const pipeline*> bounded_by = {};
   // Funcs (stage indices) whose callbacks may compute no more points scheduled than unscheduled
   // (needs the monitor).
   std::vector<int> computed_once = {};
+  // Copies the unscheduled pipeline makes views: their destinations (intermediates it does not
+  // allocate) and their stages (funcs made with random_test::counted_copy, which it does not
+  // call; needs the monitor).
+  std::vector<buffer_expr_ptr> views = {};
+  std::vector<int> view_stages = {};
+  // Copies (stage, calls) the unscheduled pipeline calls at most that often (reshapes: the runs
+  // contiguous in both buffers; funcs made with random_test::counted_copy; needs the monitor).
+  std::vector<std::pair<int, index_t>> copy_calls_at_most = {};
   // Intermediates allocated at most once by the scheduled pipeline.
   std::vector<buffer_expr_ptr> allocated_once = {};
   // Per output, the values the unscheduled pipeline must give (dim 0 fastest); empty: not
@@ -90,10 +100,11 @@ inline void expect_same(const pipeline& unscheduled, const pipeline& scheduled, 
   b_hooks.config.thread_pool = c.pool;
   monitor* m = c.monitor;
   auto monitor_failure = [m]() { return m ? m->failure() : std::string(); };
-  ASSERT_TRUE(m || (!c.failing && c.computed_once.empty())) << "a failing callback and computed_once need the monitor";
+  ASSERT_TRUE(m || (!c.failing && c.computed_once.empty() && c.view_stages.empty() && c.copy_calls_at_most.empty()))
+      << "a failing callback, computed_once, view_stages and copy_calls_at_most need the monitor";
 
   bool a_failed = false, b_failed = false;
-  std::vector<index_t> a_points;
+  std::vector<index_t> a_points, a_copy_calls;
   if (c.failing) {
     const index_t a_result = unscheduled.evaluate(raw(ins), raw(a), a_hooks.context);
     a_failed = m->failed;
@@ -102,6 +113,7 @@ inline void expect_same(const pipeline& unscheduled, const pipeline& scheduled, 
     EXPECT_EQ(m->after_failure.load(), 0) << "unscheduled";
     EXPECT_EQ(a_hooks.check() + m->failure(), "") << "unscheduled";
     a_points = m->points;
+    a_copy_calls = m->copy_calls;
     m->reset();
     const index_t b_result = scheduled.evaluate(raw(ins), raw(b), b_hooks.context);
     b_failed = m->failed;
@@ -118,7 +130,9 @@ inline void expect_same(const pipeline& unscheduled, const pipeline& scheduled, 
     EXPECT_EQ(a_hooks.allocations(), a_hooks.frees()) << "unscheduled";
     if (m) {
       a_points = m->points;
+      a_copy_calls = m->copy_calls;
       m->points.clear();
+      m->copy_calls.clear();
     }
     ASSERT_EQ(scheduled.evaluate(raw(ins), raw(b), b_hooks.context), 0) << "scheduled";
     EXPECT_EQ(b_hooks.check() + monitor_failure(), "") << "scheduled";
@@ -149,6 +163,17 @@ inline void expect_same(const pipeline& unscheduled, const pipeline& scheduled, 
   for (int stage : c.computed_once) {
     const index_t before = stage < static_cast<int>(a_points.size()) ? a_points[stage] : 0;
     EXPECT_LE(m->points_of(stage), before) << "points f" << stage << " computes";
+  }
+  for (std::size_t k = 0; k < c.views.size(); ++k) {
+    EXPECT_EQ(a_hooks.allocations(c.views[k]->sym()), 0) << "allocations of views[" << k << "] unscheduled";
+  }
+  for (const std::pair<int, index_t>& most : c.copy_calls_at_most) {
+    const index_t calls = most.first < static_cast<int>(a_copy_calls.size()) ? a_copy_calls[most.first] : 0;
+    EXPECT_LE(calls, most.second) << "calls of the copy f" << most.first << " unscheduled";
+  }
+  for (int stage : c.view_stages) {
+    const index_t calls = stage < static_cast<int>(a_copy_calls.size()) ? a_copy_calls[stage] : 0;
+    EXPECT_EQ(calls, 0) << "calls of the copy f" << stage << " unscheduled";
   }
   for (std::size_t k = 0; k < c.allocated_once.size(); ++k) {
     EXPECT_LE(b_hooks.allocations(c.allocated_once[k]->sym()), 1) << "allocations of allocated_once[" << k << "]";

@@ -39,7 +39,7 @@ std::string describe(const case_spec& c) {
       os << "i" << i.buffer << to_string(i.input_crop) << to_string(i.output_crop);
       for (const access& a : i.dims) {
         os << "(" << a.var << "," << a.mul << "," << a.div << "," << a.lo << "," << a.hi << a.whole << a.mod << ","
-           << a.var2 << "," << a.mul2 << ")";
+           << a.var2 << "," << a.mul2 << a.flat << ")";
       }
     }
     for (int o : st.outputs) os << "o" << o;
@@ -344,6 +344,16 @@ std::string cpp(const access& a, const std::string& buffer, int d, const std::st
   auto num = [](index_t v) { return std::to_string(v); };
   if (a.var < 0) return a.lo == a.hi ? "point(" + num(a.lo) + ")" : "bounds(" + num(a.lo) + ", " + num(a.hi) + ")";
   std::string x = x_name;
+  if (a.flat) {
+    // ((x * mul + y * mul2) / div) % mod + c.
+    std::string e = a.mul != 1 ? x + " * " + num(a.mul) : x;
+    if (a.var2 >= 0) e = e + " + " + y_name + " * " + num(a.mul2);
+    auto paren = [](const std::string& t) { return t.find(' ') == std::string::npos ? t : "(" + t + ")"; };
+    if (a.div != 1) e = paren(e) + " / " + num(a.div);
+    if (a.mod > 0) e = paren(e) + " % " + num(a.mod);
+    auto flat_at = [&](index_t c) { return c == 0 ? e : c > 0 ? e + " + " + num(c) : e + " - " + num(-c); };
+    return a.lo == a.hi ? "point(" + flat_at(a.lo) + ")" : "bounds(" + flat_at(a.lo) + ", " + flat_at(a.hi) + ")";
+  }
   const std::string y = a.var2 >= 0 ? y_name + " * " + num(a.mul2) + " + " : "";
   auto plus = [&](index_t c) { return c == 0 ? x : c > 0 ? x + " + " + num(c) : x + " - " + num(-c); };
   auto at = [&](index_t c) {
@@ -407,6 +417,7 @@ std::string cpp_named(const access& a) {
   field("mod", a.mod, d.mod);
   field("var2", a.var2, d.var2);
   field("mul2", a.mul2, d.mul2);
+  if (a.flat != d.flat) s.append(", .flat = true");
   return s + "}";
 }
 
@@ -518,7 +529,14 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
       srcs += "}";
       os << "  func f" << s << " = ";
       switch (st.op) {
-      case copy_kind::plain: os << "func::make_copy(" << ins.substr(1, ins.size() - 2) << ", " << out << ");\n"; break;
+      case copy_kind::plain:
+        // A failure of a view or of a reshape's calls counts the copy's calls (expect_same's
+        // .view_stages, .copy_calls_at_most).
+        os << "func::make_copy(" << ins.substr(1, ins.size() - 2) << ", " << out
+           << (o.kind == "view" || o.kind == "copy_calls" ? ", random_test::counted_copy(&m, " + std::to_string(s) + ")"
+                                                          : std::string())
+           << ");\n";
+        break;
       case copy_kind::padded:
         os << "func::make_copy(" << ins.substr(1, ins.size() - 2) << ", " << out << ", {" << buffer_name(g, st.pad)
            << ", {}});\n";
@@ -596,9 +614,10 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
   if (s && s->no_alias_buffers) os << "  options.no_alias_buffers = true;\n";
   os << "  pipeline scheduled = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";
   // A failure of the memory bound of parallel loops (oracle item 8): the bound is the same
-  // schedule with its parallel loops serial, and serial with their steps times the iterations in
-  // flight, not the unscheduled pipeline. (Not with a failing callback: the bound is not checked
-  // where it failed, and the bounding runs would call it again.)
+  // schedule with its parallel loops serial, serial with their steps times the iterations in
+  // flight, and serial with funcs computed at the parallel loops, not the unscheduled pipeline.
+  // (Not with a failing callback: the bound is not checked where it failed, and the bounding runs
+  // would call it again.)
   const bool parallel_bound =
       s && o.kind == "memory" && g.fail_stage < 0 && o.message.find("with parallel loops") != std::string::npos;
   if (parallel_bound) {
@@ -611,6 +630,21 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
       os << "  pipeline " << (variant == loop_variant::serial ? "serial" : "serial_in_flight")
          << " = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";
     }
+    // The third: serial, with the funcs the builder may make stages of a pipelined loop computed
+    // at that loop (stages_at_parallel_loops).
+    schedule_spec legal = *s;
+    const placement where = legalize(g, legal);
+    const schedule_spec staged = stages_at_parallel_loops(g, legal, where);
+    for (std::size_t i = 0; i < s->stages.size(); ++i) {
+      bool parallel = false;
+      for (const loop_spec& l : s->stages[i].loops) parallel = parallel || l.parallel;
+      if (parallel) os << "  f" << i << ".loops(" << loops_cpp(i, loop_variant::serial) << ");\n";
+    }
+    for (std::size_t i = 0; i < staged.stages.size(); ++i) {
+      const std::optional<level>& at = staged.stages[i].compute_at;
+      if (at && !legal.stages[i].compute_at) os << "  f" << i << "." << cpp_level(g, *at, "compute_at") << ";\n";
+    }
+    os << "  pipeline serial_staged = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";
   }
   // The run and its checks: random_test::expect_same (random_pipeline/regression_check.h).
   std::vector<std::string> fields;
@@ -661,7 +695,22 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
   }
   if (o.kind == "memory" && !intermediates.empty()) {
     fields.push_back(std::string(".no_larger = ").append(buffer_list(intermediates)));
-    if (parallel_bound) fields.push_back(".bounded_by = {&serial, &serial_in_flight}");
+    if (parallel_bound) fields.push_back(".bounded_by = {&serial, &serial_in_flight, &serial_staged}");
+  }
+  if (o.kind == "view") {
+    const std::vector<int> views = predicted_view_copies(g);
+    std::vector<int> stages;
+    for (int b : views) stages.push_back(g.buffers[b].producer);
+    fields.push_back(std::string(".views = ").append(buffer_list(views)));
+    fields.push_back(std::string(".view_stages = ").append(cpp_list(stages)));
+  }
+  if (o.kind == "copy_calls") {
+    std::string list = "{";
+    for (const std::pair<int, index_t>& most : predicted_copy_calls(g, p)) {
+      list.append(list.size() > 1 ? ", {" : "{").append(std::to_string(most.first)).append(", ");
+      list.append(std::to_string(most.second)).append("}");
+    }
+    fields.push_back(std::string(".copy_calls_at_most = ").append(list).append("}"));
   }
   if (s && (o.kind == "recompute" || o.kind == "allocations")) {
     schedule_spec legal = *s;

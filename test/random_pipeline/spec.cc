@@ -15,6 +15,28 @@ ival map_access(const access& a, const box& vars, bool exact) {
   if (a.var < 0) return {a.lo, a.hi};
   const ival& x = vars[a.var];
   if (x.empty()) return {};
+  if (a.flat) {
+    // mul and mul2 are not negative: the flat index is monotonic in both variables.
+    index_t u = a.mul * x.min, v = a.mul * x.max;
+    if (a.var2 >= 0) {
+      const ival& y = vars[a.var2];
+      if (y.empty()) return {};
+      u += a.mul2 * y.min;
+      v += a.mul2 * y.max;
+    }
+    u = floor_div(u, a.div);
+    v = floor_div(v, a.div);
+    if (a.mod > 0) {
+      if (exact && floor_div(u, a.mod) == floor_div(v, a.mod)) {
+        u = euclidean_mod(u, a.mod);
+        v = euclidean_mod(v, a.mod);
+      } else {
+        u = 0;
+        v = a.mod - 1;
+      }
+    }
+    return {u + a.lo, v + a.hi};
+  }
   ival t;
   if (a.mod > 0) {
     if (exact && floor_div(x.min, a.mod) == floor_div(x.max, a.mod)) {
@@ -390,6 +412,41 @@ std::vector<bool> may_recompute(const graph_spec& g, const schedule_spec& s, con
   return result;
 }
 
+std::vector<int> predicted_view_copies(const graph_spec& g) {
+  auto intermediate = [&](int b) {
+    const buffer_spec& bs = g.buffers[b];
+    if (bs.input || bs.output || bs.producer < 0) return false;
+    return std::all_of(bs.fold.begin(), bs.fold.end(), [](index_t f) { return f <= 0; });
+  };
+  std::vector<int> result;
+  for (const stage_spec& st : g.stages) {
+    if (!st.copy || st.op != copy_kind::plain || st.inputs.size() != 1 || st.pad >= 0) continue;
+    const stage_input& in = st.inputs[0];
+    if (!in.input_crop.empty() || !in.output_crop.empty()) continue;
+    const int dst = st.outputs[0];
+    if (!intermediate(in.buffer) || !intermediate(dst)) continue;
+    std::vector<bool> used(st.rank, false);
+    bool linear = true, stencil = false;
+    for (const access& a : in.dims) {
+      if (a.whole || a.mod > 0 || a.div != 1 || a.mul < 0) linear = false;
+      if (a.var >= 0) used[a.var] = true;
+      if (a.var2 >= 0) used[a.var2] = true;
+      if (a.var2 >= 0 && a.mul != 1) stencil = true;
+    }
+    const bool broadcast = std::find(used.begin(), used.end(), false) != used.end();
+    if (!linear || (!broadcast && !stencil)) continue;
+    // A destination copied again is not predicted: the builder may make it a view of that copy's
+    // destination instead ("Into the destination", which it tries first), and the copy then runs
+    // into that memory.
+    bool copied_again = false;
+    for (const stage_spec& c : g.stages) {
+      for (const stage_input& i : c.inputs) copied_again = copied_again || (c.copy && i.buffer == dst);
+    }
+    if (!copied_again) result.push_back(dst);
+  }
+  return result;
+}
+
 bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement& p, int b) {
   const std::optional<level>& at = s.buffers[b].store_at;
   if (at) return at->root();
@@ -402,13 +459,73 @@ bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement
 }
 
 bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, const placement& p,
-                                const std::vector<bool>& recomputes, int b) {
+                                const std::vector<bool>& predicted, const std::vector<bool>& observed, int b) {
   const int producer = g.buffers[b].producer;
-  if (producer < 0 || !recomputes[producer]) return false;
-  for (const level& l : p.compute_chain[producer]) {
-    if (is_parallel(s, l)) return true;
+  if (producer < 0) return false;
+  auto in_parallel_loop = [&](int stage) {
+    for (const level& l : p.compute_chain[stage]) {
+      if (is_parallel(s, l)) return true;
+    }
+    return false;
+  };
+  const bool recomputes =
+      observed[producer] || (predicted[producer] && !client_storage_within_parallel_loops(g, s, p, b));
+  if (recomputes && in_parallel_loop(producer)) return true;
+  // A consumer that recomputes in a parallel loop (its block per worker holds an iteration's
+  // whole window, which a serial loop slides) reads its whole window of b in each iteration
+  // where the serial run reads the new part: b holds that window.
+  for (std::size_t c = 0; c < g.stages.size(); ++c) {
+    if (!observed[c] || !in_parallel_loop(static_cast<int>(c))) continue;
+    for (const stage_input& in : g.stages[c].inputs) {
+      if (in.buffer == b) return true;
+    }
   }
   return false;
+}
+
+bool client_storage_within_parallel_loops(const graph_spec& g, const schedule_spec& s, const placement& p, int b) {
+  const int producer = g.buffers[b].producer;
+  const std::optional<level>& at = s.buffers[b].store_at;
+  if (producer < 0 || !at || at->root()) return false;
+  const std::vector<level>& chain = p.compute_chain[producer];
+  const auto store = std::find(chain.begin(), chain.end(), *at);
+  if (store == chain.end()) return false;
+  bool parallel = false;
+  for (auto l = chain.begin(); l != chain.end(); ++l) {
+    if (!is_parallel(s, *l)) continue;
+    if (l > store) return false;
+    parallel = true;
+  }
+  return parallel;
+}
+
+schedule_spec stages_at_parallel_loops(const graph_spec& g, const schedule_spec& s, const placement& p) {
+  schedule_spec result = s;
+  for (std::size_t st = 0; st < s.stages.size(); ++st) {
+    if (s.stages[st].compute_at) continue;
+    const std::vector<level>& chain = p.compute_chain[st];
+    std::size_t k = chain.size();
+    for (std::size_t i = chain.size(); i-- > 0;) {
+      if (is_parallel(s, chain[i])) {
+        k = i;
+        break;
+      }
+    }
+    // Computed at the parallel loop already (or in none).
+    if (k + 1 >= chain.size()) continue;
+    auto inside = [&](const std::optional<level>& at) {
+      return at && std::find(chain.begin() + k + 1, chain.end(), *at) != chain.end();
+    };
+    bool pinned = false;
+    for (const stage_schedule& ss : s.stages) pinned = pinned || inside(ss.compute_at);
+    for (const buffer_schedule& bs : s.buffers) pinned = pinned || inside(bs.store_at);
+    if (!pinned) result.stages[st].compute_at = chain[k];
+  }
+  for (stage_schedule& ss : result.stages) {
+    for (loop_spec& l : ss.loops) l.parallel = false;
+  }
+  legalize(g, result);
+  return result;
 }
 
 plan make_plan(const graph_spec& g) {

@@ -59,7 +59,9 @@ inline ival intersect(const ival& a, const ival& b) {
 // floor(mul * x / div) (mul may be negative: a flip), or euclidean x % mod when mod > 0, and y
 // is output variable var2 (if var2 >= 0: a reshape, x + W * y); the constant [lo, hi] when
 // var < 0; the whole dimension of the buffer (a pipeline input) when `whole`, written
-// in_buffer->dim(d).bounds.
+// in_buffer->dim(d).bounds. With `flat` (a digit of a flat index re-split in another radix),
+// t(x) + mul2 * y is instead (floor((mul * x + mul2 * y) / div)) % mod (euclidean, no % when mod
+// is 0).
 struct access {
   int var = -1;
   index_t mul = 1;
@@ -70,6 +72,7 @@ struct access {
   index_t mod = 0;
   int var2 = -1;
   index_t mul2 = 0;
+  bool flat = false;
 
   bool is_point() const { return !whole && lo == hi; }
 };
@@ -77,6 +80,11 @@ struct access {
 // The first coordinate an access reads at the output point p (the last is that + hi - lo).
 inline index_t access_at(const access& a, const index_t* p) {
   if (a.var < 0) return a.lo;
+  if (a.flat) {
+    index_t t = floor_div(a.mul * p[a.var] + (a.var2 >= 0 ? a.mul2 * p[a.var2] : 0), a.div);
+    if (a.mod > 0) t = euclidean_mod(t, a.mod);
+    return t + a.lo;
+  }
   index_t t = a.mod > 0 ? euclidean_mod(p[a.var], a.mod) : floor_div(a.mul * p[a.var], a.div);
   if (a.var2 >= 0) t += a.mul2 * p[a.var2];
   return t + a.lo;
@@ -324,19 +332,54 @@ risky_windows find_risky_windows(const graph_spec& g, const schedule_spec& s, co
 // answer can use its consumers', found first; the window dependencies are found once.
 std::vector<bool> may_recompute(const graph_spec& g, const schedule_spec& s, const placement& p);
 
+// The copies the builder makes views of their sources in the unscheduled pipeline (docs/copies.md,
+// "From the source"), among those the generator draws with view_copies: a plain copy of one
+// intermediate into another, neither with a fold factor, that broadcasts (a variable of the
+// output no access reads) or is a stencil (in(x * S + dx * D)), every access linear (no
+// division, modulus or flip), and the destination read by no copy (which could make it a view of
+// its own destination first, or read it through an input_crop).
+// Returns their destinations (buffer indices): the unscheduled pipeline allocates none of them
+// and calls no copy for them.
+std::vector<int> predicted_view_copies(const graph_spec& g);
+
 // True if buffer b (an intermediate) is stored outside every loop: one allocation per evaluation.
 bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement& p, int b);
 
 // True if intermediate b may hold more than the memory bound of parallel loops (docs/threads.md)
-// says, because its producer recomputes (`recomputes`, per stage: may_recompute, or it computed
-// more points with the parallel loops than unscheduled, so its windows overlap across the
-// iterations of a loop and it does not slide along it) and a parallel loop is in its compute
+// says, because its producer recomputes (per stage: `predicted` by may_recompute, or `observed`:
+// it computed more points with the parallel loops than unscheduled, so its windows overlap across
+// the iterations of a loop and it does not slide along it) and a parallel loop is in its compute
 // chain: stored outside that loop by the user, it is not folded along it when windows overlap
 // (docs/threads.md, Limits); stored inside (by the user, or by default where its producer cannot
 // slide), each worker's block holds the whole window of an iteration, where a serial loop may
 // slide it down to the new part. Such buffers are bounded by the unscheduled size only.
+//
+// The prediction does not exempt a buffer the user stores at a loop at or inside every parallel
+// loop of its producer's compute chain (client_storage_within_parallel_loops; may_recompute
+// predicts recomputing for every buffer the user stores in a loop): each iteration of its storage
+// loop allocates it whatever the parallel loops around do, so its size is that of the same
+// schedule run serially, or of stages_at_parallel_loops when the builder moves its producer (or
+// a consumer of it) to a parallel loop, unless its producer is observed to recompute.
+//
+// Also such a buffer: one read by a func observed to recompute with a parallel loop in its compute
+// chain: that func's block per worker holds an iteration's whole window where the serial loop
+// slides it, and it reads b over that whole window, which b then holds.
 bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, const placement& p,
-                                const std::vector<bool>& recomputes, int b);
+                                const std::vector<bool>& predicted, const std::vector<bool>& observed, int b);
+
+// True if the user stores intermediate b at a loop (not the root) and its producer's compute
+// chain has a parallel loop, none of them inside that loop.
+bool client_storage_within_parallel_loops(const graph_spec& g, const schedule_spec& s, const placement& p, int b);
+
+// The third bounding schedule of the memory bound of parallel loops (docs/random_testing.md,
+// oracle item 8): `s` (legal, placed as `p`) with its loops serial and every func placed by
+// default (no compute_at) inside a loop nested in a parallel loop computed at the innermost
+// parallel loop of its compute chain instead, unless a compute_at or store_at of the user names a
+// loop inside that parallel loop along its chain. It is what the builder does to a func that
+// becomes a stage of its own of a pipelined loop, and to the funcs it reads, which follow it
+// (docs/threads.md, "Default storage in parallel loops"): each then computes its region over one
+// iteration of the parallel loop, which a buffer stored by the user at that loop holds whole.
+schedule_spec stages_at_parallel_loops(const graph_spec& g, const schedule_spec& s, const placement& p);
 
 // ---------------------------------------------------------------------------------------------
 // Shapes: what the unscheduled pipeline computes, by plain interpretation of the graph.

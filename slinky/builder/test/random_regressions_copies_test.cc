@@ -251,6 +251,50 @@ TEST(random_regressions, stack_of_a_multi_output_func_into_an_empty_output) {
                             .monitor = &m});
 }
 
+// The counts the tester checks with view_copies and radix_reshapes (docs/random_testing.md, oracle
+// items 9 and 10), in the form it prints them: a stencil copy of an intermediate
+// (t1(x * 2 + dx)) and a broadcast of one (t1(x) over y) are views of t1, so the unscheduled
+// pipeline allocates neither destination and calls neither copy; a reshape of mixed radix
+// (t4, 8 x 4, read as t6, 6 x 5, by the digits of x + 6 * y) between dense intermediates keeps
+// the flat order, so it is one run contiguous in both: at most one call (none if it is a view).
+TEST(random_regressions, view_and_reshape_counts_of_intermediates) {
+  random_test::monitor m;
+  m.allowed.resize(10);
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in0 = buffer_expr::make(ctx, "in0", 1, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 1, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
+  auto t4 = buffer_expr::make(ctx, "t4", 2, 4);
+  auto out5 = buffer_expr::make(ctx, "out5", 2, 4);
+  auto t6 = buffer_expr::make(ctx, "t6", 2, 4);
+  auto out7 = buffer_expr::make(ctx, "out7", 2, 4);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}}}, .outputs = {1}}, &m), {{in0, {point(x)}}},
+          {{t1, {x}}}, {}, {.name = "f0"});
+  func f1 = func::make_copy({t1, {point(y * 1 + x * 2)}}, {t2, {x, y}}, random_test::counted_copy(&m, 1));
+  func f2 = func::make_copy({t1, {point(x)}}, {t3, {x, y}}, random_test::counted_copy(&m, 2));
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 0}}}, .outputs = {4}}, &m), {{in0, {point(x)}}},
+          {{t4, {x, y}}}, {}, {.name = "f3"});
+  func f4(random_test::kernel(
+              {.stage = 4, .inputs = {{{.var = 0}, {.var = 1}}, {{.var = 0}, {.var = 1}}}, .outputs = {5}}, &m),
+          {{t2, {point(x), point(y)}}, {t3, {point(x), point(y)}}}, {{out5, {x, y}}}, {}, {.name = "f4"});
+  func f5 = func::make_copy({t4, {point((x + y * 6) % 8), point((x + y * 6) / 8)}}, {t6, {x, y}},
+                            random_test::counted_copy(&m, 5));
+  func f6(random_test::kernel({.stage = 6, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {7}}, &m),
+          {{t6, {point(x), point(y)}}}, {{out7, {x, y}}}, {}, {.name = "f6"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out5, out7});
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out5, out7}, options);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 12}}, .seed = 42ull}},
+                            .outputs = {{.bounds = {{0, 4}, {0, 2}}}, {.bounds = {{0, 5}, {0, 4}}}},
+                            .monitor = &m,
+                            .views = {t2, t3},
+                            .view_stages = {1, 2},
+                            .copy_calls_at_most = {{5, 1}}});
+}
+
 }  // namespace
 // Found by a long batch of the tester (seed 11, case 1268, --features auto_only; the unscheduled
 // pipeline of an auto-mode case), the cause of padded_transposing_copy_into_a_user_folded_buffer
