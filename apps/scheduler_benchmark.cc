@@ -85,6 +85,11 @@ std::string loop_description(const schedule_report::loop_decision& l) {
                      : l.dim == rank - 1 ? "rows in blocks of "
                                          : "dim " + std::to_string(l.dim) + " by ";
   what += std::to_string(l.step) + (l.recomputes ? ", parallel, data-parallel" : l.parallel ? ", parallel" : "");
+  // A tile: its strips first (the outer loop), as the hand tiles are named.
+  if (l.outer_dim >= 0) {
+    what = "strips of " + std::to_string(l.outer_step) +
+           (l.outer_dim == 0 ? " columns, " : " along dim " + std::to_string(l.outer_dim) + ", ") + what;
+  }
   // A loop of a func at the root (not an output's) is named by its func.
   return l.produces_output ? what : l.f->name() + ": " + what;
 }

@@ -51,6 +51,10 @@ struct sched_node {
   double footprint_bytes = 0;
   // What it does computed whole at the root: the above, and its reads from outside its group.
   root_counts at_root;
+  // Per input (in the func's order): the callback reads the same window of it for every row of
+  // its region (a row: a run along its first output's dim 0), as a product c = a x b reads all of
+  // b's window for each row of c. Such an input is read again row by row (loop_counts::rereads).
+  std::vector<char> read_per_row;
   // An output's func whose first output was given an empty shape.
   bool empty_output = false;
   // A head whose first output was given a shape of another rank than the buffer's.

@@ -135,6 +135,8 @@ void scheduler::schedule_group(int h, const std::vector<int>& group, bool subgro
   group_choice c = choose(h, group);
   ld.cost_ns = c.best.estimate.ns;
   ld.unscheduled_cost_ns = c.unscheduled_ns;
+  ld.reread_cost_ns = c.best.estimate.reread_ns;
+  ld.unscheduled_reread_cost_ns = c.unscheduled_reread_ns;
   // Not for a tile: its funcs are stored at its outer loop, which another loop would not have.
   if (c.next && !c.next->recompute && !c.next->tiled() && !c.best.tiled()) {
     ld.has_next = true;
@@ -233,7 +235,9 @@ void scheduler::report_loop(int h, const candidate& c, schedule_report::loop_dec
   ld.looped = true;
   ld.why = c.recompute  ? "cheapest loop; parallel, data-parallel with the overlaps recomputed"
            : l.parallel ? "cheapest loop; parallel"
-           : c.tiled()  ? "cheapest loop; a tile (the working set of a loop over one dim is served beyond the L2)"
+           : c.tiled() && c.estimate.reread_ns > 0
+               ? "cheapest loop; a tile (operands read whole for every row are served beyond the L2 without one)"
+           : c.tiled() ? "cheapest loop; a tile (the working set of a loop over one dim is served beyond the L2)"
                         : "cheapest loop";
   ld.dim = l.dim;
   ld.loop_var = head.f->outputs()[0].dims[l.dim];

@@ -675,6 +675,78 @@ TEST(schedule, narrow_stencil_gets_no_tile) {
   EXPECT_EQ(g->funcs.back().loops().size(), 1u);
 }
 
+// A product c = a x b whose right-hand side b exceeds the L3 budget: the callback reads all of b
+// for every row of c, whatever the loop over rows, so no loop is as cheap as any; a tile (strips
+// of c's columns, rows inside) reads a strip of b for every row, which fits the L2. The strip's
+// window of b fits the L2 budget, and the pipeline computes what the unscheduled one does. The
+// same product with a b that fits the L2 gets no tile.
+TEST(schedule, product_beyond_the_l2_gets_a_tile) {
+  const index_t rows = 64, k = 32;
+  auto matmul = [](const buffer<const float>& x, const buffer<const float>& y, const buffer<float>& o) -> index_t {
+    for (index_t i = o.dim(1).min(); i <= o.dim(1).max(); ++i) {
+      for (index_t j = o.dim(0).min(); j <= o.dim(0).max(); ++j) o(j, i) = 0;
+      for (index_t kk = x.dim(0).min(); kk <= x.dim(0).max(); ++kk) {
+        for (index_t j = o.dim(0).min(); j <= o.dim(0).max(); ++j) o(j, i) += x(kk, i) * y(j, kk);
+      }
+    }
+    return 0;
+  };
+  for (index_t n : {4096, 64}) {
+    auto make = [&](graph& g, buffer_expr_ptr& b) {
+      var i(g.ctx, "i"), j(g.ctx, "j");
+      g.in = buffer_expr::make(g.ctx, "a", 2, sizeof(float));
+      b = buffer_expr::make(g.ctx, "b", 2, sizeof(float));
+      g.out = buffer_expr::make(g.ctx, "c", 2, sizeof(float));
+      g.funcs.push_back(func::make(matmul, {{g.in, {bounds(0, k - 1), point(i)}}, {b, {point(j), bounds(0, k - 1)}}},
+                                   {{g.out, {j, i}}}, {.name = "c"}));
+    };
+    auto run = [&](graph& g, buffer_expr_ptr b) {
+      pipeline p = build_pipeline(g.ctx, {g.in, b}, {g.out});
+      buffer<float, 2> ba({k, rows}), bb({n, k}), out({n, rows});
+      for (auto* x : {&ba, &bb, &out}) x->allocate();
+      for (index_t y = 0; y < rows; ++y) {
+        for (index_t x = 0; x < k; ++x) ba(x, y) = static_cast<float>((x + 2 * y) % 7) - 3;
+      }
+      for (index_t y = 0; y < k; ++y) {
+        for (index_t x = 0; x < n; ++x) bb(x, y) = static_cast<float>((3 * x + y) % 5) - 2;
+      }
+      EXPECT_EQ(p.evaluate({&ba, &bb}, {&out}), 0);
+      return out;
+    };
+    graph plain;
+    buffer_expr_ptr pb;
+    make(plain, pb);
+    const buffer<float, 2> expected = run(plain, pb);
+
+    graph g;
+    buffer_expr_ptr b;
+    make(g, b);
+    const machine m = small_machine();
+    schedule_report r = schedule(
+        {g.in, b}, {g.out}, schedule_shapes().add(g.in, {k, rows}).add(b, {n, k}).add(g.out, {n, rows}), m);
+    const std::string text = r.to_string(&g.ctx);
+    const index_t b_bytes = n * k * sizeof(float);
+    if (n == 64) {
+      // b (8 KiB) fits the L2 budget: no tile.
+      ASSERT_LE(b_bytes, m.l2_bytes / 2);
+      EXPECT_EQ(r.loops[0].outer_dim, -1) << text;
+      EXPECT_LE(g.funcs.back().loops().size(), 1u) << text;
+    } else {
+      ASSERT_GT(b_bytes, m.l3_bytes / 2);
+      ASSERT_TRUE(r.loops[0].looped) << text;
+      EXPECT_EQ(r.loops[0].dim, 1) << text;
+      EXPECT_EQ(r.loops[0].outer_dim, 0) << text;
+      EXPECT_GE(r.loops[0].outer_step, 32) << text;
+      // The strip of b read by every row fits the L2 budget.
+      EXPECT_LE(r.loops[0].outer_step * k * index_t{sizeof(float)}, m.l2_bytes / 2) << text;
+      EXPECT_EQ(r.loops[0].outer_iterations, (n + r.loops[0].outer_step - 1) / r.loops[0].outer_step) << text;
+      ASSERT_EQ(g.funcs.back().loops().size(), 2u) << text;
+      EXPECT_EQ(g.funcs.back().loops()[1].var, g.funcs.back().outputs()[0].dims[0]);
+    }
+    expect_equal(run(g, b), expected);
+  }
+}
+
 TEST(schedule, parallel_when_large_and_threads) {
   const index_t w = 512, h = 512;
   const buffer<float, 2> expected = unscheduled_stencil(3, w, h);
