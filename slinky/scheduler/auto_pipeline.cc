@@ -124,8 +124,11 @@ struct refined_loop {
   index_t granularity;
   index_t iterations;
   bool recomputes;
-  // A tile's outer loop, kept as the scheduler set it (the refinement walks the inner loop's step).
+  // A tile's outer loop as the scheduler set it (empty without one): the refinement walks its
+  // step (the strip's width, strip_extent the dim's extent rounded up to whole strips) beside the
+  // inner loop's.
   std::vector<func::loop_info> outer;
+  index_t strip, strip_extent;
   // The model's next-best candidate (schedule_report::loop_decision::has_next): a loop over
   // next_v, or no loop (next_none).
   bool has_next;
@@ -135,13 +138,15 @@ struct refined_loop {
   bool next_parallel;
 };
 // A candidate's setting of one refined_loop: the model's dim (which 0) or the next-best
-// candidate's (which 1), in steps of `step`, parallel or not.
+// candidate's (which 1), in steps of `step`, parallel or not; with the model's tile, in strips of
+// `strip` (0 without a tile).
 struct loop_setting {
   int which;
   index_t step;
   bool parallel;
+  index_t strip;
   bool operator==(const loop_setting& o) const {
-    return which == o.which && step == o.step && parallel == o.parallel;
+    return which == o.which && step == o.step && parallel == o.parallel && strip == o.strip;
   }
 };
 using candidate_loops = std::vector<loop_setting>;
@@ -161,6 +166,7 @@ std::string describe(const std::vector<refined_loop>& loops, const candidate_loo
     // The next-best candidate's loop is named by its variable (the model's dim is the default).
     if (c[i].which == 1) s += "over " + ctx.name(loops[i].next_v) + ", ";
     s += "step " + std::to_string(c[i].step) + (c[i].parallel ? ", parallel" : "");
+    if (c[i].which == 0 && c[i].strip > 0) s += ", strips of " + std::to_string(c[i].strip);
   }
   return s;
 }
@@ -175,14 +181,18 @@ void set_loops(const std::vector<refined_loop>& loops, const candidate_loops& c)
     }
     std::vector<func::loop_info> l = {
         {c[i].which == 0 ? r.v : r.next_v, c[i].step, c[i].parallel ? loop::parallel : loop::serial}};
-    if (c[i].which == 0) l.insert(l.end(), r.outer.begin(), r.outer.end());
+    if (c[i].which == 0) {
+      l.insert(l.end(), r.outer.begin(), r.outer.end());
+      if (!r.outer.empty() && c[i].strip > 0) l[1].step = c[i].strip;
+    }
     r.f->loops(std::move(l));
   }
 }
 
 // The neighbours of c, in a fixed order: for each loop, its step doubled (while the model's
-// iterations allow), halved (a multiple of the granularity), the model's next-best candidate (from
-// the model's dim), and serial or parallel.
+// iterations allow), halved (a multiple of the granularity), a tile's strips doubled (while two
+// are left) and halved (down to cost_model::min_strip), the model's next-best candidate (from the
+// model's dim), and serial or parallel.
 std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, const candidate_loops& c, int threads) {
   std::vector<candidate_loops> r;
   for (std::size_t i = 0; i < loops.size(); ++i) {
@@ -201,10 +211,20 @@ std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, 
         r.push_back(c);
         r.back()[i].step = half;
       }
+      if (model_dim && c[i].strip > 0) {
+        if (c[i].strip * 2 < l.strip_extent) {
+          r.push_back(c);
+          r.back()[i].strip *= 2;
+        }
+        if (c[i].strip / 2 >= scheduler_internal::cost_model::min_strip) {
+          r.push_back(c);
+          r.back()[i].strip /= 2;
+        }
+      }
     }
     if (model_dim && l.has_next) {
       r.push_back(c);
-      r.back()[i] = {1, l.next_none ? 0 : l.next_step, l.next_parallel};
+      r.back()[i] = {1, l.next_none ? 0 : l.next_step, l.next_parallel, 0};
     }
     if (looped && threads > 1 && !(model_dim && l.recomputes)) {
       r.push_back(c);
@@ -320,8 +340,9 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
         std::vector<func::loop_info> outer(n.f->loops().begin() + std::min<std::size_t>(1, n.f->loops().size()),
                                            n.f->loops().end());
         loops.push_back({n.f, !l.looped, l.loop_var, l.step, l.parallel, std::max<index_t>(1, l.granularity),
-            l.iterations, l.recomputes, std::move(outer), l.has_next, l.next_dim < 0, l.next_var, l.next_step,
-            std::max<index_t>(1, l.next_granularity), l.next_iterations, l.next_parallel});
+            l.iterations, l.recomputes, std::move(outer), l.outer_step, l.outer_step * l.outer_iterations, l.has_next,
+            l.next_dim < 0, l.next_var, l.next_step, std::max<index_t>(1, l.next_granularity), l.next_iterations,
+            l.next_parallel});
       }
     }
   }
@@ -358,7 +379,9 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
       return t[t.size() / 2];
     };
     candidate_loops model;
-    for (const refined_loop& l : loops) model.push_back({0, l.none ? 0 : l.step, l.parallel});
+    for (const refined_loop& l : loops) {
+      model.push_back({0, l.none ? 0 : l.step, l.parallel, l.outer.empty() ? 0 : l.strip});
+    }
     const std::string model_name = describe(loops, model, ctx_);
     const double model_s = time_candidate(*p, model_name, std::numeric_limits<double>::infinity());
     const double limit = refine_.max_slowdown * model_s;
@@ -422,7 +445,8 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     double fastest = model_s;
     for (const measured_candidate& c : measured) fastest = std::min(fastest, c.s);
     // The memory of a candidate, as the part of its loops' dims one iteration covers, summed (a
-    // loop's intermediates grow with it; no loop covers the whole dim).
+    // loop's intermediates grow with it; no loop covers the whole dim; a tile's iteration covers
+    // that part of the strip's part of its outer dim).
     auto steps = [&](const candidate_loops& c) {
       double sum = 0;
       for (std::size_t i = 0; i < c.size(); ++i) {
@@ -432,7 +456,11 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
           continue;
         }
         const index_t extent = c[i].which == 0 ? l.step * l.iterations : l.next_step * l.next_iterations;
-        sum += static_cast<double>(c[i].step) / static_cast<double>(std::max<index_t>(1, extent));
+        double part = static_cast<double>(c[i].step) / static_cast<double>(std::max<index_t>(1, extent));
+        if (c[i].which == 0 && c[i].strip > 0) {
+          part *= static_cast<double>(c[i].strip) / static_cast<double>(std::max<index_t>(1, l.strip_extent));
+        }
+        sum += part;
       }
       return sum;
     };
