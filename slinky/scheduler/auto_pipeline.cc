@@ -8,7 +8,8 @@
 #include <limits>
 #include <optional>
 
-#include "slinky/scheduler/graph_walk.h"
+#include "slinky/base/assert.h"
+#include "slinky/scheduler/sched_graph.h"
 
 namespace slinky {
 
@@ -173,6 +174,7 @@ std::string describe(const std::vector<refined_loop>& loops, const candidate_loo
 
 // The loops of a candidate set on the funcs.
 void set_loops(const std::vector<refined_loop>& loops, const candidate_loops& c) {
+  SLINKY_ASSERT(c.size() == loops.size(), "a setting per refined loop");
   for (std::size_t i = 0; i < loops.size(); ++i) {
     const refined_loop& r = loops[i];
     if (no_loop(r, c[i])) {
@@ -194,6 +196,7 @@ void set_loops(const std::vector<refined_loop>& loops, const candidate_loops& c)
 // are left) and halved (down to cost_model::min_strip), the model's next-best candidate (from the
 // model's dim), and serial or parallel.
 std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, const candidate_loops& c, int threads) {
+  SLINKY_ASSERT(c.size() == loops.size(), "a setting per refined loop");
   std::vector<candidate_loops> r;
   for (std::size_t i = 0; i < loops.size(); ++i) {
     const refined_loop& l = loops[i];

@@ -6,6 +6,8 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "slinky/base/assert.h"
+
 namespace slinky {
 namespace scheduler_internal {
 
@@ -166,6 +168,8 @@ void analysis_pass::reset(int dim) {
     s.failed[i] = 0;
     s.member_mark[i] = s.mark;
   }
+  SLINKY_ASSERT(h == members.front(), "the head is the first member");
+  SLINKY_ASSERT(dim >= 0 && dim < static_cast<int>(g.nodes[h].out_slots[0].size()), "a dim of the head's output");
   plan.dim = dim;
   plan.slot = g.nodes[h].out_slots[0][dim];
 }
@@ -177,8 +181,10 @@ void analysis_pass::run(int dim, bool recompute, strip outer) {
   if (plan.slot < 0) return;
   if (outer.active()) {
     if (outer.dim == dim || outer.dim >= static_cast<int>(head.out_slots[0].size())) return;
+    SLINKY_ASSERT(outer.dim >= 0, "an active strip has a dim");
     strip_slot = head.out_slots[0][outer.dim];
     if (strip_slot < 0 || strip_slot == plan.slot) return;
+    SLINKY_ASSERT(static_cast<std::size_t>(strip_slot) < head.rank, "the strip's slot is one of the head's variables");
     // The strip probed: the second one where there are three or more (the first and last may be
     // clamped by the consumers' bounds), else the first.
     const index_range w = full[head.slot + strip_slot];
@@ -271,6 +277,8 @@ void analysis_pass::account_root(int i, place_reason why) {
 // overlap), its ring buffer, and the bytes it writes and its consumers read.
 void analysis_pass::account_in_loop(int i, int moving, index_t shift) {
   const sched_node& n = g.nodes[i];
+  SLINKY_ASSERT(moving >= 0 && static_cast<std::size_t>(moving) < n.rank, "a func in the loop moves along a variable");
+  SLINKY_ASSERT(shift != 0, "a func in the loop moves between iterations");
   plan.in_loop[i] = 1;
   for (std::size_t d = 0; d < n.out_slots[0].size(); ++d) {
     if (n.out_slots[0][d] == moving) plan.moving_dim[i] = static_cast<int>(d);
@@ -384,6 +392,7 @@ void analysis_pass::read_inputs(int i) {
         break;
       }
       if (member) {
+        SLINKY_ASSERT(!plan.in_loop[p], "producers are placed after their consumers");
         add_to_region(g.nodes[p], g.produced.at(b).second, s.needed, s.window[q].data());
         s.reads[q][p] += box_bytes(s.needed, g.elem_size(b));
         if (per_row) s.rows[q][p] += rows[q];

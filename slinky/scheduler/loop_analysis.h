@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "slinky/scheduler/cost_model.h"
-#include "slinky/scheduler/graph_walk.h"
+#include "slinky/scheduler/sched_graph.h"
 
 namespace slinky {
 namespace scheduler_internal {

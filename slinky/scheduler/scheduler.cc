@@ -8,6 +8,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include "slinky/base/assert.h"
+
 namespace slinky {
 namespace scheduler_internal {
 
@@ -196,7 +198,15 @@ void scheduler::place(int h, const std::vector<int>& group, candidate& c) {
 
 void scheduler::apply(int h, const candidate& c, std::vector<int>& at_root) {
   const sched_node& head = g_.nodes[h];
+  SLINKY_ASSERT(c.looped() && c.loops.size() <= 2, "a loop, or a tile's two");
   const loop_level& l = c.inner();
+  SLINKY_ASSERT(l.dim >= 0 && static_cast<std::size_t>(l.dim) < head.f->outputs()[0].dims.size() && l.step >= 1,
+                "the loop is over a dim of the head's output");
+  SLINKY_ASSERT(!c.tiled() || (c.loops[0].dim >= 0 &&
+                               static_cast<std::size_t>(c.loops[0].dim) < head.f->outputs()[0].dims.size() &&
+                               c.loops[0].dim != l.dim && c.loops[0].step >= 1),
+                "a tile's outer loop is over another dim of the head's output");
+  SLINKY_ASSERT(!c.sites.empty() && c.sites.front().node == h, "the sites are placed, the head's first");
   const var v = head.f->outputs()[0].dims[l.dim];
   std::vector<func::loop_info> loops = {func::loop_info(v, l.step, l.parallel ? loop::parallel : loop::serial)};
   // A tile's outer loop, after the inner one (innermost first).

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <optional>
 
+#include "slinky/base/assert.h"
 #include "slinky/scheduler/scheduler.h"
 
 namespace slinky {
@@ -143,8 +144,10 @@ candidate scheduler::best_step(const loop_analysis& a, int workers, index_t max_
       }
     }
   }
+  SLINKY_ASSERT(n > 0, "a step of 1 is always priced");
   candidate c;
   const priced& best = pick(steps, n, workers, c.cheapest_ns);
+  SLINKY_ASSERT(best.step >= 1 && best.step <= std::max<index_t>(1, max_step), "a step within the loop");
   c.loops.push_back({a.dim, best.step, workers > 1});
   c.workers = workers;
   c.recompute = a.recompute;
@@ -229,6 +232,8 @@ void scheduler::consider_tiles(int h, const std::vector<int>& members, group_cho
     }
   }
   if (tile) {
+    SLINKY_ASSERT(tile->tiled() && tile->loops[0].dim != tile->loops[1].dim, "a tile's loops are over two dims");
+    SLINKY_ASSERT(tile->inner().dim >= 1 && tile->loops[0].step >= cost_model::min_strip, "a tile's strips");
     best.next = std::move(best.best);
     best.best = std::move(*tile);
   }

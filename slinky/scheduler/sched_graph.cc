@@ -1,8 +1,10 @@
-// The scheduler's graph walk and whole-region analysis.
-#include "slinky/scheduler/graph_walk.h"
+// The scheduler's view of the graph: the walk from the outputs and the whole regions.
+#include "slinky/scheduler/sched_graph.h"
 
 #include <algorithm>
 #include <cmath>
+
+#include "slinky/base/assert.h"
 
 namespace slinky {
 namespace scheduler_internal {
@@ -17,6 +19,8 @@ index_t sched_graph::elem_size(const buffer_expr* b) const {
 
 int sched_graph::producer_of(const buffer_expr* b) const {
   auto i = produced.find(b);
+  SLINKY_ASSERT(i == produced.end() || (i->second.first >= 0 && i->second.first < static_cast<int>(nodes.size())),
+                "a produced buffer's producer is a node of the graph");
   return i == produced.end() ? -1 : i->second.first;
 }
 
@@ -193,9 +197,11 @@ bool consumer_reads(const sched_graph& g, const sched_node& c, const index_range
 }
 
 void add_to_region(const sched_node& p, int k, const std::vector<index_range>& needed, index_range* regions) {
+  SLINKY_ASSERT(k >= 0 && k < static_cast<int>(p.out_slots.size()), "an output of the func");
   const std::vector<int>& slots = p.out_slots[k];
   for (std::size_t d = 0; d < slots.size() && d < needed.size(); ++d) {
     if (slots[d] < 0) continue;
+    SLINKY_ASSERT(static_cast<std::size_t>(slots[d]) < p.rank, "an output dim's slot is one of the func's variables");
     index_range& r = regions[p.slot + slots[d]];
     r = hull(r, needed[d]);
   }

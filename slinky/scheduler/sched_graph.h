@@ -1,8 +1,9 @@
 // The scheduler's view of a pipeline graph (internal): the funcs reachable from the outputs,
-// consumers before producers, each func's consumers, which output each func feeds, and the
-// concrete regions of every func for given output shapes.
-#ifndef SLINKY_SCHEDULER_GRAPH_WALK_H
-#define SLINKY_SCHEDULER_GRAPH_WALK_H
+// consumers before producers, each func's consumers, which output each func feeds, the concrete
+// regions of every func for given output shapes, and what each func does computed whole at the
+// root, as counts (root_counts; the cost model prices them).
+#ifndef SLINKY_SCHEDULER_SCHED_GRAPH_H
+#define SLINKY_SCHEDULER_SCHED_GRAPH_H
 
 #include <unordered_map>
 #include <unordered_set>
@@ -114,4 +115,4 @@ void full_regions(sched_graph& g, const cost_model& model, std::vector<index_ran
 }  // namespace scheduler_internal
 }  // namespace slinky
 
-#endif  // SLINKY_SCHEDULER_GRAPH_WALK_H
+#endif  // SLINKY_SCHEDULER_SCHED_GRAPH_H
