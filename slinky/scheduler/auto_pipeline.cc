@@ -130,6 +130,7 @@ struct refined_loop {
   // inner loop's.
   std::vector<func::loop_info> outer;
   index_t strip, strip_extent;
+  bool outer_parallel;
   // The model's next-best candidate (schedule_report::loop_decision::has_next): a loop over
   // next_v, or no loop (next_none).
   bool has_next;
@@ -140,7 +141,8 @@ struct refined_loop {
 };
 // A candidate's setting of one refined_loop: the model's dim (which 0) or the next-best
 // candidate's (which 1), in steps of `step`, parallel or not; with the model's tile, in strips of
-// `strip` (0 without a tile).
+// `strip` (0 without a tile), and then `parallel` is the strips' (the outer loop's; the inner one
+// is serial).
 struct loop_setting {
   int which;
   index_t step;
@@ -166,8 +168,9 @@ std::string describe(const std::vector<refined_loop>& loops, const candidate_loo
     }
     // The next-best candidate's loop is named by its variable (the model's dim is the default).
     if (c[i].which == 1) s += "over " + ctx.name(loops[i].next_v) + ", ";
-    s += "step " + std::to_string(c[i].step) + (c[i].parallel ? ", parallel" : "");
-    if (c[i].which == 0 && c[i].strip > 0) s += ", strips of " + std::to_string(c[i].strip);
+    const bool tile = c[i].which == 0 && c[i].strip > 0;
+    s += "step " + std::to_string(c[i].step) + (c[i].parallel && !tile ? ", parallel" : "");
+    if (tile) s += std::string(c[i].parallel ? ", parallel" : "") + ", strips of " + std::to_string(c[i].strip);
   }
   return s;
 }
@@ -185,7 +188,12 @@ void set_loops(const std::vector<refined_loop>& loops, const candidate_loops& c)
         {c[i].which == 0 ? r.v : r.next_v, c[i].step, c[i].parallel ? loop::parallel : loop::serial}};
     if (c[i].which == 0) {
       l.insert(l.end(), r.outer.begin(), r.outer.end());
-      if (!r.outer.empty() && c[i].strip > 0) l[1].step = c[i].strip;
+      if (!r.outer.empty() && c[i].strip > 0) {
+        // A tile: the strips parallel or not, the inner loop serial.
+        l[0].max_workers = loop::serial;
+        l[1].step = c[i].strip;
+        l[1].max_workers = c[i].parallel ? loop::parallel : loop::serial;
+      }
     }
     r.f->loops(std::move(l));
   }
@@ -343,7 +351,7 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
         std::vector<func::loop_info> outer(n.f->loops().begin() + std::min<std::size_t>(1, n.f->loops().size()),
                                            n.f->loops().end());
         loops.push_back({n.f, !l.looped, l.loop_var, l.step, l.parallel, std::max<index_t>(1, l.granularity),
-            l.iterations, l.recomputes, std::move(outer), l.outer_step, l.outer_step * l.outer_iterations, l.has_next,
+            l.iterations, l.recomputes, std::move(outer), l.outer_step, l.outer_step * l.outer_iterations, l.outer_parallel, l.has_next,
             l.next_dim < 0, l.next_var, l.next_step, std::max<index_t>(1, l.next_granularity), l.next_iterations,
             l.next_parallel});
       }
@@ -383,7 +391,9 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     };
     candidate_loops model;
     for (const refined_loop& l : loops) {
-      model.push_back({0, l.none ? 0 : l.step, l.parallel, l.outer.empty() ? 0 : l.strip});
+      // A tile's setting is parallel where its strips are.
+      model.push_back({0, l.none ? 0 : l.step, l.outer.empty() ? l.parallel : l.outer_parallel,
+                       l.outer.empty() ? 0 : l.strip});
     }
     const std::string model_name = describe(loops, model, ctx_);
     const double model_s = time_candidate(*p, model_name, std::numeric_limits<double>::infinity());

@@ -78,7 +78,7 @@ std::string schedule_report::to_string(const node_context* ctx) const {
     if (l.outer_dim >= 0) {
       os << ", inside a loop over dim " << l.outer_dim << " ("
          << (ctx ? ctx->name(l.outer_var) : "_" + std::to_string(l.outer_var.id)) << ") in steps of " << l.outer_step
-         << ", serial, " << l.outer_iterations << " iterations (a tile)";
+         << (l.outer_parallel ? ", parallel, " : ", serial, ") << l.outer_iterations << " iterations (a tile)";
     }
     os << ", " << l.calls << " calls; working set " << l.working_set_bytes
        << " bytes (budget " << l.budget_bytes << ", ";

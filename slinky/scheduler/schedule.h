@@ -132,6 +132,9 @@ struct schedule_report {
     index_t outer_step = 0;
     /// The outer loop's iterations (0 without one).
     index_t outer_iterations = 0;
+    /// The outer loop is parallel: its strips run at once on the workers, each with its own
+    /// windows (the funcs are stored at the outer loop).
+    bool outer_parallel = false;
     /// The loop's iterations for the given shapes (with a tile: in each strip).
     index_t iterations = 0;
     /// The working set of one iteration (intermediates' windows, the windows of the inputs read,

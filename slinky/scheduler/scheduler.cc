@@ -210,7 +210,10 @@ void scheduler::apply(int h, const candidate& c, std::vector<int>& at_root) {
   const var v = head.f->outputs()[0].dims[l.dim];
   std::vector<func::loop_info> loops = {func::loop_info(v, l.step, l.parallel ? loop::parallel : loop::serial)};
   // A tile's outer loop, after the inner one (innermost first).
-  if (c.tiled()) loops.emplace_back(head.f->outputs()[0].dims[c.loops[0].dim], c.loops[0].step, loop::serial);
+  if (c.tiled()) {
+    loops.emplace_back(head.f->outputs()[0].dims[c.loops[0].dim], c.loops[0].step,
+                       c.loops[0].parallel ? loop::parallel : loop::serial);
+  }
   head.f->loops(std::move(loops));
   for (const func_site& s : c.sites) {
     if (s.node == h || s.client) continue;
@@ -245,6 +248,7 @@ void scheduler::report_loop(int h, const candidate& c, schedule_report::loop_dec
   ld.looped = true;
   ld.why = c.recompute  ? "cheapest loop; parallel, data-parallel with the overlaps recomputed"
            : l.parallel ? "cheapest loop; parallel"
+           : c.tiled() && c.loops[0].parallel ? "cheapest loop; a tile, its strips parallel"
            : c.tiled() && c.estimate.reread_ns > 0
                ? "cheapest loop; a tile (operands read whole for every row are served beyond the L2 without one)"
            : c.tiled() ? "cheapest loop; a tile (the working set of a loop over one dim is served beyond the L2)"
@@ -264,6 +268,7 @@ void scheduler::report_loop(int h, const candidate& c, schedule_report::loop_dec
     ld.outer_var = head.f->outputs()[0].dims[ld.outer_dim];
     ld.outer_step = c.loops[0].step;
     ld.outer_iterations = c.strips;
+    ld.outer_parallel = c.loops[0].parallel;
   }
   ld.calls = ld.iterations * c.strips * a.counts.calls_per_iteration;
   ld.granularity = a.granularity;

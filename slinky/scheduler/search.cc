@@ -183,10 +183,18 @@ void scheduler::group_choice::offer(candidate c) {
 // slide along the inner one.
 void scheduler::consider_tiles(int h, const std::vector<int>& members, group_choice& best) {
   const candidate& one = best.best;
-  if (one.tiled() || (one.looped() && one.inner().parallel)) return;
+  if (one.tiled()) return;
   const sched_node& head = g_.nodes[h];
   const int rank = static_cast<int>(head.out_slots[0].size());
-  if (one.looped()) {
+  const machine& m = model_.target();
+  const bool threads = options_.parallel && m.threads > 1;
+  if (one.looped() && one.inner().parallel) {
+    // A parallel loop's steps pass the L2 budget by design (fewer, larger iterations); a tile
+    // only where one row of it, serially, does not fit the L2.
+    if (!threads) return;
+    analyzer_.analyze(h, one.inner().dim, members, /*recompute=*/false, tile_analysis_);
+    if (!tile_analysis_.ok || model_.loop(tile_analysis_.counts, 1, 1).level <= 1) return;
+  } else if (one.looped()) {
     // Where a loop over the outermost dim fits the L2, no tile: only where the loop's working set
     // is served beyond it, where an operand read whole is too large for it, or where the search
     // went to an inner dim (the outer ones' loops did not fit).
@@ -219,6 +227,30 @@ void scheduler::consider_tiles(int h, const std::vector<int>& members, group_cho
         t.strips = tile_analysis_.strips;
         t.iterations *= t.strips;
         t.loops.insert(t.loops.begin(), loop_level{outer, s, false});
+        // The strips in parallel where a loop would be (at least two per worker, at most
+        // cost_model::parallel_gain of the serial tile): each strip computes its own windows
+        // (stored at the strip), so they are independent iterations, like a data-parallel
+        // loop's, each worker with its own windows.
+        if (threads && t.strips >= 2 * m.threads) {
+          const double per_worker = std::ceil(strips / m.threads);
+          const double strip_ns = t.estimate.ns - p.roots_ns;
+          candidate par = t;
+          par.loops[0].parallel = true;
+          par.workers = m.threads;
+          par.estimate.ns = (per_worker / strips * strip_ns + per_worker * cost_model::parallel_iteration_ns) /
+                                cost_model::parallel_efficiency +
+                            cost_model::fork_join_ns + p.roots_ns;
+          par.cheapest_ns = par.estimate.ns + (t.cheapest_ns - t.estimate.ns) * per_worker / strips;
+          par.estimate.reread_ns =
+              per_worker / strips * (t.estimate.reread_ns - p.roots_reread_ns) / cost_model::parallel_efficiency +
+              p.roots_reread_ns;
+          par.estimate.memory = m.threads * (t.estimate.memory - tile_analysis_.counts.root_bytes) +
+                                tile_analysis_.counts.root_bytes;
+          if (par.estimate.ns + par.estimate.reread_ns <
+              cost_model::parallel_gain * (t.estimate.ns + t.estimate.reread_ns)) {
+            t = std::move(par);
+          }
+        }
         const double ns = t.estimate.ns + t.estimate.reread_ns;
         // The widest strip that beats the limit: narrower strips compute more of the overlaps
         // again and cut rows shorter, which the model prices only in part (the wide stencil's

@@ -663,6 +663,44 @@ TEST(schedule, wide_stencil_gets_a_tile) {
   expect_equal(run2d(p, w, h, 2), expected);
 }
 
+// The wide stencil with threads: the strips of its tile are independent (each computes its own
+// windows, stored at the strip), and run in parallel where that is cheaper than serially by
+// cost_model::parallel_gain, at least two per worker; the inner loop stays serial. Computed on a
+// pool of 2 threads and without a pool, the result is the unscheduled one's; without the
+// parallel option the strips are serial.
+TEST(schedule, wide_stencil_tile_strips_run_in_parallel) {
+  const index_t w = 2048, h = 512;
+  machine m = small_machine();
+  m.threads = 2;
+  const buffer<float, 2> expected = unscheduled_stencil(3, w, h);
+  auto g = stencil_chain(3);
+  schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 4, h + 4}).add(g->out, {w, h}), m);
+  const std::string text = r.to_string(&g->ctx);
+  ASSERT_TRUE(r.loops[0].looped) << text;
+  EXPECT_EQ(r.loops[0].dim, 1) << text;
+  ASSERT_EQ(r.loops[0].outer_dim, 0) << text;
+  EXPECT_TRUE(r.loops[0].outer_parallel) << text;
+  EXPECT_FALSE(r.loops[0].parallel) << text;
+  EXPECT_GE(r.loops[0].outer_iterations, 2 * m.threads) << text;
+  EXPECT_LE(r.loops[0].working_set_bytes, r.loops[0].budget_bytes) << text;
+  EXPECT_NE(text.find("in steps of " + std::to_string(r.loops[0].outer_step) + ", parallel, "), std::string::npos)
+      << text;
+  ASSERT_EQ(g->funcs.back().loops().size(), 2u);
+  EXPECT_EQ(as_constant(g->funcs.back().loops()[1].max_workers), std::optional<index_t>(loop::parallel));
+  EXPECT_EQ(as_constant(g->funcs.back().loops()[0].max_workers), std::optional<index_t>(loop::serial));
+  expect_equal(run2d_on_two_threads(*g, w, h, 2), expected);
+  pipeline p = g->build();
+  expect_equal(run2d(p, w, h, 2), expected);
+
+  auto g2 = stencil_chain(3);
+  schedule_options serial;
+  serial.parallel = false;
+  schedule_report r2 =
+      schedule({g2->in}, {g2->out}, schedule_shapes().add(g2->in, {w + 4, h + 4}).add(g2->out, {w, h}), m, serial);
+  ASSERT_EQ(r2.loops[0].outer_dim, 0) << r2.to_string(&g2->ctx);
+  EXPECT_FALSE(r2.loops[0].outer_parallel) << r2.to_string(&g2->ctx);
+}
+
 // Where one row fits the L2, no tile: the loop over rows of fit_the_cache_budget.
 TEST(schedule, narrow_stencil_gets_no_tile) {
   auto g = stencil_chain(3);
@@ -756,8 +794,15 @@ TEST(schedule, parallel_when_large_and_threads) {
   m.threads = 2;
   schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 4, h + 4}).add(g->out, {w, h}), m);
   ASSERT_TRUE(r.loops[0].looped) << r.to_string(&g->ctx);
-  EXPECT_TRUE(r.loops[0].parallel) << r.to_string(&g->ctx);
-  EXPECT_GE(r.loops[0].iterations, 4);
+  // The loop over rows, or the strips of a tile (a row's windows, 24 KiB, exceed this machine's
+  // L2 budget): parallel.
+  if (r.loops[0].outer_dim >= 0) {
+    EXPECT_TRUE(r.loops[0].outer_parallel) << r.to_string(&g->ctx);
+    EXPECT_GE(r.loops[0].outer_iterations, 4);
+  } else {
+    EXPECT_TRUE(r.loops[0].parallel) << r.to_string(&g->ctx);
+    EXPECT_GE(r.loops[0].iterations, 4);
+  }
   // Without the option: serial.
   auto g2 = stencil_chain(3);
   schedule_options serial;
@@ -765,6 +810,7 @@ TEST(schedule, parallel_when_large_and_threads) {
   schedule_report r2 =
       schedule({g2->in}, {g2->out}, schedule_shapes().add(g2->in, {w + 4, h + 4}).add(g2->out, {w, h}), m, serial);
   EXPECT_FALSE(r2.loops[0].parallel);
+  EXPECT_FALSE(r2.loops[0].outer_parallel);
 
   expect_equal(run2d_on_two_threads(*g, w, h, 2), expected);
   // Without a thread pool, the parallel loop runs serially.
