@@ -138,6 +138,10 @@ struct refined_loop {
   var next_v;
   index_t next_step, next_granularity, next_iterations;
   bool next_parallel;
+  // The outputs of the funcs computed in the model's loop (not a tile's): stored in the loop
+  // where a candidate makes it data-parallel (each iteration its own windows), else where the
+  // builder stores them (pipelined when the loop is parallel).
+  std::vector<buffer_expr_ptr> in_loop;
 };
 // A candidate's setting of one refined_loop: the model's dim (which 0) or the next-best
 // candidate's (which 1), in steps of `step`, parallel or not; with the model's tile, in strips of
@@ -148,8 +152,12 @@ struct loop_setting {
   index_t step;
   bool parallel;
   index_t strip;
+  // The model's loop, parallel, with the funcs in it stored in it (data-parallel) rather than
+  // pipelined.
+  bool data_parallel;
   bool operator==(const loop_setting& o) const {
-    return which == o.which && step == o.step && parallel == o.parallel && strip == o.strip;
+    return which == o.which && step == o.step && parallel == o.parallel && strip == o.strip &&
+           data_parallel == o.data_parallel;
   }
 };
 using candidate_loops = std::vector<loop_setting>;
@@ -170,6 +178,7 @@ std::string describe(const std::vector<refined_loop>& loops, const candidate_loo
     if (c[i].which == 1) s += "over " + ctx.name(loops[i].next_v) + ", ";
     const bool tile = c[i].which == 0 && c[i].strip > 0;
     s += "step " + std::to_string(c[i].step) + (c[i].parallel && !tile ? ", parallel" : "");
+    if (c[i].which == 0 && c[i].parallel && c[i].data_parallel) s += ", data-parallel";
     if (tile) s += std::string(c[i].parallel ? ", parallel" : "") + ", strips of " + std::to_string(c[i].strip);
   }
   return s;
@@ -180,6 +189,12 @@ void set_loops(const std::vector<refined_loop>& loops, const candidate_loops& c)
   SLINKY_ASSERT(c.size() == loops.size(), "a setting per refined loop");
   for (std::size_t i = 0; i < loops.size(); ++i) {
     const refined_loop& r = loops[i];
+    // Stored in the model's loop where it is data-parallel, else by default (a store_at a loop
+    // the candidate does not have would not build).
+    const bool stored_in_loop = c[i].which == 0 && c[i].parallel && c[i].data_parallel && !no_loop(r, c[i]);
+    for (const buffer_expr_ptr& b : r.in_loop) {
+      b->store_at(stored_in_loop ? std::optional<loop_id>(loop_id{r.f, r.v}) : std::optional<loop_id>());
+    }
     if (no_loop(r, c[i])) {
       r.f->loops({});
       continue;
@@ -202,7 +217,8 @@ void set_loops(const std::vector<refined_loop>& loops, const candidate_loops& c)
 // The neighbours of c, in a fixed order: for each loop, its step doubled (while the model's
 // iterations allow), halved (a multiple of the granularity), a tile's strips doubled (while two
 // are left) and halved (down to cost_model::min_strip), the model's next-best candidate (from the
-// model's dim), and serial or parallel.
+// model's dim), serial or parallel, and a parallel loop of the model's dim pipelined or
+// data-parallel.
 std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, const candidate_loops& c, int threads) {
   SLINKY_ASSERT(c.size() == loops.size(), "a setting per refined loop");
   std::vector<candidate_loops> r;
@@ -235,11 +251,16 @@ std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, 
     }
     if (model_dim && l.has_next) {
       r.push_back(c);
-      r.back()[i] = {1, l.next_none ? 0 : l.next_step, l.next_parallel, 0};
+      r.back()[i] = {1, l.next_none ? 0 : l.next_step, l.next_parallel, 0, false};
     }
-    if (looped && threads > 1 && !(model_dim && l.recomputes)) {
+    if (looped && threads > 1 && !(model_dim && c[i].data_parallel)) {
       r.push_back(c);
       r.back()[i].parallel = !c[i].parallel;
+    }
+    // A parallel loop of the model's dim pipelined or data-parallel.
+    if (looped && model_dim && c[i].parallel && c[i].strip == 0 && !l.in_loop.empty()) {
+      r.push_back(c);
+      r.back()[i].data_parallel = !c[i].data_parallel;
     }
   }
   return r;
@@ -353,7 +374,17 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
         loops.push_back({n.f, !l.looped, l.loop_var, l.step, l.parallel, std::max<index_t>(1, l.granularity),
             l.iterations, l.recomputes, std::move(outer), l.outer_step, l.outer_step * l.outer_iterations, l.outer_parallel, l.has_next,
             l.next_dim < 0, l.next_var, l.next_step, std::max<index_t>(1, l.next_granularity), l.next_iterations,
-            l.next_parallel});
+            l.next_parallel, {}});
+        // The funcs of this output's group computed in its loop (not a tile's).
+        if (l.looped && l.outer_dim < 0) {
+          for (const schedule_report::func_decision& d : report.funcs) {
+            if (d.where != schedule_report::placement::in_loop) continue;
+            for (const scheduler_internal::sched_node& member : g.nodes) {
+              if (member.f != d.f || member.group < 0 || g.nodes[member.group].f != l.f) continue;
+              for (const func::output& o : member.f->outputs()) loops.back().in_loop.push_back(o.buffer);
+            }
+          }
+        }
       }
     }
   }
@@ -393,7 +424,7 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     for (const refined_loop& l : loops) {
       // A tile's setting is parallel where its strips are.
       model.push_back({0, l.none ? 0 : l.step, l.outer.empty() ? l.parallel : l.outer_parallel,
-                       l.outer.empty() ? 0 : l.strip});
+                       l.outer.empty() ? 0 : l.strip, l.recomputes});
     }
     const std::string model_name = describe(loops, model, ctx_);
     const double model_s = time_candidate(*p, model_name, std::numeric_limits<double>::infinity());

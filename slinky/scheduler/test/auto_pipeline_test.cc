@@ -620,6 +620,59 @@ TEST(auto_pipeline, refinement_of_a_tile_walks_its_strips) {
       << report;
 }
 
+TEST(auto_pipeline, refinement_tries_pipelined_and_data_parallel) {
+  // On a pool of 2 threads the model takes a parallel loop over rows, pipelined or data-parallel
+  // (intermediates stored in the loop). The walk tries the other form of the same loop; a table
+  // where only that form is fast keeps it, the report names it, and the kept pipeline computes
+  // the reference (on the pool), as does every candidate.
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  machine m = small_machine();
+  m.threads = 2;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), m);
+  refine_options o;
+  o.max_evaluations = 8;
+  o.repetitions = 1;
+  std::vector<std::string> calls;
+  bool model_data_parallel = false;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    if (calls.empty()) model_data_parallel = candidate.find("data-parallel") != std::string::npos;
+    calls.push_back(candidate);
+    run();
+    const bool data_parallel = candidate.find("data-parallel") != std::string::npos;
+    return data_parallel != model_data_parallel && candidate.find(", parallel") != std::string::npos ? 0.5e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  const buffer<float, 2> expected = reference(w, h);
+  buffer<float, 2> in({w + 4, h + 4}), out({w, h});
+  in.translate(-2, -2);
+  in.allocate();
+  out.allocate();
+  for (index_t y = -2; y < h + 2; ++y) {
+    for (index_t x = -2; x < w + 2; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
+  }
+  thread_pool_impl pool(1);
+  eval_config config;
+  config.thread_pool = &pool;
+  eval_context with_pool;
+  with_pool.config = &config;
+  ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
+  EXPECT_EQ(mismatches(out, expected), 0u);
+  const std::string report = p.last_report();
+  ASSERT_FALSE(calls.empty()) << report;
+  ASSERT_NE(calls[0].find(", parallel"), std::string::npos) << report;
+  const std::size_t kept = report.find("refinement kept: a measured neighbour");
+  ASSERT_NE(kept, std::string::npos) << report;
+  const std::string kept_line = report.substr(report.find('\n', kept) + 1);
+  EXPECT_NE(kept_line.find(", parallel"), std::string::npos) << report;
+  EXPECT_EQ(kept_line.substr(0, kept_line.find('\n')).find("data-parallel") != std::string::npos, !model_data_parallel)
+      << report;
+  std::fill_n(&out(0, 0), w * h, 0.0f);
+  ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
+  EXPECT_EQ(mismatches(out, expected), 0u);
+  EXPECT_EQ(p.builds(), 1u);
+}
+
 TEST(auto_pipeline, refinement_times_the_smaller_steps_again) {
   // Every candidate 1 ms, but the first timing of half the model's step 15% slower (the machine
   // was busy then): the walk's times alone keep the model's step; timed again, interleaved with
