@@ -600,7 +600,8 @@ void wide_rows(bool quick, const add_fn& add) {
     // The same on the host's threads: parallel rows (pipelined), and tiles whose strips are
     // parallel (each strip with its own windows, stored at the strip).
     workload pw;
-    const std::string pname = "parallel wide stencil, 3 stages, " + std::to_string(width) + "x" + std::to_string(height);
+    const std::string pname =
+        "parallel wide stencil, 3 stages, " + std::to_string(width) + "x" + std::to_string(height);
     pw.name = pname;
     pw.parallel = true;
     pw.make_graph = [](node_context& ctx) { return workloads::stencil_chain(ctx, 3); };

@@ -371,10 +371,26 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
         if (n.f != l.f) continue;
         std::vector<func::loop_info> outer(n.f->loops().begin() + std::min<std::size_t>(1, n.f->loops().size()),
                                            n.f->loops().end());
-        loops.push_back({n.f, !l.looped, l.loop_var, l.step, l.parallel, std::max<index_t>(1, l.granularity),
-            l.iterations, l.recomputes, std::move(outer), l.outer_step, l.outer_step * l.outer_iterations, l.outer_parallel, l.has_next,
-            l.next_dim < 0, l.next_var, l.next_step, std::max<index_t>(1, l.next_granularity), l.next_iterations,
-            l.next_parallel, {}});
+        loops.push_back({n.f,
+                         !l.looped,
+                         l.loop_var,
+                         l.step,
+                         l.parallel,
+                         std::max<index_t>(1, l.granularity),
+                         l.iterations,
+                         l.recomputes,
+                         std::move(outer),
+                         l.outer_step,
+                         l.outer_step * l.outer_iterations,
+                         l.outer_parallel,
+                         l.has_next,
+                         l.next_dim < 0,
+                         l.next_var,
+                         l.next_step,
+                         std::max<index_t>(1, l.next_granularity),
+                         l.next_iterations,
+                         l.next_parallel,
+                         {}});
         // The funcs of this output's group computed in its loop (not a tile's).
         if (l.looped && l.outer_dim < 0) {
           for (const schedule_report::func_decision& d : report.funcs) {
@@ -522,12 +538,14 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     }
     std::vector<const measured_candidate*> finalists;
     for (const measured_candidate& c : measured) {
-      if (&c != fastest_c && steps(c.c) < steps(fastest_c->c) && c.s <= fastest * (1 + confirm_band * refine_.equal_time)) {
+      if (&c != fastest_c && steps(c.c) < steps(fastest_c->c) &&
+          c.s <= fastest * (1 + confirm_band * refine_.equal_time)) {
         finalists.push_back(&c);
       }
     }
-    std::stable_sort(finalists.begin(), finalists.end(),
-                     [&](const measured_candidate* a, const measured_candidate* b) { return steps(a->c) < steps(b->c); });
+    std::stable_sort(finalists.begin(), finalists.end(), [&](const measured_candidate* a, const measured_candidate* b) {
+      return steps(a->c) < steps(b->c);
+    });
     if (finalists.size() + 1 > confirm_candidates) finalists.resize(confirm_candidates - 1);
     std::vector<measured_candidate> confirmed;
     if (!finalists.empty()) {

@@ -426,8 +426,8 @@ void analysis_pass::account_externals() {
 
 }  // namespace
 
-void loop_analyzer::analyze(
-    int h, int dim, const std::vector<int>& members, bool recompute, loop_analysis& result, strip outer) {
+void loop_analyzer::analyze(int h, int dim, const std::vector<int>& members, bool recompute, loop_analysis& result,
+                            strip outer) {
   analysis_pass(g_, h, members, full_, model_, scratch_, result).run(dim, recompute, outer);
 }
 

@@ -299,11 +299,9 @@ void full_regions(sched_graph& g, const cost_model& model, std::vector<index_ran
     c.read_per_row.assign(c.f->inputs().size(), 0);
     c.at_root.rereads.clear();
     // The rows of its region: the points over the extent of the variable of its output's dim 0.
-    const int row_slot = c.full_known && c.rank >= 2 && !c.out_slots.empty() && !c.out_slots[0].empty()
-                             ? c.out_slots[0][0]
-                             : -1;
-    const double rows =
-        row_slot >= 0 ? c.full_elements / static_cast<double>(regions[c.slot + row_slot].extent()) : 0;
+    const int row_slot =
+        c.full_known && c.rank >= 2 && !c.out_slots.empty() && !c.out_slots[0].empty() ? c.out_slots[0][0] : -1;
+    const double rows = row_slot >= 0 ? c.full_elements / static_cast<double>(regions[c.slot + row_slot].extent()) : 0;
     for (std::size_t k = 0; k < c.f->inputs().size(); ++k) {
       const func::input& in = c.f->inputs()[k];
       const buffer_expr* b = in.buffer.get();

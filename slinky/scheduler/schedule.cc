@@ -80,8 +80,8 @@ std::string schedule_report::to_string(const node_context* ctx) const {
          << (ctx ? ctx->name(l.outer_var) : "_" + std::to_string(l.outer_var.id)) << ") in steps of " << l.outer_step
          << (l.outer_parallel ? ", parallel, " : ", serial, ") << l.outer_iterations << " iterations (a tile)";
     }
-    os << ", " << l.calls << " calls; working set " << l.working_set_bytes
-       << " bytes (budget " << l.budget_bytes << ", ";
+    os << ", " << l.calls << " calls; working set " << l.working_set_bytes << " bytes (budget " << l.budget_bytes
+       << ", ";
     if (l.level <= 3) {
       os << "L" << l.level;
       if (l.level == 3 && l.workers > 1) {

@@ -246,13 +246,13 @@ void scheduler::report_loop(int h, const candidate& c, schedule_report::loop_dec
   const loop_level& l = c.inner();
   const loop_analysis& a = analysis_;
   ld.looped = true;
-  ld.why = c.recompute  ? "cheapest loop; parallel, data-parallel with the overlaps recomputed"
-           : l.parallel ? "cheapest loop; parallel"
+  ld.why = c.recompute                        ? "cheapest loop; parallel, data-parallel with the overlaps recomputed"
+           : l.parallel                       ? "cheapest loop; parallel"
            : c.tiled() && c.loops[0].parallel ? "cheapest loop; a tile, its strips parallel"
            : c.tiled() && c.estimate.reread_ns > 0
                ? "cheapest loop; a tile (operands read whole for every row are served beyond the L2 without one)"
            : c.tiled() ? "cheapest loop; a tile (the working set of a loop over one dim is served beyond the L2)"
-                        : "cheapest loop";
+                       : "cheapest loop";
   ld.dim = l.dim;
   ld.loop_var = head.f->outputs()[0].dims[l.dim];
   ld.step = l.step;

@@ -12,8 +12,8 @@
 
 #include "slinky/scheduler/candidate.h"
 #include "slinky/scheduler/cost_model.h"
-#include "slinky/scheduler/sched_graph.h"
 #include "slinky/scheduler/loop_analysis.h"
+#include "slinky/scheduler/sched_graph.h"
 #include "slinky/scheduler/schedule.h"
 
 namespace slinky {

@@ -244,8 +244,8 @@ void scheduler::consider_tiles(int h, const std::vector<int>& members, group_cho
           par.estimate.reread_ns =
               per_worker / strips * (t.estimate.reread_ns - p.roots_reread_ns) / cost_model::parallel_efficiency +
               p.roots_reread_ns;
-          par.estimate.memory = m.threads * (t.estimate.memory - tile_analysis_.counts.root_bytes) +
-                                tile_analysis_.counts.root_bytes;
+          par.estimate.memory =
+              m.threads * (t.estimate.memory - tile_analysis_.counts.root_bytes) + tile_analysis_.counts.root_bytes;
           if (par.estimate.ns + par.estimate.reread_ns <
               cost_model::parallel_gain * (t.estimate.ns + t.estimate.reread_ns)) {
             t = std::move(par);

@@ -760,8 +760,8 @@ TEST(schedule, product_beyond_the_l2_gets_a_tile) {
     buffer_expr_ptr b;
     make(g, b);
     const machine m = small_machine();
-    schedule_report r = schedule(
-        {g.in, b}, {g.out}, schedule_shapes().add(g.in, {k, rows}).add(b, {n, k}).add(g.out, {n, rows}), m);
+    schedule_report r =
+        schedule({g.in, b}, {g.out}, schedule_shapes().add(g.in, {k, rows}).add(b, {n, k}).add(g.out, {n, rows}), m);
     const std::string text = r.to_string(&g.ctx);
     const index_t b_bytes = n * k * sizeof(float);
     if (n == 64) {
