@@ -155,11 +155,11 @@ struct schedule_report {
     /// The same estimate with no schedule, in ns.
     double unscheduled_cost_ns = 0;
     /// The estimated time of the callbacks' reads of operands they read whole for every row they
-    /// compute (a product's right-hand side), beyond the first read, with this loop and with no
-    /// schedule, in ns: not part of the estimates above (they are alike for a loop over rows and
-    /// no loop), they decide where a tile pays (its strips read a strip of the operand, which may
-    /// fit a cache).
+    /// compute (a product's right-hand side), beyond the first read, with this loop, in ns: not
+    /// part of the estimates above (they are alike for a loop over rows and no loop), they decide
+    /// where a tile pays (its strips read a strip of the operand, which may fit a cache).
     double reread_cost_ns = 0;
+    /// The same reads again with no schedule, in ns.
     double unscheduled_reread_cost_ns = 0;
     /// The steps considered were multiples of this: a func in the loop moves by one element
     /// every `granularity` elements of the loop (it is read in blocks, like packed panels).
