@@ -85,6 +85,12 @@ std::string loop_description(const schedule_report::loop_decision& l) {
                      : l.dim == rank - 1 ? "rows in blocks of "
                                          : "dim " + std::to_string(l.dim) + " by ";
   what += std::to_string(l.step) + (l.recomputes ? ", parallel, data-parallel" : l.parallel ? ", parallel" : "");
+  // A tile: its strips first (the outer loop), as the hand tiles are named.
+  if (l.outer_dim >= 0) {
+    what = "strips of " + std::to_string(l.outer_step) +
+           (l.outer_dim == 0 ? " columns, " : " along dim " + std::to_string(l.outer_dim) + ", ") +
+           (l.outer_parallel ? "parallel, " : "") + what;
+  }
   // A loop of a func at the root (not an output's) is named by its func.
   return l.produces_output ? what : l.f->name() + ": " + what;
 }
@@ -509,11 +515,11 @@ void matmul_and_copy_rows(bool quick, const add_fn& add) {
 // stored_outside: the other funcs' outputs stored at the outer loop (each strip's windows
 // allocated once, sliding along the inner loop), else where the builder stores them by default.
 scheduler_fn tile_of(int inner, index_t inner_step, int outer, index_t outer_step, std::string description,
-                     bool stored_outside = false) {
+                     bool stored_outside = false, bool parallel_outer = false) {
   return [=](built& b) {
     func& fn = b.g.funcs.back();
     const std::vector<var>& dims = fn.outputs()[0].dims;
-    fn.loops({{dims[inner], inner_step}, {dims[outer], outer_step}});
+    fn.loops({{dims[inner], inner_step}, {dims[outer], outer_step, parallel_outer ? loop::parallel : loop::serial}});
     if (stored_outside) {
       for (std::size_t i = 0; i + 1 < b.g.funcs.size(); ++i) {
         for (const func::output& o : b.g.funcs[i].outputs()) o.buffer->store_at(loop_id{&fn, dims[outer]});
@@ -590,6 +596,30 @@ void wide_rows(bool quick, const add_fn& add) {
     w.outputs = {&out};
     w.check = [&, name](const std::string& what) { check_near(out, ref, 0.0f, name + ", " + what); };
     add(std::move(w));
+
+    // The same on the host's threads: parallel rows (pipelined), and tiles whose strips are
+    // parallel (each strip with its own windows, stored at the strip).
+    workload pw;
+    const std::string pname =
+        "parallel wide stencil, 3 stages, " + std::to_string(width) + "x" + std::to_string(height);
+    pw.name = pname;
+    pw.parallel = true;
+    pw.make_graph = [](node_context& ctx) { return workloads::stencil_chain(ctx, 3); };
+    for (index_t s : {1, 4}) {
+      pw.hand.push_back(loop_of(-1, 1, s, true, "rows in blocks of " + std::to_string(s) + ", parallel"));
+    }
+    for (index_t strip : {4096, 16384}) {
+      for (index_t s : {1, 4}) {
+        pw.hand.push_back(tile_of(1, s, 0, strip,
+                                  "strips of " + std::to_string(strip) + " columns, parallel, rows in blocks of " +
+                                      std::to_string(s) + ", stored at the strip",
+                                  true, true));
+      }
+    }
+    pw.inputs = {&in};
+    pw.outputs = {&out};
+    pw.check = [&, pname](const std::string& what) { check_near(out, ref, 0.0f, pname + ", " + what); };
+    add(std::move(pw));
   }
   {
     const index_t m = quick ? 64 : 256, k = 256, n = quick ? 2048 : 8192;

@@ -8,7 +8,8 @@
 #include <limits>
 #include <optional>
 
-#include "slinky/scheduler/graph_walk.h"
+#include "slinky/base/assert.h"
+#include "slinky/scheduler/sched_graph.h"
 
 namespace slinky {
 
@@ -124,8 +125,12 @@ struct refined_loop {
   index_t granularity;
   index_t iterations;
   bool recomputes;
-  // A tile's outer loop, kept as the scheduler set it (the refinement walks the inner loop's step).
+  // A tile's outer loop as the scheduler set it (empty without one): the refinement walks its
+  // step (the strip's width, strip_extent the dim's extent rounded up to whole strips) beside the
+  // inner loop's.
   std::vector<func::loop_info> outer;
+  index_t strip, strip_extent;
+  bool outer_parallel;
   // The model's next-best candidate (schedule_report::loop_decision::has_next): a loop over
   // next_v, or no loop (next_none).
   bool has_next;
@@ -133,15 +138,26 @@ struct refined_loop {
   var next_v;
   index_t next_step, next_granularity, next_iterations;
   bool next_parallel;
+  // The outputs of the funcs computed in the model's loop (not a tile's): stored in the loop
+  // where a candidate makes it data-parallel (each iteration its own windows), else where the
+  // builder stores them (pipelined when the loop is parallel).
+  std::vector<buffer_expr_ptr> in_loop;
 };
 // A candidate's setting of one refined_loop: the model's dim (which 0) or the next-best
-// candidate's (which 1), in steps of `step`, parallel or not.
+// candidate's (which 1), in steps of `step`, parallel or not; with the model's tile, in strips of
+// `strip` (0 without a tile), and then `parallel` is the strips' (the outer loop's; the inner one
+// is serial).
 struct loop_setting {
   int which;
   index_t step;
   bool parallel;
+  index_t strip;
+  // The model's loop, parallel, with the funcs in it stored in it (data-parallel) rather than
+  // pipelined.
+  bool data_parallel;
   bool operator==(const loop_setting& o) const {
-    return which == o.which && step == o.step && parallel == o.parallel;
+    return which == o.which && step == o.step && parallel == o.parallel && strip == o.strip &&
+           data_parallel == o.data_parallel;
   }
 };
 using candidate_loops = std::vector<loop_setting>;
@@ -160,30 +176,51 @@ std::string describe(const std::vector<refined_loop>& loops, const candidate_loo
     }
     // The next-best candidate's loop is named by its variable (the model's dim is the default).
     if (c[i].which == 1) s += "over " + ctx.name(loops[i].next_v) + ", ";
-    s += "step " + std::to_string(c[i].step) + (c[i].parallel ? ", parallel" : "");
+    const bool tile = c[i].which == 0 && c[i].strip > 0;
+    s += "step " + std::to_string(c[i].step) + (c[i].parallel && !tile ? ", parallel" : "");
+    if (c[i].which == 0 && c[i].parallel && c[i].data_parallel) s += ", data-parallel";
+    if (tile) s += std::string(c[i].parallel ? ", parallel" : "") + ", strips of " + std::to_string(c[i].strip);
   }
   return s;
 }
 
 // The loops of a candidate set on the funcs.
 void set_loops(const std::vector<refined_loop>& loops, const candidate_loops& c) {
+  SLINKY_ASSERT(c.size() == loops.size(), "a setting per refined loop");
   for (std::size_t i = 0; i < loops.size(); ++i) {
     const refined_loop& r = loops[i];
+    // Stored in the model's loop where it is data-parallel, else by default (a store_at a loop
+    // the candidate does not have would not build).
+    const bool stored_in_loop = c[i].which == 0 && c[i].parallel && c[i].data_parallel && !no_loop(r, c[i]);
+    for (const buffer_expr_ptr& b : r.in_loop) {
+      b->store_at(stored_in_loop ? std::optional<loop_id>(loop_id{r.f, r.v}) : std::optional<loop_id>());
+    }
     if (no_loop(r, c[i])) {
       r.f->loops({});
       continue;
     }
     std::vector<func::loop_info> l = {
         {c[i].which == 0 ? r.v : r.next_v, c[i].step, c[i].parallel ? loop::parallel : loop::serial}};
-    if (c[i].which == 0) l.insert(l.end(), r.outer.begin(), r.outer.end());
+    if (c[i].which == 0) {
+      l.insert(l.end(), r.outer.begin(), r.outer.end());
+      if (!r.outer.empty() && c[i].strip > 0) {
+        // A tile: the strips parallel or not, the inner loop serial.
+        l[0].max_workers = loop::serial;
+        l[1].step = c[i].strip;
+        l[1].max_workers = c[i].parallel ? loop::parallel : loop::serial;
+      }
+    }
     r.f->loops(std::move(l));
   }
 }
 
 // The neighbours of c, in a fixed order: for each loop, its step doubled (while the model's
-// iterations allow), halved (a multiple of the granularity), the model's next-best candidate (from
-// the model's dim), and serial or parallel.
+// iterations allow), halved (a multiple of the granularity), a tile's strips doubled (while two
+// are left) and halved (down to cost_model::min_strip), the model's next-best candidate (from the
+// model's dim), serial or parallel, and a parallel loop of the model's dim pipelined or
+// data-parallel.
 std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, const candidate_loops& c, int threads) {
+  SLINKY_ASSERT(c.size() == loops.size(), "a setting per refined loop");
   std::vector<candidate_loops> r;
   for (std::size_t i = 0; i < loops.size(); ++i) {
     const refined_loop& l = loops[i];
@@ -201,14 +238,29 @@ std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, 
         r.push_back(c);
         r.back()[i].step = half;
       }
+      if (model_dim && c[i].strip > 0) {
+        if (c[i].strip * 2 < l.strip_extent) {
+          r.push_back(c);
+          r.back()[i].strip *= 2;
+        }
+        if (c[i].strip / 2 >= scheduler_internal::cost_model::min_strip) {
+          r.push_back(c);
+          r.back()[i].strip /= 2;
+        }
+      }
     }
     if (model_dim && l.has_next) {
       r.push_back(c);
-      r.back()[i] = {1, l.next_none ? 0 : l.next_step, l.next_parallel};
+      r.back()[i] = {1, l.next_none ? 0 : l.next_step, l.next_parallel, 0, false};
     }
-    if (looped && threads > 1 && !(model_dim && l.recomputes)) {
+    if (looped && threads > 1 && !(model_dim && c[i].data_parallel)) {
       r.push_back(c);
       r.back()[i].parallel = !c[i].parallel;
+    }
+    // A parallel loop of the model's dim pipelined or data-parallel.
+    if (looped && model_dim && c[i].parallel && c[i].strip == 0 && !l.in_loop.empty()) {
+      r.push_back(c);
+      r.back()[i].data_parallel = !c[i].data_parallel;
     }
   }
   return r;
@@ -319,9 +371,36 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
         if (n.f != l.f) continue;
         std::vector<func::loop_info> outer(n.f->loops().begin() + std::min<std::size_t>(1, n.f->loops().size()),
                                            n.f->loops().end());
-        loops.push_back({n.f, !l.looped, l.loop_var, l.step, l.parallel, std::max<index_t>(1, l.granularity),
-            l.iterations, l.recomputes, std::move(outer), l.has_next, l.next_dim < 0, l.next_var, l.next_step,
-            std::max<index_t>(1, l.next_granularity), l.next_iterations, l.next_parallel});
+        loops.push_back({n.f,
+                         !l.looped,
+                         l.loop_var,
+                         l.step,
+                         l.parallel,
+                         std::max<index_t>(1, l.granularity),
+                         l.iterations,
+                         l.recomputes,
+                         std::move(outer),
+                         l.outer_step,
+                         l.outer_step * l.outer_iterations,
+                         l.outer_parallel,
+                         l.has_next,
+                         l.next_dim < 0,
+                         l.next_var,
+                         l.next_step,
+                         std::max<index_t>(1, l.next_granularity),
+                         l.next_iterations,
+                         l.next_parallel,
+                         {}});
+        // The funcs of this output's group computed in its loop (not a tile's).
+        if (l.looped && l.outer_dim < 0) {
+          for (const schedule_report::func_decision& d : report.funcs) {
+            if (d.where != schedule_report::placement::in_loop) continue;
+            for (const scheduler_internal::sched_node& member : g.nodes) {
+              if (member.f != d.f || member.group < 0 || g.nodes[member.group].f != l.f) continue;
+              for (const func::output& o : member.f->outputs()) loops.back().in_loop.push_back(o.buffer);
+            }
+          }
+        }
       }
     }
   }
@@ -358,7 +437,11 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
       return t[t.size() / 2];
     };
     candidate_loops model;
-    for (const refined_loop& l : loops) model.push_back({0, l.none ? 0 : l.step, l.parallel});
+    for (const refined_loop& l : loops) {
+      // A tile's setting is parallel where its strips are.
+      model.push_back({0, l.none ? 0 : l.step, l.outer.empty() ? l.parallel : l.outer_parallel,
+                       l.outer.empty() ? 0 : l.strip, l.recomputes});
+    }
     const std::string model_name = describe(loops, model, ctx_);
     const double model_s = time_candidate(*p, model_name, std::numeric_limits<double>::infinity());
     const double limit = refine_.max_slowdown * model_s;
@@ -422,7 +505,8 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     double fastest = model_s;
     for (const measured_candidate& c : measured) fastest = std::min(fastest, c.s);
     // The memory of a candidate, as the part of its loops' dims one iteration covers, summed (a
-    // loop's intermediates grow with it; no loop covers the whole dim).
+    // loop's intermediates grow with it; no loop covers the whole dim; a tile's iteration covers
+    // that part of the strip's part of its outer dim).
     auto steps = [&](const candidate_loops& c) {
       double sum = 0;
       for (std::size_t i = 0; i < c.size(); ++i) {
@@ -432,7 +516,11 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
           continue;
         }
         const index_t extent = c[i].which == 0 ? l.step * l.iterations : l.next_step * l.next_iterations;
-        sum += static_cast<double>(c[i].step) / static_cast<double>(std::max<index_t>(1, extent));
+        double part = static_cast<double>(c[i].step) / static_cast<double>(std::max<index_t>(1, extent));
+        if (c[i].which == 0 && c[i].strip > 0) {
+          part *= static_cast<double>(c[i].strip) / static_cast<double>(std::max<index_t>(1, l.strip_extent));
+        }
+        sum += part;
       }
       return sum;
     };
@@ -450,12 +538,14 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     }
     std::vector<const measured_candidate*> finalists;
     for (const measured_candidate& c : measured) {
-      if (&c != fastest_c && steps(c.c) < steps(fastest_c->c) && c.s <= fastest * (1 + confirm_band * refine_.equal_time)) {
+      if (&c != fastest_c && steps(c.c) < steps(fastest_c->c) &&
+          c.s <= fastest * (1 + confirm_band * refine_.equal_time)) {
         finalists.push_back(&c);
       }
     }
-    std::stable_sort(finalists.begin(), finalists.end(),
-                     [&](const measured_candidate* a, const measured_candidate* b) { return steps(a->c) < steps(b->c); });
+    std::stable_sort(finalists.begin(), finalists.end(), [&](const measured_candidate* a, const measured_candidate* b) {
+      return steps(a->c) < steps(b->c);
+    });
     if (finalists.size() + 1 > confirm_candidates) finalists.resize(confirm_candidates - 1);
     std::vector<measured_candidate> confirmed;
     if (!finalists.empty()) {

@@ -91,6 +91,27 @@ double cost_model::roots_ns(const std::vector<root_term>& roots) const {
   return t;
 }
 
+double cost_model::roots_reread_ns(const std::vector<root_term>& roots, int& level) const {
+  double t = 0;
+  for (const root_term& r : roots) {
+    for (const read_counts& x : r.counts->rereads) {
+      t += x.bytes * m_.ns_per_byte[x.level];
+      level = std::max(level, x.level);
+    }
+  }
+  return t;
+}
+
+double cost_model::rereads_ns(const loop_counts& c, index_t step) const {
+  const double st = static_cast<double>(step);
+  double t = 0;
+  for (const loop_counts::reread& r : c.rereads) {
+    const double bytes = static_cast<double>(c.extent) / st * r.bytes(st, c.probe_step) - r.window;
+    t += std::max(0.0, bytes) * m_.ns_per_byte[r.level];
+  }
+  return t;
+}
+
 loop_prices cost_model::price(const loop_counts& c) const {
   loop_prices p;
   for (const level_bytes& b : c.streamed) {
@@ -107,6 +128,7 @@ loop_prices cost_model::price(const loop_counts& c) const {
   }
   p.roots_ns = roots_ns(c.roots);
   for (const read_counts& r : c.invariant_reads) p.invariant_ns += r.bytes * m_.ns_per_byte[r.level];
+  p.roots_reread_ns = roots_reread_ns(c.roots, p.roots_reread_level);
   return p;
 }
 
@@ -168,6 +190,9 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
     loop_ns = iterations * calls_ns + static_cast<double>(c.extent) / st * work_and_bytes_ns;
   }
   e.ns = loop_ns + p.roots_ns + p.invariant_ns + page_ns(fold);
+  e.reread_ns = rereads_ns(c, step) + p.roots_reread_ns;
+  e.reread_level = p.roots_reread_level;
+  for (const loop_counts::reread& r : c.rereads) e.reread_level = std::max(e.reread_level, r.level);
   return e;
 }
 

@@ -67,6 +67,9 @@ struct root_counts {
   double hinted_call_ns = 0;
   // Its region is an intermediate allocated on every evaluation (not an output's).
   bool allocated = false;
+  // The operands it reads whole for each row of its region (loop_counts::rereads): the bytes read
+  // beyond the first read, from the level their window fits in.
+  std::vector<read_counts> rereads;
 };
 
 // A func at the root in a loop's (or no loop's) estimate: what it does, and how many of its
@@ -118,6 +121,19 @@ struct loop_counts {
   // of their whole buffers).
   std::vector<root_term> roots;
   std::vector<read_counts> invariant_reads;
+  // The invariant windows that the callbacks read again for each row they compute (a row: a run
+  // along the reading func's output dim 0; the operand b of a product c = a x b, whose window is
+  // the same for every row of c): per iteration, the rows times the window's bytes, from the level
+  // the window fits in (cost_model::rereads_ns). These reads are the same for a loop over rows and
+  // for no loop (each row reads the whole operand), and they are charged apart from the estimate
+  // (loop_estimate::reread_ns): they decide between a tile, whose strips read a strip of the
+  // operand that may fit a cache, and the rest.
+  struct reread {
+    linear_in_step bytes;
+    double window = 0;
+    int level = memory_level;
+  };
+  std::vector<reread> rereads;
   int calls_per_iteration = 0;
   // The hinted costs per call of the funcs in the loop (func::cost_hints::ns_per_call), summed:
   // charged once per iteration beside the calls' overhead.
@@ -148,6 +164,10 @@ struct loop_counts {
 struct loop_prices {
   linear_in_step streamed_ns, external_cached_ns, work_ns;
   double roots_ns = 0, invariant_ns = 0;
+  // The rereads of the funcs at the root (root_counts::rereads), once per evaluation, and the
+  // deepest level they are served from (-1 if none).
+  double roots_reread_ns = 0;
+  int roots_reread_level = -1;
 };
 
 // The estimate of a loop at one step.
@@ -160,6 +180,11 @@ struct loop_estimate {
   int level = memory_level;
   // The intermediates' memory (loop_counts::memory_bytes), in bytes.
   double memory = 0;
+  // The time of the rereads of operands read whole for each row (loop_counts::rereads and
+  // root_counts::rereads), in ns, not part of ns; the deepest level they are served from (-1 if
+  // there are none).
+  double reread_ns = 0;
+  int reread_level = -1;
 };
 
 // Counts to nanoseconds, for one machine description and the part of each cache level a working
@@ -192,6 +217,12 @@ public:
   double root_ns(const root_counts& f, int root_consumers) const;
   // The time of funcs at the root, summed in order.
   double roots_ns(const std::vector<root_term>& roots) const;
+  // The time of the rereads of funcs at the root (root_counts::rereads), and the deepest level
+  // they are served from (into `level`, which is not lowered).
+  double roots_reread_ns(const std::vector<root_term>& roots, int& level) const;
+  // The time of a loop's rereads (loop_counts::rereads) in steps of `step`: every row's read of
+  // the window but the first of the evaluation (which invariant_reads charges).
+  double rereads_ns(const loop_counts& c, index_t step) const;
   // The parts of a loop's time priced once (loop_prices).
   loop_prices price(const loop_counts& c) const;
   // The time of a group with a loop in steps of `step`, with `workers` iterations in flight (1:

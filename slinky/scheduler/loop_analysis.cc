@@ -6,6 +6,8 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "slinky/base/assert.h"
+
 namespace slinky {
 namespace scheduler_internal {
 
@@ -24,16 +26,21 @@ struct external_read {
   std::vector<index_range> box[3];
   index_t elem_size = 4;
   double total_bytes = -1;
+  // The rows of the funcs reading it per row (sched_node::read_per_row) at each probe.
+  double rows[3] = {0, 0, 0};
 };
 
 // Accounts for a window read from outside the loop, of `bytes[q]` at the probes (q = 0: step S
 // at y; 1: step S at y + S; 2: step 2S at y), `overlap_bytes` of the first two in common, from a
-// buffer at `level`.
-void add_external(loop_analysis& a, const double bytes[3], double overlap_bytes, int level) {
+// buffer at `level`; `rows[q]` rows of the funcs reading it read it whole for each row (the
+// window then at `window_level`).
+void add_external(loop_analysis& a, const double bytes[3], double overlap_bytes, int level, const double rows[3],
+                  int window_level) {
   loop_counts& c = a.counts;
   if (bytes[0] == bytes[1] && bytes[0] == bytes[2] && overlap_bytes >= bytes[0]) {
     c.invariant_bytes += bytes[0];
     c.invariant_reads.push_back({bytes[0], level});
+    if (rows[0] > 0) c.rereads.push_back({{rows[0] * bytes[0], rows[2] * bytes[0]}, bytes[0], window_level});
     return;
   }
   ++c.buffers;
@@ -131,6 +138,7 @@ void analysis_pass::reset(int dim) {
   reuse(old.counts.work, c.work);
   reuse(old.counts.roots, c.roots);
   reuse(old.counts.invariant_reads, c.invariant_reads);
+  reuse(old.counts.rereads, c.rereads);
   plan.in_loop.resize(g.nodes.size());
   plan.reason.resize(g.nodes.size());
   plan.moving_dim.resize(g.nodes.size());
@@ -140,6 +148,7 @@ void analysis_pass::reset(int dim) {
       s.window[q].resize(g.num_slots);
       s.produce[q].resize(g.num_slots);
       s.reads[q].resize(g.nodes.size());
+      s.rows[q].resize(g.nodes.size());
     }
     s.failed.resize(g.nodes.size());
     s.member_mark.resize(g.nodes.size());
@@ -154,10 +163,13 @@ void analysis_pass::reset(int dim) {
     for (int q = 0; q < 3; ++q) {
       std::fill_n(s.window[q].begin() + n.slot, n.rank, index_range());
       s.reads[q][i] = 0;
+      s.rows[q][i] = 0;
     }
     s.failed[i] = 0;
     s.member_mark[i] = s.mark;
   }
+  SLINKY_ASSERT(h == members.front(), "the head is the first member");
+  SLINKY_ASSERT(dim >= 0 && dim < static_cast<int>(g.nodes[h].out_slots[0].size()), "a dim of the head's output");
   plan.dim = dim;
   plan.slot = g.nodes[h].out_slots[0][dim];
 }
@@ -169,8 +181,10 @@ void analysis_pass::run(int dim, bool recompute, strip outer) {
   if (plan.slot < 0) return;
   if (outer.active()) {
     if (outer.dim == dim || outer.dim >= static_cast<int>(head.out_slots[0].size())) return;
+    SLINKY_ASSERT(outer.dim >= 0, "an active strip has a dim");
     strip_slot = head.out_slots[0][outer.dim];
     if (strip_slot < 0 || strip_slot == plan.slot) return;
+    SLINKY_ASSERT(static_cast<std::size_t>(strip_slot) < head.rank, "the strip's slot is one of the head's variables");
     // The strip probed: the second one where there are three or more (the first and last may be
     // clamped by the consumers' bounds), else the first.
     const index_range w = full[head.slot + strip_slot];
@@ -253,7 +267,9 @@ void analysis_pass::account_root(int i, place_reason why) {
   for (std::size_t v = 0; v < n.rank; ++v) {
     s.produce[0][n.slot + v] = intersect(s.window[0][n.slot + v], s.window[1][n.slot + v]);
   }
-  add_external(plan, bytes, g.region_bytes(n, s.produce[0].data()), model.level_of(n.full_bytes));
+  const double rows[3] = {s.rows[0][i], s.rows[1][i], s.rows[2][i]};
+  add_external(plan, bytes, g.region_bytes(n, s.produce[0].data()), model.level_of(n.full_bytes), rows,
+               model.level_of(bytes[0]));
 }
 
 // Member i in the loop: what each iteration computes (the part of its window earlier iterations
@@ -261,6 +277,8 @@ void analysis_pass::account_root(int i, place_reason why) {
 // overlap), its ring buffer, and the bytes it writes and its consumers read.
 void analysis_pass::account_in_loop(int i, int moving, index_t shift) {
   const sched_node& n = g.nodes[i];
+  SLINKY_ASSERT(moving >= 0 && static_cast<std::size_t>(moving) < n.rank, "a func in the loop moves along a variable");
+  SLINKY_ASSERT(shift != 0, "a func in the loop moves between iterations");
   plan.in_loop[i] = 1;
   for (std::size_t d = 0; d < n.out_slots[0].size(); ++d) {
     if (n.out_slots[0][d] == moving) plan.moving_dim[i] = static_cast<int>(d);
@@ -332,7 +350,20 @@ void analysis_pass::account_in_loop(int i, int moving, index_t shift) {
 // members, else into the external windows.
 void analysis_pass::read_inputs(int i) {
   const sched_node& n = g.nodes[i];
-  for (const func::input& in : n.f->inputs()) {
+  // The rows of what it computes at each probe (for the inputs it reads per row).
+  const int row_slot = n.rank >= 2 && !n.out_slots.empty() && !n.out_slots[0].empty() ? n.out_slots[0][0] : -1;
+  double rows[3] = {0, 0, 0};
+  if (row_slot >= 0) {
+    for (int q = 0; q < 3; ++q) {
+      rows[q] = 1;
+      for (std::size_t v = 0; v < n.rank; ++v) {
+        if (static_cast<int>(v) != row_slot) rows[q] *= static_cast<double>(s.produce[q][n.slot + v].extent());
+      }
+    }
+  }
+  for (std::size_t k = 0; k < n.f->inputs().size(); ++k) {
+    const func::input& in = n.f->inputs()[k];
+    const bool per_row = row_slot >= 0 && k < n.read_per_row.size() && n.read_per_row[k];
     const buffer_expr* b = in.buffer.get();
     const int p = g.producer_of(b);
     const bool member = p >= 0 && p != h && s.member_mark[p] == s.mark;
@@ -361,10 +392,13 @@ void analysis_pass::read_inputs(int i) {
         break;
       }
       if (member) {
+        SLINKY_ASSERT(!plan.in_loop[p], "producers are placed after their consumers");
         add_to_region(g.nodes[p], g.produced.at(b).second, s.needed, s.window[q].data());
         s.reads[q][p] += box_bytes(s.needed, g.elem_size(b));
+        if (per_row) s.rows[q][p] += rows[q];
         continue;
       }
+      if (per_row) ext->rows[q] += rows[q];
       std::vector<index_range>& box = ext->box[q];
       if (box.empty()) {
         box = s.needed;
@@ -386,14 +420,14 @@ void analysis_pass::account_externals() {
       overlap[d] = intersect(e.box[0][d], e.box[1][d]);
     }
     const double total = e.total_bytes >= 0 ? e.total_bytes : bytes[0] * plan.counts.extent / plan.counts.probe_step;
-    add_external(plan, bytes, box_bytes(overlap, e.elem_size), model.level_of(total));
+    add_external(plan, bytes, box_bytes(overlap, e.elem_size), model.level_of(total), e.rows, model.level_of(bytes[0]));
   }
 }
 
 }  // namespace
 
-void loop_analyzer::analyze(
-    int h, int dim, const std::vector<int>& members, bool recompute, loop_analysis& result, strip outer) {
+void loop_analyzer::analyze(int h, int dim, const std::vector<int>& members, bool recompute, loop_analysis& result,
+                            strip outer) {
   analysis_pass(g_, h, members, full_, model_, scratch_, result).run(dim, recompute, outer);
 }
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "slinky/scheduler/cost_model.h"
-#include "slinky/scheduler/graph_walk.h"
+#include "slinky/scheduler/sched_graph.h"
 
 namespace slinky {
 namespace scheduler_internal {
@@ -101,6 +101,8 @@ public:
   struct scratch {
     std::vector<index_range> window[3], produce[3];
     std::vector<double> reads[3];
+    // The rows of the funcs in the loop reading a func per row (sched_node::read_per_row).
+    std::vector<double> rows[3];
     std::vector<char> failed;
     std::vector<index_range> needed;
     // The members of the analysis being made: member_mark[i] == mark.

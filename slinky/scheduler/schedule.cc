@@ -78,10 +78,10 @@ std::string schedule_report::to_string(const node_context* ctx) const {
     if (l.outer_dim >= 0) {
       os << ", inside a loop over dim " << l.outer_dim << " ("
          << (ctx ? ctx->name(l.outer_var) : "_" + std::to_string(l.outer_var.id)) << ") in steps of " << l.outer_step
-         << ", serial, " << l.outer_iterations << " iterations (a tile)";
+         << (l.outer_parallel ? ", parallel, " : ", serial, ") << l.outer_iterations << " iterations (a tile)";
     }
-    os << ", " << l.calls << " calls; working set " << l.working_set_bytes
-       << " bytes (budget " << l.budget_bytes << ", ";
+    os << ", " << l.calls << " calls; working set " << l.working_set_bytes << " bytes (budget " << l.budget_bytes
+       << ", ";
     if (l.level <= 3) {
       os << "L" << l.level;
       if (l.level == 3 && l.workers > 1) {
@@ -100,6 +100,11 @@ std::string schedule_report::to_string(const node_context* ctx) const {
                                                 : " (blocks read)");
     }
     if (l.invariant_bytes > 0) os << "; " << l.invariant_bytes << " bytes read whole by every iteration";
+    if (l.outer_dim >= 0 && l.reread_cost_ns > 0) {
+      std::snprintf(buf, sizeof(buf), "; read again row by row: %.3f ms (no schedule %.3f ms)", l.reread_cost_ns * 1e-6,
+                    l.unscheduled_reread_cost_ns * 1e-6);
+      os << buf;
+    }
     os << "\n";
   }
   for (const func_decision& d : funcs) {

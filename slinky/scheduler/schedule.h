@@ -132,6 +132,9 @@ struct schedule_report {
     index_t outer_step = 0;
     /// The outer loop's iterations (0 without one).
     index_t outer_iterations = 0;
+    /// The outer loop is parallel: its strips run at once on the workers, each with its own
+    /// windows (the funcs are stored at the outer loop).
+    bool outer_parallel = false;
     /// The loop's iterations for the given shapes (with a tile: in each strip).
     index_t iterations = 0;
     /// The working set of one iteration (intermediates' windows, the windows of the inputs read,
@@ -151,6 +154,13 @@ struct schedule_report {
     double cost_ns = 0;
     /// The same estimate with no schedule, in ns.
     double unscheduled_cost_ns = 0;
+    /// The estimated time of the callbacks' reads of operands they read whole for every row they
+    /// compute (a product's right-hand side), beyond the first read, with this loop, in ns: not
+    /// part of the estimates above (they are alike for a loop over rows and no loop), they decide
+    /// where a tile pays (its strips read a strip of the operand, which may fit a cache).
+    double reread_cost_ns = 0;
+    /// The same reads again with no schedule, in ns.
+    double unscheduled_reread_cost_ns = 0;
     /// The steps considered were multiples of this: a func in the loop moves by one element
     /// every `granularity` elements of the loop (it is read in blocks, like packed panels).
     index_t granularity = 1;

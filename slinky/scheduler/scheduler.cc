@@ -8,6 +8,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include "slinky/base/assert.h"
+
 namespace slinky {
 namespace scheduler_internal {
 
@@ -135,6 +137,8 @@ void scheduler::schedule_group(int h, const std::vector<int>& group, bool subgro
   group_choice c = choose(h, group);
   ld.cost_ns = c.best.estimate.ns;
   ld.unscheduled_cost_ns = c.unscheduled_ns;
+  ld.reread_cost_ns = c.best.estimate.reread_ns;
+  ld.unscheduled_reread_cost_ns = c.unscheduled_reread_ns;
   // Not for a tile: its funcs are stored at its outer loop, which another loop would not have.
   if (c.next && !c.next->recompute && !c.next->tiled() && !c.best.tiled()) {
     ld.has_next = true;
@@ -194,11 +198,22 @@ void scheduler::place(int h, const std::vector<int>& group, candidate& c) {
 
 void scheduler::apply(int h, const candidate& c, std::vector<int>& at_root) {
   const sched_node& head = g_.nodes[h];
+  SLINKY_ASSERT(c.looped() && c.loops.size() <= 2, "a loop, or a tile's two");
   const loop_level& l = c.inner();
+  SLINKY_ASSERT(l.dim >= 0 && static_cast<std::size_t>(l.dim) < head.f->outputs()[0].dims.size() && l.step >= 1,
+                "the loop is over a dim of the head's output");
+  SLINKY_ASSERT(!c.tiled() || (c.loops[0].dim >= 0 &&
+                               static_cast<std::size_t>(c.loops[0].dim) < head.f->outputs()[0].dims.size() &&
+                               c.loops[0].dim != l.dim && c.loops[0].step >= 1),
+                "a tile's outer loop is over another dim of the head's output");
+  SLINKY_ASSERT(!c.sites.empty() && c.sites.front().node == h, "the sites are placed, the head's first");
   const var v = head.f->outputs()[0].dims[l.dim];
   std::vector<func::loop_info> loops = {func::loop_info(v, l.step, l.parallel ? loop::parallel : loop::serial)};
   // A tile's outer loop, after the inner one (innermost first).
-  if (c.tiled()) loops.emplace_back(head.f->outputs()[0].dims[c.loops[0].dim], c.loops[0].step, loop::serial);
+  if (c.tiled()) {
+    loops.emplace_back(head.f->outputs()[0].dims[c.loops[0].dim], c.loops[0].step,
+                       c.loops[0].parallel ? loop::parallel : loop::serial);
+  }
   head.f->loops(std::move(loops));
   for (const func_site& s : c.sites) {
     if (s.node == h || s.client) continue;
@@ -231,10 +246,13 @@ void scheduler::report_loop(int h, const candidate& c, schedule_report::loop_dec
   const loop_level& l = c.inner();
   const loop_analysis& a = analysis_;
   ld.looped = true;
-  ld.why = c.recompute  ? "cheapest loop; parallel, data-parallel with the overlaps recomputed"
-           : l.parallel ? "cheapest loop; parallel"
-           : c.tiled()  ? "cheapest loop; a tile (the working set of a loop over one dim is served beyond the L2)"
-                        : "cheapest loop";
+  ld.why = c.recompute                        ? "cheapest loop; parallel, data-parallel with the overlaps recomputed"
+           : l.parallel                       ? "cheapest loop; parallel"
+           : c.tiled() && c.loops[0].parallel ? "cheapest loop; a tile, its strips parallel"
+           : c.tiled() && c.estimate.reread_ns > 0
+               ? "cheapest loop; a tile (operands read whole for every row are served beyond the L2 without one)"
+           : c.tiled() ? "cheapest loop; a tile (the working set of a loop over one dim is served beyond the L2)"
+                       : "cheapest loop";
   ld.dim = l.dim;
   ld.loop_var = head.f->outputs()[0].dims[l.dim];
   ld.step = l.step;
@@ -250,6 +268,7 @@ void scheduler::report_loop(int h, const candidate& c, schedule_report::loop_dec
     ld.outer_var = head.f->outputs()[0].dims[ld.outer_dim];
     ld.outer_step = c.loops[0].step;
     ld.outer_iterations = c.strips;
+    ld.outer_parallel = c.loops[0].parallel;
   }
   ld.calls = ld.iterations * c.strips * a.counts.calls_per_iteration;
   ld.granularity = a.granularity;

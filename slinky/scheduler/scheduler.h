@@ -12,8 +12,8 @@
 
 #include "slinky/scheduler/candidate.h"
 #include "slinky/scheduler/cost_model.h"
-#include "slinky/scheduler/graph_walk.h"
 #include "slinky/scheduler/loop_analysis.h"
+#include "slinky/scheduler/sched_graph.h"
 #include "slinky/scheduler/schedule.h"
 
 namespace slinky {
@@ -39,6 +39,8 @@ private:
     // The chosen candidate (no loop if no loop is cheaper), and the group's time with no loop.
     candidate best;
     double unscheduled_ns = 0;
+    // The rereads of operands read whole for every row with no loop (loop_estimate::reread_ns).
+    double unscheduled_reread_ns = 0;
     // The next-best candidate priced: a loop over another dim or no loop (none if nothing else
     // was priced), for the measured refinement to try.
     std::optional<candidate> next;
@@ -56,13 +58,10 @@ private:
   // The best step of an analyzed loop with `workers` iterations in flight, at most max_step.
   candidate best_step(const loop_analysis& a, int workers, index_t max_step) const;
   // Where the chosen serial loop's working set is served beyond the L2 (a row of the output or of
-  // an intermediate is too large for it, or an operand read whole by every iteration is): a tile
-  // of two serial loops if one is cheaper, into `best`.
+  // an intermediate is too large for it, or an operand read whole by every iteration is), or
+  // where no loop was chosen and the callbacks read operands whole for every row from beyond the
+  // L2: a tile of two serial loops if one is cheaper, into `best`.
   void consider_tiles(int h, const std::vector<int>& members, group_choice& best);
-  // The time of candidate c with every iteration reading its windows read whole
-  // (loop_counts::invariant_bytes) from the level they fit in, beyond the first read of each strip
-  // that c.estimate charges: how a loop and a tile are compared.
-  double with_rereads(const candidate& c) const;
 
   // Setting and reporting (scheduler.cc).
   // Decides, sets and reports the schedule of head h's group (subgroup: the funcs feeding only a

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <optional>
 
+#include "slinky/base/assert.h"
 #include "slinky/scheduler/scheduler.h"
 
 namespace slinky {
@@ -143,8 +144,10 @@ candidate scheduler::best_step(const loop_analysis& a, int workers, index_t max_
       }
     }
   }
+  SLINKY_ASSERT(n > 0, "a step of 1 is always priced");
   candidate c;
   const priced& best = pick(steps, n, workers, c.cheapest_ns);
+  SLINKY_ASSERT(best.step >= 1 && best.step <= std::max<index_t>(1, max_step), "a step within the loop");
   c.loops.push_back({a.dim, best.step, workers > 1});
   c.workers = workers;
   c.recompute = a.recompute;
@@ -164,35 +167,43 @@ void scheduler::group_choice::offer(candidate c) {
   }
 }
 
-double scheduler::with_rereads(const candidate& c) const {
-  if (c.invariant_bytes <= 0 || c.iterations <= c.strips) return c.estimate.ns;
-  const double rate = model_.target().ns_per_byte[model_.level_of(c.invariant_bytes)];
-  return c.estimate.ns + static_cast<double>(c.iterations - c.strips) * c.invariant_bytes * rate;
-}
-
 // The tiles: for each pair of the head's dims (the inner one not dim 0), an outer loop over one in
-// strips of a power of two
-// (from half the dim down to cost_model::min_strip elements) and the inner loop over the other,
-// its step chosen as a serial loop's for one strip (best_step). The strip's estimate, less what it
-// charges once per evaluation (the funcs at the root), is multiplied by the strips: each strip
-// computes the windows of its funcs whole across the outer dim (the overlaps of neighbouring
-// strips, a stencil's halo, are computed again). Only strips whose working set fits the L2 are
-// candidates, and a tile must be cheaper than the loop by cost_model::tile_gain, both priced with
-// the windows read whole read again in every iteration (with_rereads): the cost model's single
-// read of them holds where they stay in a cache between iterations, which is what a tile buys
-// where they do not fit. Of the strips of one pair of dims, the widest that fits and beats the
-// limit. The funcs in a tile's loop are stored at its outer loop (scheduler::apply), where they
+// strips of a power of two (from half the dim down to cost_model::min_strip elements) and the
+// inner loop over the other, its step chosen as a serial loop's for one strip (best_step). The
+// strip's estimate, less what it charges once per evaluation (the funcs at the root), is
+// multiplied by the strips: each strip computes the windows of its funcs whole across the outer
+// dim (the overlaps of neighbouring strips, a stencil's halo, are computed again). Only strips
+// whose working set fits the L2 are candidates, and a tile must be cheaper than the best
+// candidate (a loop, or no loop) by cost_model::tile_gain, both priced with the rereads of the
+// operands the callbacks read whole for every row (loop_estimate::reread_ns): a strip reads a strip
+// of such an operand, which may fit a cache where the whole does not (a product c = a x b whose b
+// exceeds the L2). Of the strips of one pair of dims, the widest that beats the limit, unless a
+// narrower one beats that one by tile_gain again (a strip of the operand fitting a nearer
+// level). The funcs in a tile's loop are stored at its outer loop (scheduler::apply), where they
 // slide along the inner one.
 void scheduler::consider_tiles(int h, const std::vector<int>& members, group_choice& best) {
   const candidate& one = best.best;
-  if (!one.looped() || one.tiled() || one.inner().parallel) return;
+  if (one.tiled()) return;
   const sched_node& head = g_.nodes[h];
   const int rank = static_cast<int>(head.out_slots[0].size());
-  // Where a loop over the outermost dim fits the L2, no tile: only where the loop's working set is
-  // served beyond it, where an operand read whole is too large for it, or where the search went to
-  // an inner dim (the outer ones' loops did not fit).
-  if (one.estimate.level <= 1 && model_.level_of(one.invariant_bytes) <= 1 && one.inner().dim == rank - 1) return;
-  double limit = cost_model::tile_gain * with_rereads(one);
+  const machine& m = model_.target();
+  const bool threads = options_.parallel && m.threads > 1;
+  if (one.looped() && one.inner().parallel) {
+    // A parallel loop's steps pass the L2 budget by design (fewer, larger iterations); a tile
+    // only where one row of it, serially, does not fit the L2.
+    if (!threads) return;
+    analyzer_.analyze(h, one.inner().dim, members, /*recompute=*/false, tile_analysis_);
+    if (!tile_analysis_.ok || model_.loop(tile_analysis_.counts, 1, 1).level <= 1) return;
+  } else if (one.looped()) {
+    // Where a loop over the outermost dim fits the L2, no tile: only where the loop's working set
+    // is served beyond it, where an operand read whole is too large for it, or where the search
+    // went to an inner dim (the outer ones' loops did not fit).
+    if (one.estimate.level <= 1 && model_.level_of(one.invariant_bytes) <= 1 && one.inner().dim == rank - 1) return;
+  } else if (!best.considered || one.estimate.reread_level <= 1) {
+    // No loop: a tile only where the callbacks read operands again row by row from beyond the L2.
+    return;
+  }
+  double limit = cost_model::tile_gain * (one.estimate.ns + one.estimate.reread_ns);
   std::optional<candidate> tile;
   // The inner loop is not over dim 0: its steps would cut the rows the callbacks walk into
   // pieces as short as one element (strided reads, partial cache lines), which the model does not
@@ -209,25 +220,52 @@ void scheduler::consider_tiles(int h, const std::vector<int>& members, group_cho
         if (t.estimate.level > 1) continue;
         const loop_prices p = model_.price(tile_analysis_.counts);
         const double strips = static_cast<double>(tile_analysis_.strips);
-        auto all_strips = [&](double ns) { return strips * (ns - p.roots_ns) + p.roots_ns; };
-        t.estimate.ns = all_strips(t.estimate.ns);
-        t.cheapest_ns = all_strips(t.cheapest_ns);
+        auto all_strips = [&](double ns, double once) { return strips * (ns - once) + once; };
+        t.estimate.ns = all_strips(t.estimate.ns, p.roots_ns);
+        t.cheapest_ns = all_strips(t.cheapest_ns, p.roots_ns);
+        t.estimate.reread_ns = all_strips(t.estimate.reread_ns, p.roots_reread_ns);
         t.strips = tile_analysis_.strips;
         t.iterations *= t.strips;
         t.loops.insert(t.loops.begin(), loop_level{outer, s, false});
-        const double ns = with_rereads(t);
-        // The widest strip that fits and beats the limit: narrower strips compute more of the
-        // overlaps again and cut rows shorter, which the model prices only in part (the wide
-        // stencil's tiles took 15.0, 11.1 and 9.4 ms in strips of 1024, 4096 and 16384 columns).
+        // The strips in parallel where a loop would be (at least two per worker, at most
+        // cost_model::parallel_gain of the serial tile): each strip computes its own windows
+        // (stored at the strip), so they are independent iterations, like a data-parallel
+        // loop's, each worker with its own windows.
+        if (threads && t.strips >= 2 * m.threads) {
+          const double per_worker = std::ceil(strips / m.threads);
+          const double strip_ns = t.estimate.ns - p.roots_ns;
+          candidate par = t;
+          par.loops[0].parallel = true;
+          par.workers = m.threads;
+          par.estimate.ns = (per_worker / strips * strip_ns + per_worker * cost_model::parallel_iteration_ns) /
+                                cost_model::parallel_efficiency +
+                            cost_model::fork_join_ns + p.roots_ns;
+          par.cheapest_ns = par.estimate.ns + (t.cheapest_ns - t.estimate.ns) * per_worker / strips;
+          par.estimate.reread_ns =
+              per_worker / strips * (t.estimate.reread_ns - p.roots_reread_ns) / cost_model::parallel_efficiency +
+              p.roots_reread_ns;
+          par.estimate.memory =
+              m.threads * (t.estimate.memory - tile_analysis_.counts.root_bytes) + tile_analysis_.counts.root_bytes;
+          if (par.estimate.ns + par.estimate.reread_ns <
+              cost_model::parallel_gain * (t.estimate.ns + t.estimate.reread_ns)) {
+            t = std::move(par);
+          }
+        }
+        const double ns = t.estimate.ns + t.estimate.reread_ns;
+        // The widest strip that beats the limit: narrower strips compute more of the overlaps
+        // again and cut rows shorter, which the model prices only in part (the wide stencil's
+        // tiles took 15.0, 11.1 and 9.4 ms in strips of 1024, 4096 and 16384 columns); a
+        // narrower one only if it beats that by tile_gain again.
         if (ns < limit) {
-          limit = ns;
+          limit = cost_model::tile_gain * ns;
           tile = std::move(t);
-          break;
         }
       }
     }
   }
   if (tile) {
+    SLINKY_ASSERT(tile->tiled() && tile->loops[0].dim != tile->loops[1].dim, "a tile's loops are over two dims");
+    SLINKY_ASSERT(tile->inner().dim >= 1 && tile->loops[0].step >= cost_model::min_strip, "a tile's strips");
     best.next = std::move(best.best);
     best.best = std::move(*tile);
   }
@@ -266,6 +304,8 @@ scheduler::group_choice scheduler::choose(int h, const std::vector<int>& members
   analyzer_.unscheduled(members, roots_);
   best.unscheduled_ns = model_.roots_ns(roots_);
   best.best.estimate.ns = best.best.cheapest_ns = best.unscheduled_ns;
+  best.best.estimate.reread_ns = model_.roots_reread_ns(roots_, best.best.estimate.reread_level);
+  best.unscheduled_reread_ns = best.best.estimate.reread_ns;
   const sched_node& head = g_.nodes[h];
   // The outermost dims first: on a tie the outer dim wins (longer contiguous rows per call).
   for (int d = static_cast<int>(head.out_slots[0].size()) - 1; d >= 0; --d) {

@@ -559,11 +559,32 @@ TEST(auto_pipeline, refinement_tries_the_models_next_best_candidate) {
   EXPECT_EQ(p.builds(), 1u);
 }
 
-TEST(auto_pipeline, refinement_of_a_tile_keeps_its_outer_loop) {
+TEST(auto_pipeline, refinement_of_a_tile_walks_its_strips) {
   // Rows of 1024 floats on a machine with an L2 of 8 KiB: the model takes a tile (strips of
-  // columns, rows inside, the intermediates stored at the strip); the walk changes the inner
-  // loop's step and keeps the strips, and every candidate computes the reference.
+  // columns, rows inside, the intermediates stored at the strip). The walk tries the inner loop's
+  // step and the strips doubled and halved (no next-best candidate for a tile), every candidate
+  // computes the reference, and a table fastest at other strips keeps those: the kept pipeline
+  // calls box2 once per row block of every strip.
   const index_t w = 1024, h = 1024;
+  index_t model_strip = -1, model_step = -1;
+  {
+    stencil_graph g;
+    const auto_pipeline unrefined(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+    ASSERT_EQ(mismatches(run(unrefined, w, h), reference(w, h)), 0u);
+    const std::string report = unrefined.last_report();
+    const std::size_t inside = report.find("inside a loop over dim 0 (x) in steps of ");
+    ASSERT_NE(inside, std::string::npos) << report;
+    model_strip = std::stoll(report.substr(inside + 41));
+    model_step = std::stoll(report.substr(report.find("in steps of ") + 12));
+    ASSERT_GE(model_strip, 32) << report;
+    ASSERT_LT(model_strip, w) << report;
+  }
+  // Halved if that is still a strip of at least 32 columns, else doubled.
+  const index_t target = model_strip / 2 >= 32 ? model_strip / 2 : model_strip * 2;
+  auto strip_of = [](const std::string& candidate) -> index_t {
+    const std::size_t at = candidate.find("strips of ");
+    return at == std::string::npos ? -1 : std::stoll(candidate.substr(at + 10));
+  };
   stencil_graph g;
   auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
   refine_options o;
@@ -573,16 +594,83 @@ TEST(auto_pipeline, refinement_of_a_tile_keeps_its_outer_loop) {
   o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
     calls.push_back(candidate);
     run();
-    return 1e-3;
+    const index_t strip = strip_of(candidate);
+    return strip == target && step_of(candidate) == model_step ? 0.5e-3 : 1e-3;
   };
   p.set_refinement(o);
   EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
   const std::string report = p.last_report();
   ASSERT_NE(report.find("(a tile)"), std::string::npos) << report;
   ASSERT_GE(calls.size(), 2u) << report;
-  // No next-best candidate for a tile: only steps of the inner loop.
-  for (const std::string& c : calls) EXPECT_FALSE(is_next_best(c)) << report;
+  EXPECT_EQ(strip_of(calls[0]), model_strip) << report;
+  bool tried_target = false;
+  for (const std::string& c : calls) {
+    EXPECT_FALSE(is_next_best(c)) << report;
+    // Every candidate keeps the tile: strips of 32 columns or more.
+    EXPECT_GE(strip_of(c), 32) << report;
+    tried_target = tried_target || (strip_of(c) == target && step_of(c) == model_step);
+  }
+  EXPECT_TRUE(tried_target) << report;
+  const std::string kept = "box2: step " + std::to_string(model_step) + ", strips of " + std::to_string(target) + "\n";
+  EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+  EXPECT_NE(report.find("  " + kept, report.find("refinement kept")), std::string::npos) << report;
+  g.box2_calls = 0;
   EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  EXPECT_EQ(g.box2_calls.load(), static_cast<int>(((w + target - 1) / target) * ((h + model_step - 1) / model_step)))
+      << report;
+}
+
+TEST(auto_pipeline, refinement_tries_pipelined_and_data_parallel) {
+  // On a pool of 2 threads the model takes a parallel loop over rows, pipelined or data-parallel
+  // (intermediates stored in the loop). The walk tries the other form of the same loop; a table
+  // where only that form is fast keeps it, the report names it, and the kept pipeline computes
+  // the reference (on the pool), as does every candidate.
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  machine m = small_machine();
+  m.threads = 2;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), m);
+  refine_options o;
+  o.max_evaluations = 8;
+  o.repetitions = 1;
+  std::vector<std::string> calls;
+  bool model_data_parallel = false;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    if (calls.empty()) model_data_parallel = candidate.find("data-parallel") != std::string::npos;
+    calls.push_back(candidate);
+    run();
+    const bool data_parallel = candidate.find("data-parallel") != std::string::npos;
+    return data_parallel != model_data_parallel && candidate.find(", parallel") != std::string::npos ? 0.5e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  const buffer<float, 2> expected = reference(w, h);
+  buffer<float, 2> in({w + 4, h + 4}), out({w, h});
+  in.translate(-2, -2);
+  in.allocate();
+  out.allocate();
+  for (index_t y = -2; y < h + 2; ++y) {
+    for (index_t x = -2; x < w + 2; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
+  }
+  thread_pool_impl pool(1);
+  eval_config config;
+  config.thread_pool = &pool;
+  eval_context with_pool;
+  with_pool.config = &config;
+  ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
+  EXPECT_EQ(mismatches(out, expected), 0u);
+  const std::string report = p.last_report();
+  ASSERT_FALSE(calls.empty()) << report;
+  ASSERT_NE(calls[0].find(", parallel"), std::string::npos) << report;
+  const std::size_t kept = report.find("refinement kept: a measured neighbour");
+  ASSERT_NE(kept, std::string::npos) << report;
+  const std::string kept_line = report.substr(report.find('\n', kept) + 1);
+  EXPECT_NE(kept_line.find(", parallel"), std::string::npos) << report;
+  EXPECT_EQ(kept_line.substr(0, kept_line.find('\n')).find("data-parallel") != std::string::npos, !model_data_parallel)
+      << report;
+  std::fill_n(&out(0, 0), w * h, 0.0f);
+  ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
+  EXPECT_EQ(mismatches(out, expected), 0u);
+  EXPECT_EQ(p.builds(), 1u);
 }
 
 TEST(auto_pipeline, refinement_times_the_smaller_steps_again) {

@@ -287,4 +287,74 @@ TEST(cost_model, serial_steps_priced_alike_take_the_least_memory) {
   EXPECT_DOUBLE_EQ(r.loops[0].cost_ns, at_8192);
 }
 
+// A product c = a x b (c(j, i) = sum_k a(k, i) b(j, k)) reads all of b for every row of c: the
+// analysis counts those reads (b's window times the rows, per iteration) apart from the single
+// read of b the estimate charges, and the cost model prices every read but the first at the rate
+// of the level b's window fits in. Computed whole at the root, c reads b again for each of its rows
+// but the first; a strip of c's columns reads the matching strip of b for each of its rows.
+TEST(cost_model, rows_read_an_operand_read_whole_again) {
+  const index_t m_rows = 64, k = 32, n = 1024;
+  machine m = test_machine();
+  m.threads = 1;
+  node_context ctx;
+  var i(ctx, "i"), j(ctx, "j");
+  auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
+  auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
+  auto c = buffer_expr::make(ctx, "c", 2, sizeof(float));
+  func f_c = func::make(product_kernel, {{a, {bounds(0, k - 1), point(i)}}, {b, {point(j), bounds(0, k - 1)}}},
+                        {{c, {j, i}}}, {.name = "c"});
+  const schedule_shapes shapes = schedule_shapes().add(a, {k, m_rows}).add(b, {n, k}).add(c, {n, m_rows});
+  sched_graph g;
+  build_sched_graph({a, b}, {c}, shapes, g);
+  const cost_model model(m, 0.5);
+  std::vector<index_range> full;
+  full_regions(g, model, full);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  const sched_node& node = g.nodes[0];
+  const double b_bytes = static_cast<double>(n * k * sizeof(float));
+  // a is read a row per row of c, b whole for every row.
+  ASSERT_EQ(node.read_per_row.size(), 2u);
+  EXPECT_EQ(node.read_per_row[0], 0);
+  EXPECT_EQ(node.read_per_row[1], 1);
+  ASSERT_EQ(node.at_root.rereads.size(), 1u);
+  EXPECT_DOUBLE_EQ(node.at_root.rereads[0].bytes, (m_rows - 1) * b_bytes);
+  EXPECT_EQ(node.at_root.rereads[0].level, model.level_of(b_bytes));
+  int level = -1;
+  EXPECT_DOUBLE_EQ(model.roots_reread_ns({{&node.at_root, 0}}, level),
+                   (m_rows - 1) * b_bytes * m.ns_per_byte[model.level_of(b_bytes)]);
+  EXPECT_EQ(level, model.level_of(b_bytes));
+
+  loop_analyzer analyzer(g, full, model);
+  loop_analysis rows;
+  analyzer.analyze(0, 1, {0}, /*recompute=*/false, rows);
+  ASSERT_TRUE(rows.ok);
+  ASSERT_EQ(rows.counts.rereads.size(), 1u);
+  const loop_counts::reread& r = rows.counts.rereads[0];
+  EXPECT_DOUBLE_EQ(r.window, b_bytes);
+  EXPECT_EQ(r.level, model.level_of(b_bytes));
+  // Per iteration: its rows times b.
+  EXPECT_DOUBLE_EQ(r.bytes(1, rows.probe_step()), b_bytes);
+  EXPECT_DOUBLE_EQ(r.bytes(4, rows.probe_step()), 4 * b_bytes);
+  // Whatever the step, every row reads b: the same as at the root.
+  for (index_t step : {1, 4, 16}) {
+    EXPECT_DOUBLE_EQ(model.rereads_ns(rows.counts, step), node.at_root.rereads[0].bytes * m.ns_per_byte[r.level]);
+    const loop_estimate e = model.loop(rows.counts, step, 1);
+    EXPECT_DOUBLE_EQ(e.reread_ns, model.rereads_ns(rows.counts, step));
+    EXPECT_EQ(e.reread_level, r.level);
+  }
+
+  // A strip of 64 columns of c: a strip of b (8 KiB) read by every row of the strip.
+  loop_analysis tile;
+  analyzer.analyze(0, 1, {0}, /*recompute=*/false, tile, strip{0, 64});
+  ASSERT_TRUE(tile.ok);
+  EXPECT_EQ(tile.strips, n / 64);
+  ASSERT_EQ(tile.counts.rereads.size(), 1u);
+  const double strip_bytes = 64.0 * k * sizeof(float);
+  EXPECT_DOUBLE_EQ(tile.counts.rereads[0].window, strip_bytes);
+  EXPECT_EQ(tile.counts.rereads[0].level, model.level_of(strip_bytes));
+  EXPECT_LT(model.level_of(strip_bytes), model.level_of(b_bytes));
+  EXPECT_DOUBLE_EQ(model.rereads_ns(tile.counts, 2),
+                   (m_rows - 1) * strip_bytes * m.ns_per_byte[model.level_of(strip_bytes)]);
+}
+
 }  // namespace slinky

@@ -663,6 +663,44 @@ TEST(schedule, wide_stencil_gets_a_tile) {
   expect_equal(run2d(p, w, h, 2), expected);
 }
 
+// The wide stencil with threads: the strips of its tile are independent (each computes its own
+// windows, stored at the strip), and run in parallel where that is cheaper than serially by
+// cost_model::parallel_gain, at least two per worker; the inner loop stays serial. Computed on a
+// pool of 2 threads and without a pool, the result is the unscheduled one's; without the
+// parallel option the strips are serial.
+TEST(schedule, wide_stencil_tile_strips_run_in_parallel) {
+  const index_t w = 2048, h = 512;
+  machine m = small_machine();
+  m.threads = 2;
+  const buffer<float, 2> expected = unscheduled_stencil(3, w, h);
+  auto g = stencil_chain(3);
+  schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 4, h + 4}).add(g->out, {w, h}), m);
+  const std::string text = r.to_string(&g->ctx);
+  ASSERT_TRUE(r.loops[0].looped) << text;
+  EXPECT_EQ(r.loops[0].dim, 1) << text;
+  ASSERT_EQ(r.loops[0].outer_dim, 0) << text;
+  EXPECT_TRUE(r.loops[0].outer_parallel) << text;
+  EXPECT_FALSE(r.loops[0].parallel) << text;
+  EXPECT_GE(r.loops[0].outer_iterations, 2 * m.threads) << text;
+  EXPECT_LE(r.loops[0].working_set_bytes, r.loops[0].budget_bytes) << text;
+  EXPECT_NE(text.find("in steps of " + std::to_string(r.loops[0].outer_step) + ", parallel, "), std::string::npos)
+      << text;
+  ASSERT_EQ(g->funcs.back().loops().size(), 2u);
+  EXPECT_EQ(as_constant(g->funcs.back().loops()[1].max_workers), std::optional<index_t>(loop::parallel));
+  EXPECT_EQ(as_constant(g->funcs.back().loops()[0].max_workers), std::optional<index_t>(loop::serial));
+  expect_equal(run2d_on_two_threads(*g, w, h, 2), expected);
+  pipeline p = g->build();
+  expect_equal(run2d(p, w, h, 2), expected);
+
+  auto g2 = stencil_chain(3);
+  schedule_options serial;
+  serial.parallel = false;
+  schedule_report r2 =
+      schedule({g2->in}, {g2->out}, schedule_shapes().add(g2->in, {w + 4, h + 4}).add(g2->out, {w, h}), m, serial);
+  ASSERT_EQ(r2.loops[0].outer_dim, 0) << r2.to_string(&g2->ctx);
+  EXPECT_FALSE(r2.loops[0].outer_parallel) << r2.to_string(&g2->ctx);
+}
+
 // Where one row fits the L2, no tile: the loop over rows of fit_the_cache_budget.
 TEST(schedule, narrow_stencil_gets_no_tile) {
   auto g = stencil_chain(3);
@@ -675,6 +713,78 @@ TEST(schedule, narrow_stencil_gets_no_tile) {
   EXPECT_EQ(g->funcs.back().loops().size(), 1u);
 }
 
+// A product c = a x b whose right-hand side b exceeds the L3 budget: the callback reads all of b
+// for every row of c, whatever the loop over rows, so no loop is as cheap as any; a tile (strips
+// of c's columns, rows inside) reads a strip of b for every row, which fits the L2. The strip's
+// window of b fits the L2 budget, and the pipeline computes what the unscheduled one does. The
+// same product with a b that fits the L2 gets no tile.
+TEST(schedule, product_beyond_the_l2_gets_a_tile) {
+  const index_t rows = 64, k = 32;
+  auto matmul = [](const buffer<const float>& x, const buffer<const float>& y, const buffer<float>& o) -> index_t {
+    for (index_t i = o.dim(1).min(); i <= o.dim(1).max(); ++i) {
+      for (index_t j = o.dim(0).min(); j <= o.dim(0).max(); ++j) o(j, i) = 0;
+      for (index_t kk = x.dim(0).min(); kk <= x.dim(0).max(); ++kk) {
+        for (index_t j = o.dim(0).min(); j <= o.dim(0).max(); ++j) o(j, i) += x(kk, i) * y(j, kk);
+      }
+    }
+    return 0;
+  };
+  for (index_t n : {4096, 64}) {
+    auto make = [&](graph& g, buffer_expr_ptr& b) {
+      var i(g.ctx, "i"), j(g.ctx, "j");
+      g.in = buffer_expr::make(g.ctx, "a", 2, sizeof(float));
+      b = buffer_expr::make(g.ctx, "b", 2, sizeof(float));
+      g.out = buffer_expr::make(g.ctx, "c", 2, sizeof(float));
+      g.funcs.push_back(func::make(matmul, {{g.in, {bounds(0, k - 1), point(i)}}, {b, {point(j), bounds(0, k - 1)}}},
+                                   {{g.out, {j, i}}}, {.name = "c"}));
+    };
+    auto run = [&](graph& g, buffer_expr_ptr b) {
+      pipeline p = build_pipeline(g.ctx, {g.in, b}, {g.out});
+      buffer<float, 2> ba({k, rows}), bb({n, k}), out({n, rows});
+      for (auto* x : {&ba, &bb, &out}) x->allocate();
+      for (index_t y = 0; y < rows; ++y) {
+        for (index_t x = 0; x < k; ++x) ba(x, y) = static_cast<float>((x + 2 * y) % 7) - 3;
+      }
+      for (index_t y = 0; y < k; ++y) {
+        for (index_t x = 0; x < n; ++x) bb(x, y) = static_cast<float>((3 * x + y) % 5) - 2;
+      }
+      EXPECT_EQ(p.evaluate({&ba, &bb}, {&out}), 0);
+      return out;
+    };
+    graph plain;
+    buffer_expr_ptr pb;
+    make(plain, pb);
+    const buffer<float, 2> expected = run(plain, pb);
+
+    graph g;
+    buffer_expr_ptr b;
+    make(g, b);
+    const machine m = small_machine();
+    schedule_report r =
+        schedule({g.in, b}, {g.out}, schedule_shapes().add(g.in, {k, rows}).add(b, {n, k}).add(g.out, {n, rows}), m);
+    const std::string text = r.to_string(&g.ctx);
+    const index_t b_bytes = n * k * sizeof(float);
+    if (n == 64) {
+      // b (8 KiB) fits the L2 budget: no tile.
+      ASSERT_LE(b_bytes, m.l2_bytes / 2);
+      EXPECT_EQ(r.loops[0].outer_dim, -1) << text;
+      EXPECT_LE(g.funcs.back().loops().size(), 1u) << text;
+    } else {
+      ASSERT_GT(b_bytes, m.l3_bytes / 2);
+      ASSERT_TRUE(r.loops[0].looped) << text;
+      EXPECT_EQ(r.loops[0].dim, 1) << text;
+      EXPECT_EQ(r.loops[0].outer_dim, 0) << text;
+      EXPECT_GE(r.loops[0].outer_step, 32) << text;
+      // The strip of b read by every row fits the L2 budget.
+      EXPECT_LE(r.loops[0].outer_step * k * index_t{sizeof(float)}, m.l2_bytes / 2) << text;
+      EXPECT_EQ(r.loops[0].outer_iterations, (n + r.loops[0].outer_step - 1) / r.loops[0].outer_step) << text;
+      ASSERT_EQ(g.funcs.back().loops().size(), 2u) << text;
+      EXPECT_EQ(g.funcs.back().loops()[1].var, g.funcs.back().outputs()[0].dims[0]);
+    }
+    expect_equal(run(g, b), expected);
+  }
+}
+
 TEST(schedule, parallel_when_large_and_threads) {
   const index_t w = 512, h = 512;
   const buffer<float, 2> expected = unscheduled_stencil(3, w, h);
@@ -684,8 +794,15 @@ TEST(schedule, parallel_when_large_and_threads) {
   m.threads = 2;
   schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 4, h + 4}).add(g->out, {w, h}), m);
   ASSERT_TRUE(r.loops[0].looped) << r.to_string(&g->ctx);
-  EXPECT_TRUE(r.loops[0].parallel) << r.to_string(&g->ctx);
-  EXPECT_GE(r.loops[0].iterations, 4);
+  // The loop over rows, or the strips of a tile (a row's windows, 24 KiB, exceed this machine's
+  // L2 budget): parallel.
+  if (r.loops[0].outer_dim >= 0) {
+    EXPECT_TRUE(r.loops[0].outer_parallel) << r.to_string(&g->ctx);
+    EXPECT_GE(r.loops[0].outer_iterations, 4);
+  } else {
+    EXPECT_TRUE(r.loops[0].parallel) << r.to_string(&g->ctx);
+    EXPECT_GE(r.loops[0].iterations, 4);
+  }
   // Without the option: serial.
   auto g2 = stencil_chain(3);
   schedule_options serial;
@@ -693,6 +810,7 @@ TEST(schedule, parallel_when_large_and_threads) {
   schedule_report r2 =
       schedule({g2->in}, {g2->out}, schedule_shapes().add(g2->in, {w + 4, h + 4}).add(g2->out, {w, h}), m, serial);
   EXPECT_FALSE(r2.loops[0].parallel);
+  EXPECT_FALSE(r2.loops[0].outer_parallel);
 
   expect_equal(run2d_on_two_threads(*g, w, h, 2), expected);
   // Without a thread pool, the parallel loop runs serially.

@@ -1,8 +1,10 @@
-// The scheduler's graph walk and whole-region analysis.
-#include "slinky/scheduler/graph_walk.h"
+// The scheduler's view of the graph: the walk from the outputs and the whole regions.
+#include "slinky/scheduler/sched_graph.h"
 
 #include <algorithm>
 #include <cmath>
+
+#include "slinky/base/assert.h"
 
 namespace slinky {
 namespace scheduler_internal {
@@ -17,6 +19,8 @@ index_t sched_graph::elem_size(const buffer_expr* b) const {
 
 int sched_graph::producer_of(const buffer_expr* b) const {
   auto i = produced.find(b);
+  SLINKY_ASSERT(i == produced.end() || (i->second.first >= 0 && i->second.first < static_cast<int>(nodes.size())),
+                "a produced buffer's producer is a node of the graph");
   return i == produced.end() ? -1 : i->second.first;
 }
 
@@ -193,9 +197,11 @@ bool consumer_reads(const sched_graph& g, const sched_node& c, const index_range
 }
 
 void add_to_region(const sched_node& p, int k, const std::vector<index_range>& needed, index_range* regions) {
+  SLINKY_ASSERT(k >= 0 && k < static_cast<int>(p.out_slots.size()), "an output of the func");
   const std::vector<int>& slots = p.out_slots[k];
   for (std::size_t d = 0; d < slots.size() && d < needed.size(); ++d) {
     if (slots[d] < 0) continue;
+    SLINKY_ASSERT(static_cast<std::size_t>(slots[d]) < p.rank, "an output dim's slot is one of the func's variables");
     index_range& r = regions[p.slot + slots[d]];
     r = hull(r, needed[d]);
   }
@@ -248,7 +254,7 @@ void full_regions(sched_graph& g, const cost_model& model, std::vector<index_ran
   regions.assign(g.num_slots, index_range());
   // Funcs shared by several outputs are not analyzed (the scheduler leaves them at the root).
   for (sched_node& n : g.nodes) n.full_known = n.group >= 0;
-  std::vector<index_range> needed;
+  std::vector<index_range> needed, row_needed;
   for (int i : g.order) {
     sched_node& c = g.nodes[i];
     if (c.head) {
@@ -290,10 +296,37 @@ void full_regions(sched_graph& g, const cost_model& model, std::vector<index_ran
     c.at_root.hinted_call_ns = hinted_call_ns(*c.f);
     // An output's region is the client's buffer, not allocated by the pipeline.
     c.at_root.allocated = !c.head;
-    for (const func::input& in : c.f->inputs()) {
+    c.read_per_row.assign(c.f->inputs().size(), 0);
+    c.at_root.rereads.clear();
+    // The rows of its region: the points over the extent of the variable of its output's dim 0.
+    const int row_slot =
+        c.full_known && c.rank >= 2 && !c.out_slots.empty() && !c.out_slots[0].empty() ? c.out_slots[0][0] : -1;
+    const double rows = row_slot >= 0 ? c.full_elements / static_cast<double>(regions[c.slot + row_slot].extent()) : 0;
+    for (std::size_t k = 0; k < c.f->inputs().size(); ++k) {
+      const func::input& in = c.f->inputs()[k];
       const buffer_expr* b = in.buffer.get();
       const int p = g.producer_of(b);
       const bool ok = c.full_known && consumer_reads(g, c, regions.data(), in, needed);
+      if (ok && rows >= 2) {
+        // The window of one row (the middle one) the same as the whole region's: read per row.
+        index_range saved[8];
+        if (c.rank <= 8) {
+          std::copy_n(regions.begin() + c.slot, c.rank, saved);
+          for (std::size_t v = 0; v < c.rank; ++v) {
+            if (static_cast<int>(v) == row_slot) continue;
+            const index_range& r = saved[v];
+            const index_t mid = r.min + (r.max - r.min) / 2;
+            regions[c.slot + v] = {mid, mid};
+          }
+          c.read_per_row[k] = consumer_reads(g, c, regions.data(), in, row_needed) && row_needed == needed;
+          std::copy_n(saved, c.rank, regions.begin() + c.slot);
+        }
+        if (c.read_per_row[k]) {
+          double bytes = static_cast<double>(g.elem_size(b));
+          for (const index_range& r : needed) bytes *= static_cast<double>(r.extent());
+          c.at_root.rereads.push_back({(rows - 1) * bytes, model.level_of(bytes)});
+        }
+      }
       if (p >= 0 && !g.nodes[p].head && g.nodes[p].group == c.group && c.group >= 0) {
         if (ok) {
           add_to_region(g.nodes[p], g.produced.at(b).second, needed, regions.data());

@@ -1,8 +1,9 @@
 // The scheduler's view of a pipeline graph (internal): the funcs reachable from the outputs,
-// consumers before producers, each func's consumers, which output each func feeds, and the
-// concrete regions of every func for given output shapes.
-#ifndef SLINKY_SCHEDULER_GRAPH_WALK_H
-#define SLINKY_SCHEDULER_GRAPH_WALK_H
+// consumers before producers, each func's consumers, which output each func feeds, the concrete
+// regions of every func for given output shapes, and what each func does computed whole at the
+// root, as counts (root_counts; the cost model prices them).
+#ifndef SLINKY_SCHEDULER_SCHED_GRAPH_H
+#define SLINKY_SCHEDULER_SCHED_GRAPH_H
 
 #include <unordered_map>
 #include <unordered_set>
@@ -51,6 +52,10 @@ struct sched_node {
   double footprint_bytes = 0;
   // What it does computed whole at the root: the above, and its reads from outside its group.
   root_counts at_root;
+  // Per input (in the func's order): the callback reads the same window of it for every row of
+  // its region (a row: a run along its first output's dim 0), as a product c = a x b reads all of
+  // b's window for each row of c. Such an input is read again row by row (loop_counts::rereads).
+  std::vector<char> read_per_row;
   // An output's func whose first output was given an empty shape.
   bool empty_output = false;
   // A head whose first output was given a shape of another rank than the buffer's.
@@ -110,4 +115,4 @@ void full_regions(sched_graph& g, const cost_model& model, std::vector<index_ran
 }  // namespace scheduler_internal
 }  // namespace slinky
 
-#endif  // SLINKY_SCHEDULER_GRAPH_WALK_H
+#endif  // SLINKY_SCHEDULER_SCHED_GRAPH_H
