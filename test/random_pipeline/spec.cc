@@ -284,9 +284,56 @@ window_dependencies window_deps(const graph_spec& g, const schedule_spec& s, con
   return deps;
 }
 
+namespace {
+
+// wide[stage][var]: the loops of the stage's compute chain along which its region along the
+// variable may overlap the previous iteration's, as far as the accesses show: some access on the
+// way from the loop to the stage reads more than a point per point (a window, a division, a hull
+// of two variables, a flat or whole read), or the stage's consumers read it at several places
+// moving with the loop (the hull of the two). A conservative guess: a window of points moving by
+// one step per iteration is disjoint from the previous one, anything wider may not be.
+window_dependencies wide_windows(const graph_spec& g, const schedule_spec& s, const placement& p,
+                                 const window_dependencies& deps) {
+  const int n = static_cast<int>(g.stages.size());
+  window_dependencies wide(n);
+  for (int st = n - 1; st >= 0; --st) {
+    wide[st].resize(g.stages[st].rank);
+    const levels& chain = p.compute_chain[st];
+    for (int c = st + 1; c < n; ++c) {
+      for (const stage_input& in : g.stages[c].inputs) {
+        if (g.buffers[in.buffer].producer != st) continue;
+        for (std::size_t d = 0; d < in.dims.size() && d < wide[st].size(); ++d) {
+          const access& a = in.dims[d];
+          if (a.var < 0 || a.mod != 0) continue;
+          const bool widens = !a.is_point() || a.whole || a.flat || a.div != 1 || a.var2 >= 0;
+          levels from = all_levels(widens ? deps[c][a.var] : wide[c][a.var]);
+          if (widens && loop_index(s.stages[c], a.var) >= 0) from.push_back({c, a.var});
+          levels contribution;
+          for (const level& l : from) {
+            if (std::find(chain.begin(), chain.end(), l) != chain.end()) contribution.push_back(l);
+          }
+          wide[st][d].push_back(contribution);
+        }
+      }
+    }
+    // Several reads moving with the same loop: their hull may overlap the previous iteration's.
+    for (std::size_t d = 0; d < wide[st].size() && d < deps[st].size(); ++d) {
+      for (const level& l : chain) {
+        int reads = 0;
+        for (const levels& c : deps[st][d]) reads += std::find(c.begin(), c.end(), l) != c.end() ? 1 : 0;
+        if (reads > 1) wide[st][d].push_back({l});
+      }
+    }
+  }
+  return wide;
+}
+
+}  // namespace
+
 risky_windows find_risky_windows(const graph_spec& g, const schedule_spec& s, const placement& p) {
   const int n = static_cast<int>(g.stages.size());
   const window_dependencies deps = window_deps(g, s, p);
+  const window_dependencies wide = wide_windows(g, s, p, deps);
   risky_windows result;
   for (int st = 0; g.shared_vars && st < n; ++st) {
     for (const level& l : p.compute_chain[st]) {
@@ -345,17 +392,33 @@ risky_windows find_risky_windows(const graph_spec& g, const schedule_spec& s, co
     // (docs/threads.md), so its producer slides along them: a window that is the hull of a part
     // fixed in such a loop and a part moving with it (whose windows always overlap, in the fixed
     // part) is then as risky as over a serial loop outside the storage.
+    //
+    // A window moving in two dimensions with the loops inside its storage is risky too. The
+    // outermost parallel loop around a buffer stored by default along which its windows may
+    // overlap (every dimension moving with it is wide along it, or fixed in part) is where the
+    // builder may move the buffer out to (docs/threads.md): the loops from it on are then inside
+    // the storage, and a window moving in two dimensions with one of them is not slid exactly
+    // (docs/builder.md: a dimension is trimmed only while the others do not move), so its
+    // producer recomputes.
+    std::size_t moved_out = inside;
     for (std::size_t k = default_storage ? 0 : inside; k < chain.size(); ++k) {
       int moving = 0;
-      for (const std::vector<levels>& dim : deps[bs.producer]) {
+      bool overlaps = true;
+      const std::vector<std::vector<levels>>& wide_dims = wide[bs.producer];
+      for (std::size_t d = 0; d < deps[bs.producer].size(); ++d) {
+        const std::vector<levels>& dim = deps[bs.producer][d];
         int with = 0, without = 0;
         for (const levels& c : dim) {
           (std::find(c.begin(), c.end(), chain[k]) != c.end() ? with : without)++;
         }
         moving += with > 0 ? 1 : 0;
         if (with > 0 && without > 0) result.fixed_and_moving = true;
+        const levels wide_along = d < wide_dims.size() ? all_levels(wide_dims[d]) : levels();
+        const bool wide_dim = std::find(wide_along.begin(), wide_along.end(), chain[k]) != wide_along.end();
+        if (with > 0 && without == 0 && !wide_dim) overlaps = false;
       }
-      if (moving > 1 && k >= inside) result.two_dims = true;
+      if (k < moved_out && is_parallel(s, chain[k]) && moving > 0 && overlaps) moved_out = k;
+      if (moving > 1 && k >= std::min(inside, moved_out)) result.two_dims = true;
     }
   }
   return result;

@@ -284,7 +284,10 @@ placement legalize(const graph_spec& g, schedule_spec& s);
 // Windows of intermediates that sliding and folding get wrong (see random_regressions_test.cc),
 // over a loop (serial or pipelined) inside the intermediate's storage: a window moving in two dimensions with
 // the loop (a diagonal, or the bounding box of consumers reading it in different orders), and a
-// window that is the hull of a part moving with the loop and a part fixed in it.
+// window that is the hull of a part moving with the loop and a part fixed in it. For a buffer
+// stored by default, the parallel loops around it along which its windows may overlap (and the
+// loops inside the outermost of them) count as inside its storage: the builder may move it out
+// of them for its producer to slide (docs/threads.md).
 struct risky_windows {
   bool two_dims = false;
   bool fixed_and_moving = false;
