@@ -357,12 +357,10 @@ bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement
 // slide), each worker's block holds the whole window of an iteration, where a serial loop may
 // slide it down to the new part. Such buffers are bounded by the unscheduled size only.
 //
-// The prediction does not exempt a buffer the user stores at a loop at or inside every parallel
-// loop of its producer's compute chain (client_storage_within_parallel_loops; may_recompute
-// predicts recomputing for every buffer the user stores in a loop): each iteration of its storage
-// loop allocates it whatever the parallel loops around do, so its size is that of the same
-// schedule run serially, or of stages_at_parallel_loops when the builder moves its producer (or
-// a consumer of it) to a parallel loop, unless its producer is observed to recompute.
+// The prediction exempts a buffer the user stores at a loop at or inside every parallel loop of
+// its producer's compute chain (client_storage_within_parallel_loops; may_recompute predicts
+// recomputing for every buffer the user stores in a loop) too: held to the bound, the builder's
+// allocation per iteration exceeded every bounding schedule (docs/random_testing.md, item 8).
 //
 // Also such a buffer: one read by a func observed to recompute with a parallel loop in its compute
 // chain: that func's block per worker holds an iteration's whole window where the serial loop
