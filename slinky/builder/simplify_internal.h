@@ -228,9 +228,9 @@ private:
   // Adds c to known_true_, and the conditions it implies: the operands of an and, the negated
   // operands of a negated or (simplified).
   void assume_true(const expr& c);
-  // The enclosing allocations (and clones of them) with the bounds of their dims, and the size
-  // of undo_ after their declaration: a crop of one of them to bounds equal to its own, in terms
-  // of symbols not declared since, does nothing (see crop_keeps_allocated).
+  // The enclosing allocations, make_buffers (and clones of them) with the bounds of their dims,
+  // and the size of undo_ after their declaration: a crop of one of them to bounds equal to its
+  // own, in terms of symbols not declared since, does nothing (see crop_keeps_allocated).
   struct allocated_buffer {
     var sym;
     std::vector<interval_expr> bounds;
@@ -239,6 +239,9 @@ private:
     std::size_t undo_size;
   };
   std::vector<allocated_buffer> allocated_;
+  // The body of an allocate or make_buffer of sym with the given (simplified) dims, simplified
+  // in a scope where sym is declared and known as allocated with those dims.
+  stmt mutate_allocated_body(var sym, const std::vector<dim_expr>& dims, const stmt& body);
   // True if cropping dim d of src to b keeps it as allocated.
   bool crop_keeps_allocated(const interval_expr& b, var src, std::size_t d) const;
   // The bounds dim d of src was allocated with, if src is an allocation in scope whose bounds

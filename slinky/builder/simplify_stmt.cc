@@ -223,22 +223,24 @@ interval_expr simplifier::strip_allocated_clamps(interval_expr b, var src, std::
   return b;
 }
 
+stmt simplifier::mutate_allocated_body(var sym, const std::vector<dim_expr>& dims, const stmt& body) {
+  scope s(*this);
+  declare(sym, std::nullopt);
+  allocated_buffer a{sym, {}, {}, undo_.size()};
+  for (const dim_expr& d : dims) {
+    a.bounds.push_back(d.bounds);
+    a.folded.push_back(d.fold_factor.defined());
+  }
+  allocated_.push_back(std::move(a));
+  stmt result = mutate(body);
+  allocated_.pop_back();
+  return result;
+}
+
 void simplifier::visit(const allocate* op) {
   expr elem_size = mutate(op->elem_size);
   std::vector<dim_expr> dims = mutate(op->dims);
-  stmt body;
-  {
-    scope s(*this);
-    declare(op->sym, std::nullopt);
-    allocated_buffer a{op->sym, {}, {}, undo_.size()};
-    for (const dim_expr& d : dims) {
-      a.bounds.push_back(d.bounds);
-      a.folded.push_back(d.fold_factor.defined());
-    }
-    allocated_.push_back(std::move(a));
-    body = mutate(op->body);
-    allocated_.pop_back();
-  }
+  stmt body = mutate_allocated_body(op->sym, dims, op->body);
   if (finish_decl(op->sym, body)) return;
   if (unchanged(elem_size, op->elem_size, dims, op->dims, body, op->body)) return set_result(op);
   set_result(allocate::make(op->sym, op->storage, std::move(elem_size), std::move(dims), std::move(body)));
@@ -251,19 +253,7 @@ void simplifier::visit(const make_buffer* op) {
   expr base = mutate(op->base);
   expr elem_size = mutate(op->elem_size);
   std::vector<dim_expr> dims = mutate(op->dims);
-  stmt body;
-  {
-    scope s(*this);
-    declare(op->sym, std::nullopt);
-    allocated_buffer a{op->sym, {}, {}, undo_.size()};
-    for (const dim_expr& d : dims) {
-      a.bounds.push_back(d.bounds);
-      a.folded.push_back(d.fold_factor.defined());
-    }
-    allocated_.push_back(std::move(a));
-    body = mutate(op->body);
-    allocated_.pop_back();
-  }
+  stmt body = mutate_allocated_body(op->sym, dims, op->body);
   if (finish_decl(op->sym, body)) return;
   if (unchanged(base, op->base, elem_size, op->elem_size, dims, op->dims, body, op->body)) return set_result(op);
   set_result(make_buffer::make(op->sym, std::move(base), std::move(elem_size), std::move(dims), std::move(body)));
