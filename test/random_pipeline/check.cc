@@ -319,7 +319,7 @@ struct context {
 outcome run_case(const case_spec& c, const features& f) {
   internal_run::context ctx(c);
   ctx.check_views = f.view_copies;
-  ctx.check_copy_calls = f.radix_reshapes;
+  ctx.check_copy_calls = f.radix_reshapes && f.copy_call_counts;
   outcome total;
   outcome o = ctx.run(nullptr, -1);
   total.runs += o.runs;

@@ -71,6 +71,7 @@ const std::vector<features::entry>& features::entries() {
       {"reshapes_up", &features::reshapes_up},
       {"view_copies", &features::view_copies},
       {"radix_reshapes", &features::radix_reshapes},
+      {"copy_call_counts", &features::copy_call_counts},
       {"folds", &features::folds},
       {"copy_folds", &features::copy_folds},
       {"constants", &features::constants},
