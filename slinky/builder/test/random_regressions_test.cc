@@ -1626,18 +1626,19 @@ TEST(random_regressions, default_storage_with_a_diagonal_window_overlapping_in_a
   auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
   auto out4 = buffer_expr::make(ctx, "out4", 3, 4);
   func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = -1}, {.var = 1}}}, .outputs = {1}}, &m),
-      {{c0, {point(x), point(0), point(y)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
+          {{c0, {point(x), point(0), point(y)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
   func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0, .hi = 1}, {.var = 1, .hi = 3}}}, .outputs = {2}}, &m),
-      {{t1, {bounds(x, x + 1), bounds(y, y + 3)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+          {{t1, {bounds(x, x + 1), bounds(y, y + 3)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
   func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 1}, {.var = 1}}}, .outputs = {3}}, &m),
-      {{t2, {point(y), point(y)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
+          {{t2, {point(y), point(y)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
   func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {4}}, &m),
-      {{t3, {point(x), point(y)}}}, {{out4, {x, y, z}}}, {}, {.name = "f3"});
+          {{t3, {point(x), point(y)}}}, {{out4, {x, y, z}}}, {}, {.name = "f3"});
   pipeline unscheduled = build_pipeline(ctx, {}, {out4});
   f2.loops({{y, 1, loop::parallel}});
   build_options options;
   pipeline scheduled = build_pipeline(ctx, {}, {out4}, options);
-  random_test::expect_same(unscheduled, scheduled,
+  random_test::expect_same(
+      unscheduled, scheduled,
       {.inputs = {}, .outputs = {{.bounds = {{0, 0}, {0, 1}, {0, 0}}}}, .monitor = &m, .computed_once = {2, 3}});
   expect_generated_case_passes(5007, 521);
 }
