@@ -7,7 +7,15 @@
 // - an ML-style block: two flat inputs reshaped to [256, 1024], an elementwise op on each,
 //   concatenated along the features, transposed to [1024, 512], an elementwise op.
 //
-// Usage: alias_benchmark [--quick] [--reps N] [--size N] [--csv F.csv]
+// The unscheduled variants allocate their intermediates whole, and their time is mostly the
+// page faults of that fresh memory. glibc's malloc moves its mmap threshold as blocks are freed,
+// so whether a run gets fresh pages or pages an earlier run freed depends on the order of the
+// runs: at --quick size the same variant took 0.2 ms or 3-7 ms with 3, 5 or 9 repetitions. The
+// benchmark fixes the threshold at glibc's initial 128 KiB (mallopt, which stops the moving), so
+// every block of 128 KiB and more is fresh memory in every run of every variant, as it is at full
+// size anyway; --dynamic-malloc keeps glibc's moving threshold.
+//
+// Usage: alias_benchmark [--quick] [--reps N] [--size N] [--csv F.csv] [--dynamic-malloc]
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -16,6 +24,10 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "benchmark_util.h"
 #include "pipeline_bench.h"
@@ -124,12 +136,18 @@ void run(const std::string& pipeline_name, std::vector<variant>& variants, const
 
 int main(int argc, char** argv) {
   const bool quick = has_flag(argc, argv, "--quick");
+  const bool fixed_malloc = !has_flag(argc, argv, "--dynamic-malloc");
+#ifdef __GLIBC__
+  if (fixed_malloc) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
   const index_t n = std::stoll(arg(argc, argv, "--size", quick ? "512" : "4096"));
   const int reps = std::stoi(arg(argc, argv, "--reps", quick ? "3" : "7"));
   print_machine("Copies and aliasing");
   std::printf("%lld x %lld floats, median of %d interleaved repetitions; time relative to the first row of each "
-              "pipeline; peak = peak intermediate memory (allocate hook, auto_stack_threshold = 0)\n\n",
-              static_cast<long long>(n), static_cast<long long>(n), reps);
+              "pipeline; peak = peak intermediate memory (allocate hook, auto_stack_threshold = 0); %s\n\n",
+              static_cast<long long>(n), static_cast<long long>(n), reps,
+              fixed_malloc ? "malloc's mmap threshold fixed at 128 KiB (blocks that large are fresh memory in every run)"
+                           : "malloc's mmap threshold moving (--dynamic-malloc)");
   table t({"pipeline", "variant", "ms", "relative", "peak KiB", "allocations", "copy calls"});
   csv_writer csv(argc, argv,
                  {"pipeline", "variant", "repetitions", "time_ms", "time_vs_first_variant", "peak_intermediate_bytes",
