@@ -393,10 +393,11 @@ bool kept_inside_an_inner_parallel_loop(const graph_spec& g, const schedule_spec
 // directly in another one, computed at the outermost of the parallel loops directly around each
 // other that end at the innermost parallel loop of its compute chain instead (the builder moves
 // a buffer out of each of them in turn while its windows overlap), or at the outermost of them
-// at which no compute_at or store_at of the user names a loop inside it along its chain. It is what the builder does to a func that
-// becomes a stage of its own of a pipelined loop, and to the funcs it reads, which follow it
-// (docs/threads.md, "Default storage in parallel loops"): each then computes its region over one
-// iteration of the parallel loop, which a buffer stored by the user at that loop holds whole.
+// at which no compute_at or store_at of the user names a loop inside it along its chain. It is
+// what the builder does to a func that becomes a stage of its own of a pipelined loop, and to the
+// funcs it reads, which follow it (docs/threads.md, "Default storage in parallel loops"): each
+// then computes its region over one iteration of the parallel loop, which a buffer stored by the
+// user at that loop holds whole.
 schedule_spec stages_at_parallel_loops(const graph_spec& g, const schedule_spec& s, const placement& p);
 
 // ---------------------------------------------------------------------------------------------
