@@ -657,7 +657,8 @@ schedule_spec stages_at_parallel_loops(const graph_spec& g, const schedule_spec&
     };
     for (std::size_t at = outer; at <= k; ++at) {
       if (pinned_inside(at)) continue;
-      result.stages[st].compute_at = chain[at];
+      // (Computed there already: left placed by default.)
+      if (at + 1 < chain.size()) result.stages[st].compute_at = chain[at];
       break;
     }
   }
