@@ -71,17 +71,36 @@ std::vector<std::pair<int, index_t>> predicted_copy_calls(const graph_spec& g, c
     if (elem_count(db) == 0) continue;
     index_t runs = 0, last = 0;
     bool first = true;
+    // Predicted only for a reshape: each destination element reads a distinct source element
+    // (a copy reading one source element for several destination elements is not one, and the
+    // builder may copy it element by element), and what it reads spans the source's region in
+    // every dim (a source larger than the reshape's digits, read by other consumers too, is not
+    // laid out in the reshape's radix).
+    std::vector<bool> read(static_cast<std::size_t>(elem_count(sb)), false);
+    box hull(sb.size());
+    bool reshape = true;
     for_each_point(db, [&](const index_t* at) {
       // The source element's offset in a dense layout of its region, dim 0 innermost.
       index_t offset = 0, stride = 1;
       for (std::size_t d = 0; d < sb.size(); ++d) {
-        offset += (access_at(in.dims[d], at) - sb[d].min) * stride;
+        const index_t c = access_at(in.dims[d], at);
+        if (c < sb[d].min || c > sb[d].max) reshape = false;
+        hull[d].min = first ? c : std::min(hull[d].min, c);
+        hull[d].max = first ? c : std::max(hull[d].max, c);
+        offset += (c - sb[d].min) * stride;
         stride *= sb[d].extent();
       }
+      if (!reshape) return;
+      if (read[offset]) reshape = false;
+      read[offset] = true;
       if (first || offset != last + 1) ++runs;
       first = false;
       last = offset;
     });
+    for (std::size_t d = 0; d < sb.size(); ++d) {
+      reshape = reshape && hull[d].min == sb[d].min && hull[d].max == sb[d].max;
+    }
+    if (!reshape) continue;
     result.emplace_back(static_cast<int>(s), runs);
   }
   return result;

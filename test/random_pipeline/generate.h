@@ -94,9 +94,9 @@ struct features {
   bool radix_reshapes = true;
   // With radix_reshapes, the check that the unscheduled pipeline calls such a copy between dense
   // intermediates at most once per maximal run of elements contiguous in both
-  // (predicted_copy_calls). Off by default: its prediction is wrong on some degenerate accesses
-  // (docs/random_testing.md, "What is not covered yet").
-  bool copy_call_counts = false;
+  // (predicted_copy_calls: copies that read a distinct source element for each destination
+  // element, spanning the source's region).
+  bool copy_call_counts = true;
   // Fold factors set on intermediates (at least the extent of the buffer's region) that copies
   // neither read nor write.
   bool folds = true;

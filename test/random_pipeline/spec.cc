@@ -521,6 +521,62 @@ bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement
   return true;
 }
 
+namespace {
+
+// Whether stage `st` reads an output of stage `producer`, directly or through other stages.
+bool reads_transitively(const graph_spec& g, int st, int producer) {
+  for (const stage_input& in : g.stages[st].inputs) {
+    const int pr = g.buffers[in.buffer].producer;
+    if (pr == producer) return true;
+    if (pr >= 0 && pr < st && reads_transitively(g, pr, producer)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool kept_inside_an_inner_parallel_loop(const graph_spec& g, const schedule_spec& s, const placement& p, int b) {
+  const int producer = g.buffers[b].producer;
+  if (producer < 0) return false;
+  const window_dependencies deps = window_deps(g, s, p);
+  const window_dependencies wide = wide_windows(g, s, p, deps);
+  // Whether the windows of stage st's output may overlap along the loop at chain[k]: some dim
+  // moves with it, and every dim moving with it is wide along it (as find_risky_windows).
+  auto overlaps = [&](int st, const level& l) {
+    int moving = 0;
+    for (std::size_t d = 0; d < deps[st].size(); ++d) {
+      int with = 0, without = 0;
+      for (const levels& c : deps[st][d]) (std::find(c.begin(), c.end(), l) != c.end() ? with : without)++;
+      moving += with > 0 ? 1 : 0;
+      const levels wide_along = d < wide[st].size() ? all_levels(wide[st][d]) : levels();
+      const bool wide_dim = std::find(wide_along.begin(), wide_along.end(), l) != wide_along.end();
+      if (with > 0 && without == 0 && !wide_dim) return false;
+    }
+    return moving > 0;
+  };
+  for (std::size_t b2 = 0; b2 < g.buffers.size(); ++b2) {
+    const buffer_spec& bs = g.buffers[b2];
+    if (bs.input || bs.output || bs.producer < 0 || s.buffers[b2].store_at) continue;
+    const int st = bs.producer;
+    if (st != producer && !reads_transitively(g, st, producer)) continue;
+    const levels& chain = p.compute_chain[st];
+    std::size_t inner = chain.size();
+    for (std::size_t k = chain.size(); k-- > 0;) {
+      if (is_parallel(s, chain[k])) {
+        inner = k;
+        break;
+      }
+    }
+    if (inner == chain.size() || overlaps(st, chain[inner])) continue;
+    const levels& producer_chain = p.compute_chain[producer];
+    for (std::size_t k = 0; k < inner; ++k) {
+      if (!is_parallel(s, chain[k]) || !overlaps(st, chain[k])) continue;
+      if (std::find(producer_chain.begin(), producer_chain.end(), chain[k]) != producer_chain.end()) return true;
+    }
+  }
+  return false;
+}
+
 bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, const placement& p,
                                 const std::vector<bool>& predicted, const std::vector<bool>& observed, int b) {
   const int producer = g.buffers[b].producer;
@@ -531,11 +587,14 @@ bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, con
     }
     return false;
   };
-  // Client storage within parallel loops is exempt on the prediction too: held to the bound
-  // whenever its producer was not seen to recompute, the builder's allocation per iteration
-  // exceeded every bounding schedule (docs/random_testing.md, "Client storage within parallel
-  // loops"; seeds 5003 case 1016, 5005 case 579, 5006 case 1438 and 5012 case 4067).
-  const bool recomputes = observed[producer] || predicted[producer];
+  // Client storage within parallel loops is not exempt on the prediction (which predicts
+  // recomputing for every buffer the client stores in a loop): each iteration of its storage
+  // loop allocates it whatever the parallel loops around do, and the bounding schedules give its
+  // size, unless its producer recomputes along a parallel loop outside the innermost one
+  // (kept_inside_an_inner_parallel_loop).
+  const bool recomputes =
+      observed[producer] || (predicted[producer] && (!client_storage_within_parallel_loops(g, s, p, b) ||
+                                                     kept_inside_an_inner_parallel_loop(g, s, p, b)));
   if (recomputes && in_parallel_loop(producer)) return true;
   // A consumer that recomputes in a parallel loop (its block per worker holds an iteration's
   // whole window, which a serial loop slides) reads its whole window of b in each iteration
@@ -577,15 +636,31 @@ schedule_spec stages_at_parallel_loops(const graph_spec& g, const schedule_spec&
         break;
       }
     }
-    // Computed at the parallel loop already (or in none).
-    if (k + 1 >= chain.size()) continue;
-    auto inside = [&](const std::optional<level>& at) {
-      return at && std::find(chain.begin() + k + 1, chain.end(), *at) != chain.end();
+    if (k == chain.size()) continue;
+    // A buffer moved out of a parallel loop is stored at the next loop out, and moved out of that
+    // one too if it is parallel and the windows overlap there: the producer goes to the
+    // outermost of the parallel loops directly around the innermost one (also from the
+    // innermost one itself), or the outermost of them at which no compute_at or store_at of the
+    // user names a loop inside it.
+    std::size_t outer = k;
+    while (outer > 0 && is_parallel(s, chain[outer - 1])) --outer;
+    // Computed at the only parallel loop of the run already: not moved.
+    if (outer == k && k + 1 == chain.size()) continue;
+    auto pinned_inside = [&](std::size_t at) {
+      auto inside = [&](const std::optional<level>& l) {
+        return l && std::find(chain.begin() + at + 1, chain.end(), *l) != chain.end();
+      };
+      bool pinned = false;
+      for (const stage_schedule& ss : s.stages) pinned = pinned || inside(ss.compute_at);
+      for (const buffer_schedule& bs : s.buffers) pinned = pinned || inside(bs.store_at);
+      return pinned;
     };
-    bool pinned = false;
-    for (const stage_schedule& ss : s.stages) pinned = pinned || inside(ss.compute_at);
-    for (const buffer_schedule& bs : s.buffers) pinned = pinned || inside(bs.store_at);
-    if (!pinned) result.stages[st].compute_at = chain[k];
+    for (std::size_t at = outer; at <= k; ++at) {
+      if (pinned_inside(at)) continue;
+      // (Computed there already: left placed by default.)
+      if (at + 1 < chain.size()) result.stages[st].compute_at = chain[at];
+      break;
+    }
   }
   for (stage_schedule& ss : result.stages) {
     for (loop_spec& l : ss.loops) l.parallel = false;

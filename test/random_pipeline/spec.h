@@ -357,10 +357,13 @@ bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement
 // slide), each worker's block holds the whole window of an iteration, where a serial loop may
 // slide it down to the new part. Such buffers are bounded by the unscheduled size only.
 //
-// The prediction exempts a buffer the user stores at a loop at or inside every parallel loop of
-// its producer's compute chain (client_storage_within_parallel_loops; may_recompute predicts
-// recomputing for every buffer the user stores in a loop) too: held to the bound, the builder's
-// allocation per iteration exceeded every bounding schedule (docs/random_testing.md, item 8).
+// The prediction does not exempt a buffer the user stores at a loop at or inside every parallel
+// loop of its producer's compute chain (client_storage_within_parallel_loops; may_recompute
+// predicts recomputing for every buffer the user stores in a loop): each iteration of its storage
+// loop allocates it whatever the parallel loops around do, so its size is that of the same
+// schedule run serially, or of stages_at_parallel_loops when the builder moves its producer (or
+// a consumer of it) to a parallel loop, unless its producer is observed to recompute, or
+// recomputes along an outer parallel loop (kept_inside_an_inner_parallel_loop).
 //
 // Also such a buffer: one read by a func observed to recompute with a parallel loop in its compute
 // chain: that func's block per worker holds an iteration's whole window where the serial loop
@@ -372,14 +375,29 @@ bool unbounded_by_parallel_fold(const graph_spec& g, const schedule_spec& s, con
 // chain has a parallel loop, none of them inside that loop.
 bool client_storage_within_parallel_loops(const graph_spec& g, const schedule_spec& s, const placement& p, int b);
 
+// True if b's producer recomputes along a parallel loop of its compute chain because the builder
+// keeps a buffer stored by default inside an inner parallel loop: an intermediate b2 without
+// store_at, produced by b's producer or by a func reading one of its outputs (directly or not), whose windows do
+// not overlap across the innermost parallel loop of its producer's chain but may overlap across
+// another parallel loop outside it, also in the chain of b's producer. The builder stores b2
+// inside the innermost parallel loop (its iterations write disjoint parts of it) and moves it out
+// only along a loop across which its windows overlap, that one or a serial one outside
+// (docs/threads.md, "Default storage in parallel loops"): b2's producer does not slide along the
+// outer parallel loop, so each of its iterations computes its whole window of b2, and of b where
+// the serial loop slides them down to the new part.
+bool kept_inside_an_inner_parallel_loop(const graph_spec& g, const schedule_spec& s, const placement& p, int b);
+
 // The third bounding schedule of the memory bound of parallel loops (docs/random_testing.md,
 // oracle item 8): `s` (legal, placed as `p`) with its loops serial and every func placed by
-// default (no compute_at) inside a loop nested in a parallel loop computed at the innermost
-// parallel loop of its compute chain instead, unless a compute_at or store_at of the user names a
-// loop inside that parallel loop along its chain. It is what the builder does to a func that
-// becomes a stage of its own of a pipelined loop, and to the funcs it reads, which follow it
-// (docs/threads.md, "Default storage in parallel loops"): each then computes its region over one
-// iteration of the parallel loop, which a buffer stored by the user at that loop holds whole.
+// default (no compute_at) inside a loop nested in a parallel loop, or at a parallel loop nested
+// directly in another one, computed at the outermost of the parallel loops directly around each
+// other that end at the innermost parallel loop of its compute chain instead (the builder moves
+// a buffer out of each of them in turn while its windows overlap), or at the outermost of them
+// at which no compute_at or store_at of the user names a loop inside it along its chain. It is
+// what the builder does to a func that becomes a stage of its own of a pipelined loop, and to the
+// funcs it reads, which follow it (docs/threads.md, "Default storage in parallel loops"): each
+// then computes its region over one iteration of the parallel loop, which a buffer stored by the
+// user at that loop holds whole.
 schedule_spec stages_at_parallel_loops(const graph_spec& g, const schedule_spec& s, const placement& p);
 
 // ---------------------------------------------------------------------------------------------
