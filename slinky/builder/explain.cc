@@ -101,7 +101,9 @@ void explain(std::ostream& os, const node_context& ctx, const graph& g, const bo
       for (std::size_t d = 0; d < bounds.folds[bi].size(); ++d) {
         if (!bounds.folds[bi][d].defined()) continue;
         folded = true;
-        const std::optional<loop_level> along = bounds.fold_loop(static_cast<int>(bi));
+        const std::optional<loop_level> along = d < bounds.folded_along[bi].size() && !bounds.folded_along[bi][d].root()
+                                                    ? std::optional<loop_level>(bounds.folded_along[bi][d])
+                                                    : bounds.fold_loop(static_cast<int>(bi));
         const std::optional<index_t> at_most = evaluate_constant_upper_bound(bounds.folds[bi][d]);
         os << "  dim " << d << " folds into a ring buffer of "
            << (at_most ? "at most " + std::to_string(*at_most) + " elements (" : std::string())

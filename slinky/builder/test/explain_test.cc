@@ -61,6 +61,23 @@ TEST(explain, copies_removed_and_kept) {
   EXPECT_FALSE(has(kept, "has no memory of its own")) << kept;
 }
 
+// An intermediate moving with two nested loops folds along each in its own dimension.
+TEST(explain, folds_along_two_loops) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  var x(ctx, "x"), y(ctx, "y");
+  func mul = func::make(no_op, {{in, {point(x), point(y)}}}, {{intm, {x, y}}}, {.name = "mul"});
+  func add = func::make(no_op, {{intm, {point(x), point(y)}}}, {{out, {x, y}}}, {.name = "add"});
+  add.loops({{x, 4}, {y, 2}});
+  const std::string text = explain_pipeline(ctx, {in}, {out});
+  EXPECT_TRUE(has(text, "dim 0 folds into a ring buffer of at most 4 elements")) << text;
+  EXPECT_TRUE(has(text, "along loop x of add")) << text;
+  EXPECT_TRUE(has(text, "dim 1 folds into a ring buffer of at most 2 elements")) << text;
+  EXPECT_TRUE(has(text, "along loop y of add")) << text;
+}
+
 TEST(explain, parallel_and_pipelined_loops) {
   node_context ctx;
   auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
