@@ -138,7 +138,7 @@ std::size_t bounds_inference::index_of_var(int fi, var v) const {
 }
 
 bounds_inference::bounds_inference(const graph& g)
-    : g_(g), funcs(g.funcs.size()), folds(g.buffers.size()), needed(g.buffers.size()) {
+    : g_(g), funcs(g.funcs.size()), folds(g.buffers.size()), folded_along(g.buffers.size()), needed(g.buffers.size()) {
   for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) {
     for (const func::output& o : g.funcs[fi].f->outputs()) {
       for (var v : o.dims) {
@@ -188,7 +188,7 @@ bounds_inference::bounds_inference(const graph& g)
         for (std::size_t d = needed[bi].size(); d < read.size(); ++d) needed[bi].push_back(read[d]);
       }
       for (interval_expr& i : needed[bi]) i = simplify(i);
-      folds[bi] = fold_factors(static_cast<int>(bi));
+      folds[bi] = fold_factors(static_cast<int>(bi), folded_along[bi]);
       continue;
     }
     needed[bi] = consumers_need(static_cast<int>(bi));
@@ -217,6 +217,7 @@ void bounds_inference::check_invariants() const {
     const std::size_t rank = g_.buffers[bi].buffer->rank();
     SLINKY_ASSERT(needed[bi].size() == rank, "the region needed of a buffer has one interval per dim");
     SLINKY_ASSERT(folds[bi].empty() || folds[bi].size() == rank, "fold factors: none, or one per dim");
+    SLINKY_ASSERT(folded_along[bi].size() == folds[bi].size(), "a fold loop per fold factor");
   }
   for (const auto& s : loop_starts_) SLINKY_ASSERT(g_.valid(s.first), "a loop start is of a loop of the graph");
   for (loop_level l : warm_up_) SLINKY_ASSERT(g_.valid(l), "a warm-up is of a loop of the graph");

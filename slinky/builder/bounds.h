@@ -66,8 +66,10 @@ public:
   };
   // For each func.
   std::vector<func_bounds> funcs;
-  // For each buffer and dimension, the fold factor of its allocation (undefined: not folded).
+  // For each buffer and dimension, the fold factor of its allocation (undefined: not folded), and
+  // the loop it folds along (fold_loop, or a loop inside it; the root where not folded).
   std::vector<std::vector<expr>> folds;
+  std::vector<std::vector<loop_level>> folded_along;
   // For each buffer, the region its consumers need at the root (inputs and outputs) or at its
   // store level (intermediates).
   std::vector<box_expr> needed;
@@ -129,8 +131,10 @@ public:
   // threads when that is one stage and no func slides with the loop), at most the machine's
   // hardware threads and its constant max_workers, and 1 (serial) inside another parallel loop.
   index_t pipeline_workers(loop_level l) const;
-  // The loop an intermediate folds along: the outermost loop inside its storage level on its
-  // producer's compute chain (none if the producer is computed where the buffer is stored).
+  // The outermost loop an intermediate folds along: the outermost loop inside its storage level
+  // on its producer's compute chain (none if the producer is computed where the buffer is
+  // stored). Dimensions that move only with a loop inside it may fold along that loop
+  // (folded_along).
   std::optional<loop_level> fold_loop(int buffer) const;
 
 private:
@@ -182,7 +186,7 @@ private:
   std::vector<interval_expr> needs_of_consumers(int fi, view which) const;
   void infer_func(int fi);
   void decide_slides(int fi);
-  std::vector<expr> fold_factors(int buffer) const;
+  std::vector<expr> fold_factors(int buffer, std::vector<loop_level>& along) const;
   std::size_t storage_depth(int fi) const;
   // The index of variable v among func fi's vars, if it is one of them.
   std::optional<std::size_t> find_var(int fi, var v) const;

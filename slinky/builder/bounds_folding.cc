@@ -6,10 +6,13 @@
 // storage level on its producer's compute chain; in each dimension whose live window moves with
 // that loop, the fold factor is an upper bound of the window's extent over the loop (over the
 // iterations in flight of a pipelined loop), at most the buffer's needed extent and at least 1.
-// A dimension whose extent cannot be bounded, and a buffer that has no such loop or folds along a
-// parallel loop that is not pipelined, is not folded (the factor is undefined).
+// A dimension that does not move with that loop but only with a serial loop further in folds along
+// that one, when nothing the buffer holds crosses an iteration of the loops outside it (see
+// fold_factors). A dimension whose extent cannot be bounded, and a buffer that has no such loop
+// or folds along a parallel loop that is not pipelined, is not folded (the factor is undefined).
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "slinky/base/arithmetic.h"
 #include "slinky/builder/bounds.h"
@@ -120,6 +123,15 @@ std::optional<index_t> difference_bound(const expr& hi, const expr& lo, int dept
   return best;
 }
 
+// Adds the symbols e reads (variables and buffers whose fields it reads) to `to`.
+void add_symbols(const expr& e, std::set<var>& to) {
+  if (!e.defined()) return;
+  rewrite<variable>(e, [&to](const variable* v, node_mutator&) -> expr {
+    to.insert(v->sym);
+    return expr(v);
+  });
+}
+
 expr difference_upper_bound(const expr& hi, const expr& lo) {
   std::optional<index_t> d = difference_bound(hi, lo);
   return d ? expr(*d) : expr();
@@ -141,11 +153,12 @@ std::optional<loop_level> bounds_inference::fold_loop(int buffer) const {
   return chain[k];
 }
 
-std::vector<expr> bounds_inference::fold_factors(int buffer) const {
+std::vector<expr> bounds_inference::fold_factors(int buffer, std::vector<loop_level>& along) const {
   const buffer_node& b = g_.buffers[buffer];
   const int fi = b.producer;
   const func_node& fn = g_.funcs[fi];
   std::vector<expr> result(b.buffer->rank());
+  along.assign(b.buffer->rank(), loop_level());
   const std::optional<loop_level> folded_along = fold_loop(buffer);
   if (!folded_along) return result;
   const loop_level l = *folded_along;
@@ -163,14 +176,26 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
     for (interval_expr& i : actual_needs) i = simplify_or_empty(i);
   }
   const std::vector<interval_expr>& live = fn.hoisted_to.root() ? funcs[fi].steady : actual_needs;
-  box_expr window;
+  box_expr in_iteration;
   for (const func::output& o : fn.f->outputs()) {
     if (o.buffer.get() != b.buffer.get()) continue;
-    for (var v : o.dims) window.push_back(live[index_of_var(fi, v)]);
+    for (var v : o.dims) in_iteration.push_back(live[index_of_var(fi, v)]);
   }
+  // An upper bound of the extent of window w over the iterations of loop level m given by
+  // `range` (undefined if there is none): the interval arithmetic of bounds_of, or the
+  // structural difference of its ends, at most the buffer's needed extent and at least 1.
+  auto fold_of = [&](const interval_expr& w, std::size_t d, const scratch_bounds& range) -> expr {
+    expr extent = simplify(w.max - w.min + 1);
+    expr largest = bounds_of(extent, range.map()).max;
+    expr difference = difference_upper_bound(w.max, w.min);
+    if (difference.defined()) largest = largest.defined() ? min(largest, difference + 1) : difference + 1;
+    if (!largest.defined() || is_infinity(largest)) return expr();
+    // Never larger than the whole allocation (when the step exceeds the extent).
+    return simplify(max(min(largest, needed[buffer][d].extent()), 1));
+  };
   // Over the loops inside l, including their warm-up iterations: the func runs in them too
   // (a window moving with both an inner loop and l is wider by the inner warm-up).
-  window = lift(window, fn.compute_chain, l, view::steady, /*warm_up=*/true);
+  box_expr window = lift(in_iteration, fn.compute_chain, l, view::steady, /*warm_up=*/true);
   scratch_bounds loop_range(*this);
   const var v = g_.loop_var(l);
   loop_range[v] = interval_expr(loop_start(l), loop_bounds(l).max);
@@ -192,14 +217,73 @@ std::vector<expr> bounds_inference::fold_factors(int buffer) const {
         continue;
       }
     }
-    expr extent = simplify(window[d].max - window[d].min + 1);
-    expr largest = bounds_of(extent, loop_range.map()).max;
+    result[d] = fold_of(window[d], d, loop_range);
+    if (result[d].defined()) along[d] = l;
+  }
 
-    expr difference = difference_upper_bound(window[d].max, window[d].min);
-    if (difference.defined()) largest = largest.defined() ? min(largest, difference + 1) : difference + 1;
-    if (!largest.defined() || is_infinity(largest)) continue;
-    // Never larger than the whole allocation (when the step exceeds the extent).
-    result[d] = simplify(max(min(largest, needed[buffer][d].extent()), 1));
+  // The loops inside l. A dimension whose window moves with one of them alone folds along it
+  // too, while what the buffer holds never crosses an iteration of a loop further out: every
+  // loop out to l is serial (the iterations of a parallel one may run at once, in the same
+  // slots), the func does not slide with it or its windows do not overlap between iterations (an
+  // iteration computes all it reads of the func), and
+  // every consumer is computed inside the loop (none reads the buffer after its iterations).
+  // Each iteration of the loop further out then uses the buffer as one stored inside it would.
+  // A dimension folded along l keeps that fold (it covers the inner windows).
+  if (!fn.hoisted_to.root() || info.is_parallel()) return result;
+  const std::vector<loop_level>& chain = fn.compute_chain;
+  const std::size_t outer = std::find(chain.begin(), chain.end(), l) - chain.begin();
+  // A fold is evaluated where the buffer is allocated: it may read only what the buffer's region
+  // and the outer fold's window and loop bounds read there.
+  std::set<var> valid;
+  for (const interval_expr& i : needed[buffer]) {
+    add_symbols(i.min, valid);
+    add_symbols(i.max, valid);
+  }
+  for (const interval_expr& i : window) {
+    add_symbols(i.min, valid);
+    add_symbols(i.max, valid);
+  }
+  add_symbols(loop_start(l), valid);
+  add_symbols(loop_bounds(l).max, valid);
+  valid.erase(v);
+  for (std::size_t k = outer + 1; k < chain.size(); ++k) {
+    const loop_level prev = chain[k - 1];
+    const loop_level inner = chain[k];
+    if (g_.loop(prev).is_parallel()) break;
+    if (slides_with(fi, prev)) {
+      // Sliding computes only what the previous iteration did not: nothing is left to reuse when
+      // the windows of all the func's outputs are disjoint between iterations.
+      bool overlap = false;
+      for (const func::output& o : fn.f->outputs())
+        overlap = overlap || windows_overlap(g_.buffer_index(o.buffer.get()), prev);
+      if (overlap) break;
+    }
+    if (g_.loop(inner).is_parallel()) break;
+    bool consumers_inside = true;
+    for (int c : b.consumers) {
+      const std::vector<loop_level>& cc = g_.funcs[c].call_chain;
+      consumers_inside = consumers_inside && std::find(cc.begin(), cc.end(), inner) != cc.end();
+    }
+    if (!consumers_inside) break;
+    const box_expr w = lift(in_iteration, chain, inner, view::steady, /*warm_up=*/true);
+    const var iv = g_.loop_var(inner);
+    scratch_bounds range(*this);
+    for (std::size_t j = outer; j <= k; ++j) {
+      range[g_.loop_var(chain[j])] = interval_expr(loop_start(chain[j]), loop_bounds(chain[j]).max);
+    }
+    for (std::size_t d = 0; d < w.size(); ++d) {
+      if (result[d].defined() || !depends_on(w[d], iv)) continue;
+      bool other_loop = false;
+      for (loop_level o : chain) other_loop = other_loop || (o != inner && depends_on(w[d], g_.loop_var(o)));
+      if (other_loop) continue;
+      expr fold = fold_of(w[d], d, range);
+      if (!fold.defined()) continue;
+      std::set<var> reads;
+      add_symbols(fold, reads);
+      if (!std::includes(valid.begin(), valid.end(), reads.begin(), reads.end())) continue;
+      result[d] = fold;
+      along[d] = inner;
+    }
   }
   return result;
 }

@@ -66,8 +66,19 @@ void explain(std::ostream& os, const node_context& ctx, const graph& g, const bo
       if (i >= aliases.removed[fi].size()) continue;
       const std::string from = g.name(f.inputs()[i].buffer->sym());
       if (aliases.removed[fi][i]) {
-        os << "  the copy from " << from << " is removed: " << from
-           << " is a view of the destination, written in place by its producer.\n";
+        // Either side may be the view: the source, written in place by its producer into the
+        // destination's memory, or the destination, which its consumers read in the source's.
+        const int src = g.buffer_index(f.inputs()[i].buffer.get());
+        const int dst = f.outputs().empty() ? -1 : g.buffer_index(f.outputs()[0].buffer.get());
+        const bool dst_is_view = dst >= 0 && src >= 0 && aliases.buffers[dst].target == src;
+        if (dst_is_view) {
+          const std::string to = g.name(f.outputs()[0].buffer->sym());
+          os << "  the copy from " << from << " is removed: the destination " << to << " is a view of " << from
+             << ", read in place by its consumers.\n";
+        } else {
+          os << "  the copy from " << from << " is removed: " << from
+             << " is a view of the destination, written in place by its producer.\n";
+        }
       } else if (f.is_copy()) {
         os << "  the copy from " << from << " is kept (neither side could be made a view of the other).\n";
       }
@@ -101,7 +112,9 @@ void explain(std::ostream& os, const node_context& ctx, const graph& g, const bo
       for (std::size_t d = 0; d < bounds.folds[bi].size(); ++d) {
         if (!bounds.folds[bi][d].defined()) continue;
         folded = true;
-        const std::optional<loop_level> along = bounds.fold_loop(static_cast<int>(bi));
+        const std::optional<loop_level> along = d < bounds.folded_along[bi].size() && !bounds.folded_along[bi][d].root()
+                                                    ? std::optional<loop_level>(bounds.folded_along[bi][d])
+                                                    : bounds.fold_loop(static_cast<int>(bi));
         const std::optional<index_t> at_most = evaluate_constant_upper_bound(bounds.folds[bi][d]);
         os << "  dim " << d << " folds into a ring buffer of "
            << (at_most ? "at most " + std::to_string(*at_most) + " elements (" : std::string())

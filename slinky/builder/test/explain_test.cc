@@ -61,6 +61,57 @@ TEST(explain, copies_removed_and_kept) {
   EXPECT_FALSE(has(kept, "has no memory of its own")) << kept;
 }
 
+// A copy whose destination is the view (of a pipeline input here, which no producer writes): the
+// account names the destination as the view, not the source.
+TEST(explain, copy_removed_destination_is_the_view) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto t = buffer_expr::make(ctx, "t", 1, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  var x(ctx, "x");
+  func c = func::make_copy({in, {point(x)}}, {t, {x}});
+  func f = func::make(no_op, {{t, {point(x)}}}, {{out, {x}}}, {.name = "f"});
+  const std::string text = explain_pipeline(ctx, {in}, {out});
+  EXPECT_TRUE(has(text, "the copy from in is removed: the destination t is a view of in")) << text;
+  EXPECT_FALSE(has(text, "in is a view of the destination")) << text;
+  EXPECT_TRUE(has(text, "a view of in")) << text;
+  // The program agrees: t has no allocation of its own.
+  std::ostringstream program;
+  program << build_pipeline(ctx, {in}, {out}).body;
+  EXPECT_FALSE(has(program.str(), "t = allocate(")) << program.str();
+}
+
+// The source is the view: written in place by its producer into the destination.
+TEST(explain, copy_removed_source_is_the_view) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 1, sizeof(int));
+  auto t = buffer_expr::make(ctx, "t", 1, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 1, sizeof(int));
+  var x(ctx, "x");
+  func f = func::make(no_op, {{in, {point(x)}}}, {{t, {x}}}, {.name = "f"});
+  func c = func::make_copy({t, {point(x)}}, {out, {x}});
+  const std::string text = explain_pipeline(ctx, {in}, {out});
+  EXPECT_TRUE(has(text, "the copy from t is removed: t is a view of the destination")) << text;
+  EXPECT_FALSE(has(text, "the destination out is a view")) << text;
+}
+
+// An intermediate moving with two nested loops folds along each in its own dimension.
+TEST(explain, folds_along_two_loops) {
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  var x(ctx, "x"), y(ctx, "y");
+  func mul = func::make(no_op, {{in, {point(x), point(y)}}}, {{intm, {x, y}}}, {.name = "mul"});
+  func add = func::make(no_op, {{intm, {point(x), point(y)}}}, {{out, {x, y}}}, {.name = "add"});
+  add.loops({{x, 4}, {y, 2}});
+  const std::string text = explain_pipeline(ctx, {in}, {out});
+  EXPECT_TRUE(has(text, "dim 0 folds into a ring buffer of at most 4 elements")) << text;
+  EXPECT_TRUE(has(text, "along loop x of add")) << text;
+  EXPECT_TRUE(has(text, "dim 1 folds into a ring buffer of at most 2 elements")) << text;
+  EXPECT_TRUE(has(text, "along loop y of add")) << text;
+}
+
 TEST(explain, parallel_and_pipelined_loops) {
   node_context ctx;
   auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));

@@ -3,6 +3,7 @@
 // auto_stack_threshold = 0, and callbacks that count what they produce).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -402,6 +403,140 @@ TEST(sliding_window, decreasing_window) {
   EXPECT_EQ(writes.max_count(), 1) << p.body;
   ASSERT_EQ(m.allocations, 1);
   EXPECT_LE(m.sizes[0], w * 2 * static_cast<index_t>(sizeof(int))) << p.body;
+}
+
+struct nested_fold_case {
+  index_t sc, sb;  // the steps of the loops over c (inner) and b (outer)
+  bool symbolic;   // the row the sums read: the input's bounds, or constants
+};
+
+void PrintTo(const nested_fold_case& t, std::ostream* os) {
+  *os << "sc " << t.sc << ", sb " << t.sb << (t.symbolic ? ", symbolic" : ", constant");
+}
+
+class nested_fold : public testing::TestWithParam<nested_fold_case> {};
+
+INSTANTIATE_TEST_SUITE_P(steps, nested_fold,
+                         testing::Values(nested_fold_case{1, 1, false}, nested_fold_case{1, 1, true},
+                                         nested_fold_case{3, 2, false}, nested_fold_case{4, 1, true},
+                                         nested_fold_case{2, 3, true}, nested_fold_case{20, 1, false}));
+
+// Softmax-shaped, with two splits: e = in + 1 and the row sums s are computed per iteration of
+// the output's loop over rows b; n = e * 1000 / s per iteration of the inner loop over c; out =
+// n * 2. n is stored at the root and moves with both loops, and nothing of it crosses an
+// iteration of the outer loop: folded along both, it holds sc x sb elements (4 bytes for steps
+// of 1), not a whole row per row of the outer step.
+TEST_P(nested_fold, softmax_with_two_splits) {
+  const nested_fold_case t = GetParam();
+  const int C = 10, B = 3;
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+  auto e = buffer_expr::make(ctx, "e", 2, sizeof(int));
+  auto s = buffer_expr::make(ctx, "s", 1, sizeof(int));
+  auto n = buffer_expr::make(ctx, "n", 2, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+  var c(ctx, "c"), b(ctx, "b");
+  write_counter n_writes;
+  func f_e = func::make([](const buffer<const int>& a,
+                           const buffer<int>& r) { return test::elementwise<int>(a, r, [](int v) { return v + 1; }); },
+                        {{in, {point(c), point(b)}}}, {{e, {c, b}}});
+  const interval_expr row = t.symbolic ? in->dim(0).bounds : bounds(0, C - 1);
+  func f_s = func::make(
+      [](const buffer<const int>& a, const buffer<int>& r) -> index_t {
+        for (index_t j = r.dim(0).min(); j <= r.dim(0).max(); ++j) {
+          int sum = 0;
+          for (index_t i = a.dim(0).min(); i <= a.dim(0).max(); ++i) sum += a(i, j);
+          r(j) = sum;
+        }
+        return 0;
+      },
+      {{e, {row, point(b)}}}, {{s, {b}}});
+  func f_n = func::make(
+      [&](const buffer<const int>& a, const buffer<const int>& sums, const buffer<int>& r) -> index_t {
+        n_writes.record(r);
+        for (index_t j = r.dim(1).min(); j <= r.dim(1).max(); ++j) {
+          for (index_t i = r.dim(0).min(); i <= r.dim(0).max(); ++i) r(i, j) = a(i, j) * 1000 / sums(j);
+        }
+        return 0;
+      },
+      {{e, {point(c), point(b)}}, {s, {point(b)}}}, {{n, {c, b}}});
+  func f_out = func::make(times_2, {{n, {point(c), point(b)}}}, {{out, {c, b}}});
+  f_out.loops({{c, t.sc}, {b, t.sb}});
+  f_e.compute_at({&f_out, b});
+  f_s.compute_at({&f_out, b});
+  pipeline p = build_pipeline(ctx, {in}, {out});
+
+  buffer<int, 2> in_buf({C, B});
+  buffer<int, 2> out_buf({C, B});
+  in_buf.allocate();
+  out_buf.allocate();
+  test::fill_random(in_buf, 12);
+  for_each_element([](int* v) { *v += 50; }, in_buf);
+  memory_counter m;
+  ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+  for (int j = 0; j < B; ++j) {
+    int sum = 0;
+    for (int i = 0; i < C; ++i) sum += in_buf(i, j) + 1;
+    for (int i = 0; i < C; ++i) ASSERT_EQ(out_buf(i, j), (in_buf(i, j) + 1) * 1000 / sum * 2) << i << " " << j;
+  }
+  EXPECT_EQ(n_writes.max_count(), 1);
+  EXPECT_EQ(n_writes.elements(), static_cast<std::size_t>(C * B));
+  // e (a row per row of the step) and s (a value per row) fold along b; n along both loops.
+  const index_t rows = std::min<index_t>(t.sb, B);
+  const index_t cols = std::min<index_t>(t.sc, C);
+  const index_t e_bytes = C * rows * static_cast<index_t>(sizeof(int));
+  const index_t s_bytes = rows * static_cast<index_t>(sizeof(int));
+  const index_t n_bytes = cols * rows * static_cast<index_t>(sizeof(int));
+  ASSERT_EQ(m.allocations, 3) << p.body;
+  std::vector<index_t> sizes = m.sizes;
+  std::sort(sizes.begin(), sizes.end());
+  std::vector<index_t> expected = {e_bytes, s_bytes, n_bytes};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(sizes, expected) << p.body;
+}
+
+// A stencil along the inner loop only: the intermediate slides along x (its window overlaps
+// between iterations of the inner loop) and moves with y without overlapping: folded along both,
+// (sx + 2) x sy elements, each computed once.
+TEST(sliding_window, slides_along_inner_loop_moves_with_outer) {
+  for (index_t sx : {1, 3}) {
+    for (index_t sy : {1, 2}) {
+      const int w = 11, h = 7;
+      node_context ctx;
+      auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+      auto intm = buffer_expr::make(ctx, "intm", 2, sizeof(int));
+      auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+      var x(ctx, "x"), y(ctx, "y");
+      write_counter writes;
+      func mul = func::make(
+          [&](const buffer<const int>& a, const buffer<int>& r) {
+            writes.record(r);
+            return times_2(a, r);
+          },
+          {{in, {point(x), point(y)}}}, {{intm, {x, y}}});
+      func sum =
+          func::make([](const buffer<const int>& a, const buffer<int>& r) { return test::box_sum<int>(a, r, 1, 0); },
+                     {{intm, {bounds(x - 1, x + 1), point(y)}}}, {{out, {x, y}}});
+      sum.loops({{x, sx}, {y, sy}});
+      pipeline p = build_pipeline(ctx, {in}, {out});
+      buffer<int, 2> in_buf({w + 2, h});
+      in_buf.translate(-1, 0);
+      buffer<int, 2> out_buf({w, h});
+      in_buf.allocate();
+      out_buf.allocate();
+      test::fill_random(in_buf, 13);
+      memory_counter m;
+      ASSERT_EQ(p.evaluate({&in_buf}, {&out_buf}, m.context), 0);
+      for (int j = 0; j < h; ++j) {
+        for (int i = 0; i < w; ++i) {
+          ASSERT_EQ(out_buf(i, j), (in_buf(i - 1, j) + in_buf(i, j) + in_buf(i + 1, j)) * 2) << i << " " << j;
+        }
+      }
+      EXPECT_EQ(writes.max_count(), 1) << p.body;
+      ASSERT_EQ(m.allocations, 1);
+      EXPECT_LE(m.sizes[0], (sx + 2) * sy * static_cast<index_t>(sizeof(int))) << sx << " " << sy << " " << p.body;
+    }
+  }
 }
 
 }  // namespace
