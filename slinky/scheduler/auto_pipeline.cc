@@ -528,7 +528,9 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
         // The walk goes on from the fastest neighbour unless it is slower than the current
         // candidate (beyond min_gain): across a plateau (a kernel blocked by 4 rows runs 2 rows
         // as slowly as 1), not down a slope.
-        const auto goes_on = [&]() { return measured[best].s <= measured[at].s * (1 + refine_.min_gain) || leaf_faster; };
+        const auto goes_on = [&]() {
+          return measured[best].s <= measured[at].s * (1 + refine_.min_gain) || leaf_faster;
+        };
         // Slower by less than confirm_band times min_gain: the two times may differ by the
         // machine's load between them rather than by the candidates (a walk stopped by noise
         // never reaches the steps beyond); both are timed again, interleaved, and compared on
@@ -631,8 +633,9 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
         const refined_loop& l = loops[i];
         if (no_loop(l, c[i]) || !c[i].parallel) continue;
         const bool tile = c[i].which == 0 && c[i].strip > 0;
-        const index_t extent =
-            tile ? l.strip_extent : c[i].which == 0 ? l.step * l.iterations : l.next_step * l.next_iterations;
+        const index_t extent = tile              ? l.strip_extent
+                               : c[i].which == 0 ? l.step * l.iterations
+                                                 : l.next_step * l.next_iterations;
         const index_t step = std::max<index_t>(1, tile ? c[i].strip : c[i].step);
         iterations += static_cast<double>((extent + step - 1) / step);
       }
