@@ -646,10 +646,11 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     };
     // The walk timed each candidate in its own moment: a candidate with smaller steps that lost
     // to the fastest by a few times equal_time may have lost to the machine's load rather than
-    // to its steps. The fastest and up to confirm_candidates - 1 of those (the fastest of them:
-    // the likeliest to be equal; after a walk up a step's line, the smallest steps are those the
-    // walk left because they were slower) are timed again in interleaved rounds, and the choice is
-    // made on these times.
+    // to its steps. The fastest and up to confirm_candidates - 1 of those are timed again in
+    // interleaved rounds, and the choice is made on these times: the one with the smallest steps
+    // (the most memory saved if equal) and the fastest of the others (the likeliest to be equal;
+    // after a walk up a step's line, the smallest steps are those it left because they were
+    // slower).
     const measured_candidate* fastest_c = nullptr;
     for (const measured_candidate& c : measured) {
       if (c.s == fastest) {
@@ -664,7 +665,11 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
         finalists.push_back(&c);
       }
     }
-    std::stable_sort(finalists.begin(), finalists.end(),
+    // The smallest steps first (the most memory saved if equal), then the fastest of the others.
+    std::stable_sort(finalists.begin(), finalists.end(), [&](const measured_candidate* a, const measured_candidate* b) {
+      return steps(a->c) < steps(b->c);
+    });
+    std::stable_sort(finalists.begin() + std::min<std::size_t>(1, finalists.size()), finalists.end(),
                      [&](const measured_candidate* a, const measured_candidate* b) { return a->s < b->s; });
     if (finalists.size() + 1 > confirm_candidates) finalists.resize(confirm_candidates - 1);
     std::vector<measured_candidate> confirmed;
