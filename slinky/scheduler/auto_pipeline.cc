@@ -647,10 +647,9 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     // The walk timed each candidate in its own moment: a candidate with smaller steps that lost
     // to the fastest by a few times equal_time may have lost to the machine's load rather than
     // to its steps. The fastest and up to confirm_candidates - 1 of those are timed again in
-    // interleaved rounds, and the choice is made on these times: the one with the smallest steps
-    // (the most memory saved if equal) and the fastest of the others (the likeliest to be equal;
-    // after a walk up a step's line, the smallest steps are those it left because they were
-    // slower).
+    // interleaved rounds, and the choice is made on these times: those the walk timed as equal,
+    // then the fastest of the others (the likeliest to be equal; after a walk up a step's line the
+    // smallest steps are those it left because they were slower).
     const measured_candidate* fastest_c = nullptr;
     for (const measured_candidate& c : measured) {
       if (c.s == fastest) {
@@ -665,12 +664,13 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
         finalists.push_back(&c);
       }
     }
-    // The smallest steps first (the most memory saved if equal), then the fastest of the others.
+    // Those the walk timed within equal_time of the fastest first, the smallest steps first (the
+    // most memory saved if they are equal), then the fastest of the others.
+    const auto walk_equal = [&](const measured_candidate* c) { return c->s <= fastest * (1 + refine_.equal_time); };
     std::stable_sort(finalists.begin(), finalists.end(), [&](const measured_candidate* a, const measured_candidate* b) {
-      return steps(a->c) < steps(b->c);
+      if (walk_equal(a) != walk_equal(b)) return walk_equal(a);
+      return walk_equal(a) ? steps(a->c) < steps(b->c) : a->s < b->s;
     });
-    std::stable_sort(finalists.begin() + std::min<std::size_t>(1, finalists.size()), finalists.end(),
-                     [&](const measured_candidate* a, const measured_candidate* b) { return a->s < b->s; });
     if (finalists.size() + 1 > confirm_candidates) finalists.resize(confirm_candidates - 1);
     std::vector<measured_candidate> confirmed;
     if (!finalists.empty()) {

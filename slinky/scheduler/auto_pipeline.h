@@ -65,9 +65,10 @@ struct refine_options {
   /// (the fraction of scheduler_benchmark's memory target: the smallest hand schedule within 5% of
   /// the fastest); a candidate whose parallel loops have more iterations than the fastest's counts
   /// with the synchronisation they add, as the cost model prices it. The fastest candidate and up
-  /// to 3 with smaller steps within 4 times this fraction of it (the smallest steps and the fastest
-  /// of the others) are timed again in `repetitions` interleaved rounds (not counted in
-  /// max_evaluations), and the choice is made on those times.
+  /// to 3 with smaller steps within 4 times this fraction of it (first those the walk timed within
+  /// this fraction of it, the smallest steps first, then the fastest) are timed again in
+  /// `repetitions` interleaved rounds (not counted in max_evaluations), and the choice is made on
+  /// those times.
   double equal_time = 0.05;
   /// The time in seconds of one evaluation of the candidate named `candidate` (the looped
   /// outputs' funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "),
