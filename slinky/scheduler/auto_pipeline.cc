@@ -453,56 +453,151 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
       std::shared_ptr<const pipeline> p;
     };
     std::vector<measured_candidate> measured = {{model, model_s, p}};
-    candidate_loops current = model;
-    double current_s = model_s;
     int explored = 0;
     double worst = 1;
     char buf[160];
     std::string log;
-    while (explored < refine_.max_evaluations) {
-      std::optional<candidate_loops> best;
-      double best_s = 0;
-      // A neighbour without a loop faster than the current candidate beyond min_gain: the time
-      // falls towards larger steps, and the walk goes on through a slower step on the way.
-      bool leaf_faster = false;
-      for (const candidate_loops& n : neighbours(loops, current, threads)) {
-        if (explored >= refine_.max_evaluations) break;
-        if (std::find(tried.begin(), tried.end(), n) != tried.end()) continue;
-        tried.push_back(n);
-        const std::string name = describe(loops, n, ctx_);
-        std::shared_ptr<const pipeline> np = build_candidate(n);
-        const double s = time_candidate(*np, name, limit);
-        ++explored;
-        worst = std::max(worst, model_s > 0 ? s / model_s : 1);
-        std::snprintf(buf, sizeof(buf), "  %.3f ms (%.2fx the model's choice): ", s * 1e3,
-                      model_s > 0 ? s / model_s : 1);
-        log += buf + name + "\n";
-        measured.push_back({n, s, np});
-        // A neighbour that takes a loop away (the model's next-best, no loop) has no steps to walk:
-        // it is measured and may be kept, but the walk goes on from the others (it would stop
-        // there, before the steps where a blocked kernel is as fast with less memory).
-        bool leaf = false;
-        for (std::size_t i = 0; i < n.size(); ++i) leaf = leaf || (!(n[i] == current[i]) && no_loop(loops[i], n[i]));
-        if (leaf) {
-          leaf_faster = leaf_faster || s * (1 + refine_.min_gain) < current_s;
-          continue;
-        }
-        if (!best || s < best_s) {
-          best = n;
-          best_s = s;
+    // Builds, times and records a candidate not tried yet; its index in `measured`.
+    auto measure = [&](const candidate_loops& n) {
+      tried.push_back(n);
+      const std::string name = describe(loops, n, ctx_);
+      std::shared_ptr<const pipeline> np = build_candidate(n);
+      const double s = time_candidate(*np, name, limit);
+      ++explored;
+      worst = std::max(worst, model_s > 0 ? s / model_s : 1);
+      std::snprintf(buf, sizeof(buf), "  %.3f ms (%.2fx the model's choice): ", s * 1e3, model_s > 0 ? s / model_s : 1);
+      log += buf + name + "\n";
+      measured.push_back({n, s, np});
+      return measured.size() - 1;
+    };
+    // Times candidates again in `repetitions` interleaved rounds, one evaluation of each per round
+    // (not counted in max_evaluations), and records the medians as their times.
+    auto time_again = [&](const std::vector<std::size_t>& which, const char* why) {
+      std::vector<std::vector<double>> t(which.size());
+      for (int r = 0; r < std::max(1, refine_.repetitions); ++r) {
+        for (std::size_t i = 0; i < which.size(); ++i) {
+          const pipeline& cp = *measured[which[i]].p;
+          const std::function<double()> run = [&]() {
+            const auto t0 = std::chrono::steady_clock::now();
+            cp.evaluate(args, inputs, outputs, timing_ctx);
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          };
+          t[i].push_back(refine_.timer ? refine_.timer(describe(loops, measured[which[i]].c, ctx_), run) : run());
         }
       }
-      // The walk goes on from the fastest neighbour unless it is slower than the current
-      // candidate (beyond min_gain): across a plateau (a kernel blocked by 4 rows runs 2 rows
-      // as slowly as 1), not down a slope.
-      if (!best || !(best_s <= current_s * (1 + refine_.min_gain) || leaf_faster)) break;
-      current = *best;
-      current_s = best_s;
+      log += std::string("  timed again (") + why + "), interleaved, " +
+             std::to_string(std::max(1, refine_.repetitions)) + " rounds:\n";
+      for (std::size_t i = 0; i < which.size(); ++i) {
+        std::sort(t[i].begin(), t[i].end());
+        measured[which[i]].s = t[i][t[i].size() / 2];
+        std::snprintf(buf, sizeof(buf), "  %.3f ms: ", measured[which[i]].s * 1e3);
+        log += buf + describe(loops, measured[which[i]].c, ctx_) + "\n";
+      }
+    };
+    // A candidate that takes a loop away from `from` (the model's next-best, no loop): it has no
+    // steps to walk.
+    auto is_leaf = [&](const candidate_loops& n, const candidate_loops& from) {
+      for (std::size_t i = 0; i < n.size(); ++i) {
+        if (!(n[i] == from[i]) && no_loop(loops[i], n[i])) return true;
+      }
+      return false;
+    };
+    // The walk from measured candidate `at`: the untried neighbours of the current candidate are
+    // measured, and it goes on from the fastest.
+    auto walk = [&](std::size_t at) {
+      while (explored < refine_.max_evaluations) {
+        const candidate_loops current = measured[at].c;
+        int best = -1;
+        // A neighbour without a loop faster than the current candidate beyond min_gain: the time
+        // falls towards larger steps, and the walk goes on through a slower step on the way.
+        bool leaf_faster = false;
+        for (const candidate_loops& n : neighbours(loops, current, threads)) {
+          if (explored >= refine_.max_evaluations) break;
+          if (std::find(tried.begin(), tried.end(), n) != tried.end()) continue;
+          const std::size_t j = measure(n);
+          // A neighbour that takes a loop away is measured and may be kept, but the walk goes on
+          // from the others (it would stop there, before the steps where a blocked kernel is as
+          // fast with less memory).
+          if (is_leaf(n, current)) {
+            leaf_faster = leaf_faster || measured[j].s * (1 + refine_.min_gain) < measured[at].s;
+            continue;
+          }
+          if (best < 0 || measured[j].s < measured[best].s) best = static_cast<int>(j);
+        }
+        if (best < 0) break;
+        // The walk goes on from the fastest neighbour unless it is slower than the current
+        // candidate (beyond min_gain): across a plateau (a kernel blocked by 4 rows runs 2 rows
+        // as slowly as 1), not down a slope.
+        const auto goes_on = [&]() {
+          return measured[best].s <= measured[at].s * (1 + refine_.min_gain) || leaf_faster;
+        };
+        // Slower by less than confirm_band times min_gain: the two times may differ by the
+        // machine's load between them rather than by the candidates (a walk stopped by noise
+        // never reaches the steps beyond); both are timed again, interleaved, and compared on
+        // those times.
+        if (!goes_on() && measured[best].s <= measured[at].s * (1 + confirm_band * refine_.min_gain)) {
+          time_again({at, static_cast<std::size_t>(best)}, "a neighbour slower by a little");
+        }
+        if (!goes_on()) break;
+        at = static_cast<std::size_t>(best);
+      }
+    };
+    walk(0);
+    // With budget left, the lines of the fastest candidate's steps are followed further, one
+    // step at a time, in both directions, past what the walk tried: the walk stops at the first
+    // slower neighbour, and a time may rise and then fall again along a step (on the development
+    // machine, a chain of elementwise funcs runs chunks of 2K to 32K elements slower than both
+    // 1K and 64K). Where a probe is faster than that candidate beyond min_gain, the walk goes on
+    // from it. The lines are probed in turn (loop by loop, larger then smaller steps).
+    std::size_t next_line = 0;
+    int probed_from = -1;
+    while (explored < refine_.max_evaluations) {
+      // The fastest candidate with a loop (the first measured on a tie).
+      int from = -1;
+      for (std::size_t j = 0; j < measured.size(); ++j) {
+        bool looped = false;
+        for (std::size_t i = 0; i < loops.size(); ++i) looped = looped || !no_loop(loops[i], measured[j].c[i]);
+        if (looped && (from < 0 || measured[j].s < measured[from].s)) from = static_cast<int>(j);
+      }
+      if (from < 0) break;
+      if (from != probed_from) next_line = 0;
+      probed_from = from;
+      const candidate_loops base = measured[from].c;
+      std::optional<candidate_loops> probe;
+      const std::size_t lines = 2 * loops.size();
+      for (std::size_t k = 0; k < lines && !probe; ++k) {
+        const std::size_t line = (next_line + k) % lines;
+        const std::size_t i = line / 2;
+        const bool up = line % 2 == 0;
+        const refined_loop& l = loops[i];
+        if (no_loop(l, base[i])) continue;
+        const bool model_dim = base[i].which == 0;
+        const index_t extent = model_dim ? l.step * l.iterations : l.next_step * l.next_iterations;
+        const index_t granularity = model_dim ? l.granularity : l.next_granularity;
+        candidate_loops c = base;
+        while (true) {
+          if (up) {
+            if (c[i].step * 2 >= extent) break;
+            c[i].step *= 2;
+          } else {
+            if (c[i].step / 2 < 1 || (c[i].step / 2) % granularity != 0) break;
+            c[i].step /= 2;
+          }
+          if (std::find(tried.begin(), tried.end(), c) == tried.end()) {
+            probe = c;
+            next_line = line + 1;
+            break;
+          }
+        }
+      }
+      if (!probe) break;
+      const std::size_t j = measure(*probe);
+      if (measured[j].s * (1 + refine_.min_gain) < measured[from].s) walk(j);
     }
     // Memory when time is equal: of the candidates measured within equal_time of the fastest, the
     // one with the smallest steps (a loop's intermediates grow with its step), the first measured
     // on a tie (the model's choice first).
-    double fastest = model_s;
+    double fastest = measured[0].s;
     for (const measured_candidate& c : measured) fastest = std::min(fastest, c.s);
     // The memory of a candidate, as the part of its loops' dims one iteration covers, summed (a
     // loop's intermediates grow with it; no loop covers the whole dim; a tile's iteration covers
@@ -524,11 +619,37 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
       }
       return sum;
     };
+    // The synchronisation of a candidate's parallel loops as the cost model prices it
+    // (cost_model::parallel_iteration_ns per iteration, shared by the threads), in seconds. A
+    // smaller step of a parallel loop costs more iterations, and so more hand-offs between the
+    // threads; on a loaded machine, where the workers do not run at once, the timings hide that
+    // cost (the chain into a parallel reduction: its 256 parallel iterations timed within 1.3% of
+    // 52 and 26, then 0.83 ms against 0.63 in the benchmark's rounds). So a candidate with smaller
+    // steps counts as equal to a faster one only if its time plus the synchronisation it adds is
+    // within equal_time of it: the saving of memory must not be paid in synchronisation.
+    auto sync_s = [&](const candidate_loops& c) {
+      double iterations = 0;
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        const refined_loop& l = loops[i];
+        if (no_loop(l, c[i]) || !c[i].parallel) continue;
+        const bool tile = c[i].which == 0 && c[i].strip > 0;
+        const index_t extent = tile              ? l.strip_extent
+                               : c[i].which == 0 ? l.step * l.iterations
+                                                 : l.next_step * l.next_iterations;
+        const index_t step = std::max<index_t>(1, tile ? c[i].strip : c[i].step);
+        iterations += static_cast<double>((extent + step - 1) / step);
+      }
+      return iterations * scheduler_internal::cost_model::parallel_iteration_ns * 1e-9 / std::max(1, threads);
+    };
+    auto added_sync_s = [&](const candidate_loops& c, const candidate_loops& than) {
+      return std::max(0.0, sync_s(c) - sync_s(than));
+    };
     // The walk timed each candidate in its own moment: a candidate with smaller steps that lost
     // to the fastest by a few times equal_time may have lost to the machine's load rather than
-    // to its steps. The fastest and up to confirm_candidates - 1 of those (the smallest steps:
-    // what the timing again is for) are timed again in interleaved rounds, and the choice is made
-    // on these times.
+    // to its steps. The fastest and up to confirm_candidates - 1 of those are timed again in
+    // interleaved rounds, and the choice is made on these times: those the walk timed as equal,
+    // then the fastest of the others (the likeliest to be equal; after a walk up a step's line the
+    // smallest steps are those it left because they were slower).
     const measured_candidate* fastest_c = nullptr;
     for (const measured_candidate& c : measured) {
       if (c.s == fastest) {
@@ -539,12 +660,16 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     std::vector<const measured_candidate*> finalists;
     for (const measured_candidate& c : measured) {
       if (&c != fastest_c && steps(c.c) < steps(fastest_c->c) &&
-          c.s <= fastest * (1 + confirm_band * refine_.equal_time)) {
+          c.s + added_sync_s(c.c, fastest_c->c) <= fastest * (1 + confirm_band * refine_.equal_time)) {
         finalists.push_back(&c);
       }
     }
+    // Those the walk timed within equal_time of the fastest first, the smallest steps first (the
+    // most memory saved if they are equal), then the fastest of the others.
+    const auto walk_equal = [&](const measured_candidate* c) { return c->s <= fastest * (1 + refine_.equal_time); };
     std::stable_sort(finalists.begin(), finalists.end(), [&](const measured_candidate* a, const measured_candidate* b) {
-      return steps(a->c) < steps(b->c);
+      if (walk_equal(a) != walk_equal(b)) return walk_equal(a);
+      return walk_equal(a) ? steps(a->c) < steps(b->c) : a->s < b->s;
     });
     if (finalists.size() + 1 > confirm_candidates) finalists.resize(confirm_candidates - 1);
     std::vector<measured_candidate> confirmed;
@@ -575,9 +700,13 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
       fastest = confirmed[0].s;
       for (const measured_candidate& c : confirmed) fastest = std::min(fastest, c.s);
     }
+    const measured_candidate* fastest_chosen = nullptr;
+    for (const measured_candidate& c : chosen_from) {
+      if (!fastest_chosen && c.s == fastest) fastest_chosen = &c;
+    }
     const measured_candidate* keep = nullptr;
     for (const measured_candidate& c : chosen_from) {
-      if (c.s > fastest * (1 + refine_.equal_time)) continue;
+      if (c.s + added_sync_s(c.c, fastest_chosen->c) > fastest * (1 + refine_.equal_time)) continue;
       if (!keep || steps(c.c) < steps(keep->c)) keep = &c;
     }
     const candidate_loops kept = keep->c;

@@ -27,21 +27,27 @@ namespace slinky {
 
 /// Measured refinement of the schedule of each new shape class (off by default): on the first
 /// evaluation of a class, after schedule(), the evaluation's own buffers are run through the
-/// model's choice and through neighbouring candidates, and the fastest is kept. The neighbours of
-/// a candidate: each looped output's step doubled and halved (in multiples of its granularity, the
+/// model's choice and through neighbouring candidates, and the fastest is kept. The neighbours of a
+/// candidate: each looped output's step doubled and halved (in multiples of its granularity, the
 /// funcs' hints included), the cost model's next-best candidate for the output in place of the
-/// model's loop (a loop over another dim, or no loop: schedule_report::loop_decision::has_next;
-/// an output the model left without a loop is refined from its next-best loop), and its loop made
+/// model's loop (a loop over another dim, or no loop: schedule_report::loop_decision::has_next; an
+/// output the model left without a loop is refined from its next-best loop), and its loop made
 /// parallel or serial (with more than one thread, not for a data-parallel loop). From the model's
-/// choice, a walk: the untried neighbours of the
-/// current candidate are evaluated, and the fastest becomes the current one unless slower than it
-/// by more than min_gain (so the walk crosses plateaus: a kernel blocked by 4 rows is as slow on 2
-/// rows as on 1), until no neighbour is left, the walk stops, or max_evaluations candidates were
-/// evaluated. Of the candidates measured within equal_time of the fastest (the model's choice
-/// included), the one with the smallest steps is kept (memory when time is equal: a loop's
-/// intermediates grow with the part of its dim one iteration covers; no loop covers all of it). Deterministic for a fixed timer. Not done (the model's
-/// choice is kept) where an output's memory overlaps an input's or another output's: evaluating
-/// again would read what the previous evaluation wrote.
+/// choice, a walk: the untried neighbours of the current candidate are evaluated, and the fastest
+/// becomes the current one unless slower than it by more than min_gain (so the walk crosses
+/// plateaus: a kernel blocked by 4 rows is as slow on 2 rows as on 1), until no neighbour is left
+/// or the walk stops; a neighbour slower by less than 4 times min_gain is first timed again with
+/// the current candidate, interleaved (the load may have made the difference). With budget left,
+/// the step of each loop of the fastest candidate is followed further, one doubling or halving at a
+/// time, past the steps tried (a time may rise and fall again along a step), and the walk goes on
+/// from a step faster than that candidate; all until max_evaluations candidates were evaluated. Of
+/// the candidates measured within equal_time of the fastest (the model's choice included), the one
+/// with the smallest steps is kept (memory when time is equal: a loop's intermediates grow with the
+/// part of its dim one iteration covers; no loop covers all of it), a parallel loop's smaller steps
+/// counted with the synchronisation their iterations add (cost_model's price of a parallel
+/// iteration). Deterministic for a fixed timer. Not done (the model's choice is kept) where an
+/// output's memory overlaps an input's or another output's: evaluating again would read what the
+/// previous evaluation wrote.
 struct refine_options {
   /// The most candidates evaluated per class beyond the model's choice (0: no refinement).
   int max_evaluations = 0;
@@ -52,13 +58,17 @@ struct refine_options {
   int repetitions = 3;
   /// The bound above.
   double max_slowdown = 2;
-  /// The walk goes on from a neighbour slower than the current candidate by at most this fraction.
+  /// The walk goes on from a neighbour slower than the current candidate by at most this fraction,
+  /// and from a step probed beyond the walk that is faster than the fastest by more than it.
   double min_gain = 0.02;
   /// Times within this fraction of the fastest are taken as equal in the choice of what is kept
-  /// (the fraction of scheduler_benchmark's memory target: the smallest hand schedule within 5%
-  /// of the fastest). The fastest candidate and up to 3 with smaller steps within 4 times this
-  /// fraction of it are timed again in `repetitions` interleaved rounds (not counted in
-  /// max_evaluations), and the choice is made on those times.
+  /// (the fraction of scheduler_benchmark's memory target: the smallest hand schedule within 5% of
+  /// the fastest); a candidate whose parallel loops have more iterations than the fastest's counts
+  /// with the synchronisation they add, as the cost model prices it. The fastest candidate and up
+  /// to 3 with smaller steps within 4 times this fraction of it (first those the walk timed within
+  /// this fraction of it, the smallest steps first, then the fastest) are timed again in
+  /// `repetitions` interleaved rounds (not counted in max_evaluations), and the choice is made on
+  /// those times.
   double equal_time = 0.05;
   /// The time in seconds of one evaluation of the candidate named `candidate` (the looped
   /// outputs' funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "),

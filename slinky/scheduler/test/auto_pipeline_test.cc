@@ -3,8 +3,10 @@
 // evaluate from several threads, and keeps (and restores) the client's schedule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstddef>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -467,10 +469,12 @@ TEST(auto_pipeline, refinement_is_deterministic_and_bounded) {
     EXPECT_NE(report.find("refinement kept: the model's choice"), std::string::npos) << report;
     EXPECT_NE(report.find("the slowest 3.00x the model's choice"), std::string::npos) << report;
     // The model's choice 3 times; the neighbours (doubled, halved, the model's next-best: no
-    // others on one thread) once.
-    ASSERT_GE(calls.size(), 4u) << report;
-    EXPECT_EQ(calls.size(), 3u + 3u) << report;
-    EXPECT_TRUE(is_next_best(calls.back())) << report;
+    // others on one thread) once, then the budget's 3 left on the step's line further up and
+    // down (4 times, a quarter, 8 times the model's step), once each.
+    ASSERT_GE(calls.size(), 6u) << report;
+    EXPECT_EQ(calls.size(), 3u + 6u) << report;
+    EXPECT_TRUE(is_next_best(calls[5])) << report;
+    EXPECT_NE(report.find("6 candidates evaluated"), std::string::npos) << report;
   }
   EXPECT_EQ(reports[0], reports[1]);
 }
@@ -501,6 +505,97 @@ TEST(auto_pipeline, refinement_crosses_a_plateau) {
   g.box2_calls = 0;
   EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
   EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + 4 * model_step - 1) / (4 * model_step))) << report;
+}
+
+TEST(auto_pipeline, refinement_goes_on_past_a_slower_step) {
+  // Faster at half the model's step, slower below it and at twice, twice as fast from 4 times the
+  // model's step up: the walk goes down to half and stops there (no neighbour left, or a slower
+  // one), then, with budget left, follows the step's line up past the slower twice, finds 4
+  // times faster, walks on from there and keeps it (the smallest of the fastest steps).
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 8;
+  o.repetitions = 1;
+  index_t model_step = -1;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    if (model_step < 0) model_step = step_of(candidate);
+    if (is_next_best(candidate)) return 10e-3;
+    const index_t s = step_of(candidate);
+    if (s >= 4 * model_step) return 0.5e-3;
+    if (s == 2 * model_step) return 1.2e-3;
+    if (s == model_step / 2) return 0.95e-3;
+    return s < model_step ? 1.2e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_GE(model_step, 2) << report;
+  ASSERT_LE(model_step, 16) << report;
+  EXPECT_NE(report.find("8 candidates evaluated"), std::string::npos) << report;
+  // The walk: doubled, halved, the next-best, then on from half; the line followed up after
+  // that.
+  std::vector<index_t> order;
+  for (const std::string& c : calls) {
+    if (!is_next_best(c)) order.push_back(step_of(c));
+  }
+  const auto first = [&](index_t s) { return std::find(order.begin(), order.end(), s) - order.begin(); };
+  ASSERT_LT(first(4 * model_step), static_cast<std::ptrdiff_t>(order.size())) << report;
+  EXPECT_LT(first(model_step / 2), first(4 * model_step)) << report;
+  EXPECT_GE(first(4 * model_step), 3) << report;
+  EXPECT_LT(first(4 * model_step), first(8 * model_step)) << report;
+  EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+  EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n", report.find("refinement kept")),
+            std::string::npos)
+      << report;
+  g.box2_calls = 0;
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + 4 * model_step - 1) / (4 * model_step))) << report;
+}
+
+TEST(auto_pipeline, refinement_times_again_a_neighbour_slower_by_a_little) {
+  // Twice the model's step timed 5% slower the first time (the machine was busy then), as fast
+  // after; 4 times twice as fast. The walk's neighbour is beyond min_gain but within the noise:
+  // it and the current candidate are timed again, interleaved, and the walk goes on through it to
+  // 4 times the model's step within a budget of 4.
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 4;
+  o.repetitions = 1;
+  index_t model_step = -1;
+  int doubled_timings = 0;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    if (model_step < 0) model_step = step_of(candidate);
+    if (is_next_best(candidate)) return 10e-3;
+    const index_t s = step_of(candidate);
+    if (s == 2 * model_step) return doubled_timings++ == 0 ? 1.05e-3 : 1e-3;
+    if (s >= 4 * model_step) return 0.5e-3;
+    return s < model_step ? 1.2e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_GE(model_step, 2) << report;
+  EXPECT_NE(report.find("timed again (a neighbour slower by a little)"), std::string::npos) << report;
+  // The model's choice, doubled, halved, the next-best; the model's choice and doubled again; then
+  // 4 times the model's step, a neighbour of the doubled.
+  ASSERT_GE(calls.size(), 7u) << report;
+  EXPECT_EQ(step_of(calls[4]), model_step) << report;
+  EXPECT_EQ(step_of(calls[5]), 2 * model_step) << report;
+  EXPECT_EQ(step_of(calls[6]), 4 * model_step) << report;
+  EXPECT_EQ(doubled_timings, 2) << report;
+  EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n", report.find("refinement kept")),
+            std::string::npos)
+      << report;
 }
 
 TEST(auto_pipeline, refinement_takes_the_smallest_steps_when_times_are_equal) {
@@ -673,6 +768,58 @@ TEST(auto_pipeline, refinement_tries_pipelined_and_data_parallel) {
   EXPECT_EQ(p.builds(), 1u);
 }
 
+TEST(auto_pipeline, refinement_counts_the_synchronisation_of_smaller_parallel_steps) {
+  // A parallel loop on a pool of 2 threads, every parallel candidate timed alike (serial ones and
+  // the next-best twice as slow). Where a candidate takes 100 ms, the synchronisation a smaller
+  // step adds (cost_model::parallel_iteration_ns per iteration) is lost in equal_time and a
+  // smaller step than the model's is kept (memory when time is equal); where it takes 50 us, a
+  // smaller step adds more than equal_time of it and the model's step is kept.
+  const index_t w = 64, h = 256;
+  for (double t : {100e-3, 50e-6}) {
+    stencil_graph g;
+    machine m = small_machine();
+    m.threads = 2;
+    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), m);
+    refine_options o;
+    o.max_evaluations = 6;
+    o.repetitions = 1;
+    index_t model_step = -1;
+    o.timer = [&](const std::string& candidate, const std::function<double()>&) {
+      if (model_step < 0) model_step = step_of(candidate);
+      const bool parallel = candidate.find(", parallel") != std::string::npos;
+      return parallel && !is_next_best(candidate) ? t : 2 * t;
+    };
+    p.set_refinement(o);
+    buffer<float, 2> in({w + 4, h + 4}), out({w, h});
+    in.translate(-2, -2);
+    in.allocate();
+    out.allocate();
+    for (index_t y = -2; y < h + 2; ++y) {
+      for (index_t x = -2; x < w + 2; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
+    }
+    thread_pool_impl pool(1);
+    eval_config config;
+    config.thread_pool = &pool;
+    eval_context with_pool;
+    with_pool.config = &config;
+    ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
+    EXPECT_EQ(mismatches(out, reference(w, h)), 0u);
+    const std::string report = p.last_report();
+    ASSERT_GE(model_step, 2) << report;
+    ASSERT_LE(model_step, 32) << report;
+    const std::size_t kept = report.find("refinement kept: ");
+    ASSERT_NE(kept, std::string::npos) << report;
+    const std::string kept_line = report.substr(report.find('\n', kept) + 1);
+    EXPECT_NE(kept_line.find(", parallel"), std::string::npos) << report;
+    EXPECT_FALSE(is_next_best(kept_line.substr(0, kept_line.find('\n')))) << report;
+    if (t > 1e-3) {
+      EXPECT_LT(step_of(kept_line), model_step) << report;
+    } else {
+      EXPECT_EQ(step_of(kept_line), model_step) << report;
+    }
+  }
+}
+
 TEST(auto_pipeline, refinement_times_the_smaller_steps_again) {
   // Every candidate 1 ms, but the first timing of half the model's step 15% slower (the machine
   // was busy then): the walk's times alone keep the model's step; timed again, interleaved with
@@ -708,6 +855,42 @@ TEST(auto_pipeline, refinement_times_the_smaller_steps_again) {
   g.box2_calls = 0;
   EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
   EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + model_step / 2 - 1) / (model_step / 2))) << report;
+}
+
+TEST(auto_pipeline, refinement_times_again_the_fastest_of_the_smaller_steps) {
+  // The time falls from half the model's step to 8 times it, 16 times and beyond slower; 4 times
+  // is timed 6% slower the first time (the machine was busy), as fast as 8 times after. Of the
+  // smaller steps than the fastest, the fastest three are timed again (not the smallest, which
+  // the walk left because they were slower), and 4 times the model's step is kept.
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 8;
+  o.repetitions = 1;
+  index_t model_step = -1;
+  int quadruple_timings = 0;
+  o.timer = [&](const std::string& candidate, const std::function<double()>&) {
+    if (model_step < 0) model_step = step_of(candidate);
+    if (is_next_best(candidate)) return 10e-3;
+    const index_t s = step_of(candidate);
+    if (s == 4 * model_step) return quadruple_timings++ == 0 ? 1.06e-3 : 1e-3;
+    if (s == 8 * model_step) return 1e-3;
+    if (s > 8 * model_step) return 1.1e-3;
+    return s == 2 * model_step ? 1.12e-3 : s == model_step ? 1.15e-3 : 1.18e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_GE(model_step, 1) << report;
+  ASSERT_LE(model_step, 16) << report;
+  EXPECT_EQ(quadruple_timings, 2) << report;
+  EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n", report.find("refinement kept")),
+            std::string::npos)
+      << report;
+  g.box2_calls = 0;
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + 4 * model_step - 1) / (4 * model_step))) << report;
 }
 
 TEST(auto_pipeline, no_refinement_in_place) {

@@ -663,6 +663,34 @@ TEST(schedule, wide_stencil_gets_a_tile) {
   expect_equal(run2d(p, w, h, 2), expected);
 }
 
+// A stencil chain of 32768 x 32 floats on the default machine description: a loop over columns
+// would slide its intermediates along dim 0, whose buffers the builder then folds along dim 0,
+// cutting the rows every callback reads at the fold's boundary; the scheduler takes rows (in a
+// tile of strips of columns, or a loop over rows) instead, with the funcs sliding along dim 1,
+// and the pipeline computes what the unscheduled one does.
+TEST(schedule, stencil_does_not_slide_along_dim_0) {
+  const index_t w = 32768, h = 32;
+  const buffer<float, 2> expected = unscheduled_stencil(3, w, h);
+  for (int threads : {1, 2}) {
+    machine m;
+    m.threads = threads;
+    auto g = stencil_chain(3);
+    schedule_report r =
+        schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 4, h + 4}).add(g->out, {w, h}), m);
+    const std::string text = r.to_string(&g->ctx);
+    ASSERT_TRUE(r.loops[0].looped) << text;
+    EXPECT_EQ(r.loops[0].dim, 1) << text;
+    for (const char* name : {"e", "box1"}) {
+      if (decision(r, name).where == schedule_report::placement::in_loop) {
+        EXPECT_EQ(decision(r, name).moving_dim, 1) << text;
+      }
+    }
+    EXPECT_EQ(text.find("moving along dim 0"), std::string::npos) << text;
+    pipeline p = g->build();
+    expect_equal(run2d(p, w, h, 2), expected);
+  }
+}
+
 // The wide stencil with threads: the strips of its tile are independent (each computes its own
 // windows, stored at the strip), and run in parallel where that is cheaper than serially by
 // cost_model::parallel_gain, at least two per worker; the inner loop stays serial. Computed on a
