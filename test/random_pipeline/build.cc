@@ -83,6 +83,7 @@ void compute_copy(const stage_spec& st, const raw_buffer* const* ins, const raw_
 copy_stmt::callable counted_copy(monitor* m, int stage) {
   return [m, stage](const raw_buffer& src, const raw_buffer& dst, const raw_buffer& pad) {
     m->count_copy(stage);
+    m->record_points(stage, bounds_of(dst));
     ::slinky::copy(src, dst, pad);
   };
 }
@@ -96,7 +97,7 @@ call_stmt::callable kernel(kernel_spec k, monitor* m) {
     if (m) {
       ++m->calls;
       if (m->failed) ++m->after_failure;
-      if (!k.outputs.empty()) m->count_points(k.stage, elem_count(bounds_of(*outs[0])));
+      if (!k.outputs.empty()) m->count_points(k.stage, bounds_of(*outs[0]));
       for (std::size_t o = 0; o < k.outputs.size(); ++o) {
         const box& allowed = m->allowed[k.outputs[o]];
         const box crop = bounds_of(*outs[o]);

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,14 +97,55 @@ public:
   // Per stage: the points its callback computed (of its first output), over all calls.
   std::vector<index_t> points;
 
-  void count_points(int stage, index_t n) {
+  // Per stage: the points of its first output computed since the last reset, and whether a call
+  // computed a point an earlier call had computed. That is a recompute even where the total stays
+  // below the unscheduled pipeline's, which computes the hull of the windows where a parallel loop
+  // computes their union (a diagonal window overlapping the next iteration's in one element).
+  std::vector<std::set<std::vector<index_t>>> computed;
+  std::vector<bool> repeated;
+
+  // Counts the points of `crop`, computed by `stage`, and records them.
+  void count_points(int stage, const box& crop) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (static_cast<int>(points.size()) <= stage) points.resize(stage + 1, 0);
-    points[stage] += n;
+    points[stage] += elem_count(crop);
+    record_points_locked(stage, crop);
   }
+  // Records the points of `crop`, written by `stage`, without counting them (a copy: the
+  // computed-once oracle does not count copies' points).
+  void record_points(int stage, const box& crop) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    record_points_locked(stage, crop);
+  }
+
+private:
+  void record_points_locked(int stage, const box& crop) {
+    if (elem_count(crop) <= 0) return;
+    if (static_cast<int>(computed.size()) <= stage) {
+      computed.resize(stage + 1);
+      repeated.resize(stage + 1, false);
+    }
+    std::vector<index_t> at(crop.size());
+    for (std::size_t d = 0; d < crop.size(); ++d) at[d] = crop[d].min;
+    while (true) {
+      if (!computed[stage].insert(at).second) repeated[stage] = true;
+      std::size_t d = 0;
+      for (; d < crop.size(); ++d) {
+        if (++at[d] <= crop[d].max) break;
+        at[d] = crop[d].min;
+      }
+      if (d == crop.size()) break;
+    }
+  }
+
+public:
   index_t points_of(int stage) {
     std::lock_guard<std::mutex> lock(mutex_);
     return stage < static_cast<int>(points.size()) ? points[stage] : 0;
+  }
+  bool repeated_points(int stage) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stage < static_cast<int>(repeated.size()) && repeated[stage];
   }
   // Per stage: the calls of a copy's implementation (copies made with counted_copy).
   std::vector<index_t> copy_calls;
@@ -138,6 +180,8 @@ public:
     kind_.clear();
     failure_.clear();
     points.clear();
+    computed.clear();
+    repeated.clear();
     copy_calls.clear();
     calls = 0;
     failing_calls = 0;

@@ -127,8 +127,9 @@ struct context {
   std::vector<index_t> unscheduled_points;
   // Per buffer: the most bytes one heap allocation of it took in the last run.
   std::vector<index_t> last_bytes;
-  // Per stage: the points it computed in the last run.
+  // Per stage: the points it computed in the last run, and whether it computed a point twice.
   std::vector<index_t> last_points;
+  std::vector<bool> last_repeated;
   // Check that the unscheduled pipeline allocates none of the predicted views
   // (predicted_view_copies; features::view_copies).
   bool check_views = false;
@@ -290,7 +291,11 @@ struct context {
       }
     }
     last_points.assign(g.stages.size(), 0);
-    for (std::size_t st = 0; st < g.stages.size(); ++st) last_points[st] = m.points_of(static_cast<int>(st));
+    last_repeated.assign(g.stages.size(), false);
+    for (std::size_t st = 0; st < g.stages.size(); ++st) {
+      last_points[st] = m.points_of(static_cast<int>(st));
+      last_repeated[st] = m.repeated_points(static_cast<int>(st));
+    }
     last_bytes.assign(g.buffers.size(), 0);
     if (bounding) {
       std::vector<var> syms;
@@ -388,12 +393,13 @@ outcome run_case(const case_spec& c, const features& f) {
     schedule_spec legal = s;
     const placement where = legalize(c.graph, legal);
     // The producers that may recompute (may_recompute, the prediction of the computed-once
-    // oracle), or that do recompute with the parallel loops: more points than unscheduled, which
-    // the prediction misses for windows moving in two dimensions with one loop.
+    // oracle), or that do recompute with the parallel loops: more points than unscheduled, or a
+    // point computed twice (windows that share elements and whose union is smaller than their
+    // hull), which the prediction misses for windows moving in two dimensions with one loop.
     const std::vector<bool> predicted = may_recompute(c.graph, legal, where);
     std::vector<bool> observed(predicted.size(), false);
     for (std::size_t st = 0; st < observed.size() && st < ctx.unscheduled_points.size(); ++st) {
-      observed[st] = ctx.last_points[st] > ctx.unscheduled_points[st];
+      observed[st] = ctx.last_points[st] > ctx.unscheduled_points[st] || ctx.last_repeated[st];
     }
     std::vector<index_t> bound(parallel_bytes.size(), 0);
     // Buffers with no allocation of their own in a bounding run: the builder made them views of

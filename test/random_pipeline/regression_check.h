@@ -132,6 +132,8 @@ inline void expect_same(const pipeline& unscheduled, const pipeline& scheduled, 
       a_points = m->points;
       a_copy_calls = m->copy_calls;
       m->points.clear();
+      m->computed.clear();
+      m->repeated.clear();
       m->copy_calls.clear();
     }
     ASSERT_EQ(scheduled.evaluate(raw(ins), raw(b), b_hooks.context), 0) << "scheduled";

@@ -350,7 +350,8 @@ bool stored_at_root(const graph_spec& g, const schedule_spec& s, const placement
 
 // True if intermediate b may hold more than the memory bound of parallel loops (docs/threads.md)
 // says, because its producer recomputes (per stage: `predicted` by may_recompute, or `observed`:
-// it computed more points with the parallel loops than unscheduled, so its windows overlap across
+// it computed more points with the parallel loops than unscheduled, or a point twice (the monitor's
+// repeated_points), so its windows overlap across
 // the iterations of a loop and it does not slide along it) and a parallel loop is in its compute
 // chain: stored outside that loop by the user, it is not folded along it when windows overlap
 // (docs/threads.md, Limits); stored inside (by the user, or by default where its producer cannot

@@ -1841,5 +1841,67 @@ TEST(random_regressions, copy_call_count_predicted_only_for_reshapes) {
   expect_generated_case_passes(6001, 112, f);
 }
 
+
+// Found by random_pipelines --seed 42017 --case 2171 and --seed 6101 --case 854 (default
+// features; unshrunk, t7 took 672 bytes with parallel loops against 140 serially). f3 reads t3 at
+// (y, y) in a parallel loop over y, and f2 reads t2 at (x, y) and (x + 1, y - 1): t2's window in
+// iteration y is [y, y + 1] x [y - 1, y], and the next one's, [y + 1, y + 2] x [y, y + 1], shares
+// the element (y + 1, y). The client stores t2 at the root, so this is the documented limit
+// (docs/threads.md): windows that overlap across a parallel loop are not folded, each iteration
+// computes its own window (f1 computes (y + 1, y) twice, where the serial loop folds t2 and
+// computes it twice too), and t2 takes its whole region, the unscheduled size. The tester took f1
+// for a func that does not recompute: it counted the points f1 computes (32) against the
+// unscheduled pipeline's (81, the hull of the windows) and saw fewer; it now also records the
+// points themselves and takes a point computed twice as a recompute (docs/random_testing.md,
+// item 8).
+TEST(random_regressions, client_storage_outside_a_parallel_loop_whose_windows_share_an_element) {
+  random_test::monitor m;
+  m.allowed = {{}, {{-1, 7}, {0, 8}}, {{0, 8}, {-1, 7}}, {{0, 7}, {0, 7}}, {{0, 0}, {0, 7}}, {{0, 0}, {7, 7}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  random_test::host_buffer c0_data(4, {{-1, 7}});
+  random_test::fill(c0_data, 14373863672544933497ull);
+  auto c0 = buffer_expr::make_constant(ctx, "c0", raw_buffer::make_copy(c0_data.raw()));
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
+  auto out4 = buffer_expr::make(ctx, "out4", 2, 4);
+  auto out5 = buffer_expr::make(ctx, "out5", 2, 4);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}}}, .outputs = {1}}, &m), {{c0, {point(x)}}},
+          {{t1, {x, y}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 1}, {.var = 0}}}, .outputs = {2}}, &m),
+          {{t1, {point(y), point(x)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2,
+                               .inputs = {{{.var = 0}, {.var = 1}},
+                                          {{.var = 0, .lo = 1, .hi = 1}, {.var = 1, .lo = -1, .hi = -1}}},
+                               .outputs = {3}},
+                              &m),
+          {{t2, {point(x), point(y)}}, {t2, {point(x + 1), point(y - 1)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 1}, {.var = 1}}}, .outputs = {4}}, &m),
+          {{t3, {point(y), point(y)}}}, {{out4, {x, y}}}, {}, {.name = "f3"});
+  func f4(random_test::kernel({.stage = 4, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {5}}, &m),
+          {{out4, {point(x), point(y)}}}, {{out5, {x, y}}}, {}, {.name = "f4"});
+  pipeline unscheduled = build_pipeline(ctx, {}, {out4, out5});
+  f3.loops({{y, 1, loop::parallel}});
+  t2->store_root();
+  pipeline scheduled = build_pipeline(ctx, {}, {out4, out5});
+  const random_test::comparison c = {.inputs = {},
+                                     .outputs = {{.bounds = {{0, 0}, {0, 7}}}, {.bounds = {{0, 0}, {7, 7}}}},
+                                     .monitor = &m,
+                                     .no_larger = {t1, t2}};
+  // t2 (and t1) no larger than unscheduled: t2 takes its whole region. (t3 has no allocation of its
+  // own in the unscheduled pipeline to compare with.)
+  random_test::expect_same(unscheduled, scheduled, c);
+  // f1 computed a point twice in the parallel run: what the tester now takes as a recompute.
+  EXPECT_TRUE(m.repeated_points(1));
+  EXPECT_FALSE(m.repeated_points(2));
+}
+
+// The unshrunk cases of the test above, as canaries.
+TEST(random_regressions, client_storage_outside_a_parallel_loop_whose_windows_share_an_element_unshrunk) {
+  expect_generated_case_passes(42017, 2171);
+  expect_generated_case_passes(6101, 854);
+}
+
 }  // namespace
 }  // namespace slinky
