@@ -375,6 +375,15 @@ index_t step_of(const std::string& candidate) {
   return at == std::string::npos ? -1 : std::stoll(candidate.substr(at + 5));
 }
 
+// Evaluates p again (the pipeline refinement kept) and expects the reference, with box2 called
+// once per iteration of a loop of `step` rows.
+void expect_kept_rows(const auto_pipeline& p, stencil_graph& g, index_t w, index_t h, index_t step,
+                      const std::string& report) {
+  g.box2_calls = 0;
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + step - 1) / step)) << report;
+}
+
 // The model's next-best candidate in a candidate's name: a loop over another dim or no loop.
 bool is_next_best(const std::string& candidate) {
   return candidate.find("over ") != std::string::npos || candidate.find("no loop") != std::string::npos;
@@ -437,9 +446,7 @@ TEST(auto_pipeline, refinement_keeps_the_fastest_measured_neighbour) {
     EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
     EXPECT_NE(report.find("box2: step " + std::to_string(kept) + "\n"), std::string::npos) << report;
     // The pipeline evaluated from now on is the kept one: box2 called once per iteration.
-    g.box2_calls = 0;
-    EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-    EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + kept - 1) / kept)) << report;
+    expect_kept_rows(p, g, w, h, kept, report);
     EXPECT_EQ(p.builds(), 1u);
   }
 }
@@ -502,9 +509,7 @@ TEST(auto_pipeline, refinement_crosses_a_plateau) {
   ASSERT_LT(model_step, 32) << report;
   EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
   EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n"), std::string::npos) << report;
-  g.box2_calls = 0;
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + 4 * model_step - 1) / (4 * model_step))) << report;
+  expect_kept_rows(p, g, w, h, 4 * model_step, report);
 }
 
 TEST(auto_pipeline, refinement_goes_on_past_a_slower_step) {
@@ -552,9 +557,7 @@ TEST(auto_pipeline, refinement_goes_on_past_a_slower_step) {
   EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n", report.find("refinement kept")),
             std::string::npos)
       << report;
-  g.box2_calls = 0;
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + 4 * model_step - 1) / (4 * model_step))) << report;
+  expect_kept_rows(p, g, w, h, 4 * model_step, report);
 }
 
 TEST(auto_pipeline, refinement_times_again_a_neighbour_slower_by_a_little) {
@@ -619,9 +622,7 @@ TEST(auto_pipeline, refinement_takes_the_smallest_steps_when_times_are_equal) {
   ASSERT_GE(model_step, 2) << report;
   EXPECT_NE(report.find("4 candidates evaluated"), std::string::npos) << report;
   EXPECT_NE(report.find("box2: step " + std::to_string(model_step / 2) + "\n"), std::string::npos) << report;
-  g.box2_calls = 0;
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + model_step / 2 - 1) / (model_step / 2))) << report;
+  expect_kept_rows(p, g, w, h, model_step / 2, report);
 }
 
 TEST(auto_pipeline, refinement_tries_the_models_next_best_candidate) {
@@ -852,9 +853,7 @@ TEST(auto_pipeline, refinement_times_the_smaller_steps_again) {
   EXPECT_EQ(step_of(calls[4]), model_step) << report;
   EXPECT_EQ(step_of(calls[5]), model_step / 2) << report;
   EXPECT_NE(report.find("box2: step " + std::to_string(model_step / 2) + "\n"), std::string::npos) << report;
-  g.box2_calls = 0;
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + model_step / 2 - 1) / (model_step / 2))) << report;
+  expect_kept_rows(p, g, w, h, model_step / 2, report);
 }
 
 TEST(auto_pipeline, refinement_times_again_the_fastest_of_the_smaller_steps) {
@@ -888,9 +887,7 @@ TEST(auto_pipeline, refinement_times_again_the_fastest_of_the_smaller_steps) {
   EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n", report.find("refinement kept")),
             std::string::npos)
       << report;
-  g.box2_calls = 0;
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  EXPECT_EQ(g.box2_calls.load(), static_cast<int>((h + 4 * model_step - 1) / (4 * model_step))) << report;
+  expect_kept_rows(p, g, w, h, 4 * model_step, report);
 }
 
 TEST(auto_pipeline, no_refinement_in_place) {
