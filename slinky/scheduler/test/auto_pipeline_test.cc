@@ -432,13 +432,21 @@ TEST(auto_pipeline, refinement_keeps_the_fastest_measured_neighbour) {
     p.set_refinement(o);
     EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
     const std::string report = p.last_report();
-    // The model's choice, then at most `budget` candidates, none twice.
+    // The model's choice, then `budget` candidates, none twice; then, timed again (not counted in
+    // the budget), the fastest and the model's choice with its smaller step, and nothing else.
     ASSERT_GE(calls.size(), 2u) << report;
-    EXPECT_LE(static_cast<int>(calls.size()), 1 + budget) << report;
+    const std::size_t evaluated_at = report.find(" candidates evaluated");
+    ASSERT_NE(evaluated_at, std::string::npos) << report;
+    const int explored = std::stoi(report.substr(report.rfind(' ', evaluated_at - 1) + 1));
+    EXPECT_LE(explored, budget) << report;
+    const std::size_t walk = 1 + static_cast<std::size_t>(explored);
     EXPECT_EQ(step_of(calls[0]), model_step);
-    for (std::size_t i = 0; i < calls.size(); ++i) {
+    for (std::size_t i = 0; i < walk; ++i) {
       for (std::size_t j = 0; j < i; ++j) EXPECT_NE(calls[i], calls[j]);
     }
+    ASSERT_EQ(calls.size(), walk + 2) << report;
+    EXPECT_NE(std::find(calls.begin(), calls.begin() + walk, calls[walk]), calls.begin() + walk) << report;
+    EXPECT_EQ(calls[walk + 1], calls[0]) << report;
     // Within the budget, the largest step reached: 2, 4, then 8 times the model's (the first
     // round tries doubled, halved and the model's next-best: 3 evaluations; the next rounds
     // doubled only, the halved step was tried).
@@ -888,6 +896,45 @@ TEST(auto_pipeline, refinement_times_again_the_fastest_of_the_smaller_steps) {
             std::string::npos)
       << report;
   expect_kept_rows(p, g, w, h, 4 * model_step, report);
+}
+
+TEST(auto_pipeline, refinement_times_the_models_choice_again) {
+  // The model's step timed 30% slower the first time (the machine was busy then), as fast as
+  // twice it after; every other candidate slower. The walk goes to twice the model's step, and
+  // the model's choice, beyond the band of the smaller steps timed again, is timed again with
+  // it, interleaved, all the same: equal, the model's smaller step is kept.
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 3;
+  o.repetitions = 1;
+  index_t model_step = -1;
+  int model_timings = 0;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    if (model_step < 0) model_step = step_of(candidate);
+    if (is_next_best(candidate)) return 10e-3;
+    const index_t s = step_of(candidate);
+    if (s == model_step) return model_timings++ == 0 ? 1.3e-3 : 1e-3;
+    return s == 2 * model_step ? 1e-3 : 1.5e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_GE(model_step, 2) << report;
+  ASSERT_LE(model_step, 16) << report;
+  EXPECT_NE(report.find("3 candidates evaluated"), std::string::npos) << report;
+  EXPECT_EQ(model_timings, 2) << report;
+  // The model's choice, 3 candidates, then the fastest (twice the model's step) and the model's
+  // choice again.
+  ASSERT_EQ(calls.size(), 6u) << report;
+  EXPECT_EQ(step_of(calls[4]), 2 * model_step) << report;
+  EXPECT_EQ(step_of(calls[5]), model_step) << report;
+  EXPECT_NE(report.find("refinement kept: the model's choice"), std::string::npos) << report;
+  expect_kept_rows(p, g, w, h, model_step, report);
 }
 
 TEST(auto_pipeline, no_refinement_in_place) {
