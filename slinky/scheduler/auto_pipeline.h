@@ -66,7 +66,8 @@ struct refine_options {
   /// the fastest); a candidate whose parallel loops have more iterations than the fastest's counts
   /// with the synchronisation they add, as the cost model prices it. The fastest candidate and up
   /// to 3 with smaller steps within 4 times this fraction of it (first those the walk timed within
-  /// this fraction of it, the smallest steps first, then the fastest) are timed again in
+  /// this fraction of it, the smallest steps first, then the fastest), and the model's choice
+  /// where its steps are smaller than the fastest's, whatever the walk timed it at, are timed again in
   /// `repetitions` interleaved rounds (not counted in max_evaluations), and the choice is made on
   /// those times.
   double equal_time = 0.05;
