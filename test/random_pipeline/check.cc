@@ -273,7 +273,10 @@ struct context {
       const risky_windows w = find_risky_windows(g, legal, where);
       const bool risky = w.two_dims || w.fixed_and_moving || w.constant_loop || w.shadowed;
       const std::vector<bool> recompute = may_recompute(g, legal, where);
-      for (std::size_t st = 0; st < g.stages.size() && !risky; ++st) {
+      // The unscheduled run's counts, unless it stopped at the failing func (a failure on purpose
+      // in a call the scheduled pipeline does not make: it has nothing to compare with).
+      const bool counted = unscheduled_points.size() == g.stages.size();
+      for (std::size_t st = 0; st < g.stages.size() && !risky && counted; ++st) {
         if (g.stages[st].copy || recompute[st]) continue;
         const index_t points = m.points_of(static_cast<int>(st));
         if (points <= unscheduled_points[st]) continue;

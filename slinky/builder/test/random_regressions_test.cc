@@ -1841,7 +1841,6 @@ TEST(random_regressions, copy_call_count_predicted_only_for_reshapes) {
   expect_generated_case_passes(6001, 112, f);
 }
 
-
 // Found by random_pipelines --seed 42017 --case 2171 and --seed 6101 --case 854 (default
 // features; unshrunk, t7 took 672 bytes with parallel loops against 140 serially). f3 reads t3 at
 // (y, y) in a parallel loop over y, and f2 reads t2 at (x, y) and (x + 1, y - 1): t2's window in
@@ -1871,11 +1870,11 @@ TEST(random_regressions, client_storage_outside_a_parallel_loop_whose_windows_sh
           {{t1, {x, y}}}, {}, {.name = "f0"});
   func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 1}, {.var = 0}}}, .outputs = {2}}, &m),
           {{t1, {point(y), point(x)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
-  func f2(random_test::kernel({.stage = 2,
-                               .inputs = {{{.var = 0}, {.var = 1}},
-                                          {{.var = 0, .lo = 1, .hi = 1}, {.var = 1, .lo = -1, .hi = -1}}},
-                               .outputs = {3}},
-                              &m),
+  func f2(random_test::kernel(
+              {.stage = 2,
+               .inputs = {{{.var = 0}, {.var = 1}}, {{.var = 0, .lo = 1, .hi = 1}, {.var = 1, .lo = -1, .hi = -1}}},
+               .outputs = {3}},
+              &m),
           {{t2, {point(x), point(y)}}, {t2, {point(x + 1), point(y - 1)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
   func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 1}, {.var = 1}}}, .outputs = {4}}, &m),
           {{t3, {point(y), point(y)}}}, {{out4, {x, y}}}, {}, {.name = "f3"});
@@ -1901,6 +1900,15 @@ TEST(random_regressions, client_storage_outside_a_parallel_loop_whose_windows_sh
 TEST(random_regressions, client_storage_outside_a_parallel_loop_whose_windows_share_an_element_unshrunk) {
   expect_generated_case_passes(42017, 2171);
   expect_generated_case_passes(6101, 854);
+}
+
+// Found by random_pipelines --seed 9107 --case 847 (default features): a crash of the tester, not
+// of the library. f0 fails on purpose on a given call; the unscheduled pipeline made that call and
+// stopped, so the tester recorded no counts of its points, and the scheduled pipeline (f0 in a
+// loop over y, which did not make that call) went on to the computed-once check, which read the
+// empty counts. That check now runs only when the unscheduled run completed.
+TEST(random_regressions, computed_once_check_after_an_unscheduled_run_that_failed_on_purpose) {
+  expect_generated_case_passes(9107, 847);
 }
 
 }  // namespace
