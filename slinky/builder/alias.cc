@@ -6,6 +6,7 @@
 #include <set>
 
 #include "slinky/runtime/node_mutator.h"
+#include "slinky/runtime/stmt.h"
 
 namespace slinky {
 
@@ -412,7 +413,9 @@ class alias_planner {
       return false;
     }
     linear_map m;
-    if (!m.match(in, x, [&](const expr& c) { return invariant_coefficient(c, s, d); })) return false;
+    if (!m.match(in, x, [&](const expr& c) { return invariant_coefficient(c, s, d); })) {
+      return !declared && reshape_from_source(fi, s, d);
+    }
     // A copy that changes which source dimension is innermost (a transpose), run in a loop,
     // is a cache-blocked reorganization the consumers benefit from: reading the source
     // through a view instead would gather with large strides. Keep such copies; at the root
@@ -456,6 +459,117 @@ class alias_planner {
     }
     if (declared && !strides_agree(dbuf, a.dims)) return false;
     a.base = buffer_at(ssym, at);
+    plan_.buffers[d] = std::move(a);
+    plan_.removed[fi][0] = true;
+    return true;
+  }
+
+  // The destination d of copy fi, a reshape from source s (each src coordinate a digit
+  // (F / Q_k) % E_k of one flat index F of the destination, the last one without %), becomes a
+  // view of s addressed by F: s is allocated with strides Q_k (in elements), so its element at
+  // the digits of F lies F elements from its element at digits 0, and d's stride j is F's
+  // coefficient of x_j. Exact for any F when the digits are those of one mixed radix number
+  // (Q_0 = 1, Q_k+1 = Q_k * E_k, each digit's L equal to F modulo Q_k * E_k) and no two
+  // elements of s share an address (the extent of s in dim k < last is at most E_k), for
+  // positive radices; each condition proven here, or the copy stays. (With run-time radices the
+  // simplifier bounds a digit by [0, max(|E_k|, 1) - 1] and cannot prove E_k >= 1: such
+  // reshapes keep their copy.)
+  // Preconditions of alias_from_source already checked: one unpadded, uncropped input, d an
+  // intermediate with no declared layout, not a target, s not folded and stored at or outside
+  // d's level.
+  bool reshape_from_source(int fi, int s, int d) {
+    const func& f = *g_.funcs[fi].f;
+    const func::input& in = f.inputs()[0];
+    const std::vector<var>& x = f.outputs()[0].dims;
+    const buffer_expr& sbuf = *in.buffer;
+    const buffer_expr& dbuf = *f.outputs()[0].buffer;
+    const buffer_node& src = g_.buffers[s];
+    // s is laid out by the builder (its strides are the plan's to give), and only once.
+    if (!is_intermediate(s) || plan_.is_alias(s) || declares_layout(sbuf) || folded(s)) return false;
+    if (!plan_.also_holds[s].empty() || !plan_.strides[s].empty()) return false;
+    // Read by this copy only, and produced by a func with one output (which computes exactly what
+    // its consumers need): its region is then the digits' range (checked below).
+    if (src.consumers.size() != 1 || uses_in(f, s) != 1) return false;
+    if (producer_of(s).f->outputs().size() != 1) return false;
+    if (!sbuf.has_elem_size() || !dbuf.has_elem_size() || !match(sbuf.elem_size(), dbuf.elem_size())) return false;
+    // A consumer reading d through a crop: the view's strides are F's coefficients, which may be
+    // 0 (see cropped_where_stride_may_be_zero); keep the copy.
+    for (int ci : g_.buffers[d].consumers) {
+      for (const func::input& i : g_.funcs[ci].f->inputs()) {
+        if (buffer_of(i.buffer) == d && !i.input_crop.empty()) return false;
+      }
+    }
+    std::vector<expr> src_x;
+    for (const interval_expr& i : internal::used_bounds(in)) {
+      if (!is_point_interval(i)) return false;
+      src_x.push_back(i.min);
+    }
+    const std::size_t rank = src_x.size();
+    if (rank < 2 || rank != sbuf.rank()) return false;
+    // The digits as the copy would run them (copy_stmt::flat).
+    const stmt c = copy_stmt::make(nullptr, sbuf.sym(), src_x, dbuf.sym(), x);
+    const copy_stmt* cs = c.as<copy_stmt>();
+    if (!cs || cs->flat.size() != rank) return false;
+    const std::vector<copy_stmt::flat_digit>& digits = cs->flat;
+    // Every coordinate a digit (no batch dims: coordinates that are none of the digits).
+    for (const copy_stmt::flat_digit& dk : digits) {
+      if (dk.coeffs.size() != x.size() || !dk.divisor.defined()) return false;
+    }
+    auto or_zero = [](const expr& e) { return e.defined() ? e : expr(0); };
+    auto equal = [](const expr& a, const expr& b) {
+      const expr sa = simplify(a), sb = simplify(b);
+      return match(sa, sb) || prove_true(sa == sb);
+    };
+    auto known_here = [&](const expr& e) { return invariant_coefficient(e, s, d) && valid_at(e, src.store); };
+    const copy_stmt::flat_digit& top = digits.back();
+    // The last digit without %: with it, the digits wrap around at Q_last * E_last.
+    if (top.modulus.defined()) return false;
+    if (!equal(digits[0].divisor, 1)) return false;
+    for (std::size_t k = 0; k < rank; ++k) {
+      const copy_stmt::flat_digit& dk = digits[k];
+      if (!known_here(dk.divisor)) return false;
+      if (k + 1 == rank) break;
+      if (!dk.modulus.defined() || !known_here(dk.modulus)) return false;
+      if (!equal(digits[k + 1].divisor, dk.divisor * dk.modulus)) return false;
+      // L_k = F modulo Q_k * E_k (the simplifier may reduce coefficients modulo the divisor).
+      const expr period = dk.divisor * dk.modulus;
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        if (!equal((or_zero(top.coeffs[j]) - or_zero(dk.coeffs[j])) % period, 0)) return false;
+      }
+      if (!equal((or_zero(top.offset) - or_zero(dk.offset)) % period, 0)) return false;
+      // A positive radix, and distinct elements of s at distinct addresses.
+      const interval_expr& region = bounds_.needed[s][k];
+      if (!region.min.defined() || !region.max.defined()) return false;
+      if (!prove_true(simplify(dk.modulus >= 1 && region.extent() <= dk.modulus))) return false;
+    }
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      if (!known_here(or_zero(top.coeffs[j]))) return false;
+    }
+
+    const var ssym = sbuf.sym();
+    const box_expr& needed = bounds_.needed[d];
+    SLINKY_ASSERT(needed.size() == x.size(), "the region of the destination has an interval per variable");
+    buffer_alias a;
+    a.target = s;
+    std::vector<expr> at;
+    for (std::size_t k = 0; k < rank; ++k) {
+      expr e = rewrite<variable>(src_x[k], [&](const variable* v, node_mutator&) -> expr {
+        for (std::size_t j = 0; j < x.size(); ++j) {
+          if (v->sym == x[j] && v->field == buffer_field::none) return needed[j].min;
+        }
+        return expr(v);
+      });
+      at.push_back(simplify(e));
+      a.unfolded_target_dims.push_back(static_cast<int>(k));
+    }
+    const expr elem = sbuf.elem_size();
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      a.dims.push_back({needed[j], simplify(or_zero(top.coeffs[j]) * elem), expr()});
+    }
+    a.base = buffer_at(ssym, at);
+    std::vector<expr> strides;
+    for (std::size_t k = 0; k < rank; ++k) strides.push_back(simplify(digits[k].divisor * elem));
+    plan_.strides[s] = std::move(strides);
     plan_.buffers[d] = std::move(a);
     plan_.removed[fi][0] = true;
     return true;
@@ -737,6 +851,7 @@ alias_plan plan_aliases(const graph& g, const bounds_inference& bounds, bool ena
   plan.removed.resize(g.funcs.size());
   plan.padding_inside.resize(g.funcs.size());
   plan.also_holds.resize(g.buffers.size());
+  plan.strides.resize(g.buffers.size());
   for (std::size_t fi = 0; fi < g.funcs.size(); ++fi) plan.removed[fi].resize(g.funcs[fi].f->inputs().size());
   if (enabled) alias_planner(g, bounds, plan).run();
   // What the emitter indexes: per buffer a target (-1 or another buffer) and the extra region of

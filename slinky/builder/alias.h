@@ -61,6 +61,11 @@ struct alias_plan {
   // allocation must also hold, beyond what its consumers need: the padding a padded copy writes
   // into it through a view of it (empty: nothing beyond).
   std::vector<box_expr> also_holds;
+  // For each buffer: the strides its allocation must have (empty: the allocation's own, dense
+  // with dim 0 innermost, each rounded up to the evaluator's stride_alignment). A source viewed
+  // through a reshape (its destination a view addressing it by the flat index) is allocated
+  // exactly dense, so that its elements lie in flat order whatever the alignment.
+  std::vector<std::vector<expr>> strides;
 
   bool is_alias(int buffer) const { return buffers[buffer].target >= 0; }
   // The number of alias steps from buffer to memory of its own (0 if it has its own).

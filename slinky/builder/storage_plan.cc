@@ -60,6 +60,8 @@ std::vector<dim_expr> storage_planner::allocation_dims(int bi) const {
     if (declares(declared.bounds.min, buffer_min(sym, dd))) result.bounds.min = declared.bounds.min;
     if (declares(declared.bounds.max, buffer_max(sym, dd))) result.bounds.max = declared.bounds.max;
     if (!is_default(declared.stride, buffer_stride(sym, dd))) result.stride = declared_field(declared.stride);
+    // The strides a view of this buffer needs (alias_plan::strides; never with declared ones).
+    if (d < aliases_.strides[bi].size()) result.stride = aliases_.strides[bi][d];
     if (!is_default(declared.fold_factor, buffer_fold_factor(sym, dd))) {
       result.fold_factor = declared_field(declared.fold_factor);
     } else {
