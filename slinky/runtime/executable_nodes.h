@@ -131,8 +131,16 @@ public:
     return true;
   }
 
+  // True if the call has a direct entry (run_direct).
+  bool direct() const { return fn_ != nullptr; }
+
   __attribute__((always_inline)) index_t run(evaluator& e) const {
     if (!fn_) return e.exec_call(op);
+    return run_direct(e);
+  }
+
+  // The same for a call with a direct entry.
+  __attribute__((always_inline)) index_t run_direct(evaluator& e) const {
     if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
     const raw_buffer* buffers[max_inline_buffers];
     const index_t* values = e.values;
@@ -156,8 +164,14 @@ public:
     if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
     const raw_buffer* buffers[max_inline_buffers];
     const index_t* values = e.values;
-    for (std::size_t i = 0; i < n_; ++i) {
-      buffers[i] = syms_[i] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
+    if (SLINKY_LIKELY(n_ == 2)) {
+      // One input and one output, without the loop (as in run()).
+      buffers[0] = syms_[0] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[0]]);
+      buffers[1] = syms_[1] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[1]]);
+    } else {
+      for (std::size_t i = 0; i < n_; ++i) {
+        buffers[i] = syms_[i] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
+      }
     }
     const index_t result = fn_(callable_, buffers);
     e.refresh_values();
@@ -416,10 +430,13 @@ public:
     const exec_node* fallback;
   };
 
+  // A call with a direct entry is a `call`; one without is a `node` (its call_node). The end of a
+  // persistent crop does nothing and is left out (mark_refreshed_crops).
   enum class op_kind : std::uint8_t { crop, crop_call, end, call, node };
   struct op {
     op_kind kind;
-    // crop, crop_call and end: a crop_op; call: a compiled_call; node: an exec_node.
+    // crop, crop_call and end: a crop_op; call: a compiled_call with a direct entry; node: an
+    // exec_node.
     const void* target;
   };
 
@@ -534,7 +551,7 @@ public:
         break;
       }
       case op_kind::call:
-        result = static_cast<const compiled_call*>(o->target)->run(e);
+        result = static_cast<const compiled_call*>(o->target)->run_direct(e);
         if (SLINKY_UNLIKELY(result)) goto failed;
         break;
       case op_kind::node:
