@@ -529,6 +529,11 @@ TEST(executable, crops_refreshed_in_loops_of_const_view_calls) {
                      })));
     });
   }
+  // A crop that would be refreshed, of a null buffer: it fails as the interpreter does.
+  expect_same(stmt(), 4, false, 1, [](recorder& r) {
+    return loop::make(y, loop::serial, bounds(0, 2), 1,
+                      crop_dim::make(v, t, 1, point(y), logging_entry_call(r, "null_source", in, v, true)));
+  });
   // A callback that changes its output's descriptor, beside calls with const views: the loop's
   // crops are rebuilt, so the next iteration's crop is whole again.
   expect_same(stmt(), 5, false, 0, [](recorder& r) {
