@@ -5,8 +5,8 @@
 #include <map>
 #include <set>
 
+#include "slinky/builder/alias_views.h"
 #include "slinky/runtime/node_mutator.h"
-#include "slinky/runtime/stmt.h"
 
 namespace slinky {
 
@@ -77,44 +77,6 @@ int only_dependency(const expr& e, const std::vector<var>& vars) {
   }
   return result;
 }
-
-bool is_point_interval(const interval_expr& i) { return i.min.defined() && (i.is_point() || match(i.min, i.max)); }
-
-// src_x[k] = sum over j of coeff[k][j] * x[j] + (src_x[k] at x = 0), with coefficients free of
-// x: a view of the source indexed by x has stride sum over k of coeff[k][j] * the source's
-// stride k in dimension j. A coefficient that is not a constant (a stride or dilation given at
-// run time) may use only the variables `invariant` accepts (defined wherever the view is made,
-// with one value for the whole copy); such a coefficient may be 0 at run time.
-struct linear_map {
-  std::vector<std::vector<expr>> coeff;
-  std::vector<expr> at;
-
-  template <typename Invariant>
-  bool match(const func::input& in, const std::vector<var>& x, const Invariant& invariant) {
-    for (const interval_expr& i : internal::used_bounds(in)) {
-      if (!is_point_interval(i)) return false;
-      const expr& e = i.min;
-      std::vector<expr> c(x.size(), expr(0));
-      expr e0 = e;
-      for (std::size_t j = 0; j < x.size(); ++j) e0 = substitute(e0, x[j], 0);
-      e0 = simplify(e0);
-      expr sum = e0;
-      for (std::size_t j = 0; j < x.size(); ++j) {
-        if (!depends_on(e, x[j])) continue;
-        expr ej = e;
-        for (std::size_t i2 = 0; i2 < x.size(); ++i2) ej = substitute(ej, x[i2], i2 == j ? 1 : 0);
-        expr a = simplify(ej - e0);
-        if (!as_constant(a) && !invariant(a)) return false;
-        c[j] = a;
-        sum += x[j] * a;
-      }
-      if (!is_zero(simplify(e - sum))) return false;
-      coeff.push_back(std::move(c));
-      at.push_back(e);
-    }
-    return true;
-  }
-};
 
 // True if the coefficient is provably 0, or provably not 0 (a non-zero constant).
 bool is_zero_coeff(const expr& c) { return is_zero(c); }
@@ -464,19 +426,10 @@ class alias_planner {
     return true;
   }
 
-  // The destination d of copy fi, a reshape from source s (each src coordinate a digit
-  // (F / Q_k) % E_k of one flat index F of the destination, the last one without %), becomes a
-  // view of s addressed by F: s is allocated with strides Q_k (in elements), so its element at
-  // the digits of F lies F elements from its element at digits 0, and d's stride j is F's
-  // coefficient of x_j. Exact for any F when the digits are those of one mixed radix number
-  // (Q_0 = 1, Q_k+1 = Q_k * E_k, each digit's L equal to F modulo Q_k * E_k) and no two
-  // elements of s share an address (the extent of s in dim k < last is at most E_k), for
-  // positive radices; each condition proven here, or the copy stays. (With run-time radices the
-  // simplifier bounds a digit by [0, max(|E_k|, 1) - 1] and cannot prove E_k >= 1: such
-  // reshapes keep their copy.)
-  // Preconditions of alias_from_source already checked: one unpadded, uncropped input, d an
-  // intermediate with no declared layout, not a target, s not folded and stored at or outside
-  // d's level.
+  // The destination d of copy fi, a reshape from source s, becomes a view of s addressed by the
+  // flat index (match_reshape_view, alias_views.h, proves when). Preconditions of
+  // alias_from_source already checked: one unpadded, uncropped input, d an intermediate with no
+  // declared layout, not a target, s not folded and stored at or outside d's level.
   bool reshape_from_source(int fi, int s, int d) {
     const func& f = *g_.funcs[fi].f;
     const func::input& in = f.inputs()[0];
@@ -504,72 +457,17 @@ class alias_planner {
       if (!is_point_interval(i)) return false;
       src_x.push_back(i.min);
     }
-    const std::size_t rank = src_x.size();
-    if (rank < 2 || rank != sbuf.rank()) return false;
-    // The digits as the copy would run them (copy_stmt::flat).
-    const stmt c = copy_stmt::make(nullptr, sbuf.sym(), src_x, dbuf.sym(), x);
-    const copy_stmt* cs = c.as<copy_stmt>();
-    if (!cs || cs->flat.size() != rank) return false;
-    const std::vector<copy_stmt::flat_digit>& digits = cs->flat;
-    // Every coordinate a digit (no batch dims: coordinates that are none of the digits).
-    for (const copy_stmt::flat_digit& dk : digits) {
-      if (dk.coeffs.size() != x.size() || !dk.divisor.defined()) return false;
-    }
-    auto or_zero = [](const expr& e) { return e.defined() ? e : expr(0); };
-    auto equal = [](const expr& a, const expr& b) {
-      const expr sa = simplify(a), sb = simplify(b);
-      return match(sa, sb) || prove_true(sa == sb);
-    };
-    auto known_here = [&](const expr& e) { return invariant_coefficient(e, s, d) && valid_at(e, src.store); };
-    const copy_stmt::flat_digit& top = digits.back();
-    // The last digit without %: with it, the digits wrap around at Q_last * E_last.
-    if (top.modulus.defined()) return false;
-    if (!equal(digits[0].divisor, 1)) return false;
-    for (std::size_t k = 0; k < rank; ++k) {
-      const copy_stmt::flat_digit& dk = digits[k];
-      if (!known_here(dk.divisor)) return false;
-      if (k + 1 == rank) break;
-      if (!dk.modulus.defined() || !known_here(dk.modulus)) return false;
-      if (!equal(digits[k + 1].divisor, dk.divisor * dk.modulus)) return false;
-      // L_k = F modulo Q_k * E_k (the simplifier may reduce coefficients modulo the divisor).
-      const expr period = dk.divisor * dk.modulus;
-      for (std::size_t j = 0; j < x.size(); ++j) {
-        if (!equal((or_zero(top.coeffs[j]) - or_zero(dk.coeffs[j])) % period, 0)) return false;
-      }
-      if (!equal((or_zero(top.offset) - or_zero(dk.offset)) % period, 0)) return false;
-      // A positive radix, and distinct elements of s at distinct addresses.
-      const interval_expr& region = bounds_.needed[s][k];
-      if (!region.min.defined() || !region.max.defined()) return false;
-      if (!prove_true(simplify(dk.modulus >= 1 && region.extent() <= dk.modulus))) return false;
-    }
-    for (std::size_t j = 0; j < x.size(); ++j) {
-      if (!known_here(or_zero(top.coeffs[j]))) return false;
-    }
-
-    const var ssym = sbuf.sym();
-    const box_expr& needed = bounds_.needed[d];
-    SLINKY_ASSERT(needed.size() == x.size(), "the region of the destination has an interval per variable");
+    SLINKY_ASSERT(bounds_.needed[d].size() == x.size(), "the region of the destination has an interval per variable");
+    std::optional<reshape_view> v =
+        match_reshape_view(sbuf, dbuf, src_x, x, bounds_.needed[s], bounds_.needed[d],
+                           [&](const expr& e) { return invariant_coefficient(e, s, d) && valid_at(e, src.store); });
+    if (!v) return false;
     buffer_alias a;
     a.target = s;
-    std::vector<expr> at;
-    for (std::size_t k = 0; k < rank; ++k) {
-      expr e = rewrite<variable>(src_x[k], [&](const variable* v, node_mutator&) -> expr {
-        for (std::size_t j = 0; j < x.size(); ++j) {
-          if (v->sym == x[j] && v->field == buffer_field::none) return needed[j].min;
-        }
-        return expr(v);
-      });
-      at.push_back(simplify(e));
-      a.unfolded_target_dims.push_back(static_cast<int>(k));
-    }
-    const expr elem = sbuf.elem_size();
-    for (std::size_t j = 0; j < x.size(); ++j) {
-      a.dims.push_back({needed[j], simplify(or_zero(top.coeffs[j]) * elem), expr()});
-    }
-    a.base = buffer_at(ssym, at);
-    std::vector<expr> strides;
-    for (std::size_t k = 0; k < rank; ++k) strides.push_back(simplify(digits[k].divisor * elem));
-    plan_.strides[s] = std::move(strides);
+    for (std::size_t k = 0; k < src_x.size(); ++k) a.unfolded_target_dims.push_back(static_cast<int>(k));
+    a.dims = std::move(v->dims);
+    a.base = buffer_at(sbuf.sym(), v->src_at);
+    plan_.strides[s] = std::move(v->strides);
     plan_.buffers[d] = std::move(a);
     plan_.removed[fi][0] = true;
     return true;

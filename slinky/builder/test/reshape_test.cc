@@ -293,8 +293,8 @@ index_t twice_2d(const buffer<const int>& in, const buffer<int>& out) {
 
 // in (8 x 5 x 3) -> +1 -> reshape to 20 x 6 -> *2 -> out, at the root or in a loop over out's
 // rows: at the root, no call of the copy with constant extents (its destination is a view of
-// its source, see reshape_view below), one with symbolic extents; in the loop, where the source is a ring buffer, one call per iteration
-// and ring buffer wrap at most. The results exact.
+// its source, see reshape_view below), one with symbolic extents; in the loop, where the source is a ring buffer, one
+// call per iteration and ring buffer wrap at most. The results exact.
 TEST_P(reshape, in_the_middle_of_a_chain) {
   const bool symbolic = GetParam();
   const std::vector<index_t> se = {8, 5, 3}, de = {20, 6};
@@ -356,11 +356,11 @@ struct chain_case {
   std::vector<index_t> src_extents;
   std::vector<index_t> dst_extents;
   bool symbolic = false;
-  index_t step = 0;             // A loop over out's last dim (0: none).
-  bool producer_root = false;   // a computed at the root (else inside the loop, as a ring buffer).
+  index_t step = 0;            // A loop over out's last dim (0: none).
+  bool producer_root = false;  // a computed at the root (else inside the loop, as a ring buffer).
   bool aliasing = true;
   bool top_modulus = false;
-  index_t padded_stride = 0;    // Declared padding of a's rows, in elements (0: none declared).
+  index_t padded_stride = 0;  // Declared padding of a's rows, in elements (0: none declared).
   std::size_t stride_alignment = 1;
 };
 
@@ -470,8 +470,8 @@ TEST(reshape_view_constant, dense_whatever_the_stride_alignment) {
 }
 
 // In a loop over out's rows, a computed at the root: b, stored in the loop, is each iteration's
-// view of a (no call, a's allocation only; symbolic extents: the copy, as without aliasing). Without aliasing, one call per iteration and an
-// allocation of b.
+// view of a (no call, a's allocation only; symbolic extents: the copy, as without aliasing). Without aliasing, one call
+// per iteration and an allocation of b.
 TEST_P(reshape_view, in_a_loop_over_the_output_rows) {
   const bool symbolic = GetParam();
   for (index_t step : {1, 2, 4}) {
@@ -541,7 +541,8 @@ TEST(reshape_view_constant, batch_dim_keeps_the_copy) {
   const raw_buffer* ins[] = {&in_buf};
   const raw_buffer* outs[] = {&out_buf};
   ASSERT_EQ(p.evaluate(ins, outs), 0);
-  for (index_t i = 0; i < 60; ++i) ASSERT_EQ(value_at(out_buf, digits(i, {12, 5})), static_cast<int>((i * 3 + 1) * 2)) << i;
+  for (index_t i = 0; i < 60; ++i)
+    ASSERT_EQ(value_at(out_buf, digits(i, {12, 5})), static_cast<int>((i * 3 + 1) * 2)) << i;
   EXPECT_GE(cc.calls, 1);
 }
 
