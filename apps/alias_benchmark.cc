@@ -146,8 +146,9 @@ int main(int argc, char** argv) {
   std::printf("%lld x %lld floats, median of %d interleaved repetitions; time relative to the first row of each "
               "pipeline; peak = peak intermediate memory (allocate hook, auto_stack_threshold = 0); %s\n\n",
               static_cast<long long>(n), static_cast<long long>(n), reps,
-              fixed_malloc ? "malloc's mmap threshold fixed at 128 KiB (blocks that large are fresh memory in every run)"
-                           : "malloc's mmap threshold moving (--dynamic-malloc)");
+              fixed_malloc
+                  ? "malloc's mmap threshold fixed at 128 KiB (blocks that large are fresh memory in every run)"
+                  : "malloc's mmap threshold moving (--dynamic-malloc)");
   table t({"pipeline", "variant", "ms", "relative", "peak KiB", "allocations", "copy calls"});
   csv_writer csv(argc, argv,
                  {"pipeline", "variant", "repetitions", "time_ms", "time_vs_first_variant", "peak_intermediate_bytes",

@@ -960,9 +960,10 @@ void print_table(const std::vector<row>& rows, int argc, char** argv) {
         !has_refined ? "n/a" : pass_or_miss(!has_refined_lean || r.refined.peak <= 2 * r.refined_lean.peak);
     std::string refined_memory = "";
     if (has_refined_lean) {
-      refined_memory = r.refined_lean.peak > 0
-                           ? fmt(static_cast<double>(r.refined.peak) / static_cast<double>(r.refined_lean.peak), 2) + "x"
-                           : (r.refined.peak > 0 ? "inf" : "1.00x");
+      refined_memory =
+          r.refined_lean.peak > 0
+              ? fmt(static_cast<double>(r.refined.peak) / static_cast<double>(r.refined_lean.peak), 2) + "x"
+              : (r.refined.peak > 0 ? "inf" : "1.00x");
       if (r.refined_lean.description != r.lean_hand.description) {
         refined_memory += " (" + r.refined_lean.description + ", within 5% of refined)";
       }
