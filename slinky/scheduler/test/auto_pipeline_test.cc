@@ -937,6 +937,63 @@ TEST(auto_pipeline, refinement_times_the_models_choice_again) {
   expect_kept_rows(p, g, w, h, model_step, report);
 }
 
+TEST(auto_pipeline, refinement_goes_down_a_plateau_before_going_further_up) {
+  // The elementwise chain of 8 on the development machine: twice and 4 times the model's step 7%
+  // faster than it, larger steps as fast as those (within equal_time: a plateau), half and a
+  // quarter of the model's step slower, an eighth as fast as the fastest. The walk climbs the
+  // plateau; the budget left goes down the step's line first (the larger steps are as fast and
+  // only larger), reaches an eighth of the model's step and keeps it. Following the lines up
+  // and down in turn, the budget runs out on the plateau before it gets there.
+  const index_t w = 16, h = 2048;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 7;
+  o.repetitions = 1;
+  // The steps down the line: the model's halved, halved again, and again.
+  index_t model_step = -1, half = -1, quarter = -1, eighth = -1;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    if (model_step < 0) {
+      model_step = step_of(candidate);
+      half = model_step / 2;
+      quarter = half / 2;
+      eighth = quarter / 2;
+    }
+    if (is_next_best(candidate)) return 10e-3;
+    const index_t s = step_of(candidate);
+    if (s == model_step) return 1e-3;
+    if (s == eighth) return 0.935e-3;
+    if (s == half) return 1.16e-3;
+    if (s < model_step) return 1.25e-3;
+    if (s == 2 * model_step) return 0.93e-3;
+    if (s == 4 * model_step) return 0.94e-3;
+    return s == 8 * model_step ? 0.96e-3 : 0.95e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_GE(eighth, 1) << report;
+  ASSERT_LE(model_step, 32) << report;
+  EXPECT_NE(report.find("7 candidates evaluated"), std::string::npos) << report;
+  // The walk: doubled, halved, the next-best, 4 and 8 times the model's step; then down the line
+  // (a quarter, an eighth), before 16 times the model's step.
+  std::vector<index_t> order;
+  for (const std::string& c : calls) {
+    if (!is_next_best(c)) order.push_back(step_of(c));
+  }
+  const auto first = [&](index_t s) { return std::find(order.begin(), order.end(), s) - order.begin(); };
+  ASSERT_LT(first(eighth), static_cast<std::ptrdiff_t>(order.size())) << report;
+  EXPECT_LT(first(quarter), first(eighth)) << report;
+  EXPECT_LT(first(eighth), first(16 * model_step)) << report;
+  EXPECT_NE(report.find("box2: step " + std::to_string(eighth) + "\n", report.find("refinement kept")),
+            std::string::npos)
+      << report;
+  expect_kept_rows(p, g, w, h, eighth, report);
+}
+
 TEST(auto_pipeline, no_refinement_in_place) {
   // out = in * 2 + 1 computed in place (out is in's memory): evaluating it again for timing would
   // scale it again. The refinement does not run, the result is that of one evaluation.
