@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -825,6 +826,74 @@ TEST(auto_pipeline, refinement_counts_the_synchronisation_of_smaller_parallel_st
       EXPECT_LT(step_of(kept_line), model_step) << report;
     } else {
       EXPECT_EQ(step_of(kept_line), model_step) << report;
+    }
+  }
+}
+
+TEST(auto_pipeline, refinement_of_parallel_steps_needs_more_than_the_median) {
+  // A parallel loop on a pool of 2 threads, the model's step and larger ones timed alike (serial
+  // candidates and the next-best twice as slow), 100 ms per evaluation (the synchronisation a
+  // smaller step adds is lost in equal_time). The smaller parallel steps are timed 3.7% slower:
+  // in every timing (a difference that holds round after round: the model's step is kept), or
+  // 4% slower and 3% faster in turn (the load's: the smallest is kept, memory when time is
+  // equal). The parallel finalists are timed again in 3 times `repetitions` rounds.
+  const index_t w = 64, h = 256;
+  for (bool every_round : {true, false}) {
+    stencil_graph g;
+    machine m = small_machine();
+    m.threads = 2;
+    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), m);
+    refine_options o;
+    o.max_evaluations = 6;
+    o.repetitions = 2;
+    index_t model_step = -1;
+    std::string model;
+    std::map<std::string, int> timings;
+    int rounds = 0;
+    o.timer = [&](const std::string& candidate, const std::function<double()>&) {
+      if (model_step < 0) {
+        model_step = step_of(candidate);
+        model = candidate;
+      }
+      const int n = timings[candidate]++;
+      // The model's choice (the fastest, the first measured of the equal ones) is timed 2 times,
+      // then once in each round of the end.
+      rounds += candidate == model && n >= 2;
+      const bool parallel = candidate.find(", parallel") != std::string::npos;
+      if (!parallel || is_next_best(candidate)) return 200e-3;
+      if (step_of(candidate) >= model_step) return 100e-3;
+      return every_round ? 103.7e-3 : n % 2 == 0 ? 104e-3 : 97e-3;
+    };
+    p.set_refinement(o);
+    buffer<float, 2> in({w + 4, h + 4}), out({w, h});
+    in.translate(-2, -2);
+    in.allocate();
+    out.allocate();
+    for (index_t y = -2; y < h + 2; ++y) {
+      for (index_t x = -2; x < w + 2; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
+    }
+    thread_pool_impl pool(1);
+    eval_config config;
+    config.thread_pool = &pool;
+    eval_context with_pool;
+    with_pool.config = &config;
+    ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
+    EXPECT_EQ(mismatches(out, reference(w, h)), 0u);
+    const std::string report = p.last_report();
+    ASSERT_GE(model_step, 2) << report;
+    ASSERT_NE(model.find(", parallel"), std::string::npos) << report;
+    EXPECT_NE(report.find("timed again, interleaved, 6 rounds"), std::string::npos) << report;
+    EXPECT_EQ(rounds, 6) << report;
+    const std::size_t kept = report.find("refinement kept: ");
+    ASSERT_NE(kept, std::string::npos) << report;
+    const std::string kept_line = report.substr(report.find('\n', kept) + 1);
+    EXPECT_NE(kept_line.find(", parallel"), std::string::npos) << report;
+    if (every_round) {
+      EXPECT_NE(report.find("slower than the fastest in more than 3/4 of the rounds"), std::string::npos) << report;
+      EXPECT_EQ(step_of(kept_line), model_step) << report;
+    } else {
+      EXPECT_EQ(report.find("slower than the fastest in more than 3/4 of the rounds"), std::string::npos) << report;
+      EXPECT_LT(step_of(kept_line), model_step) << report;
     }
   }
 }
