@@ -47,8 +47,8 @@ namespace slinky {
 /// with the smallest steps is kept (memory when time is equal: a loop's intermediates grow with the
 /// part of its dim one iteration covers; no loop covers all of it), a parallel loop's smaller steps
 /// counted with the synchronisation their iterations add (cost_model's price of a parallel
-/// iteration), and a parallel one not kept if it was slower than the fastest in more than three
-/// quarters of the interleaved rounds (below). Deterministic for a fixed timer. Not done (the model's choice is kept) where an
+/// iteration), and a parallel one only if within equal_time of the fastest in three quarters of
+/// the interleaved rounds (below). Deterministic for a fixed timer. Not done (the model's choice is kept) where an
 /// output's memory overlaps an input's or another output's: evaluating again would read what the
 /// previous evaluation wrote.
 struct refine_options {
@@ -73,9 +73,10 @@ struct refine_options {
   /// where its steps are smaller than the fastest's, whatever the walk timed it at, are timed again in
   /// `repetitions` interleaved rounds (3 times as many where one has a parallel loop; not counted
   /// in max_evaluations), and the choice is made on those times. Where it or the fastest has a
-  /// parallel loop, a candidate slower than the fastest in more than three quarters of those
-  /// rounds is not taken as equal, however little (a difference that holds round after round is
-  /// the candidates', and a smaller parallel step's grows with the machine's load).
+  /// parallel loop, a candidate is taken as equal only if, with the synchronisation it adds, it
+  /// is within this fraction of the fastest in at least three quarters of those rounds (each
+  /// against the fastest's time in the same round), not only at the median: a parallel loop's
+  /// times are noisy, and a smaller parallel step's cost grows with the machine's load.
   double equal_time = 0.05;
   /// The time in seconds of one evaluation of the candidate named `candidate` (the looped
   /// outputs' funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "),

@@ -833,12 +833,13 @@ TEST(auto_pipeline, refinement_counts_the_synchronisation_of_smaller_parallel_st
 TEST(auto_pipeline, refinement_of_parallel_steps_needs_more_than_the_median) {
   // A parallel loop on a pool of 2 threads, the model's step and larger ones timed alike (serial
   // candidates and the next-best twice as slow), 100 ms per evaluation (the synchronisation a
-  // smaller step adds is lost in equal_time). The smaller parallel steps are timed 3.7% slower:
-  // in every timing (a difference that holds round after round: the model's step is kept), or
-  // 4% slower and 3% faster in turn (the load's: the smallest is kept, memory when time is
-  // equal). The parallel finalists are timed again in 3 times `repetitions` rounds.
+  // smaller step adds is lost in equal_time). The smaller parallel steps are timed 4% slower at
+  // the median: 9% slower in a third of the timings (beyond equal_time in more than a quarter of
+  // the rounds: the model's step is kept), or 4% slower and 3% faster in turn (within it in every
+  // round: the smallest is kept, memory when time is equal). The parallel finalists are timed
+  // again in 3 times `repetitions` rounds.
   const index_t w = 64, h = 256;
-  for (bool every_round : {true, false}) {
+  for (bool often_beyond : {true, false}) {
     stencil_graph g;
     machine m = small_machine();
     m.threads = 2;
@@ -862,7 +863,8 @@ TEST(auto_pipeline, refinement_of_parallel_steps_needs_more_than_the_median) {
       const bool parallel = candidate.find(", parallel") != std::string::npos;
       if (!parallel || is_next_best(candidate)) return 200e-3;
       if (step_of(candidate) >= model_step) return 100e-3;
-      return every_round ? 103.7e-3 : n % 2 == 0 ? 104e-3 : 97e-3;
+      if (often_beyond) return n % 3 == 0 ? 100e-3 : n % 3 == 1 ? 104e-3 : 109e-3;
+      return n % 2 == 0 ? 104e-3 : 97e-3;
     };
     p.set_refinement(o);
     buffer<float, 2> in({w + 4, h + 4}), out({w, h});
@@ -888,11 +890,13 @@ TEST(auto_pipeline, refinement_of_parallel_steps_needs_more_than_the_median) {
     ASSERT_NE(kept, std::string::npos) << report;
     const std::string kept_line = report.substr(report.find('\n', kept) + 1);
     EXPECT_NE(kept_line.find(", parallel"), std::string::npos) << report;
-    if (every_round) {
-      EXPECT_NE(report.find("slower than the fastest in more than 3/4 of the rounds"), std::string::npos) << report;
+    if (often_beyond) {
+      EXPECT_NE(report.find("beyond equal_time of the fastest in more than 1/4 of the rounds"), std::string::npos)
+          << report;
       EXPECT_EQ(step_of(kept_line), model_step) << report;
     } else {
-      EXPECT_EQ(report.find("slower than the fastest in more than 3/4 of the rounds"), std::string::npos) << report;
+      EXPECT_EQ(report.find("beyond equal_time of the fastest in more than 1/4 of the rounds"), std::string::npos)
+          << report;
       EXPECT_LT(step_of(kept_line), model_step) << report;
     }
   }
