@@ -758,22 +758,27 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     // load: on the development machine the 3-stage stencil's parallel strips of 16 rows timed
     // 3.7% slower than 128 at the median of the refinement's rounds, then 15% slower than strips
     // of 32 in the benchmark's.
-    auto often_beyond_band = [&](const measured_candidate& c) {
+    // The rounds (of `rounds`) where it was beyond the band, or -1 where the rule does not apply.
+    auto rounds_beyond_band = [&](const measured_candidate& c, std::size_t& rounds) -> int {
       if (confirmed.empty() || &c == fastest_chosen || !(has_parallel(c.c) || has_parallel(fastest_chosen->c))) {
-        return false;
+        return -1;
       }
       const std::vector<double>& tc = rounds_s[&c - confirmed.data()];
       const std::vector<double>& tf = rounds_s[fastest_chosen - confirmed.data()];
       const double sync = added_sync_s(c.c, fastest_chosen->c);
-      std::size_t beyond = 0;
+      int beyond = 0;
       for (std::size_t r = 0; r < tc.size(); ++r) beyond += tc[r] + sync > tf[r] * (1 + refine_.equal_time);
-      return 4 * beyond > tc.size();
+      rounds = tc.size();
+      return beyond;
     };
     const measured_candidate* keep = nullptr;
     for (const measured_candidate& c : chosen_from) {
       if (c.s + added_sync_s(c.c, fastest_chosen->c) > fastest * (1 + refine_.equal_time)) continue;
-      if (often_beyond_band(c)) {
-        log += "  beyond equal_time of the fastest in more than 1/4 of the rounds: " + describe(loops, c.c, ctx_) + "\n";
+      std::size_t rounds = 0;
+      const int beyond = rounds_beyond_band(c, rounds);
+      if (beyond >= 0 && 4 * static_cast<std::size_t>(beyond) > rounds) {
+        log += "  beyond equal_time of the fastest in " + std::to_string(beyond) + " of " + std::to_string(rounds) +
+               " rounds (more than 1/4), not kept: " + describe(loops, c.c, ctx_) + "\n";
         continue;
       }
       if (!keep || steps(c.c) < steps(keep->c)) keep = &c;
