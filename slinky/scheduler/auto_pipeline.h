@@ -40,15 +40,15 @@ namespace slinky {
 /// the current candidate, interleaved (the load may have made the difference). With budget left,
 /// the step of each loop of the fastest candidate is followed further, one doubling or halving at a
 /// time, past the steps tried (a time may rise and fall again along a step; down first, to its
-/// end, where the step doubled was timed within equal_time of the fastest: a plateau upward), and
+/// end, where the step doubled was timed within 4 times equal_time of the fastest), and
 /// the walk goes on from a step faster than that candidate; all until max_evaluations candidates
 /// were evaluated. Of
 /// the candidates measured within equal_time of the fastest (the model's choice included), the one
 /// with the smallest steps is kept (memory when time is equal: a loop's intermediates grow with the
 /// part of its dim one iteration covers; no loop covers all of it), a parallel loop's smaller steps
 /// counted with the synchronisation their iterations add (cost_model's price of a parallel
-/// iteration), and a parallel one only if within equal_time of the fastest in three quarters of
-/// the interleaved rounds (below). Deterministic for a fixed timer. Not done (the model's choice is kept) where an
+/// iteration), and a parallel one only if within equal_time of the fastest in at least half of
+/// the interleaved rounds, round by round (below). Deterministic for a fixed timer. Not done (the model's choice is kept) where an
 /// output's memory overlaps an input's or another output's: evaluating again would read what the
 /// previous evaluation wrote.
 struct refine_options {
@@ -74,9 +74,9 @@ struct refine_options {
   /// `repetitions` interleaved rounds (3 times as many where one has a parallel loop; not counted
   /// in max_evaluations), and the choice is made on those times. Where it or the fastest has a
   /// parallel loop, a candidate is taken as equal only if, with the synchronisation it adds, it
-  /// is within this fraction of the fastest in at least three quarters of those rounds (each
-  /// against the fastest's time in the same round), not only at the median: a parallel loop's
-  /// times are noisy, and a smaller parallel step's cost grows with the machine's load.
+  /// is also within this fraction of the fastest's time in the same round in at least half of
+  /// those rounds: the pairs cancel most of the load, to which parallel loops' times are far more
+  /// sensitive than serial ones'.
   double equal_time = 0.05;
   /// The time in seconds of one evaluation of the candidate named `candidate` (the looped
   /// outputs' funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "),
