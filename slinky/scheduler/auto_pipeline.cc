@@ -706,7 +706,9 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     // development machine, against a few percent serially).
     auto has_parallel = [&](const candidate_loops& c) {
       bool any = false;
-      for (std::size_t i = 0; i < c.size(); ++i) any = any || (threads > 1 && !no_loop(loops[i], c[i]) && c[i].parallel);
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        any = any || (threads > 1 && !no_loop(loops[i], c[i]) && c[i].parallel);
+      }
       return any;
     };
     std::vector<measured_candidate> confirmed;
