@@ -39,15 +39,17 @@ namespace slinky {
 /// or the walk stops; a neighbour slower by less than 4 times min_gain is first timed again with
 /// the current candidate, interleaved (the load may have made the difference). With budget left,
 /// the step of each loop of the fastest candidate is followed further, one doubling or halving at a
-/// time, past the steps tried (a time may rise and fall again along a step), and the walk goes on
+/// time, past the steps tried (a time may rise and fall again along a step; down first, to its end,
+/// where the step doubled was timed within 4 times equal_time of the fastest), and the walk goes on
 /// from a step faster than that candidate; all until max_evaluations candidates were evaluated. Of
 /// the candidates measured within equal_time of the fastest (the model's choice included), the one
 /// with the smallest steps is kept (memory when time is equal: a loop's intermediates grow with the
 /// part of its dim one iteration covers; no loop covers all of it), a parallel loop's smaller steps
 /// counted with the synchronisation their iterations add (cost_model's price of a parallel
-/// iteration). Deterministic for a fixed timer. Not done (the model's choice is kept) where an
-/// output's memory overlaps an input's or another output's: evaluating again would read what the
-/// previous evaluation wrote.
+/// iteration), and a parallel one only if within equal_time of the fastest in at least half of the
+/// interleaved rounds, round by round (below). Deterministic for a fixed timer. Not done (the
+/// model's choice is kept) where an output's memory overlaps an input's or another output's:
+/// evaluating again would read what the previous evaluation wrote.
 struct refine_options {
   /// The most candidates evaluated per class beyond the model's choice (0: no refinement).
   int max_evaluations = 0;
@@ -68,8 +70,12 @@ struct refine_options {
   /// to 3 with smaller steps within 4 times this fraction of it (first those the walk timed within
   /// this fraction of it, the smallest steps first, then the fastest), and the model's choice
   /// where its steps are smaller than the fastest's, whatever the walk timed it at, are timed again in
-  /// `repetitions` interleaved rounds (not counted in max_evaluations), and the choice is made on
-  /// those times.
+  /// `repetitions` interleaved rounds (3 times as many where one has a parallel loop; not counted
+  /// in max_evaluations), and the choice is made on those times. Where it or the fastest has a
+  /// parallel loop, a candidate is taken as equal only if, with the synchronisation it adds, it
+  /// is also within this fraction of the fastest's time in the same round in at least half of
+  /// those rounds: the pairs cancel most of the load, to which parallel loops' times are far more
+  /// sensitive than serial ones'.
   double equal_time = 0.05;
   /// The time in seconds of one evaluation of the candidate named `candidate` (the looped
   /// outputs' funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "),

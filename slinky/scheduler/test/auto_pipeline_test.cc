@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -829,6 +830,81 @@ TEST(auto_pipeline, refinement_counts_the_synchronisation_of_smaller_parallel_st
   }
 }
 
+TEST(auto_pipeline, refinement_compares_parallel_steps_round_by_round) {
+  // A parallel loop on a pool of 2 threads, the model's step and larger ones timed alike (serial
+  // candidates and the next-best twice as slow), 100 ms per evaluation (the synchronisation a
+  // smaller step adds is lost in equal_time). The parallel finalists are timed again in 3 times
+  // `repetitions` rounds. In the first case the load changes from round to round: the model's
+  // step takes 90, 90, then 100 ms, the smaller steps 96, 96, 106, 106, 100 and 100: at the
+  // medians (100 ms each) they are equal, but each is beyond equal_time of the model's step in
+  // the same round in 4 of the 6 rounds, and the model's step is kept. In the second the smaller
+  // steps are 4% slower and 3% faster in turn (within equal_time in every round): the smallest
+  // is kept, memory when time is equal.
+  const index_t w = 64, h = 256;
+  for (bool often_beyond : {true, false}) {
+    stencil_graph g;
+    machine m = small_machine();
+    m.threads = 2;
+    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), m);
+    refine_options o;
+    o.max_evaluations = 6;
+    o.repetitions = 2;
+    index_t model_step = -1;
+    std::string model;
+    std::map<std::string, int> timings;
+    int rounds = 0;
+    o.timer = [&](const std::string& candidate, const std::function<double()>&) {
+      if (model_step < 0) {
+        model_step = step_of(candidate);
+        model = candidate;
+      }
+      const int n = timings[candidate]++;
+      // The model's choice (the fastest, the first measured of the equal ones) is timed 2 times,
+      // then once in each round of the end (round n - 2).
+      rounds += candidate == model && n >= 2;
+      const bool parallel = candidate.find(", parallel") != std::string::npos;
+      if (!parallel || is_next_best(candidate)) return 200e-3;
+      if (candidate == model && often_beyond && n >= 2 && n < 4) return 90e-3;
+      if (step_of(candidate) >= model_step) return 100e-3;
+      if (often_beyond) return n < 2 ? 104e-3 : n < 4 ? 96e-3 : n < 6 ? 106e-3 : 100e-3;
+      return n % 2 == 0 ? 104e-3 : 97e-3;
+    };
+    p.set_refinement(o);
+    buffer<float, 2> in({w + 4, h + 4}), out({w, h});
+    in.translate(-2, -2);
+    in.allocate();
+    out.allocate();
+    for (index_t y = -2; y < h + 2; ++y) {
+      for (index_t x = -2; x < w + 2; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
+    }
+    thread_pool_impl pool(1);
+    eval_config config;
+    config.thread_pool = &pool;
+    eval_context with_pool;
+    with_pool.config = &config;
+    ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
+    EXPECT_EQ(mismatches(out, reference(w, h)), 0u);
+    const std::string report = p.last_report();
+    ASSERT_GE(model_step, 2) << report;
+    ASSERT_NE(model.find(", parallel"), std::string::npos) << report;
+    EXPECT_NE(report.find("timed again, interleaved, 6 rounds"), std::string::npos) << report;
+    EXPECT_EQ(rounds, 6) << report;
+    const std::size_t kept = report.find("refinement kept: ");
+    ASSERT_NE(kept, std::string::npos) << report;
+    const std::string kept_line = report.substr(report.find('\n', kept) + 1);
+    EXPECT_NE(kept_line.find(", parallel"), std::string::npos) << report;
+    if (often_beyond) {
+      EXPECT_NE(report.find("beyond equal_time of the fastest in 4 of 6 rounds (more than half), not kept"),
+                std::string::npos)
+          << report;
+      EXPECT_EQ(step_of(kept_line), model_step) << report;
+    } else {
+      EXPECT_EQ(report.find("beyond equal_time of the fastest in "), std::string::npos) << report;
+      EXPECT_LT(step_of(kept_line), model_step) << report;
+    }
+  }
+}
+
 TEST(auto_pipeline, refinement_times_the_smaller_steps_again) {
   // Every candidate 1 ms, but the first timing of half the model's step 15% slower (the machine
   // was busy then): the walk's times alone keep the model's step; timed again, interleaved with
@@ -935,6 +1011,63 @@ TEST(auto_pipeline, refinement_times_the_models_choice_again) {
   EXPECT_EQ(step_of(calls[5]), model_step) << report;
   EXPECT_NE(report.find("refinement kept: the model's choice"), std::string::npos) << report;
   expect_kept_rows(p, g, w, h, model_step, report);
+}
+
+TEST(auto_pipeline, refinement_goes_down_a_plateau_before_going_further_up) {
+  // The elementwise chain of 8 on the development machine: twice and 4 times the model's step 7%
+  // faster than it, larger steps as fast as those (within equal_time: a plateau), half and a
+  // quarter of the model's step slower, an eighth as fast as the fastest. The walk climbs the
+  // plateau; the budget left goes down the step's line first (the larger steps are as fast and
+  // only larger), reaches an eighth of the model's step and keeps it. Following the lines up
+  // and down in turn, the budget runs out on the plateau before it gets there.
+  const index_t w = 16, h = 2048;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 7;
+  o.repetitions = 1;
+  // The steps down the line: the model's halved, halved again, and again.
+  index_t model_step = -1, half = -1, quarter = -1, eighth = -1;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    if (model_step < 0) {
+      model_step = step_of(candidate);
+      half = model_step / 2;
+      quarter = half / 2;
+      eighth = quarter / 2;
+    }
+    if (is_next_best(candidate)) return 10e-3;
+    const index_t s = step_of(candidate);
+    if (s == model_step) return 1e-3;
+    if (s == eighth) return 0.935e-3;
+    if (s == half) return 1.16e-3;
+    if (s < model_step) return 1.25e-3;
+    if (s == 2 * model_step) return 0.93e-3;
+    if (s == 4 * model_step) return 0.94e-3;
+    return s == 8 * model_step ? 0.96e-3 : 0.95e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_GE(eighth, 1) << report;
+  ASSERT_LE(model_step, 32) << report;
+  EXPECT_NE(report.find("7 candidates evaluated"), std::string::npos) << report;
+  // The walk: doubled, halved, the next-best, 4 and 8 times the model's step; then down the line
+  // (a quarter, an eighth), before 16 times the model's step.
+  std::vector<index_t> order;
+  for (const std::string& c : calls) {
+    if (!is_next_best(c)) order.push_back(step_of(c));
+  }
+  const auto first = [&](index_t s) { return std::find(order.begin(), order.end(), s) - order.begin(); };
+  ASSERT_LT(first(eighth), static_cast<std::ptrdiff_t>(order.size())) << report;
+  EXPECT_LT(first(quarter), first(eighth)) << report;
+  EXPECT_LT(first(eighth), first(16 * model_step)) << report;
+  EXPECT_NE(report.find("box2: step " + std::to_string(eighth) + "\n", report.find("refinement kept")),
+            std::string::npos)
+      << report;
+  expect_kept_rows(p, g, w, h, eighth, report);
 }
 
 TEST(auto_pipeline, no_refinement_in_place) {
