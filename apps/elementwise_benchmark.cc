@@ -133,7 +133,13 @@ int main(int argc, char** argv) {
   std::printf("default allocator on every run: fresh pages, whose first touch is very slow on this sandboxed\n");
   std::printf("machine; it is timed alone, median of %d runs. \"no schedule (memory reused)\" gets its\n", slow_reps);
   std::printf("intermediates from an allocate hook that reuses the blocks of the previous run.\n");
-  std::printf("Clock: %s.\n\n", clock_name(cpu_time));
+  std::printf("Clock: %s.\n", clock_name(cpu_time));
+#ifdef SLINKY_BENCHMARK_ALIGNED_LOOPS
+  std::printf("Loops aligned to 64 bytes (-falign-loops=64; see apps/CMakeLists.txt): the hand loop's kernel and the\n");
+  std::printf("callback's sit alike relative to cache lines, whatever the link.\n\n");
+#else
+  std::printf("Loops not aligned: where the linker puts the two kernels' loops can move the ratios by 1.5x.\n\n");
+#endif
 
   const std::vector<index_t> chunks = {1024, 4096, 16384, 65536};
   buffer<float, 1> in_buf({n}), out_buf({n}), ref({n});

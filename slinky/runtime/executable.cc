@@ -165,6 +165,23 @@ private:
       c.persistent = r == readers.end() || (r->second.first > c.begin && r->second.second + 1 < c.next);
       fb.any_persistent = fb.any_persistent || c.persistent;
     }
+    if (!fb.any_persistent) return;
+    // The end of a persistent crop does nothing: it is left out, and the ops renumbered (index[i]:
+    // the new index of op i, or of the op after it if it is left out).
+    std::vector<std::size_t> index(fb.ops.size() + 1);
+    std::vector<flat_body::op> kept;
+    for (std::size_t i = 0; i < fb.ops.size(); ++i) {
+      index[i] = kept.size();
+      const flat_body::op& o = fb.ops[i];
+      if (o.kind == flat_body::op_kind::end && static_cast<const flat_body::crop_op*>(o.target)->persistent) continue;
+      kept.push_back(o);
+    }
+    index[fb.ops.size()] = kept.size();
+    for (flat_body::crop_op& c : fb.crops) {
+      c.begin = index[c.begin];
+      c.next = index[c.next];
+    }
+    fb.ops = std::move(kept);
   }
 
   void flatten(flat_body& fb, const stmt& s, std::size_t depth) {
@@ -173,7 +190,15 @@ private:
     case stmt_node_type::block:
       for (const stmt& i : s.as<block>()->stmts) flatten(fb, i, depth);
       return;
-    case stmt_node_type::call_stmt: fb.ops.push_back({flat_body::op_kind::call, call_of(s)}); return;
+    case stmt_node_type::call_stmt: {
+      const compiled_call* call = call_of(s);
+      if (call->direct()) {
+        fb.ops.push_back({flat_body::op_kind::call, call});
+      } else {
+        fb.ops.push_back({flat_body::op_kind::node, compile(s)});
+      }
+      return;
+    }
     case stmt_node_type::crop_dim: {
       const crop_dim* op = s.as<crop_dim>();
       flatten_crop(fb, s, op->sym, op->src, {{static_cast<std::size_t>(op->dim), op->bounds}}, op->body, depth);

@@ -131,8 +131,16 @@ public:
     return true;
   }
 
+  // True if the call has a direct entry (run_direct).
+  bool direct() const { return fn_ != nullptr; }
+
   __attribute__((always_inline)) index_t run(evaluator& e) const {
     if (!fn_) return e.exec_call(op);
+    return run_direct(e);
+  }
+
+  // The same for a call with a direct entry.
+  __attribute__((always_inline)) index_t run_direct(evaluator& e) const {
     if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
     const raw_buffer* buffers[max_inline_buffers];
     const index_t* values = e.values;
@@ -156,8 +164,14 @@ public:
     if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
     const raw_buffer* buffers[max_inline_buffers];
     const index_t* values = e.values;
-    for (std::size_t i = 0; i < n_; ++i) {
-      buffers[i] = syms_[i] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
+    if (SLINKY_LIKELY(n_ == 2)) {
+      // One input and one output, without the loop (as in run()).
+      buffers[0] = syms_[0] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[0]]);
+      buffers[1] = syms_[1] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[1]]);
+    } else {
+      for (std::size_t i = 0; i < n_; ++i) {
+        buffers[i] = syms_[i] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
+      }
     }
     const index_t result = fn_(callable_, buffers);
     e.refresh_values();
@@ -384,7 +398,8 @@ public:
     raw_buffer buf;
     index_t saved;
     // For a refreshed crop: the source buf was copied from, if buf holds a crop of it made in an
-    // earlier iteration of this run of the loop; null otherwise.
+    // earlier iteration of this run of the loop; no_source() otherwise (never a bound buffer, nor
+    // null: a crop compares its source with src alone to know whether to refresh).
     const raw_buffer* src;
     dim dims[inline_rank];
   };
@@ -416,10 +431,13 @@ public:
     const exec_node* fallback;
   };
 
+  // A call with a direct entry is a `call`; one without is a `node` (its call_node). The end of a
+  // persistent crop does nothing and is left out (mark_refreshed_crops).
   enum class op_kind : std::uint8_t { crop, crop_call, end, call, node };
   struct op {
     op_kind kind;
-    // crop, crop_call and end: a crop_op; call: a compiled_call; node: an exec_node.
+    // crop, crop_call and end: a crop_op; call: a compiled_call with a direct entry; node: an
+    // exec_node.
     const void* target;
   };
 
@@ -438,9 +456,15 @@ public:
 
   std::size_t frame_bytes() const { return sizeof(slot) * (slots > 0 ? slots : 1); }
 
+  // The src of a slot that holds no crop to refresh: an address no buffer has.
+  static const raw_buffer* no_source() {
+    static const char tag = 0;
+    return reinterpret_cast<const raw_buffer*>(&tag);
+  }
+
   // Readies a frame for a run of the loop: no slot holds a crop to refresh yet.
   void init_frame(slot* frame) const {
-    for (std::size_t i = 0; i < slots; ++i) frame[i].src = nullptr;
+    for (std::size_t i = 0; i < slots; ++i) frame[i].src = no_source();
   }
 
   index_t run(evaluator& e) const override {
@@ -455,7 +479,7 @@ public:
   void finish(evaluator& e, slot* frame) const {
     if (SLINKY_LIKELY(!any_persistent)) return;
     for (const crop_op& c : crops) {
-      if (c.persistent && slot_of(frame, c).src) e.values[c.sym] = slot_of(frame, c).saved;
+      if (c.persistent && slot_of(frame, c).src != no_source()) e.values[c.sym] = slot_of(frame, c).saved;
     }
   }
 
@@ -471,70 +495,88 @@ public:
     c.bounds.crop_from(e, s.buf, c.d, in.dims[c.d]);
   }
 
+  // Runs the crop (with_call: and its call) at o, which moves to the op before the next one to
+  // run if that is not o + 1; returns non-zero on a failure, with o left at the crop.
+  template <bool with_call>
+  __attribute__((always_inline)) index_t run_crop(evaluator& e, slot* frame, const op*& o, const op* first) const {
+    const crop_op& c = *static_cast<const crop_op*>(o->target);
+    const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[c.src.sym()]);
+    slot& s = slot_of(frame, c);
+    // Only a refreshed crop's slot has a src other than no_source(), which in never is.
+    if (SLINKY_LIKELY(in == s.src)) {
+      refresh_crop(e, c, *in, s);
+      if (with_call) {
+        // The call takes its buffers from an array: the crop need not be bound for it.
+        return c.call->run_in_crop(e, c.sym, &s.buf);
+      }
+      // Still bound to s.buf from an earlier iteration if persistent.
+      if (c.persistent) return 0;
+      s.saved = e.values[c.sym];
+      e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
+      return 0;
+    }
+    if (SLINKY_UNLIKELY(!in || in->rank > inline_rank)) {
+      const index_t result = in ? c.fallback->run(e) : fail_null_buffer(e, c.src);
+      if (result) return result;
+      o = first + c.next - 1;
+      return 0;
+    }
+    // A refreshed crop remembers what it copied (a failure below leaves nothing to refresh:
+    // the loop stops).
+    // A persistent crop with a source is bound already: what it saved is the outer value.
+    const bool bound = c.persistent && s.src != no_source();
+    s.src = c.refresh ? in : no_source();
+    s.buf.base = in->base;
+    s.buf.elem_size = in->elem_size;
+    s.buf.rank = in->rank;
+    s.buf.dims = s.dims;
+    copy_small_dims(*in, s.dims);
+    if (c.d < s.buf.rank) c.bounds.crop_from(e, s.buf, c.d, in->dims[c.d]);
+    if (SLINKY_UNLIKELY(c.has_more)) {
+      for (const auto& j : c.more) {
+        if (j.first < s.buf.rank) j.second.crop(e, s.buf, j.first);
+      }
+    }
+    if (!bound) s.saved = e.values[c.sym];
+    e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
+    if (!with_call) return 0;
+    const index_t result = c.call->run(e);
+    e.values[c.sym] = s.saved;
+    return result;
+  }
+
   // Runs the ops with crops' descriptors in frame (frame_bytes() of storage).
   __attribute__((always_inline)) index_t run_in(evaluator& e, slot* frame) const {
-    const op* const first = ops.data();
-    const op* const last = first + ops.size();
+    return run_in(e, frame, ops.data(), ops.data() + ops.size());
+  }
+  // The same with the ops' range read by the caller (a loop, once for all its iterations: the
+  // callbacks of an iteration would make the compiler read it again).
+  __attribute__((always_inline)) index_t run_in(evaluator& e, slot* frame, const op* first, const op* last) const {
     index_t result = 0;
     const op* o = first;
     for (; o != last; ++o) {
+      // The most common ops first (a switch tests the kinds in the order of their values).
+      if (SLINKY_LIKELY(o->kind == op_kind::crop_call)) {
+        result = run_crop</*with_call=*/true>(e, frame, o, first);
+        if (SLINKY_UNLIKELY(result)) goto failed;
+        continue;
+      }
       switch (o->kind) {
       case op_kind::crop:
-      case op_kind::crop_call: {
-        const crop_op& c = *static_cast<const crop_op*>(o->target);
-        const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[c.src.sym()]);
-        slot& s = slot_of(frame, c);
-        if (c.refresh && SLINKY_LIKELY(in == s.src && in)) {
-          refresh_crop(e, c, *in, s);
-          if (o->kind == op_kind::crop_call) {
-            // The call takes its buffers from an array: the crop need not be bound for it.
-            result = c.call->run_in_crop(e, c.sym, &s.buf);
-            if (SLINKY_UNLIKELY(result)) goto failed;
-            break;
-          }
-          // Still bound to s.buf from an earlier iteration if persistent.
-          if (c.persistent) break;
-          s.saved = e.values[c.sym];
-          e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
-          break;
-        }
-        if (SLINKY_UNLIKELY(!in || in->rank > inline_rank)) {
-          result = in ? c.fallback->run(e) : fail_null_buffer(e, c.src);
-          if (result) goto failed;
-          o = first + c.next - 1;
-          break;
-        }
-        // A refreshed crop remembers what it copied (a failure below leaves nothing to refresh:
-        // the loop stops).
-        // A persistent crop with a source is bound already: what it saved is the outer value.
-        const bool bound = c.persistent && s.src;
-        s.src = c.refresh ? in : nullptr;
-        s.buf.base = in->base;
-        s.buf.elem_size = in->elem_size;
-        s.buf.rank = in->rank;
-        s.buf.dims = s.dims;
-        copy_small_dims(*in, s.dims);
-        if (c.d < s.buf.rank) c.bounds.crop_from(e, s.buf, c.d, in->dims[c.d]);
-        if (SLINKY_UNLIKELY(c.has_more)) {
-          for (const auto& j : c.more) {
-            if (j.first < s.buf.rank) j.second.crop(e, s.buf, j.first);
-          }
-        }
-        if (!bound) s.saved = e.values[c.sym];
-        e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
-        if (o->kind == op_kind::crop) break;
-        result = c.call->run(e);
-        e.values[c.sym] = s.saved;
+        result = run_crop</*with_call=*/false>(e, frame, o, first);
         if (SLINKY_UNLIKELY(result)) goto failed;
         break;
-      }
+      case op_kind::crop_call:
+        result = run_crop</*with_call=*/true>(e, frame, o, first);
+        if (SLINKY_UNLIKELY(result)) goto failed;
+        break;
       case op_kind::end: {
         const crop_op& c = *static_cast<const crop_op*>(o->target);
         if (!c.persistent) e.values[c.sym] = slot_of(frame, c).saved;
         break;
       }
       case op_kind::call:
-        result = static_cast<const compiled_call*>(o->target)->run(e);
+        result = static_cast<const compiled_call*>(o->target)->run_direct(e);
         if (SLINKY_UNLIKELY(result)) goto failed;
         break;
       case op_kind::node:
@@ -580,7 +622,10 @@ public:
     // One frame for the crops of every iteration.
     flat_body::slot* frame = static_cast<flat_body::slot*>(alloca(body->frame_bytes()));
     body->init_frame(frame);
-    const index_t result = e.run_serial_loop(op->sym, lo, hi, s, [&]() { return body->run_in(e, frame); });
+    const flat_body::op* const first = body->ops.data();
+    const flat_body::op* const last = first + body->ops.size();
+    const index_t result =
+        e.run_serial_loop(op->sym, lo, hi, s, [&]() { return body->run_in(e, frame, first, last); });
     body->finish(e, frame);
     return result;
   }

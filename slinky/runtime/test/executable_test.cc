@@ -408,7 +408,8 @@ TEST(executable, calls_with_a_direct_entry) {
 // the ends of the source, crops of a ring buffer (unfolded when within one fold), empty crops,
 // crops of a crop bound in the body, and a callback that changes the descriptor it is given. A
 // refreshed crop with a body stays bound across iterations when nothing outside it reads its
-// symbol: symbols are all unbound after the run, failing or not.
+// symbol (its end is left out of the loop's operations): symbols are all unbound after the run,
+// failing or not, and one of a source of rank above a frame slot's runs as a node.
 struct logging_entry {
   recorder* r;
   const char* name;
@@ -512,6 +513,27 @@ TEST(executable, crops_refreshed_in_loops_of_const_view_calls) {
                                        })));
     });
   }
+  // A crop that would stay bound, of a buffer of rank 5 (above the rank a frame slot holds): it
+  // runs as a node every iteration, and the loop goes on with the operations after it.
+  for (int fail_at : {-1, 1}) {
+    expect_same(stmt(), 4, false, fail_at < 0 ? 0 : 7, [&](recorder& r) {
+      return allocate::make(
+          t, memory_type::heap, 4, std::vector<dim_expr>(5, {bounds(0, 2), expr(), expr()}),
+          loop::make(y, loop::serial, bounds(0, 2), 1,
+                     block::make({
+                         crop_dim::make(v, t, 4, point(y),
+                                        block::make({logging_entry_call(r, "rank_5", in, v, true),
+                                                     logging_entry_call(r, "rank_5_again", v, v, true)})),
+                         crop_dim::make(t2, out, 1, point(y),
+                                        logging_entry_call(r, "after", in, t2, true, false, fail_at)),
+                     })));
+    });
+  }
+  // A crop that would be refreshed, of a null buffer: it fails as the interpreter does.
+  expect_same(stmt(), 4, false, 1, [](recorder& r) {
+    return loop::make(y, loop::serial, bounds(0, 2), 1,
+                      crop_dim::make(v, t, 1, point(y), logging_entry_call(r, "null_source", in, v, true)));
+  });
   // A callback that changes its output's descriptor, beside calls with const views: the loop's
   // crops are rebuilt, so the next iteration's crop is whole again.
   expect_same(stmt(), 5, false, 0, [](recorder& r) {
