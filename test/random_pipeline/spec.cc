@@ -24,6 +24,13 @@ ival map_access(const access& a, const box& vars, bool exact) {
       u += a.mul2 * y.min;
       v += a.mul2 * y.max;
     }
+    if (a.symbolic && a.div != 1 && a.mod == 0 && !exact) {
+      // Divided by a symbol, with no % after: the builder may bound flat / Q by |flat| (it
+      // does where the flat index's bounds may be infinite, as they are with selects for outputs
+      // that may be empty), which holds the exact range.
+      const index_t m = std::max(v, -u);
+      return {std::min(-m, floor_div(u, a.div)) + a.lo, std::max(m, floor_div(v, a.div)) + a.hi};
+    }
     u = floor_div(u, a.div);
     v = floor_div(v, a.div);
     if (a.mod > 0) {
@@ -690,6 +697,11 @@ plan make_plan(const graph_spec& g) {
           if (st.copy && !i.input_crop.empty()) m = intersect(m, i.input_crop[d]);
           need[d] |= m;
         }
+      }
+      // A pad from a buffer is read at the output's points where the copy pads: at most the
+      // copy's region, which the builder requires it to cover.
+      if (st.copy && st.pad == b && g.buffers[b].rank > 0) {
+        for (int d = 0; d < g.buffers[b].rank && d < st.rank; ++d) need[d] |= p.regions[c][d];
       }
     }
     return need;

@@ -61,7 +61,8 @@ inline ival intersect(const ival& a, const ival& b) {
 // var < 0; the whole dimension of the buffer (a pipeline input) when `whole`, written
 // in_buffer->dim(d).bounds. With `flat` (a digit of a flat index re-split in another radix),
 // t(x) + mul2 * y is instead (floor((mul * x + mul2 * y) / div)) % mod (euclidean, no % when mod
-// is 0).
+// is 0); with `symbolic` too, the pipeline takes div and mod as symbols bound at run time (lets of
+// build_pipeline, radix_lets), so the builder knows only their names.
 struct access {
   int var = -1;
   index_t mul = 1;
@@ -73,6 +74,7 @@ struct access {
   int var2 = -1;
   index_t mul2 = 0;
   bool flat = false;
+  bool symbolic = false;
 
   bool is_point() const { return !whole && lo == hi; }
 };
@@ -125,7 +127,8 @@ struct stage_spec {
   std::vector<int> outputs;
   bool copy = false;
   copy_kind op = copy_kind::plain;
-  // padded: the pad, a constant buffer of rank 0.
+  // padded: the pad, a constant buffer of rank 0 (its one value), or a buffer of the output's rank
+  // (a constant or a pipeline input) read at the output's point.
   int pad = -1;
   // multi, concat, stack: the dimension of the output the inputs are laid along.
   int dim = 0;
