@@ -275,6 +275,7 @@ interval_expr to_interval(const access& a, const std::vector<var>& vars, const b
     if (a.flat) {
       e = a.mul != 1 ? x * a.mul : x;
       if (a.var2 >= 0) e = e + vars[a.var2] * a.mul2;
+      if (a.var3 >= 0) e = e + vars[a.var3] * a.mul3;
       if (div_e.defined()) {
         e = e / div_e;
       } else if (a.div != 1) {

@@ -74,6 +74,7 @@ const std::vector<features::entry>& features::entries() {
       {"copy_call_counts", &features::copy_call_counts},
       {"symbolic_radices", &features::symbolic_radices},
       {"pad_buffers", &features::pad_buffers},
+      {"nested_splits", &features::nested_splits},
       {"folds", &features::folds},
       {"copy_folds", &features::copy_folds},
       {"constants", &features::constants},
@@ -362,6 +363,8 @@ void make_special_copy(rng& r, graph_spec& g, const features& f, stage_spec& st,
     // (flat / Q_d) % E_d, Q_d the product of the extents before it, the last dim flat / Q
     // (unbounded), in a radix that need not divide W.
     const index_t w = r.pick(std::vector<index_t>{2, 3, 4, 5, 7, 8});
+    // With an output of rank 3 (nested_splits), x + W * y + W * W2 * z.
+    const index_t w2 = r.pick(std::vector<index_t>{2, 3, 4, 5});
     stage_input in;
     in.buffer = a;
     index_t q = 1;
@@ -374,6 +377,10 @@ void make_special_copy(rng& r, graph_spec& g, const features& f, stage_spec& st,
       if (st.rank > 1) {
         digit.var2 = 1;
         digit.mul2 = w;
+      }
+      if (st.rank > 2) {
+        digit.var3 = 2;
+        digit.mul3 = w * w2;
       }
       digit.div = q;
       if (d + 1 < ra) {
@@ -523,6 +530,7 @@ graph_spec generate_graph(rng& r, const features& f) {
       }
       if (op == copy_op::radix) {
         st.rank = ra == 1 ? 2 : static_cast<int>(r.uniform(1, 2));
+        if (f.nested_splits && r.chance(0.3)) st.rank = 3;
         st.copy = true;
         break;
       }
@@ -733,6 +741,7 @@ bool generated_by(const case_spec& c, const features& f) {
         if (a.var2 >= 0 && !a.flat && a.mul != 1 && !f.view_copies) return false;
         if (a.flat && !f.radix_reshapes) return false;
         if (a.symbolic && !f.symbolic_radices) return false;
+        if (a.var3 >= 0 && !f.nested_splits) return false;
       }
     }
     if (!st.copy) continue;

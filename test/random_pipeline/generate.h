@@ -104,6 +104,9 @@ struct features {
   // Padded copies whose pad is a buffer of the output's rank read at the output's point (a
   // constant or a pipeline input) instead of a scalar.
   bool pad_buffers = true;
+  // With radix_reshapes, outputs of rank 3 whose flat index is x + W * y + W * W2 * z (the
+  // inverse of a reshape of 3-D to 2-D: nested splits of one flat index).
+  bool nested_splits = true;
   // Fold factors set on intermediates (at least the extent of the buffer's region) that copies
   // neither read nor write.
   bool folds = true;

@@ -39,7 +39,7 @@ std::string describe(const case_spec& c) {
       os << "i" << i.buffer << to_string(i.input_crop) << to_string(i.output_crop);
       for (const access& a : i.dims) {
         os << "(" << a.var << "," << a.mul << "," << a.div << "," << a.lo << "," << a.hi << a.whole << a.mod << ","
-           << a.var2 << "," << a.mul2 << a.flat << a.symbolic << ")";
+           << a.var2 << "," << a.mul2 << a.flat << a.symbolic << a.var3 << "," << a.mul3 << ")";
       }
     }
     for (int o : st.outputs) os << "o" << o;
@@ -198,7 +198,8 @@ std::vector<case_spec> simplifications(const case_spec& c) {
         if (a.whole) with(access());
         if (a.symbolic) changed([](access& b) { b.symbolic = false; });
         if (a.mod != 0) changed([](access& b) { b.mod = 0; });
-        if (a.var2 >= 0) changed([](access& b) { b.var2 = -1, b.mul2 = 0; });
+        if (a.var3 >= 0) changed([](access& b) { b.var3 = -1, b.mul3 = 0; });
+        if (a.var2 >= 0 && a.var3 < 0) changed([](access& b) { b.var2 = -1, b.mul2 = 0; });
         if (a.mul != 1) changed([](access& b) { b.mul = 1; });
         if (a.div != 1) changed([](access& b) { b.div = 1; });
         if (a.lo != a.hi) changed([](access& b) { b.hi = b.lo; });
@@ -342,7 +343,8 @@ namespace internal_run {
 // With div_name or mod_name, a flat access divides by it, or takes % it (symbols bound at run
 // time, access::symbolic).
 std::string cpp(const access& a, const std::string& buffer, int d, const std::string& x_name,
-                const std::string& y_name = "", const std::string& div_name = "", const std::string& mod_name = "") {
+                const std::string& y_name = "", const std::string& div_name = "", const std::string& mod_name = "",
+                const std::string& z_name = "") {
   if (a.whole) return buffer + "->dim(" + std::to_string(d) + ").bounds";
   auto num = [](index_t v) { return std::to_string(v); };
   if (a.var < 0) return a.lo == a.hi ? "point(" + num(a.lo) + ")" : "bounds(" + num(a.lo) + ", " + num(a.hi) + ")";
@@ -351,6 +353,7 @@ std::string cpp(const access& a, const std::string& buffer, int d, const std::st
     // ((x * mul + y * mul2) / div) % mod + c.
     std::string e = a.mul != 1 ? x + " * " + num(a.mul) : x;
     if (a.var2 >= 0) e = e + " + " + y_name + " * " + num(a.mul2);
+    if (a.var3 >= 0) e = e + " + " + z_name + " * " + num(a.mul3);
     auto paren = [](const std::string& t) { return t.find(' ') == std::string::npos ? t : "(" + t + ")"; };
     if (!div_name.empty()) {
       e = paren(e) + " / " + paren(div_name);
@@ -426,6 +429,8 @@ std::string cpp_named(const access& a) {
   field("mul2", a.mul2, d.mul2);
   if (a.flat != d.flat) s.append(", .flat = true");
   if (a.symbolic != d.symbolic) s.append(", .symbolic = true");
+  field("var3", a.var3, d.var3);
+  field("mul3", a.mul3, d.mul3);
   return s + "}";
 }
 
@@ -520,7 +525,8 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
         for (const std::string& f : rn.divisor[d]) div_name += (div_name.empty() ? "" : " * ") + f;
         bounds +=
             (d ? ", " : "") + cpp(a, n, static_cast<int>(d), a.var < 0 ? "" : var_name(g, static_cast<int>(s), a.var),
-                                  a.var2 < 0 ? "" : var_name(g, static_cast<int>(s), a.var2), div_name, rn.radix[d]);
+                                  a.var2 < 0 ? "" : var_name(g, static_cast<int>(s), a.var2), div_name, rn.radix[d],
+                                  a.var3 < 0 ? "" : var_name(g, static_cast<int>(s), a.var3));
       }
       bounds += "}";
       ins += i ? ", " : "";
