@@ -306,7 +306,8 @@ class emitter {
         // nested in this scope has one variant in each), and the simplifier removes the other
         // branches.
         SLINKY_ASSERT(view_ok_.defined(), "a conditional view has the program's view condition");
-        stmt view = make_buffer::make(sym, alias.base, elem_size_or_zero(buf), alias.dims, substitute(body, view_ok_, 1));
+        stmt view =
+            make_buffer::make(sym, alias.base, elem_size_or_zero(buf), alias.dims, substitute(body, view_ok_, 1));
         stmt own = make_own_allocation(bi, substitute(body, view_ok_, 0), idle);
         return if_then_else::make(view_ok_, std::move(view), std::move(own));
       }

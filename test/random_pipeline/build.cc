@@ -411,7 +411,8 @@ std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule
         expr div_e, mod_e;
         if (in.dims[d].flat && in.dims[d].symbolic) {
           div_e = 1;
-          for (const std::string& n : names.divisor[d]) div_e = is_one(div_e) ? expr(let_vars.at(n)) : div_e * let_vars.at(n);
+          for (const std::string& n : names.divisor[d])
+            div_e = is_one(div_e) ? expr(let_vars.at(n)) : div_e * let_vars.at(n);
           if (!names.radix[d].empty()) mod_e = let_vars.at(names.radix[d]);
           if (is_one(div_e)) div_e = expr();
         }

@@ -61,8 +61,9 @@ inline ival intersect(const ival& a, const ival& b) {
 // var < 0; the whole dimension of the buffer (a pipeline input) when `whole`, written
 // in_buffer->dim(d).bounds. With `flat` (a digit of a flat index re-split in another radix),
 // t(x) + mul2 * y is instead (floor((mul * x + mul2 * y + mul3 * z) / div)) % mod (euclidean, no %
-// when mod is 0), z the output variable var3 (if var3 >= 0: a flat index of three variables); with `symbolic` too, the pipeline takes div and mod as symbols bound at run time (lets of
-// build_pipeline, radix_lets), so the builder knows only their names.
+// when mod is 0), z the output variable var3 (if var3 >= 0: a flat index of three variables); with `symbolic` too, the
+// pipeline takes div and mod as symbols bound at run time (lets of build_pipeline, radix_lets), so the builder knows
+// only their names.
 struct access {
   int var = -1;
   index_t mul = 1;

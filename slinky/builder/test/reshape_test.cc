@@ -545,7 +545,6 @@ TEST(reshape_view_constant, batch_dim_keeps_the_copy) {
   EXPECT_GE(cc.calls, 1);
 }
 
-
 // The chain in -> +1 -> a -> reshape -> b -> *2 -> out with the radices as scalar arguments of
 // the pipeline: src coordinate k of the point x of b is the digit (F / Q_k) % E_k of its flat
 // index F = x_0 + x_1 * W_0 + x_2 * W_0 * W_1 + ..., with Q_k = E_0 * ... * E_(k-1) and the
@@ -562,7 +561,7 @@ struct param_case {
   index_t step = 0;            // A loop over out's last dim (0: none).
   bool producer_root = false;  // a computed at the root (else inside the loop, as a ring buffer).
   bool aliasing = true;
-  bool top_modulus = false;  // The last digit with % E_last too (E_last = 1 + the largest digit).
+  bool top_modulus = false;   // The last digit with % E_last too (E_last = 1 + the largest digit).
   index_t padded_stride = 0;  // Declared padding of a's rows, in elements (0: none declared).
 };
 
