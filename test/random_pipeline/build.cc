@@ -371,6 +371,12 @@ std::vector<std::pair<std::string, index_t>> radix_lets(const graph_spec& g) {
   return result;
 }
 
+std::vector<std::pair<var, expr>> pipeline_lets(const built& b) {
+  std::vector<std::pair<var, expr>> lets;
+  for (const std::pair<var, index_t>& l : b.lets) lets.emplace_back(l.first, l.second);
+  return lets;
+}
+
 std::int32_t scalar_value(const graph_spec& g, const plan& pl, int b, std::uint64_t seed) {
   return static_cast<std::int32_t>(load(constant_data(g, pl, b, seed)->raw(), nullptr));
 }
@@ -505,9 +511,7 @@ std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule
     if (g.buffers[b].input && !g.buffers[b].constant) ins.push_back(r->buffers[b]);
     if (g.buffers[b].output) outs.push_back(r->buffers[b]);
   }
-  std::vector<std::pair<var, expr>> lets;
-  for (const std::pair<var, index_t>& l : r->lets) lets.emplace_back(l.first, l.second);
-  r->p = build_pipeline(r->ctx, {}, ins, outs, lets, options);
+  r->p = build_pipeline(r->ctx, {}, ins, outs, pipeline_lets(*r), options);
   return r;
 }
 

@@ -332,6 +332,9 @@ struct built {
   bool auto_parallel = false;
 };
 
+// The lets a pipeline of the built graph must bind (build_pipeline's lets): b.lets.
+std::vector<std::pair<var, expr>> pipeline_lets(const built& b);
+
 // The value of a constant of rank 0, as a signed integer.
 std::int32_t scalar_value(const graph_spec& g, const plan& pl, int b, std::uint64_t seed);
 
