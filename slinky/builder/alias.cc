@@ -463,6 +463,14 @@ class alias_planner {
                            [&](const expr& e) { return invariant_coefficient(e, s, d) && valid_at(e, src.store); });
     if (!v) return false;
     buffer_alias a;
+    if (v->condition.defined()) {
+      // Checked once per evaluation, at the root of the program, and shared by every conditional
+      // view (alias_plan::view_condition): it may read no loop variable and no intermediate.
+      if (!valid_at(v->condition, loop_level())) return false;
+      plan_.view_condition =
+          plan_.view_condition.defined() ? simplify(plan_.view_condition && v->condition) : v->condition;
+      a.conditional = true;
+    }
     a.target = s;
     for (std::size_t k = 0; k < src_x.size(); ++k) a.unfolded_target_dims.push_back(static_cast<int>(k));
     a.dims = std::move(v->dims);

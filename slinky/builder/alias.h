@@ -46,6 +46,9 @@ struct buffer_alias {
   // is untranslated there): the output must hold its whole range, its fold factor (if it has one)
   // at least its extent (checked at run time).
   std::vector<int> fold_target_dims;
+  // The view is correct only where alias_plan::view_condition holds at run time (a reshape with
+  // radices known only then): elsewhere this buffer has its own memory and the copy into it runs.
+  bool conditional = false;
 };
 
 struct alias_plan {
@@ -64,8 +67,13 @@ struct alias_plan {
   // For each buffer: the strides its allocation must have (empty: the allocation's own, dense
   // with dim 0 innermost, each rounded up to the evaluator's stride_alignment). A source viewed
   // through a reshape (its destination a view addressing it by the flat index) is allocated
-  // exactly dense, so that its elements lie in flat order whatever the alignment.
+  // exactly dense in the reshape's radices, so that its elements lie in flat order whatever the
+  // alignment.
   std::vector<std::vector<expr>> strides;
+  // The condition the conditional views need (the conjunction of each one's), an expression
+  // valid at the root of the program (undefined: no conditional view). One condition for all, so
+  // that the program has two variants of their scope, not one per combination.
+  expr view_condition;
 
   bool is_alias(int buffer) const { return buffers[buffer].target >= 0; }
   // The number of alias steps from buffer to memory of its own (0 if it has its own).

@@ -59,6 +59,8 @@ std::optional<reshape_view> match_reshape_view(const buffer_expr& src, const buf
     return match(sa, sb) || prove_true(sa == sb);
   };
   const copy_stmt::flat_digit& top = digits.back();
+  reshape_view v;
+  std::vector<bool> unproven(rank, false);
   // The last digit without %: with it, the digits wrap around at Q_last * E_last.
   if (top.modulus.defined()) return std::nullopt;
   if (!equal(digits[0].divisor, 1)) return std::nullopt;
@@ -74,16 +76,20 @@ std::optional<reshape_view> match_reshape_view(const buffer_expr& src, const buf
       if (!equal((or_zero(top.coeffs[j]) - or_zero(dk.coeffs[j])) % period, 0)) return std::nullopt;
     }
     if (!equal((or_zero(top.offset) - or_zero(dk.offset)) % period, 0)) return std::nullopt;
-    // A positive radix, and distinct elements of the source at distinct addresses.
+    // A positive radix, and distinct elements of the source at distinct addresses: proven, or
+    // checked at run time (the view's condition; a radix given at run time may be 0 or less).
     const interval_expr& region = src_region[k];
     if (!region.min.defined() || !region.max.defined()) return std::nullopt;
-    if (!prove_true(simplify(dk.modulus >= 1 && region.extent() <= dk.modulus))) return std::nullopt;
+    const expr fits = simplify(dk.modulus >= 1 && region.extent() <= dk.modulus);
+    if (prove_true(fits)) continue;
+    unproven[k] = true;
+    if (is_zero(fits) || prove_true(simplify(!fits))) return std::nullopt;
+    v.condition = v.condition.defined() ? v.condition && fits : fits;
   }
   for (std::size_t j = 0; j < x.size(); ++j) {
     if (!known_here(or_zero(top.coeffs[j]))) return std::nullopt;
   }
 
-  reshape_view v;
   for (std::size_t k = 0; k < rank; ++k) {
     expr e = rewrite<variable>(src_x[k], [&](const variable* var_node, node_mutator&) -> expr {
       for (std::size_t j = 0; j < x.size(); ++j) {
@@ -97,7 +103,23 @@ std::optional<reshape_view> match_reshape_view(const buffer_expr& src, const buf
   for (std::size_t j = 0; j < x.size(); ++j) {
     v.dims.push_back({dst_region[j], simplify(or_zero(top.coeffs[j]) * elem), expr()});
   }
-  for (std::size_t k = 0; k < rank; ++k) v.strides.push_back(simplify(digits[k].divisor * elem));
+  // The strides: Q_k elements. Where a radix E_k is not proven to fit, the stride of dim k + 1 is
+  // that of dim k times max(E_k, the extent of the source's region in dim k, 1) instead: Q_(k+1)
+  // elements where the condition holds, and where it does not, still a layout in which no two
+  // elements of the source share an address (the source is then an ordinary allocation, which
+  // the copy reads).
+  if (v.condition.defined()) {
+    expr stride = elem;
+    for (std::size_t k = 0; k < rank; ++k) {
+      v.strides.push_back(simplify(stride));
+      if (k + 1 == rank) break;
+      const expr& radix = digits[k].modulus;
+      stride = stride * (unproven[k] ? max(radix, max(src_region[k].extent(), 1)) : radix);
+    }
+    v.condition = simplify(v.condition);
+  } else {
+    for (std::size_t k = 0; k < rank; ++k) v.strides.push_back(simplify(digits[k].divisor * elem));
+  }
   return v;
 }
 

@@ -36,8 +36,15 @@ struct reshape_view {
   std::vector<expr> src_at;
   // The destination's dims: its region, strides F's coefficients times the element size.
   std::vector<dim_expr> dims;
-  // The strides (bytes) the source's allocation must have: Q_k times the element size.
+  // The strides (bytes) the source's allocation must have: Q_k times the element size (where
+  // the condition holds).
   std::vector<expr> strides;
+  // Undefined if the view is proven exact. Otherwise what remains to check at run time: each
+  // radix that is not proven to fit is at least 1 and at least the extent of the source's region
+  // in its dim. Where it does not hold, the view is not exact (a radix 0 makes every higher digit
+  // 0, a negative one breaks the mixed radix: the flat index is then not sum_k digit_k * Q_k),
+  // and the copy must run.
+  expr condition;
 };
 
 // The view, if the copy from `src` (read at one point per dim, src_x, of the destination's
@@ -49,6 +56,8 @@ struct reshape_view {
 // `known_here` (one value for the whole copy, defined where the source is allocated). Then the
 // source allocated with strides Q_k elements holds its element at the digits of F F elements
 // after its element at digits 0, and the destination over dst_region is the view returned.
+// Radices that are not proven to fit (values known only at run time, such as extents, which may
+// be 0) make the view conditional (reshape_view::condition) rather than impossible.
 std::optional<reshape_view> match_reshape_view(const buffer_expr& src, const buffer_expr& dst,
                                                const std::vector<expr>& src_x, const std::vector<var>& x,
                                                const box_expr& src_region, const box_expr& dst_region,

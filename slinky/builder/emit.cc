@@ -89,6 +89,9 @@ class emitter {
   const bool merge_loops_;
   // Where the intermediates live and which share memory (storage_plan.h).
   const storage_planner storage_;
+  // Bound at the root to alias_plan::view_condition, if there is one: the conditional views are
+  // made where it holds, their buffers allocated and their copies run where it does not.
+  var view_ok_;
 
   var fresh(const std::string& name) { return var(ctx_.insert_unique(name)); }
 
@@ -156,9 +159,12 @@ class emitter {
     const std::vector<var>& dst_x = f.outputs()[0].dims;
     std::vector<stmt> copies;
     const std::size_t sources = f.is_padded_copy() ? 1 : f.inputs().size();
+    // A destination that is a view of the source only where the view's condition holds
+    // (make_allocation): the copy runs where it does not.
+    const bool conditional = aliases_.buffers[g_.buffer_index(f.outputs()[0].buffer.get())].conditional;
     for (std::size_t k = 0; k < sources; ++k) {
       const func::input& in = f.inputs()[k];
-      if (aliases_.removed[fi][k]) {
+      if (aliases_.removed[fi][k] && !conditional) {
         // The source's producer wrote it into dst (or dst is a view of the source): a padded copy
         // still writes its padding.
         if (f.is_padded_copy()) copies.push_back(make_padding(fi, dst));
@@ -182,6 +188,10 @@ class emitter {
         copy = crop_buffer::make(src_cropped, src, box_expr(crop.begin(), crop.end()), copy);
       }
       if (!in.output_crop.empty()) copy = crop_buffer::make(dst_cropped, dst, in.output_crop, copy);
+      if (aliases_.removed[fi][k]) {
+        SLINKY_ASSERT(conditional && view_ok_.defined(), "a conditional view has the program's view condition");
+        copy = if_then_else::make(!view_ok_, copy);
+      }
       copies.push_back(copy);
     }
     return block::make(std::move(copies));
@@ -290,8 +300,26 @@ class emitter {
     if (alias.target >= 0) {
       const var target = g_.buffers[alias.target].buffer->sym();
       if (alias.same) return clone_buffer::make(sym, target, std::move(body));
+      if (alias.conditional) {
+        // Two variants of the scope: the view, where the copy into it is gone, and the buffer's own
+        // allocation, where the copy runs. The condition is known in each (so a conditional view
+        // nested in this scope has one variant in each), and the simplifier removes the other
+        // branches.
+        SLINKY_ASSERT(view_ok_.defined(), "a conditional view has the program's view condition");
+        stmt view =
+            make_buffer::make(sym, alias.base, elem_size_or_zero(buf), alias.dims, substitute(body, view_ok_, 1));
+        stmt own = make_own_allocation(bi, substitute(body, view_ok_, 0), idle);
+        return if_then_else::make(view_ok_, std::move(view), std::move(own));
+      }
       return make_buffer::make(sym, alias.base, elem_size_or_zero(buf), alias.dims, std::move(body));
     }
+    return make_own_allocation(bi, std::move(body), idle);
+  }
+
+  // Buffer bi's own memory (not a view), around body; with `idle` defined, empty when it holds.
+  stmt make_own_allocation(int bi, stmt body, const expr& idle) {
+    const buffer_expr& buf = *g_.buffers[bi].buffer;
+    const var sym = buf.sym();
     std::vector<dim_expr> dims = storage_.allocation_dims(bi);
     if (idle.defined() && !dims.empty()) {
       dims[0].bounds.max = simplify(select(idle, dims[0].bounds.min - 1, dims[0].bounds.max));
@@ -375,7 +403,15 @@ class emitter {
 public:
   emitter(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx,
           bool merge_loops)
-      : g_(g), bounds_(bounds), aliases_(aliases), ctx_(ctx), merge_loops_(merge_loops), storage_(g, bounds, aliases) {}
+      : g_(g), bounds_(bounds), aliases_(aliases), ctx_(ctx), merge_loops_(merge_loops), storage_(g, bounds, aliases) {
+    if (aliases.view_condition.defined()) view_ok_ = fresh("views_ok");
+  }
+
+  // The program's body with the view condition bound around it.
+  stmt bind_view_condition(stmt body) const {
+    if (!view_ok_.defined()) return body;
+    return let_stmt::make(view_ok_, aliases_.view_condition, std::move(body));
+  }
 
   // The body of loop level l (or the root): the funcs computed there, then the continuation,
   // with the allocations of the buffers stored there around the statements that use them. Each
@@ -525,7 +561,7 @@ stmt emit_program(const graph& g, const bounds_inference& bounds, const alias_pl
                   "an alias targets another buffer of the graph, or none (-1)");
   }
   emitter e(g, bounds, aliases, ctx, merge_loops);
-  return e.emit_level(loop_level(), stmt());
+  return e.bind_view_condition(e.emit_level(loop_level(), stmt()));
 }
 
 stmt emit_checks(const graph& g, const bounds_inference& bounds, const alias_plan& aliases, node_context& ctx) {

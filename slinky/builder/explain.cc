@@ -127,7 +127,11 @@ void explain(std::ostream& os, const node_context& ctx, const graph& g, const bo
     const buffer_alias& a = aliases.buffers[bi];
     if (a.target >= 0) {
       os << "  has no memory of its own: " << (a.same ? "it is " : "a view of ")
-         << g.name(g.buffers[a.target].buffer->sym()) << (a.same ? " itself (same coordinates)" : "") << ".\n";
+         << g.name(g.buffers[a.target].buffer->sym()) << (a.same ? " itself (same coordinates)" : "")
+         << (a.conditional ? ", where the radices of the reshape fit at run time (else its own memory, and the copy "
+                             "into it runs)"
+                           : "")
+         << ".\n";
     }
   }
 }

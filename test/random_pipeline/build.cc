@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -71,7 +72,9 @@ void compute_copy(const stage_spec& st, const raw_buffer* const* ins, const raw_
       for (std::size_t d = 0; d < in.dims.size(); ++d) q[d] = access_at(in.dims[d], p);
       void* dst = out.address_at(span<const index_t>(p, out.rank));
       if (!in.input_crop.empty() && !contains(in.input_crop, q)) {
-        std::memcpy(dst, pad->base, out.elem_size);
+        // A pad of rank 0 is one value; a pad buffer is read at the output's point.
+        const void* value = pad->rank == 0 ? pad->base : pad->address_at(span<const index_t>(p, pad->rank));
+        std::memcpy(dst, value, out.elem_size);
       } else if (contains(bounds_of(*ins[i]), q)) {
         std::memcpy(dst, ins[i]->address_at(span<const index_t>(q, ins[i]->rank)), out.elem_size);
       }
@@ -260,7 +263,10 @@ namespace {
 
 expr offset(expr e, index_t c) { return c == 0 ? e : c > 0 ? e + c : e - (-c); }
 
-interval_expr to_interval(const access& a, const std::vector<var>& vars, const buffer_expr_ptr& b, int d) {
+// With div_e or mod_e defined, a flat access divides by div_e, or takes % mod_e (symbols bound at
+// run time), instead of by its constants.
+interval_expr to_interval(const access& a, const std::vector<var>& vars, const buffer_expr_ptr& b, int d,
+                          const expr& div_e = expr(), const expr& mod_e = expr()) {
   if (a.whole) return b->dim(d).bounds;
   if (a.var < 0) return a.lo == a.hi ? point(expr(a.lo)) : bounds(expr(a.lo), expr(a.hi));
   auto at = [&](index_t c) -> expr {
@@ -269,8 +275,13 @@ interval_expr to_interval(const access& a, const std::vector<var>& vars, const b
     if (a.flat) {
       e = a.mul != 1 ? x * a.mul : x;
       if (a.var2 >= 0) e = e + vars[a.var2] * a.mul2;
-      if (a.div != 1) e = e / a.div;
-      if (a.mod > 0) e = e % a.mod;
+      if (a.var3 >= 0) e = e + vars[a.var3] * a.mul3;
+      if (div_e.defined()) {
+        e = e / div_e;
+      } else if (a.div != 1) {
+        e = e / a.div;
+      }
+      if (a.mod > 0) e = mod_e.defined() ? e % mod_e : e % a.mod;
       return offset(e, c);
     }
     if (a.mod > 0) {
@@ -321,6 +332,51 @@ box_expr to_box_expr(const box& b) {
 
 }  // namespace
 
+radix_names symbolic_radices(const stage_input& in, int stage, int input) {
+  radix_names result;
+  index_t product = 1;
+  std::vector<std::string> factors;
+  for (std::size_t d = 0; d < in.dims.size(); ++d) {
+    const access& a = in.dims[d];
+    const std::string suffix = std::to_string(stage) + "_" + std::to_string(input) + "_" + std::to_string(d);
+    result.divisor.emplace_back();
+    result.radix.emplace_back();
+    if (!a.flat || !a.symbolic) continue;
+    if (a.div == 1) {
+      // No division (by a symbol, bounds inference could be less precise: map_access).
+    } else if (a.div == product) {
+      result.divisor.back() = factors;
+    } else {
+      result.divisor.back() = {"Q" + suffix};
+      result.lets.emplace_back("Q" + suffix, a.div);
+    }
+    if (a.mod > 0) {
+      result.radix.back() = "E" + suffix;
+      result.lets.emplace_back("E" + suffix, a.mod);
+      factors.push_back("E" + suffix);
+      product *= a.mod;
+    }
+  }
+  return result;
+}
+
+std::vector<std::pair<std::string, index_t>> radix_lets(const graph_spec& g) {
+  std::vector<std::pair<std::string, index_t>> result;
+  for (std::size_t s = 0; s < g.stages.size(); ++s) {
+    for (std::size_t i = 0; i < g.stages[s].inputs.size(); ++i) {
+      const radix_names n = symbolic_radices(g.stages[s].inputs[i], static_cast<int>(s), static_cast<int>(i));
+      result.insert(result.end(), n.lets.begin(), n.lets.end());
+    }
+  }
+  return result;
+}
+
+std::vector<std::pair<var, expr>> pipeline_lets(const built& b) {
+  std::vector<std::pair<var, expr>> lets;
+  for (const std::pair<var, index_t>& l : b.lets) lets.emplace_back(l.first, l.second);
+  return lets;
+}
+
 std::int32_t scalar_value(const graph_spec& g, const plan& pl, int b, std::uint64_t seed) {
   return static_cast<std::int32_t>(load(constant_data(g, pl, b, seed)->raw(), nullptr));
 }
@@ -343,14 +399,30 @@ std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule
       if (bs.fold[d] > 0) r->buffers.back()->dim(d).fold_factor = bs.fold[d];
     }
   }
+  std::map<std::string, var> let_vars;
+  for (const std::pair<std::string, index_t>& l : radix_lets(g)) {
+    const var v(r->ctx, l.first);
+    let_vars.emplace(l.first, v);
+    r->lets.emplace_back(v, l.second);
+  }
   for (std::size_t i = 0; i < g.stages.size(); ++i) {
     const stage_spec& st = g.stages[i];
     std::vector<func::input> inputs;
-    for (const stage_input& in : st.inputs) {
+    for (std::size_t k = 0; k < st.inputs.size(); ++k) {
+      const stage_input& in = st.inputs[k];
+      const radix_names names = symbolic_radices(in, static_cast<int>(i), static_cast<int>(k));
       func::input fi;
       fi.buffer = r->buffers[in.buffer];
       for (std::size_t d = 0; d < in.dims.size(); ++d) {
-        fi.bounds.push_back(to_interval(in.dims[d], r->vars[i], fi.buffer, static_cast<int>(d)));
+        expr div_e, mod_e;
+        if (in.dims[d].flat && in.dims[d].symbolic) {
+          div_e = 1;
+          for (const std::string& n : names.divisor[d])
+            div_e = is_one(div_e) ? expr(let_vars.at(n)) : div_e * let_vars.at(n);
+          if (!names.radix[d].empty()) mod_e = let_vars.at(names.radix[d]);
+          if (is_one(div_e)) div_e = expr();
+        }
+        fi.bounds.push_back(to_interval(in.dims[d], r->vars[i], fi.buffer, static_cast<int>(d), div_e, mod_e));
       }
       if (st.copy) {
         fi.input_crop = to_box_expr(in.input_crop);
@@ -369,7 +441,13 @@ std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule
       const copy_stmt::callable impl = m ? counted_copy(m, static_cast<int>(i)) : copy_stmt::callable();
       switch (st.op) {
       case copy_kind::plain: f = func::make_copy(inputs[0], outputs[0], impl); break;
-      case copy_kind::padded: f = func::make_copy(inputs[0], outputs[0], {r->buffers[st.pad], {}}, impl); break;
+      case copy_kind::padded: {
+        // A pad from a buffer, read at the output's point, or a scalar.
+        box_expr pad_at;
+        for (int d = 0; d < g.buffers[st.pad].rank; ++d) pad_at.push_back(point(r->vars[i][d]));
+        f = func::make_copy(inputs[0], outputs[0], {r->buffers[st.pad], pad_at}, impl);
+        break;
+      }
       case copy_kind::multi: f = func::make_copy(inputs, outputs[0], impl); break;
       case copy_kind::concat: f = func::make_concat(srcs, outputs[0], st.dim, cat_bounds, impl); break;
       case copy_kind::stack: {
@@ -433,7 +511,7 @@ std::unique_ptr<built> build(const graph_spec& g, const plan& pl, const schedule
     if (g.buffers[b].input && !g.buffers[b].constant) ins.push_back(r->buffers[b]);
     if (g.buffers[b].output) outs.push_back(r->buffers[b]);
   }
-  r->p = build_pipeline(r->ctx, ins, outs, options);
+  r->p = build_pipeline(r->ctx, {}, ins, outs, pipeline_lets(*r), options);
   return r;
 }
 

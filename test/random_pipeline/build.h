@@ -301,8 +301,24 @@ std::vector<std::unique_ptr<host_buffer>> reference(const graph_spec& g, const p
 
 // The graph and (with a schedule) its schedule as builder objects, and the pipeline built from
 // them. The pipeline does not depend on the rest once built.
+// The symbols of the radices and divisors a stage's input gives at run time (access::symbolic):
+// per dim, the names whose product is its divisor (none: 1) and the name of its radix (empty: no
+// %). The radix of dim d is E<stage>_<input>_<d>; its divisor is 1 if that is its value, else the
+// product of the radices of the dims before it when that is its value (as the generator makes
+// them), else Q<stage>_<input>_<d>. `lets` are the names with their values, bound by the pipeline.
+struct radix_names {
+  std::vector<std::vector<std::string>> divisor;
+  std::vector<std::string> radix;
+  std::vector<std::pair<std::string, index_t>> lets;
+};
+radix_names symbolic_radices(const stage_input& in, int stage, int input);
+// The lets of all the stages' inputs, in order.
+std::vector<std::pair<std::string, index_t>> radix_lets(const graph_spec& g);
+
 struct built {
   node_context ctx;
+  // The symbols of the radices given at run time (radix_lets), bound by the pipeline.
+  std::vector<std::pair<var, index_t>> lets;
   // Per stage, the variables of its outputs.
   std::vector<std::vector<var>> vars;
   std::vector<buffer_expr_ptr> buffers;
@@ -315,6 +331,9 @@ struct built {
   bool auto_looped = false;
   bool auto_parallel = false;
 };
+
+// The lets a pipeline of the built graph must bind (build_pipeline's lets): b.lets.
+std::vector<std::pair<var, expr>> pipeline_lets(const built& b);
 
 // The value of a constant of rank 0, as a signed integer.
 std::int32_t scalar_value(const graph_spec& g, const plan& pl, int b, std::uint64_t seed);

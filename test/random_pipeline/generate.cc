@@ -72,6 +72,9 @@ const std::vector<features::entry>& features::entries() {
       {"view_copies", &features::view_copies},
       {"radix_reshapes", &features::radix_reshapes},
       {"copy_call_counts", &features::copy_call_counts},
+      {"symbolic_radices", &features::symbolic_radices},
+      {"pad_buffers", &features::pad_buffers},
+      {"nested_splits", &features::nested_splits},
       {"folds", &features::folds},
       {"copy_folds", &features::copy_folds},
       {"constants", &features::constants},
@@ -236,7 +239,6 @@ std::vector<int> more_sources(rng& r, const graph_spec& g, int a, std::vector<in
 // The inputs of a copy other than a plain one (st.rank is set).
 void make_special_copy(rng& r, graph_spec& g, const features& f, stage_spec& st, int a, const std::vector<int>& order,
                        copy_op op, std::vector<int>& reads) {
-  (void)f;
   const int ra = g.buffers[a].rank;
   switch (op) {
   case copy_op::flip: {
@@ -269,6 +271,12 @@ void make_special_copy(rng& r, graph_spec& g, const features& f, stage_spec& st,
     pad.input = pad.constant = true;
     pad.rank = 0;
     pad.elem_size = g.buffers[a].elem_size;
+    if (f.pad_buffers && r.chance(0.5)) {
+      // A pad from a buffer of the output's rank, read at the output's point: a constant or a
+      // pipeline input.
+      pad.rank = st.rank;
+      pad.constant = r.chance(0.5);
+    }
     g.buffers.push_back(pad);
     reads.push_back(1);
     st.pad = static_cast<int>(g.buffers.size()) - 1;
@@ -355,16 +363,24 @@ void make_special_copy(rng& r, graph_spec& g, const features& f, stage_spec& st,
     // (flat / Q_d) % E_d, Q_d the product of the extents before it, the last dim flat / Q
     // (unbounded), in a radix that need not divide W.
     const index_t w = r.pick(std::vector<index_t>{2, 3, 4, 5, 7, 8});
+    // With an output of rank 3 (nested_splits), x + W * y + W * W2 * z.
+    const index_t w2 = r.pick(std::vector<index_t>{2, 3, 4, 5});
     stage_input in;
     in.buffer = a;
     index_t q = 1;
+    const bool symbolic = f.symbolic_radices && r.chance(0.5);
     for (int d = 0; d < ra; ++d) {
       access digit;
       digit.flat = true;
+      digit.symbolic = symbolic;
       digit.var = 0;
       if (st.rank > 1) {
         digit.var2 = 1;
         digit.mul2 = w;
+      }
+      if (st.rank > 2) {
+        digit.var3 = 2;
+        digit.mul3 = w * w2;
       }
       digit.div = q;
       if (d + 1 < ra) {
@@ -514,6 +530,7 @@ graph_spec generate_graph(rng& r, const features& f) {
       }
       if (op == copy_op::radix) {
         st.rank = ra == 1 ? 2 : static_cast<int>(r.uniform(1, 2));
+        if (f.nested_splits && r.chance(0.3)) st.rank = 3;
         st.copy = true;
         break;
       }
@@ -723,11 +740,14 @@ bool generated_by(const case_spec& c, const features& f) {
         if (a.var2 >= 0 && !a.flat && !f.reshapes_up && !f.view_copies) return false;
         if (a.var2 >= 0 && !a.flat && a.mul != 1 && !f.view_copies) return false;
         if (a.flat && !f.radix_reshapes) return false;
+        if (a.symbolic && !f.symbolic_radices) return false;
+        if (a.var3 >= 0 && !f.nested_splits) return false;
       }
     }
     if (!st.copy) continue;
     if (st.op == copy_kind::padded && !f.padded_copies) return false;
     if (st.op == copy_kind::padded && !f.padded_intermediates && !g.buffers[st.inputs[0].buffer].input) return false;
+    if (st.pad >= 0 && g.buffers[st.pad].rank > 0 && !f.pad_buffers) return false;
     if (st.op == copy_kind::multi && !f.multi_copies) return false;
     if (st.op == copy_kind::concat && !f.concat) return false;
     if (st.op == copy_kind::stack && !f.stack_copies) return false;

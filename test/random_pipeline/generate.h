@@ -97,6 +97,16 @@ struct features {
   // (predicted_copy_calls: copies that read a distinct source element for each destination
   // element, spanning the source's region).
   bool copy_call_counts = true;
+  // With radix_reshapes, radices and divisors given at run time: lets of build_pipeline
+  // (access::symbolic), which the builder cannot prove to be at least 1 (a reshape view is then
+  // made under a condition checked at run time, docs/copies.md).
+  bool symbolic_radices = true;
+  // Padded copies whose pad is a buffer of the output's rank read at the output's point (a
+  // constant or a pipeline input) instead of a scalar.
+  bool pad_buffers = true;
+  // With radix_reshapes, outputs of rank 3 whose flat index is x + W * y + W * W2 * z (the
+  // inverse of a reshape of 3-D to 2-D: nested splits of one flat index).
+  bool nested_splits = true;
   // Fold factors set on intermediates (at least the extent of the buffer's region) that copies
   // neither read nor write.
   bool folds = true;

@@ -39,7 +39,7 @@ std::string describe(const case_spec& c) {
       os << "i" << i.buffer << to_string(i.input_crop) << to_string(i.output_crop);
       for (const access& a : i.dims) {
         os << "(" << a.var << "," << a.mul << "," << a.div << "," << a.lo << "," << a.hi << a.whole << a.mod << ","
-           << a.var2 << "," << a.mul2 << a.flat << ")";
+           << a.var2 << "," << a.mul2 << a.flat << a.symbolic << a.var3 << "," << a.mul3 << ")";
       }
     }
     for (int o : st.outputs) os << "o" << o;
@@ -196,8 +196,10 @@ std::vector<case_spec> simplifications(const case_spec& c) {
         };
         // A whole dimension read at the constant 0 instead.
         if (a.whole) with(access());
+        if (a.symbolic) changed([](access& b) { b.symbolic = false; });
         if (a.mod != 0) changed([](access& b) { b.mod = 0; });
-        if (a.var2 >= 0) changed([](access& b) { b.var2 = -1, b.mul2 = 0; });
+        if (a.var3 >= 0) changed([](access& b) { b.var3 = -1, b.mul3 = 0; });
+        if (a.var2 >= 0 && a.var3 < 0) changed([](access& b) { b.var2 = -1, b.mul2 = 0; });
         if (a.mul != 1) changed([](access& b) { b.mul = 1; });
         if (a.div != 1) changed([](access& b) { b.div = 1; });
         if (a.lo != a.hi) changed([](access& b) { b.hi = b.lo; });
@@ -338,8 +340,11 @@ std::pair<case_spec, outcome> shrink(case_spec c, outcome failure, const feature
 
 namespace internal_run {
 
+// With div_name or mod_name, a flat access divides by it, or takes % it (symbols bound at run
+// time, access::symbolic).
 std::string cpp(const access& a, const std::string& buffer, int d, const std::string& x_name,
-                const std::string& y_name = "") {
+                const std::string& y_name = "", const std::string& div_name = "", const std::string& mod_name = "",
+                const std::string& z_name = "") {
   if (a.whole) return buffer + "->dim(" + std::to_string(d) + ").bounds";
   auto num = [](index_t v) { return std::to_string(v); };
   if (a.var < 0) return a.lo == a.hi ? "point(" + num(a.lo) + ")" : "bounds(" + num(a.lo) + ", " + num(a.hi) + ")";
@@ -348,9 +353,14 @@ std::string cpp(const access& a, const std::string& buffer, int d, const std::st
     // ((x * mul + y * mul2) / div) % mod + c.
     std::string e = a.mul != 1 ? x + " * " + num(a.mul) : x;
     if (a.var2 >= 0) e = e + " + " + y_name + " * " + num(a.mul2);
+    if (a.var3 >= 0) e = e + " + " + z_name + " * " + num(a.mul3);
     auto paren = [](const std::string& t) { return t.find(' ') == std::string::npos ? t : "(" + t + ")"; };
-    if (a.div != 1) e = paren(e) + " / " + num(a.div);
-    if (a.mod > 0) e = paren(e) + " % " + num(a.mod);
+    if (!div_name.empty()) {
+      e = paren(e) + " / " + paren(div_name);
+    } else if (a.div != 1) {
+      e = paren(e) + " / " + num(a.div);
+    }
+    if (a.mod > 0) e = paren(e) + " % " + (mod_name.empty() ? num(a.mod) : mod_name);
     auto flat_at = [&](index_t c) { return c == 0 ? e : c > 0 ? e + " + " + num(c) : e + " - " + num(-c); };
     return a.lo == a.hi ? "point(" + flat_at(a.lo) + ")" : "bounds(" + flat_at(a.lo) + ", " + flat_at(a.hi) + ")";
   }
@@ -418,6 +428,9 @@ std::string cpp_named(const access& a) {
   field("var2", a.var2, d.var2);
   field("mul2", a.mul2, d.mul2);
   if (a.flat != d.flat) s.append(", .flat = true");
+  if (a.symbolic != d.symbolic) s.append(", .symbolic = true");
+  field("var3", a.var3, d.var3);
+  field("mul3", a.mul3, d.mul3);
   return s + "}";
 }
 
@@ -466,6 +479,18 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
   os << "  var";
   for (std::size_t v = 0; v < names.size(); ++v) os << (v ? ", " : " ") << names[v] << "(ctx, \"" << names[v] << "\")";
   os << ";\n";
+  // The radices given at run time, and the pipeline's lets binding them.
+  const std::vector<std::pair<std::string, index_t>> radices = radix_lets(g);
+  std::string lets = "{";
+  for (std::size_t k = 0; k < radices.size(); ++k) {
+    os << "  var " << radices[k].first << "(ctx, \"" << radices[k].first << "\");\n";
+    lets += (k ? ", {" : "{") + radices[k].first + ", " + std::to_string(radices[k].second) + "}";
+  }
+  lets += "}";
+  // The arguments of build_pipeline before the options.
+  auto pipeline_args = [&](const std::string& ins, const std::string& outs) {
+    return radices.empty() ? ins + ", " + outs : "{}, " + ins + ", " + outs + ", " + lets;
+  };
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
     const buffer_spec& bs = g.buffers[b];
     const std::string n = buffer_name(g, static_cast<int>(b));
@@ -492,12 +517,16 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
     std::string ins = "{";
     for (std::size_t i = 0; i < st.inputs.size(); ++i) {
       const std::string n = buffer_name(g, st.inputs[i].buffer);
+      const radix_names rn = symbolic_radices(st.inputs[i], static_cast<int>(s), static_cast<int>(i));
       std::string bounds = "{";
       for (std::size_t d = 0; d < st.inputs[i].dims.size(); ++d) {
         const access& a = st.inputs[i].dims[d];
+        std::string div_name;
+        for (const std::string& f : rn.divisor[d]) div_name += (div_name.empty() ? "" : " * ") + f;
         bounds +=
             (d ? ", " : "") + cpp(a, n, static_cast<int>(d), a.var < 0 ? "" : var_name(g, static_cast<int>(s), a.var),
-                                  a.var2 < 0 ? "" : var_name(g, static_cast<int>(s), a.var2));
+                                  a.var2 < 0 ? "" : var_name(g, static_cast<int>(s), a.var2), div_name, rn.radix[d],
+                                  a.var3 < 0 ? "" : var_name(g, static_cast<int>(s), a.var3));
       }
       bounds += "}";
       ins += i ? ", " : "";
@@ -537,10 +566,16 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
                                                           : std::string())
            << ");\n";
         break;
-      case copy_kind::padded:
+      case copy_kind::padded: {
+        // A pad from a buffer is read at the output's point.
+        std::string pad_at = "{";
+        for (int d = 0; d < g.buffers[st.pad].rank; ++d) {
+          pad_at += std::string(d ? ", " : "") + "point(" + var_name(g, static_cast<int>(s), d) + ")";
+        }
         os << "func::make_copy(" << ins.substr(1, ins.size() - 2) << ", " << out << ", {" << buffer_name(g, st.pad)
-           << ", {}});\n";
+           << ", " << pad_at << "}});\n";
         break;
+      }
       case copy_kind::multi:
         os << "func::make_copy({" << ins.substr(1, ins.size() - 2) << "}, " << out << ");\n";
         break;
@@ -574,7 +609,7 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
   }
   ins += "}";
   outs += "}";
-  os << "  pipeline unscheduled = build_pipeline(ctx, " << ins << ", " << outs << ");\n";
+  os << "  pipeline unscheduled = build_pipeline(ctx, " << pipeline_args(ins, outs) << ");\n";
   const schedule_spec* s = c.schedules.empty() ? nullptr : &c.schedules[0];
   // The loops of stage i: as scheduled, or with the parallel ones serial (and their steps times
   // the iterations in flight), the bounding schedules of the memory bound of parallel loops.
@@ -612,7 +647,7 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
   if (s && s->automatic != auto_mode::none) os << auto_to_cpp(g, p, *s);
   os << "  build_options options;\n";
   if (s && s->no_alias_buffers) os << "  options.no_alias_buffers = true;\n";
-  os << "  pipeline scheduled = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";
+  os << "  pipeline scheduled = build_pipeline(ctx, " << pipeline_args(ins, outs) << ", options);\n";
   // A failure of the memory bound of parallel loops (oracle item 8): the bound is the same
   // schedule with its parallel loops serial, serial with their steps times the iterations in
   // flight, and serial with funcs computed at the parallel loops, not the unscheduled pipeline.
@@ -628,7 +663,7 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
         if (parallel) os << "  f" << i << ".loops(" << loops_cpp(i, variant) << ");\n";
       }
       os << "  pipeline " << (variant == loop_variant::serial ? "serial" : "serial_in_flight")
-         << " = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";
+         << " = build_pipeline(ctx, " << pipeline_args(ins, outs) << ", options);\n";
     }
     // The third: serial, with the funcs the builder may make stages of a pipelined loop computed
     // at that loop (stages_at_parallel_loops).
@@ -644,7 +679,7 @@ std::string to_cpp(const case_spec& c, const std::string& name, const outcome& o
       const std::optional<level>& at = staged.stages[i].compute_at;
       if (at && !legal.stages[i].compute_at) os << "  f" << i << "." << cpp_level(g, *at, "compute_at") << ";\n";
     }
-    os << "  pipeline serial_staged = build_pipeline(ctx, " << ins << ", " << outs << ", options);\n";
+    os << "  pipeline serial_staged = build_pipeline(ctx, " << pipeline_args(ins, outs) << ", options);\n";
   }
   // The run and its checks: random_test::expect_same (random_pipeline/regression_check.h).
   std::vector<std::string> fields;

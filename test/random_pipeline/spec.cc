@@ -24,6 +24,19 @@ ival map_access(const access& a, const box& vars, bool exact) {
       u += a.mul2 * y.min;
       v += a.mul2 * y.max;
     }
+    if (a.var3 >= 0) {
+      const ival& z = vars[a.var3];
+      if (z.empty()) return {};
+      u += a.mul3 * z.min;
+      v += a.mul3 * z.max;
+    }
+    if (a.symbolic && a.div != 1 && a.mod == 0 && !exact) {
+      // Divided by a symbol, with no % after: the builder may bound flat / Q by |flat| (it
+      // does where the flat index's bounds may be infinite, as they are with selects for outputs
+      // that may be empty), which holds the exact range.
+      const index_t m = std::max(v, -u);
+      return {std::min(-m, floor_div(u, a.div)) + a.lo, std::max(m, floor_div(v, a.div)) + a.hi};
+    }
     u = floor_div(u, a.div);
     v = floor_div(v, a.div);
     if (a.mod > 0) {
@@ -268,9 +281,10 @@ window_dependencies window_deps(const graph_spec& g, const schedule_spec& s, con
           if (a.var >= 0 && a.mod == 0) {
             levels from = all(deps[c][a.var]);
             if (loop_index(s.stages[c], a.var) >= 0) from.push_back({c, a.var});
-            if (a.var2 >= 0) {
-              for (const level& l : all(deps[c][a.var2])) from.push_back(l);
-              if (loop_index(s.stages[c], a.var2) >= 0) from.push_back({c, a.var2});
+            for (int v : {a.var2, a.var3}) {
+              if (v < 0) continue;
+              for (const level& l : all(deps[c][v])) from.push_back(l);
+              if (loop_index(s.stages[c], v) >= 0) from.push_back({c, v});
             }
             for (const level& l : from) {
               if (std::find(chain.begin(), chain.end(), l) != chain.end()) contribution.push_back(l);
@@ -362,6 +376,7 @@ risky_windows find_risky_windows(const graph_spec& g, const schedule_spec& s, co
           const bool cropped = g.stages[c].copy && (bounded(in.output_crop, a.var) || bounded(in.input_crop, d));
           if (a.var >= 0 && a.mod == 0 && !constant[c][a.var] && !cropped) constant[st][d] = false;
           if (a.var2 >= 0 && !constant[c][a.var2] && !cropped) constant[st][d] = false;
+          if (a.var3 >= 0 && !constant[c][a.var3] && !cropped) constant[st][d] = false;
         }
       }
     }
@@ -494,6 +509,7 @@ std::vector<int> predicted_view_copies(const graph_spec& g) {
       if (a.whole || a.mod > 0 || a.div != 1 || a.mul < 0) linear = false;
       if (a.var >= 0) used[a.var] = true;
       if (a.var2 >= 0) used[a.var2] = true;
+      if (a.var3 >= 0) used[a.var3] = true;
       if (a.var2 >= 0 && a.mul != 1) stencil = true;
     }
     const bool broadcast = std::find(used.begin(), used.end(), false) != used.end();
@@ -690,6 +706,11 @@ plan make_plan(const graph_spec& g) {
           if (st.copy && !i.input_crop.empty()) m = intersect(m, i.input_crop[d]);
           need[d] |= m;
         }
+      }
+      // A pad from a buffer is read at the output's points where the copy pads: at most the
+      // copy's region, which the builder requires it to cover.
+      if (st.copy && st.pad == b && g.buffers[b].rank > 0) {
+        for (int d = 0; d < g.buffers[b].rank && d < st.rank; ++d) need[d] |= p.regions[c][d];
       }
     }
     return need;

@@ -60,8 +60,10 @@ inline ival intersect(const ival& a, const ival& b) {
 // is output variable var2 (if var2 >= 0: a reshape, x + W * y); the constant [lo, hi] when
 // var < 0; the whole dimension of the buffer (a pipeline input) when `whole`, written
 // in_buffer->dim(d).bounds. With `flat` (a digit of a flat index re-split in another radix),
-// t(x) + mul2 * y is instead (floor((mul * x + mul2 * y) / div)) % mod (euclidean, no % when mod
-// is 0).
+// t(x) + mul2 * y is instead (floor((mul * x + mul2 * y + mul3 * z) / div)) % mod (euclidean, no %
+// when mod is 0), z the output variable var3 (if var3 >= 0: a flat index of three variables); with `symbolic` too, the
+// pipeline takes div and mod as symbols bound at run time (lets of build_pipeline, radix_lets), so the builder knows
+// only their names.
 struct access {
   int var = -1;
   index_t mul = 1;
@@ -73,6 +75,9 @@ struct access {
   int var2 = -1;
   index_t mul2 = 0;
   bool flat = false;
+  bool symbolic = false;
+  int var3 = -1;
+  index_t mul3 = 0;
 
   bool is_point() const { return !whole && lo == hi; }
 };
@@ -81,7 +86,8 @@ struct access {
 inline index_t access_at(const access& a, const index_t* p) {
   if (a.var < 0) return a.lo;
   if (a.flat) {
-    index_t t = floor_div(a.mul * p[a.var] + (a.var2 >= 0 ? a.mul2 * p[a.var2] : 0), a.div);
+    index_t t = floor_div(
+        a.mul * p[a.var] + (a.var2 >= 0 ? a.mul2 * p[a.var2] : 0) + (a.var3 >= 0 ? a.mul3 * p[a.var3] : 0), a.div);
     if (a.mod > 0) t = euclidean_mod(t, a.mod);
     return t + a.lo;
   }
@@ -125,7 +131,8 @@ struct stage_spec {
   std::vector<int> outputs;
   bool copy = false;
   copy_kind op = copy_kind::plain;
-  // padded: the pad, a constant buffer of rank 0.
+  // padded: the pad, a constant buffer of rank 0 (its one value), or a buffer of the output's rank
+  // (a constant or a pipeline input) read at the output's point.
   int pad = -1;
   // multi, concat, stack: the dimension of the output the inputs are laid along.
   int dim = 0;

@@ -4,9 +4,13 @@
 // the runs of elements contiguous in both buffers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
+#include "slinky/base/arithmetic.h"
 #include "slinky/builder/pipeline.h"
 #include "test_funcs.h"
 
@@ -292,8 +296,8 @@ index_t twice_2d(const buffer<const int>& in, const buffer<int>& out) {
 }
 
 // in (8 x 5 x 3) -> +1 -> reshape to 20 x 6 -> *2 -> out, at the root or in a loop over out's
-// rows: at the root, no call of the copy with constant extents (its destination is a view of
-// its source, see reshape_view below), one with symbolic extents; in the loop, where the source is a ring buffer, one
+// rows: at the root, no call of the copy, with constant or symbolic extents (its destination is a
+// view of its source, see reshape_view below); in the loop, where the source is a ring buffer, one
 // call per iteration and ring buffer wrap at most. The results exact.
 TEST_P(reshape, in_the_middle_of_a_chain) {
   const bool symbolic = GetParam();
@@ -338,7 +342,7 @@ TEST_P(reshape, in_the_middle_of_a_chain) {
       plane_ends += f1 / 40 - f0 / 40;
     }
     if (step == 0) {
-      EXPECT_EQ(cc.calls, symbolic ? 1 : 0);
+      EXPECT_EQ(cc.calls, 0);
     } else {
       EXPECT_GE(cc.calls, iterations);
       EXPECT_LE(cc.calls, iterations + plane_ends);
@@ -350,8 +354,8 @@ TEST_P(reshape, in_the_middle_of_a_chain) {
 // laid out by the builder and b's view of it is proven exact, b is a view of a (docs/copies.md,
 // "From the source"): no call of the copy, no allocation of b, a allocated dense (one allocation
 // of exactly its elements, whatever the stride alignment). With symbolic extents (the extents
-// of in and out) the radices are not proven positive, and the copy stays: one call, as before.
-// The results against a plain reference.
+// of in and out) the radices are not proven positive: the view is made where they are at run time
+// (below, reshape_view_params for other radices). The results against a plain reference.
 struct chain_case {
   std::vector<index_t> src_extents;
   std::vector<index_t> dst_extents;
@@ -442,11 +446,6 @@ TEST_P(reshape_view, at_the_root_no_copy) {
   for (const auto& sd : shapes) {
     const index_t n = product(sd.first);
     const chain_counts on = run_chain({sd.first, sd.second, symbolic});
-    if (symbolic) {
-      EXPECT_EQ(on.calls, 1);
-      EXPECT_EQ(on.allocations, 2);
-      continue;
-    }
     EXPECT_EQ(on.calls, 0);
     EXPECT_EQ(on.allocations, 1);
     EXPECT_EQ(on.sizes, std::vector<index_t>{n * static_cast<index_t>(sizeof(int))});
@@ -470,8 +469,8 @@ TEST(reshape_view_constant, dense_whatever_the_stride_alignment) {
 }
 
 // In a loop over out's rows, a computed at the root: b, stored in the loop, is each iteration's
-// view of a (no call, a's allocation only; symbolic extents: the copy, as without aliasing). Without aliasing, one call
-// per iteration and an allocation of b.
+// view of a (no call, a's allocation only). Without aliasing, one call per iteration and an
+// allocation of b.
 TEST_P(reshape_view, in_a_loop_over_the_output_rows) {
   const bool symbolic = GetParam();
   for (index_t step : {1, 2, 4}) {
@@ -481,8 +480,8 @@ TEST_P(reshape_view, in_a_loop_over_the_output_rows) {
       const index_t iterations = (de.back() + step - 1) / step;
       chain_case c{se, de, symbolic, step, true};
       const chain_counts on = run_chain(c);
-      EXPECT_EQ(on.calls, symbolic ? iterations : 0);
-      EXPECT_EQ(on.allocations, symbolic ? 2 : 1);
+      EXPECT_EQ(on.calls, 0);
+      EXPECT_EQ(on.allocations, 1);
       c.aliasing = false;
       const chain_counts off = run_chain(c);
       EXPECT_EQ(off.calls, iterations);
@@ -544,6 +543,332 @@ TEST(reshape_view_constant, batch_dim_keeps_the_copy) {
   for (index_t i = 0; i < 60; ++i)
     ASSERT_EQ(value_at(out_buf, digits(i, {12, 5})), static_cast<int>((i * 3 + 1) * 2)) << i;
   EXPECT_GE(cc.calls, 1);
+}
+
+// The chain in -> +1 -> a -> reshape -> b -> *2 -> out with the radices as scalar arguments of
+// the pipeline: src coordinate k of the point x of b is the digit (F / Q_k) % E_k of its flat
+// index F = x_0 + x_1 * W_0 + x_2 * W_0 * W_1 + ..., with Q_k = E_0 * ... * E_(k-1) and the
+// last digit without %, E and W given at run time. Radices may be anything at run time (0 or
+// negative: a legal if meaningless pipeline), so b is a view of a only where each radix but the
+// last is at least 1 (checked once per evaluation, docs/copies.md, "From the source"); the copy
+// runs otherwise. The results are checked against a plain model of the copy (Euclidean division,
+// x / 0 = x % 0 = 0), whatever the radices.
+struct param_case {
+  std::vector<index_t> dst_extents;  // out's (and b's) extents.
+  std::vector<index_t> radices;      // E_0, ..., E_(rank(a) - 2): the last digit has no radix.
+  std::vector<index_t> rows;         // W_0, ..., W_(rank(b) - 2).
+  std::size_t src_rank = 3;
+  index_t step = 0;            // A loop over out's last dim (0: none).
+  bool producer_root = false;  // a computed at the root (else inside the loop, as a ring buffer).
+  bool aliasing = true;
+  bool top_modulus = false;   // The last digit with % E_last too (E_last = 1 + the largest digit).
+  index_t padded_stride = 0;  // Declared padding of a's rows, in elements (0: none declared).
+};
+
+struct param_result {
+  index_t status = -1;
+  int calls = 0;
+  int allocations = 0;
+  std::vector<index_t> sizes;
+};
+
+// The flat index of out's point c in the radix of rows.
+index_t param_flat(const std::vector<index_t>& c, const std::vector<index_t>& rows) {
+  index_t f = c[0], p = 1;
+  for (std::size_t j = 1; j < c.size(); ++j) {
+    p *= rows[j - 1];
+    f += c[j] * p;
+  }
+  return f;
+}
+
+// The src coordinates of flat index f: the digits in the radix of radices, as the copy computes them.
+std::vector<index_t> param_digits(index_t f, const param_case& pc) {
+  std::vector<index_t> d(pc.src_rank);
+  index_t q = 1;
+  for (std::size_t k = 0; k < pc.src_rank; ++k) {
+    const index_t digit = euclidean_div(f, q);
+    if (k + 1 < pc.src_rank) {
+      d[k] = euclidean_mod(digit, pc.radices[k]);
+      q *= pc.radices[k];
+    } else {
+      d[k] = digit;
+    }
+  }
+  return d;
+}
+
+param_result run_param_chain(const param_case& pc) {
+  SCOPED_TRACE(testing::Message() << "step " << pc.step << " root " << pc.producer_root << " aliasing " << pc.aliasing
+                                  << " radix " << pc.radices[0]);
+  const std::size_t rs = pc.src_rank, rd = pc.dst_extents.size();
+  node_context ctx;
+  auto in = buffer_expr::make(ctx, "in", rs, sizeof(int));
+  auto a = buffer_expr::make(ctx, "a", rs, sizeof(int));
+  auto b = buffer_expr::make(ctx, "b", rd, sizeof(int));
+  auto out = buffer_expr::make(ctx, "out", rd, sizeof(int));
+  const char* names[] = {"x", "y", "z", "w"};
+  std::vector<var> xs, xd, args;
+  for (std::size_t d = 0; d < rs; ++d) xs.emplace_back(ctx, names[d]);
+  for (std::size_t d = 0; d < rd; ++d) xd.emplace_back(ctx, names[d]);
+  std::vector<expr> radix, row;
+  for (std::size_t k = 0; k + 1 < rs; ++k) {
+    args.emplace_back(ctx, "E" + std::to_string(k));
+    radix.push_back(args.back());
+  }
+  for (std::size_t j = 0; j + 1 < rd; ++j) {
+    args.emplace_back(ctx, "W" + std::to_string(j));
+    row.push_back(args.back());
+  }
+  // The top digit's radix, when written with % too: 1 + the largest top digit.
+  var top(ctx, "T");
+  if (pc.top_modulus) args.push_back(top);
+  if (pc.padded_stride > 0) {
+    // Rows of a padded, at strides the radices give (dense otherwise).
+    a->dim(0).stride = static_cast<index_t>(sizeof(int));
+    expr stride = (radix[0] + pc.padded_stride) * static_cast<index_t>(sizeof(int));
+    for (std::size_t d = 1; d < rs; ++d) {
+      a->dim(d).stride = stride;
+      if (d < radix.size()) stride = stride * radix[d];
+    }
+  }
+  expr flat = xd[0], p = 1;
+  for (std::size_t j = 1; j < rd; ++j) {
+    p = p * row[j - 1];
+    flat = flat + xd[j] * p;
+  }
+  box_expr src_x, points_s, points_d;
+  expr q = 1;
+  for (std::size_t k = 0; k < rs; ++k) {
+    expr digit = k == 0 ? flat : flat / q;
+    if (k + 1 < rs) {
+      digit = digit % radix[k];
+      q = q * radix[k];
+    } else if (pc.top_modulus) {
+      digit = digit % top;
+    }
+    src_x.push_back(point(digit));
+  }
+  for (var v : xs) points_s.push_back(point(v));
+  for (var v : xd) points_d.push_back(point(v));
+  counting_copy cc;
+  func f1 = func::make(add_one_3d, {{in, points_s}}, {{a, xs}});
+  func r = func::make_copy({a, src_x}, {b, xd}, cc.impl());
+  func f2 = func::make(twice_2d, {{b, points_d}}, {{out, xd}});
+  if (pc.step > 0) f2.loops({{xd.back(), pc.step}});
+  if (pc.producer_root) f1.compute_root();
+  build_options options;
+  options.no_alias_buffers = !pc.aliasing;
+  pipeline pl = build_pipeline(ctx, args, {in}, {out}, {}, options);
+
+  // The digits out reads, and in over a range covering them (and the bounds the pipeline may
+  // require beyond them: a digit % E may be anything in [0, max(|E|, 1) - 1]).
+  const index_t n = product(pc.dst_extents);
+  std::vector<std::vector<index_t>> read(n);
+  std::vector<index_t> lo(rs, 0), hi(rs, 0);
+  index_t top_radix = 1;
+  for (index_t i = 0; i < n; ++i) {
+    read[i] = param_digits(param_flat(digits(i, pc.dst_extents), pc.rows), pc);
+    top_radix = std::max(top_radix, read[i].back() + 1);
+  }
+  for (std::size_t k = 0; k < rs; ++k) {
+    if (k + 1 < rs) hi[k] = std::max<index_t>(std::abs(pc.radices[k]), 1) - 1;
+    for (const std::vector<index_t>& c : read) {
+      lo[k] = std::min(lo[k], c[k]);
+      hi[k] = std::max(hi[k], c[k]);
+    }
+  }
+  buffer<int> in_buf(rs);
+  for (std::size_t k = 0; k < rs; ++k) in_buf.dims[k] = dim(lo[k], hi[k]);
+  in_buf.allocate();
+  std::vector<index_t> ext(rs);
+  for (std::size_t k = 0; k < rs; ++k) ext[k] = hi[k] - lo[k] + 1;
+  for (index_t i = 0; i < product(ext); ++i) {
+    std::vector<index_t> c = digits(i, ext);
+    index_t v = 3;
+    for (std::size_t k = 0; k < rs; ++k) {
+      c[k] += lo[k];
+      v = v * 131 + c[k];
+    }
+    *static_cast<int*>(in_buf.address_at(span<const index_t>(c.data(), c.size()))) = static_cast<int>(v);
+  }
+  buffer<int> out_buf = make_padded(pc.dst_extents, 0);
+  std::vector<index_t> scalars;
+  for (std::size_t k = 0; k + 1 < rs; ++k) scalars.push_back(pc.radices[k]);
+  for (std::size_t j = 0; j + 1 < rd; ++j) scalars.push_back(pc.rows[j]);
+  if (pc.top_modulus) scalars.push_back(top_radix);
+  const raw_buffer* ins[] = {&in_buf};
+  const raw_buffer* outs[] = {&out_buf};
+  memory_counter mem;
+  param_result result;
+  result.status = pl.evaluate(scalars, ins, outs, mem.context);
+  if (result.status != 0) return result;
+  for (index_t i = 0; i < n; ++i) {
+    EXPECT_EQ(value_at(out_buf, digits(i, pc.dst_extents)), (value_at(in_buf, read[i]) + 1) * 2) << i;
+  }
+  result.calls = cc.calls;
+  result.allocations = mem.allocations;
+  result.sizes = mem.sizes;
+  return result;
+}
+
+// 8 x 5 x 3 read as 20 x 6, and the inverse, with the radices and row lengths given at run time:
+// b is a view of a, a allocated once with exactly its 120 elements, no call of the copy; without
+// aliasing, one call and two allocations.
+TEST(reshape_view_params, at_the_root_no_copy) {
+  for (bool inverse : {false, true}) {
+    param_case pc = inverse ? param_case{{8, 5, 3}, {20}, {8, 5}, 2} : param_case{{20, 6}, {8, 5}, {20}, 3};
+    const param_result on = run_param_chain(pc);
+    ASSERT_EQ(on.status, 0);
+    EXPECT_EQ(on.calls, 0);
+    EXPECT_EQ(on.allocations, 1);
+    EXPECT_EQ(on.sizes, std::vector<index_t>{120 * static_cast<index_t>(sizeof(int))});
+    pc.aliasing = false;
+    const param_result off = run_param_chain(pc);
+    ASSERT_EQ(off.status, 0);
+    EXPECT_EQ(off.calls, 1);
+    EXPECT_EQ(off.allocations, 2);
+  }
+}
+
+// In a loop over out's rows, a computed at the root: b is each iteration's view of a (no call, a's
+// allocation only). Without aliasing, a call per iteration and b allocated too.
+TEST(reshape_view_params, in_a_loop_over_the_output_rows) {
+  for (index_t step : {1, 2, 4}) {
+    for (bool inverse : {false, true}) {
+      param_case pc = inverse ? param_case{{8, 5, 3}, {20}, {8, 5}, 2} : param_case{{20, 6}, {8, 5}, {20}, 3};
+      pc.step = step;
+      pc.producer_root = true;
+      const index_t iterations = (pc.dst_extents.back() + step - 1) / step;
+      const param_result on = run_param_chain(pc);
+      ASSERT_EQ(on.status, 0);
+      EXPECT_EQ(on.calls, 0);
+      EXPECT_EQ(on.allocations, 1);
+      pc.aliasing = false;
+      const param_result off = run_param_chain(pc);
+      ASSERT_EQ(off.status, 0);
+      EXPECT_EQ(off.calls, iterations);
+      EXPECT_EQ(off.allocations, 2);
+    }
+  }
+}
+
+// Radices for which the view would not be exact (0: every higher digit is 0; negative: the digits
+// are no mixed radix number; at the root and in the loop): the pipeline runs the copy, as it does
+// without aliasing (same calls, same allocations), and the results are the copy's.
+TEST(reshape_view_params, radices_below_one_run_the_copy) {
+  for (index_t e0 : {0, -3, -8}) {
+    for (index_t step : {0, 2}) {
+      for (bool inverse : {false, true}) {
+        param_case pc = inverse ? param_case{{8, 5, 3}, {e0}, {8, 5}, 2} : param_case{{20, 6}, {e0, 5}, {20}, 3};
+        pc.step = step;
+        pc.producer_root = step > 0;
+        const param_result on = run_param_chain(pc);
+        pc.aliasing = false;
+        const param_result off = run_param_chain(pc);
+        ASSERT_EQ(on.status, 0);
+        ASSERT_EQ(off.status, 0);
+        EXPECT_GE(on.calls, 1);
+        EXPECT_EQ(on.calls, off.calls);
+        EXPECT_EQ(on.allocations, off.allocations);
+      }
+    }
+    // A radix 0 or less above the first.
+    param_case pc{{20, 6}, {8, e0}, {20}, 3};
+    const param_result on = run_param_chain(pc);
+    pc.aliasing = false;
+    const param_result off = run_param_chain(pc);
+    ASSERT_EQ(on.status, 0);
+    ASSERT_EQ(off.status, 0);
+    EXPECT_EQ(on.calls, off.calls);
+    EXPECT_EQ(on.allocations, off.allocations);
+  }
+}
+
+// Rows of b read at a row length of 0 (every row reads the first 20 elements) or other than the
+// radices: still a view, with the rows' stride W_0 elements.
+TEST(reshape_view_params, any_row_length) {
+  for (index_t w : {0, 7, 20, 33}) {
+    param_case pc{{20, 6}, {8, 5}, {w}, 3};
+    const param_result on = run_param_chain(pc);
+    ASSERT_EQ(on.status, 0);
+    EXPECT_EQ(on.calls, 0);
+    EXPECT_EQ(on.allocations, 1);
+  }
+}
+
+// Where b is not a view exact for every value of the radices, the copy stays: a computed inside
+// the loop (a ring buffer), a's rows padded by a declared stride, the last digit with % too.
+TEST(reshape_view_params, copy_kept_where_not_dense) {
+  {
+    param_case pc{{20, 6}, {8, 5}, {20}, 3, 2, false};
+    const param_result r = run_param_chain(pc);
+    ASSERT_EQ(r.status, 0);
+    EXPECT_GE(r.calls, 3);
+  }
+  {
+    param_case pc{{20, 6}, {8, 5}, {20}, 3};
+    pc.padded_stride = 3;
+    const param_result r = run_param_chain(pc);
+    ASSERT_EQ(r.status, 0);
+    EXPECT_EQ(r.calls, 1);
+    EXPECT_EQ(r.allocations, 2);
+  }
+  {
+    param_case pc{{20, 6}, {8, 5}, {20}, 3};
+    pc.top_modulus = true;
+    const param_result r = run_param_chain(pc);
+    ASSERT_EQ(r.status, 0);
+    EXPECT_EQ(r.calls, 1);
+    EXPECT_EQ(r.allocations, 2);
+  }
+}
+
+// An extent 0 at run time, the radices the extents of in and out: out empty, nothing runs (no call,
+// no allocation), as without aliasing; in empty in a dim whose radix it gives while out is not, the
+// pipeline fails its bounds check (in does not hold the digit 0 that out reads), with and without
+// aliasing.
+TEST(reshape_view_symbolic, empty_extents) {
+  struct shapes {
+    std::vector<index_t> in, out;
+    bool runs;
+  };
+  const shapes cases[] = {{{8, 5, 3}, {20, 0}, true},
+                          {{0, 5, 3}, {0, 6}, true},
+                          {{8, 0, 3}, {20, 0}, true},
+                          {{0, 5, 3}, {20, 6}, false},
+                          {{8, 0, 3}, {20, 6}, false}};
+  for (bool aliasing : {true, false}) {
+    node_context ctx;
+    auto in = buffer_expr::make(ctx, "in", 3, sizeof(int));
+    auto a = buffer_expr::make(ctx, "a", 3, sizeof(int));
+    auto b = buffer_expr::make(ctx, "b", 2, sizeof(int));
+    auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
+    var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+    counting_copy cc;
+    func f1 = func::make(add_one_3d, {{in, {point(x), point(y), point(z)}}}, {{a, {x, y, z}}});
+    func r = func::make_copy(
+        {a, reshape_bounds({x, y}, extents_of(in, {8, 5, 3}, true), extents_of(out, {20, 6}, true), false)},
+        {b, {x, y}}, cc.impl());
+    func f2 = func::make(twice_2d, {{b, {point(x), point(y)}}}, {{out, {x, y}}});
+    build_options options;
+    options.no_alias_buffers = !aliasing;
+    pipeline p = build_pipeline(ctx, {in}, {out}, options);
+    for (const shapes& c : cases) {
+      SCOPED_TRACE(testing::Message() << "aliasing " << aliasing << " in " << c.in[0] << "x" << c.in[1] << " out "
+                                      << c.out[0] << "x" << c.out[1]);
+      buffer<int> in_buf = make_padded(c.in, 0);
+      buffer<int> out_buf = make_padded(c.out, 0);
+      const raw_buffer* ins[] = {&in_buf};
+      const raw_buffer* outs[] = {&out_buf};
+      memory_counter mem;
+      cc.calls = 0;
+      const index_t status = p.evaluate(ins, outs, mem.context);
+      EXPECT_EQ(status == 0, c.runs);
+      EXPECT_EQ(mem.allocations, 0);
+      EXPECT_EQ(cc.calls, 0);
+    }
+  }
 }
 
 }  // namespace

@@ -87,11 +87,13 @@ std::string run_auto(const case_spec& c, int kind, bool& looped, std::string& re
     for (const ival& i : p.bounds[b]) s.bounds.emplace_back(i.min, i.max);
     shapes.buffers.push_back(s);
   }
+  // The radices given at run time (random_test::radix_lets), bound by the pipeline's lets.
+  shapes.scalars = bl->lets;
   const schedule_report r = schedule(ins, outs, shapes, tiny_machine(kind));
   report = r.to_string(&bl->ctx);
   looped = false;
   for (const auto& l : r.loops) looped = looped || l.looped;
-  bl->p = build_pipeline(bl->ctx, ins, outs);
+  bl->p = build_pipeline(bl->ctx, {}, ins, outs, pipeline_lets(*bl));
 
   std::vector<std::unique_ptr<host_buffer>> outputs;
   std::vector<const raw_buffer*> output_raw;

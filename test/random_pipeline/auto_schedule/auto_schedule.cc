@@ -92,6 +92,8 @@ auto_result schedule(const graph_spec& g, const plan& pl, const schedule_spec& s
     for (const ival& d : pl.bounds[i]) shape.bounds.emplace_back(d.min, d.max);
     shapes.buffers.push_back(std::move(shape));
   }
+  // The radices given at run time (access::symbolic).
+  shapes.scalars = b.lets;
   schedule_options options;
   options.reschedule = s.automatic == auto_mode::reschedule;
   const schedule_report r = slinky::schedule(ins, outs, shapes, auto_machine(s.auto_machine), options);
@@ -159,6 +161,9 @@ std::string to_cpp(const graph_spec& g, const plan& pl, const schedule_spec& s) 
       os << (d ? ", " : "") << "{" << pl.bounds[i][d].min << ", " << pl.bounds[i][d].max << "}";
     }
     os << "}});\n";
+  }
+  for (const std::pair<std::string, index_t>& l : radix_lets(g)) {
+    os << "  shapes.scalars.push_back({" << l.first << ", " << l.second << "});\n";
   }
   os << "  schedule_options auto_options;\n";
   if (s.automatic == auto_mode::reschedule) os << "  auto_options.reschedule = true;\n";
