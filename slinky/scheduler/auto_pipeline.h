@@ -80,7 +80,8 @@ struct refine_options {
   /// The time in seconds of one evaluation of the candidate named `candidate` (the looped
   /// outputs' funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "),
   /// given `run`, which evaluates it once and returns its wall-clock time. Null: run's. Tests
-  /// inject a table of timings here.
+  /// inject a table of timings here. A time that is not a number, infinite or negative counts as
+  /// infinitely slow; if no candidate gets a finite time, the model's choice is kept.
   std::function<double(const std::string& candidate, const std::function<double()>& run)> timer;
 };
 

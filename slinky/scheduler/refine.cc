@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -205,6 +206,14 @@ std::function<double()> refinement::runner(const pipeline& cp) const {
   };
 }
 
+// One evaluation's time in seconds, from the client's timer if it has one. A time that is not a
+// number, infinite or negative (a faulty timer) counts as infinitely slow: never chosen over a
+// time that was measured.
+double refinement::time_once(const std::string& name, const std::function<double()>& run) const {
+  const double s = refine_.timer ? refine_.timer(name, run) : run();
+  return std::isfinite(s) && s >= 0 ? s : std::numeric_limits<double>::infinity();
+}
+
 // Builds and times a candidate: the median of the repetitions, which stop after one slower
 // than `limit` seconds.
 std::shared_ptr<const pipeline> refinement::build_candidate(const candidate_loops& c) const {
@@ -219,7 +228,7 @@ double refinement::time_candidate(const pipeline& cp, const std::string& name, d
   if (!refine_.timer) run();
   std::vector<double> t;
   for (int r = 0; r < std::max(1, refine_.repetitions); ++r) {
-    t.push_back(refine_.timer ? refine_.timer(name, run) : run());
+    t.push_back(time_once(name, run));
     if (t.back() > limit) break;
   }
   std::sort(t.begin(), t.end());
@@ -248,7 +257,7 @@ void refinement::time_again(const std::vector<std::size_t>& which, const char* w
   for (int r = 0; r < std::max(1, refine_.repetitions); ++r) {
     for (std::size_t i = 0; i < which.size(); ++i) {
       const std::function<double()> run = runner(*measured_[which[i]].p);
-      t[i].push_back(refine_.timer ? refine_.timer(describe(loops_, measured_[which[i]].c, ctx_), run) : run());
+      t[i].push_back(time_once(describe(loops_, measured_[which[i]].c, ctx_), run));
     }
   }
   log_ += std::string("  timed again (") + why + "), interleaved, " + std::to_string(std::max(1, refine_.repetitions)) +
@@ -499,7 +508,7 @@ void refinement::time_finalists(const measured_candidate* fastest_c, std::vector
   for (int r = 0; r < rounds; ++r) {
     for (std::size_t i = 0; i < finalists.size(); ++i) {
       const std::function<double()> run = runner(*finalists[i]->p);
-      t[i].push_back(refine_.timer ? refine_.timer(describe(loops_, finalists[i]->c, ctx_), run) : run());
+      t[i].push_back(time_once(describe(loops_, finalists[i]->c, ctx_), run));
     }
   }
   log_ += "  timed again, interleaved, " + std::to_string(rounds) + " rounds:\n";
@@ -551,6 +560,8 @@ const refinement::measured_candidate& refinement::choose() {
   // interleaved rounds, and the choice is made on these times: those the walk timed as equal,
   // then the fastest of the others (the likeliest to be equal; after a walk up a step's line the
   // smallest steps are those it left because they were slower).
+  // Nothing measured in finite time (a faulty timer): the model's choice.
+  if (!std::isfinite(fastest)) return measured_[0];
   const measured_candidate* fastest_c = nullptr;
   for (const measured_candidate& c : measured_) {
     if (c.s == fastest) {

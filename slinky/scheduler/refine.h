@@ -106,6 +106,7 @@ private:
   };
 
   std::function<double()> runner(const pipeline& cp) const;
+  double time_once(const std::string& name, const std::function<double()>& run) const;
   std::shared_ptr<const pipeline> build_candidate(const candidate_loops& c) const;
   double time_candidate(const pipeline& cp, const std::string& name, double limit) const;
   std::size_t measure(const candidate_loops& n);

@@ -90,8 +90,9 @@ struct stencil_graph {
   func& output_func() { return funcs.back(); }
 };
 
-// The output for a w x h output (the input has a border of 2).
-buffer<float, 2> run(const auto_pipeline& p, index_t w, index_t h, index_t* result = nullptr) {
+// The output for a w x h output (the input has a border of 2), evaluated in ctx if given.
+buffer<float, 2> run(const auto_pipeline& p, index_t w, index_t h, index_t* result = nullptr,
+                     eval_context* ctx = nullptr) {
   buffer<float, 2> in({w + 4, h + 4}), out({w, h});
   in.translate(-2, -2);
   in.allocate();
@@ -99,10 +100,20 @@ buffer<float, 2> run(const auto_pipeline& p, index_t w, index_t h, index_t* resu
   for (index_t y = -2; y < h + 2; ++y) {
     for (index_t x = -2; x < w + 2; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
   }
-  const index_t r = p.evaluate({&in}, {&out});
+  const index_t r = ctx ? p.evaluate({&in}, {&out}, *ctx) : p.evaluate({&in}, {&out});
   if (result) *result = r;
   EXPECT_EQ(r, 0);
   return out;
+}
+
+// run() in a context whose thread pool has one worker (two threads with the caller).
+buffer<float, 2> run_on_a_pool(const auto_pipeline& p, index_t w, index_t h) {
+  thread_pool_impl pool(1);
+  eval_config config;
+  config.thread_pool = &pool;
+  eval_context with_pool;
+  with_pool.config = &config;
+  return run(p, w, h, nullptr, &with_pool);
 }
 
 // The output of the unscheduled pipeline.
@@ -460,6 +471,47 @@ TEST(auto_pipeline, refinement_keeps_the_fastest_measured_neighbour) {
   }
 }
 
+TEST(auto_pipeline, refinement_with_a_faulty_timer) {
+  // A timer that returns a time that is not a number, infinite or negative: such a candidate
+  // counts as infinitely slow. With every time faulty, the model's choice is kept; with the
+  // faulty times on the steps above the model's, one of the others.
+  const index_t w = 64, h = 256;
+  const double faulty[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), -1e-3};
+  for (double bad : faulty) {
+    for (bool all : {true, false}) {
+      std::vector<std::string> calls;
+      stencil_graph g;
+      auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+      refine_options o;
+      o.max_evaluations = 8;
+      o.repetitions = 1;
+      index_t model_step = -1;
+      o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+        calls.push_back(candidate);
+        if (model_step < 0) model_step = step_of(candidate);
+        run();
+        if (all || is_next_best(candidate) || step_of(candidate) > model_step) return bad;
+        return 1e-3 * static_cast<double>(step_of(candidate));
+      };
+      p.set_refinement(o);
+      EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+      const std::string report = p.last_report();
+      ASSERT_GE(model_step, 2) << report;
+      ASSERT_GE(calls.size(), 2u) << report;
+      // With finite times below the model's step (a time proportional to the step), the
+      // smallest step tried is the fastest.
+      index_t kept = model_step;
+      if (!all) {
+        for (const std::string& c : calls) {
+          if (!is_next_best(c)) kept = std::min(kept, step_of(c));
+        }
+      }
+      EXPECT_LT(kept, all ? model_step + 1 : model_step) << report;
+      expect_kept_rows(p, g, w, h, kept, report);
+    }
+  }
+}
+
 TEST(auto_pipeline, refinement_is_deterministic_and_bounded) {
   const index_t w = 64, h = 256;
   std::string reports[2];
@@ -749,19 +801,7 @@ TEST(auto_pipeline, refinement_tries_pipelined_and_data_parallel) {
   };
   p.set_refinement(o);
   const buffer<float, 2> expected = reference(w, h);
-  buffer<float, 2> in({w + 4, h + 4}), out({w, h});
-  in.translate(-2, -2);
-  in.allocate();
-  out.allocate();
-  for (index_t y = -2; y < h + 2; ++y) {
-    for (index_t x = -2; x < w + 2; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
-  }
-  thread_pool_impl pool(1);
-  eval_config config;
-  config.thread_pool = &pool;
-  eval_context with_pool;
-  with_pool.config = &config;
-  ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
+  const buffer<float, 2> out = run_on_a_pool(p, w, h);
   EXPECT_EQ(mismatches(out, expected), 0u);
   const std::string report = p.last_report();
   ASSERT_FALSE(calls.empty()) << report;
@@ -772,9 +812,7 @@ TEST(auto_pipeline, refinement_tries_pipelined_and_data_parallel) {
   EXPECT_NE(kept_line.find(", parallel"), std::string::npos) << report;
   EXPECT_EQ(kept_line.substr(0, kept_line.find('\n')).find("data-parallel") != std::string::npos, !model_data_parallel)
       << report;
-  std::fill_n(&out(0, 0), w * h, 0.0f);
-  ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
-  EXPECT_EQ(mismatches(out, expected), 0u);
+  EXPECT_EQ(mismatches(run_on_a_pool(p, w, h), expected), 0u);
   EXPECT_EQ(p.builds(), 1u);
 }
 
@@ -800,19 +838,7 @@ TEST(auto_pipeline, refinement_counts_the_synchronisation_of_smaller_parallel_st
       return parallel && !is_next_best(candidate) ? t : 2 * t;
     };
     p.set_refinement(o);
-    buffer<float, 2> in({w + 4, h + 4}), out({w, h});
-    in.translate(-2, -2);
-    in.allocate();
-    out.allocate();
-    for (index_t y = -2; y < h + 2; ++y) {
-      for (index_t x = -2; x < w + 2; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
-    }
-    thread_pool_impl pool(1);
-    eval_config config;
-    config.thread_pool = &pool;
-    eval_context with_pool;
-    with_pool.config = &config;
-    ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
+    const buffer<float, 2> out = run_on_a_pool(p, w, h);
     EXPECT_EQ(mismatches(out, reference(w, h)), 0u);
     const std::string report = p.last_report();
     ASSERT_GE(model_step, 2) << report;
@@ -870,19 +896,7 @@ TEST(auto_pipeline, refinement_compares_parallel_steps_round_by_round) {
       return n % 2 == 0 ? 104e-3 : 97e-3;
     };
     p.set_refinement(o);
-    buffer<float, 2> in({w + 4, h + 4}), out({w, h});
-    in.translate(-2, -2);
-    in.allocate();
-    out.allocate();
-    for (index_t y = -2; y < h + 2; ++y) {
-      for (index_t x = -2; x < w + 2; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
-    }
-    thread_pool_impl pool(1);
-    eval_config config;
-    config.thread_pool = &pool;
-    eval_context with_pool;
-    with_pool.config = &config;
-    ASSERT_EQ(p.evaluate({&in}, {&out}, with_pool), 0);
+    const buffer<float, 2> out = run_on_a_pool(p, w, h);
     EXPECT_EQ(mismatches(out, reference(w, h)), 0u);
     const std::string report = p.last_report();
     ASSERT_GE(model_step, 2) << report;
