@@ -174,6 +174,36 @@ public:
             m_.make<maximum>(m_.make<div>(a.max, b.min), m_.make<div>(a.max, b.max))};
   }
 
+  // e / q for one value q of sign `sign` (1: q > 0, -1: q < 0), where e may have infinite parts:
+  // e is a min, max or select of finite expressions and infinities (as the bounds of a region
+  // that may be empty are). Undefined if e has another form with an infinity in it.
+  // Proof: for q > 0, t / q (floor(t / q)) extended by +-oo / q = +-oo is non-decreasing on the
+  // integers and +-oo, so it commutes with min and max; for q < 0, t / q = -floor(t / |q|)
+  // extended by +-oo / q = -+oo is non-increasing, so it maps min to max and max to min. Any
+  // function commutes with select. A finite part is divided as it is (x / q in the IR is that
+  // function at the finite value, q being non-zero on this branch).
+  expr divide_bound(const expr& e, const expr& q, int sign) {
+    if (is_positive_infinity(e)) return infinity(sign);
+    if (is_negative_infinity(e)) return infinity(-sign);
+    if (!contains_infinity(e)) return m_.make<div>(e, q);
+    if (const minimum* op = e.as<minimum>()) return divide_min_max<minimum, maximum>(op, q, sign);
+    if (const maximum* op = e.as<maximum>()) return divide_min_max<maximum, minimum>(op, q, sign);
+    if (const class select* op = e.as<class select>()) {
+      if (contains_infinity(op->condition)) return expr();
+      expr t = divide_bound(op->true_value, q, sign);
+      expr f = t.defined() ? divide_bound(op->false_value, q, sign) : expr();
+      return f.defined() ? m_.make_select(op->condition, std::move(t), std::move(f)) : expr();
+    }
+    return expr();
+  }
+  template <typename T, typename Flipped, typename Op>
+  expr divide_min_max(const Op* op, const expr& q, int sign) {
+    expr a = divide_bound(op->a, q, sign);
+    expr b = a.defined() ? divide_bound(op->b, q, sign) : expr();
+    if (!b.defined()) return expr();
+    return sign > 0 ? m_.make<T>(std::move(a), std::move(b)) : m_.make<Flipped>(std::move(a), std::move(b));
+  }
+
   void visit(const div* op) override {
     interval_expr a = find(op->a), b = find(op->b);
     if (visit_points(op, a, b)) return;
@@ -200,6 +230,22 @@ public:
     // |a / b| <= |a|.
     expr m = m_.make<maximum>(a.max, m_.make<sub>(0, a.min));
     result_ = {m_.make<sub>(0, m), m};
+    if (b.is_point()) {
+      // One value q of b, of a sign unknown here, and a with infinite parts (with finite
+      // bounds, the case above): for q > 0, a / q is in [a.min / q, a.max / q]; for q < 0, in
+      // [a.max / q, a.min / q] (both by the monotonicity in divide_bound); for q = 0, a / q = 0,
+      // which |a| bounds whenever a is not empty (a.min <= a.max implies max(a.max, -a.min) >= 0),
+      // so that branch is the bound above. Where a is empty (a.min = oo or a.max = -oo), the
+      // result is too on every branch but q = 0's.
+      const expr& q = b.min;
+      expr pos_min = divide_bound(a.min, q, 1), pos_max = divide_bound(a.max, q, 1);
+      expr neg_min = divide_bound(a.max, q, -1), neg_max = divide_bound(a.min, q, -1);
+      if (pos_min.defined() && pos_max.defined() && neg_min.defined() && neg_max.defined()) {
+        const expr positive = m_.make<less>(0, q), negative = m_.make<less>(q, 0);
+        result_ = {m_.make_select(positive, pos_min, m_.make_select(negative, neg_min, result_.min)),
+                   m_.make_select(positive, pos_max, m_.make_select(negative, neg_max, result_.max))};
+      }
+    }
   }
 
   void visit(const mod* op) override {

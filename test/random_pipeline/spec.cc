@@ -32,8 +32,9 @@ ival map_access(const access& a, const box& vars, bool exact) {
     }
     if (a.symbolic && a.div != 1 && a.mod == 0 && !exact) {
       // Divided by a symbol, with no % after: the builder may bound flat / Q by |flat| (it
-      // does where the flat index's bounds may be infinite, as they are with selects for outputs
-      // that may be empty), which holds the exact range.
+      // does where the flat index's bounds are sums of selects with infinite parts, as with
+      // several variables of an output that may be empty; see docs/copies.md, the bounds of a
+      // reshape by a run-time radix), which holds the exact range.
       const index_t m = std::max(v, -u);
       return {std::min(-m, floor_div(u, a.div)) + a.lo, std::max(m, floor_div(v, a.div)) + a.hi};
     }

@@ -871,5 +871,61 @@ TEST(reshape_view_symbolic, empty_extents) {
   }
 }
 
+index_t add_one_1d(const buffer<const int>& in, const buffer<int>& out) {
+  for_each_element([](int* o, const int* i) { *o = *i + 1; }, out, in);
+  return 0;
+}
+
+index_t twice_1d(const buffer<const int>& in, const buffer<int>& out) {
+  for_each_element([](int* o, const int* i) { *o = *i * 2; }, out, in);
+  return 0;
+}
+
+// in (E0 x E1, extents known at run time) flattened by a copy into mid (mid(f) = in(f % E0,
+// f / E0)), read by two outputs. With two outputs, mid's region is the hull of two regions that
+// may each be empty, whose bounds are selects with infinite sides; the top digit f / E0 must
+// still be bounded by the digits of mid's region, so an input exactly as large as what is read
+// passes the bounds check, and mid is allocated at exactly the outputs' region.
+TEST(reshape_run_time_radix, two_outputs_require_only_the_rows_read) {
+  for (index_t e0 : {8, 1, 3}) {
+    for (index_t e1 : {5, 1, 7}) {
+      SCOPED_TRACE(testing::Message() << "in " << e0 << " x " << e1);
+      node_context ctx;
+      auto in = buffer_expr::make(ctx, "in", 2, sizeof(int));
+      auto mid = buffer_expr::make(ctx, "mid", 1, sizeof(int));
+      auto out1 = buffer_expr::make(ctx, "out1", 1, sizeof(int));
+      auto out2 = buffer_expr::make(ctx, "out2", 1, sizeof(int));
+      var f(ctx, "f");
+      const expr q = in->dim(0).extent();
+      counting_copy cc;
+      func c = func::make_copy({in, {point(f % q), point(f / q)}}, {mid, {f}}, cc.impl());
+      func g1 = func::make(add_one_1d, {{mid, {point(f)}}}, {{out1, {f}}});
+      func g2 = func::make(twice_1d, {{mid, {point(f)}}}, {{out2, {f}}});
+      pipeline p = build_pipeline(ctx, {in}, {out1, out2});
+
+      const index_t n = e0 * e1;
+      buffer<int> in_buf = make_padded({e0, e1}, 0);
+      for (index_t i = 0; i < n; ++i) {
+        const std::vector<index_t> d = digits(i, {e0, e1});
+        *static_cast<int*>(in_buf.address_at(span<const index_t>(d.data(), d.size()))) = static_cast<int>(i * 3 + 1);
+      }
+      buffer<int> o1 = make_padded({n}, 0), o2 = make_padded({n}, 0);
+      memory_counter mem;
+      const raw_buffer* ins[] = {&in_buf};
+      const raw_buffer* outs[] = {&o1, &o2};
+      ASSERT_EQ(p.evaluate(ins, outs, mem.context), 0);
+      for (index_t i = 0; i < n; ++i) {
+        ASSERT_EQ(value_at(o1, {i}), static_cast<int>(i * 3 + 2)) << i;
+        ASSERT_EQ(value_at(o2, {i}), static_cast<int>(i * 6 + 2)) << i;
+      }
+      // mid is allocated with exactly the outputs' n elements, and filled by one call (in is
+      // dense: its elements are one run in both buffers).
+      EXPECT_EQ(mem.allocations, 1);
+      EXPECT_EQ(mem.sizes, std::vector<index_t>{n * static_cast<index_t>(sizeof(int))});
+      EXPECT_EQ(cc.calls, 1);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace slinky

@@ -7,6 +7,9 @@
 #include <limits>
 #include <string>
 
+#include "slinky/base/arithmetic.h"
+#include "slinky/runtime/depends_on.h"
+#include "slinky/runtime/evaluate.h"
 #include "slinky/runtime/print.h"
 
 namespace slinky {
@@ -375,6 +378,69 @@ TEST(bounds_of, infinite) {
   test_bounds(x / 2, bounds(neg_oo, oo), {{vx, interval_expr::all()}});
   test_bounds(x / y, bounds(0, 20), {{vx, bounds(0, 20)}, {vy, bounds(1, oo)}});
   test_bounds(x % y, bounds(0, oo), {{vx, bounds(neg_oo, 0)}, {vy, bounds(1, oo)}});
+}
+
+// x / y for y of any sign (0 too: x / 0 is 0), where x's bounds have infinite parts: a region
+// that may be empty (select(z, oo, a), select(z, -oo, b)), the hull of two such, and one side
+// unbounded. Checked by evaluation against every x in the bounds: the bounds hold, are the exact
+// range of x / y where y != 0, and stay empty where x's are empty by an infinity and y != 0.
+TEST(bounds_of, divide_by_a_point_of_unknown_sign_with_infinite_parts) {
+  const interval_expr maybe_empty(select(z, oo, a), select(z, neg_oo, b));
+  const interval_expr hull(min(select(z, oo, a), select(w, oo, s)), max(select(z, neg_oo, b), select(w, neg_oo, t)));
+  const interval_expr cases[] = {maybe_empty, hull, {neg_oo, select(z, neg_oo, b)}, {select(z, oo, a), oo}};
+  for (const interval_expr& xb : cases) {
+    const interval_expr r = bounds_of(x / y, {{vx, xb}});
+    // Not the bound |x / y| <= |x|, which is not exact.
+    EXPECT_TRUE(depends_on(r.min, vy).var) << str(r);
+    for (index_t zv : {0, 1}) {
+      for (index_t wv : {0, 1}) {
+        for (index_t av = -7; av <= 7; ++av) {
+          for (index_t bv = av - 1; bv <= 7; ++bv) {
+            for (index_t yv = -4; yv <= 4; ++yv) {
+              eval_context c;
+              c[vz] = zv;
+              c[vw] = wv;
+              c[va] = av;
+              c[vb] = bv;
+              c[vs] = -av;
+              c[vt] = bv + 3;
+              c[vy] = yv;
+              const index_t lo = evaluate(xb.min, c), hi = evaluate(xb.max, c);
+              const index_t rlo = evaluate(r.min, c), rhi = evaluate(r.max, c);
+              SCOPED_TRACE(testing::Message() << str(xb) << " -> " << str(r) << " with z = " << zv << ", w = " << wv
+                                              << ", a = " << av << ", b = " << bv << ", y = " << yv);
+              if (lo > hi) {
+                // Empty by an infinity (a finite empty interval may divide to a non-empty one).
+                if (yv != 0 &&
+                    (lo == std::numeric_limits<index_t>::max() || hi == std::numeric_limits<index_t>::min())) {
+                  ASSERT_GT(rlo, rhi);
+                }
+                continue;
+              }
+              const bool infinite =
+                  lo == std::numeric_limits<index_t>::min() || hi == std::numeric_limits<index_t>::max();
+              index_t seen_lo = std::numeric_limits<index_t>::max(), seen_hi = std::numeric_limits<index_t>::min();
+              for (index_t xv = std::max<index_t>(lo, -40); xv <= std::min<index_t>(hi, 40); ++xv) {
+                const index_t q = euclidean_div(xv, yv);
+                ASSERT_LE(rlo, q) << xv;
+                ASSERT_LE(q, rhi) << xv;
+                seen_lo = std::min(seen_lo, q);
+                seen_hi = std::max(seen_hi, q);
+              }
+              if (yv != 0 && !infinite) {
+                ASSERT_EQ(rlo, seen_lo);
+                ASSERT_EQ(rhi, seen_hi);
+              }
+              if (yv != 0 && infinite) {
+                // Infinite on the side x / y goes to without bound.
+                ASSERT_TRUE(rlo == std::numeric_limits<index_t>::min() || rhi == std::numeric_limits<index_t>::max());
+              }
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(bounds_of, interval) {
