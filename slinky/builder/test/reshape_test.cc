@@ -285,12 +285,13 @@ TEST_P(reshape, other_radices) {
   test_reshape({{60}, {4, 3, 5}, GetParam()});
 }
 
-index_t add_one_3d(const buffer<const int>& in, const buffer<int>& out) {
+// out = in + 1 and out = in * 2, elementwise over any rank.
+index_t add_one(const buffer<const int>& in, const buffer<int>& out) {
   for_each_element([](int* o, const int* i) { *o = *i + 1; }, out, in);
   return 0;
 }
 
-index_t twice_2d(const buffer<const int>& in, const buffer<int>& out) {
+index_t twice(const buffer<const int>& in, const buffer<int>& out) {
   for_each_element([](int* o, const int* i) { *o = *i * 2; }, out, in);
   return 0;
 }
@@ -311,11 +312,11 @@ TEST_P(reshape, in_the_middle_of_a_chain) {
     auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
     var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
     counting_copy cc;
-    func f1 = func::make(add_one_3d, {{in, {point(x), point(y), point(z)}}}, {{a, {x, y, z}}});
+    func f1 = func::make(add_one, {{in, {point(x), point(y), point(z)}}}, {{a, {x, y, z}}});
     func r =
         func::make_copy({a, reshape_bounds({x, y}, extents_of(in, se, symbolic), extents_of(out, de, symbolic), false)},
                         {b, {x, y}}, cc.impl());
-    func f2 = func::make(twice_2d, {{b, {point(x), point(y)}}}, {{out, {x, y}}});
+    func f2 = func::make(twice, {{b, {point(x), point(y)}}}, {{out, {x, y}}});
     if (step > 0) f2.loops({{y, step}});
     pipeline p = build_pipeline(ctx, {in}, {out});
 
@@ -400,11 +401,11 @@ chain_counts run_chain(const chain_case& cc_) {
   for (var v : xs) points_s.push_back(point(v));
   for (var v : xd) points_d.push_back(point(v));
   counting_copy cc;
-  func f1 = func::make(add_one_3d, {{in, points_s}}, {{a, xs}});
+  func f1 = func::make(add_one, {{in, points_s}}, {{a, xs}});
   func r = func::make_copy(
       {a, reshape_bounds(xd, extents_of(in, se, cc_.symbolic), extents_of(out, de, cc_.symbolic), cc_.top_modulus)},
       {b, xd}, cc.impl());
-  func f2 = func::make(twice_2d, {{b, points_d}}, {{out, xd}});
+  func f2 = func::make(twice, {{b, points_d}}, {{out, xd}});
   if (cc_.step > 0) f2.loops({{xd.back(), cc_.step}});
   if (cc_.producer_root) f1.compute_root();
   build_options options;
@@ -527,9 +528,9 @@ TEST(reshape_view_constant, batch_dim_keeps_the_copy) {
   auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
   var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
   counting_copy cc;
-  func f1 = func::make(add_one_3d, {{in, {point(x), point(y), point(z)}}}, {{a, {x, y, z}}});
+  func f1 = func::make(add_one, {{in, {point(x), point(y), point(z)}}}, {{a, {x, y, z}}});
   func r = func::make_copy({a, {point(x % 3), point(x / 3), point(y)}}, {b, {x, y}}, cc.impl());
-  func f2 = func::make(twice_2d, {{b, {point(x), point(y)}}}, {{out, {x, y}}});
+  func f2 = func::make(twice, {{b, {point(x), point(y)}}}, {{out, {x, y}}});
   pipeline p = build_pipeline(ctx, {in}, {out});
   buffer<int> in_buf = make_padded({3, 4, 5}, 0);
   buffer<int> out_buf = make_padded({12, 5}, 0);
@@ -652,9 +653,9 @@ param_result run_param_chain(const param_case& pc) {
   for (var v : xs) points_s.push_back(point(v));
   for (var v : xd) points_d.push_back(point(v));
   counting_copy cc;
-  func f1 = func::make(add_one_3d, {{in, points_s}}, {{a, xs}});
+  func f1 = func::make(add_one, {{in, points_s}}, {{a, xs}});
   func r = func::make_copy({a, src_x}, {b, xd}, cc.impl());
-  func f2 = func::make(twice_2d, {{b, points_d}}, {{out, xd}});
+  func f2 = func::make(twice, {{b, points_d}}, {{out, xd}});
   if (pc.step > 0) f2.loops({{xd.back(), pc.step}});
   if (pc.producer_root) f1.compute_root();
   build_options options;
@@ -846,11 +847,11 @@ TEST(reshape_view_symbolic, empty_extents) {
     auto out = buffer_expr::make(ctx, "out", 2, sizeof(int));
     var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
     counting_copy cc;
-    func f1 = func::make(add_one_3d, {{in, {point(x), point(y), point(z)}}}, {{a, {x, y, z}}});
+    func f1 = func::make(add_one, {{in, {point(x), point(y), point(z)}}}, {{a, {x, y, z}}});
     func r = func::make_copy(
         {a, reshape_bounds({x, y}, extents_of(in, {8, 5, 3}, true), extents_of(out, {20, 6}, true), false)},
         {b, {x, y}}, cc.impl());
-    func f2 = func::make(twice_2d, {{b, {point(x), point(y)}}}, {{out, {x, y}}});
+    func f2 = func::make(twice, {{b, {point(x), point(y)}}}, {{out, {x, y}}});
     build_options options;
     options.no_alias_buffers = !aliasing;
     pipeline p = build_pipeline(ctx, {in}, {out}, options);
@@ -871,16 +872,6 @@ TEST(reshape_view_symbolic, empty_extents) {
   }
 }
 
-index_t add_one_1d(const buffer<const int>& in, const buffer<int>& out) {
-  for_each_element([](int* o, const int* i) { *o = *i + 1; }, out, in);
-  return 0;
-}
-
-index_t twice_1d(const buffer<const int>& in, const buffer<int>& out) {
-  for_each_element([](int* o, const int* i) { *o = *i * 2; }, out, in);
-  return 0;
-}
-
 // in (E0 x E1, extents known at run time) flattened by a copy into mid (mid(f) = in(f % E0,
 // f / E0)), read by two outputs. With two outputs, mid's region is the hull of two regions that
 // may each be empty, whose bounds are selects with infinite sides; the top digit f / E0 must
@@ -899,8 +890,8 @@ TEST(reshape_run_time_radix, two_outputs_require_only_the_rows_read) {
       const expr q = in->dim(0).extent();
       counting_copy cc;
       func c = func::make_copy({in, {point(f % q), point(f / q)}}, {mid, {f}}, cc.impl());
-      func g1 = func::make(add_one_1d, {{mid, {point(f)}}}, {{out1, {f}}});
-      func g2 = func::make(twice_1d, {{mid, {point(f)}}}, {{out2, {f}}});
+      func g1 = func::make(add_one, {{mid, {point(f)}}}, {{out1, {f}}});
+      func g2 = func::make(twice, {{mid, {point(f)}}}, {{out2, {f}}});
       pipeline p = build_pipeline(ctx, {in}, {out1, out2});
 
       const index_t n = e0 * e1;

@@ -401,6 +401,15 @@ bool is_next_best(const std::string& candidate) {
   return candidate.find("over ") != std::string::npos || candidate.find("no loop") != std::string::npos;
 }
 
+// The steps of the candidates timed, in the order they were, the model's next-best ones left out.
+std::vector<index_t> steps_timed(const std::vector<std::string>& calls) {
+  std::vector<index_t> order;
+  for (const std::string& c : calls) {
+    if (!is_next_best(c)) order.push_back(step_of(c));
+  }
+  return order;
+}
+
 // An injected measurement table: the time of a candidate, a function of its step, fastest at
 // `best_step` (the model's next-best candidate slow); every call also runs the candidate (its
 // result is checked by the final evaluate).
@@ -605,10 +614,7 @@ TEST(auto_pipeline, refinement_goes_on_past_a_slower_step) {
   EXPECT_NE(report.find("8 candidates evaluated"), std::string::npos) << report;
   // The walk: doubled, halved, the next-best, then on from half; the line followed up after
   // that.
-  std::vector<index_t> order;
-  for (const std::string& c : calls) {
-    if (!is_next_best(c)) order.push_back(step_of(c));
-  }
+  const std::vector<index_t> order = steps_timed(calls);
   const auto first = [&](index_t s) { return std::find(order.begin(), order.end(), s) - order.begin(); };
   ASSERT_LT(first(4 * model_step), static_cast<std::ptrdiff_t>(order.size())) << report;
   EXPECT_LT(first(model_step / 2), first(4 * model_step)) << report;
@@ -1070,10 +1076,7 @@ TEST(auto_pipeline, refinement_goes_down_a_plateau_before_going_further_up) {
   EXPECT_NE(report.find("7 candidates evaluated"), std::string::npos) << report;
   // The walk: doubled, halved, the next-best, 4 and 8 times the model's step; then down the line
   // (a quarter, an eighth), before 16 times the model's step.
-  std::vector<index_t> order;
-  for (const std::string& c : calls) {
-    if (!is_next_best(c)) order.push_back(step_of(c));
-  }
+  const std::vector<index_t> order = steps_timed(calls);
   const auto first = [&](index_t s) { return std::find(order.begin(), order.end(), s) - order.begin(); };
   ASSERT_LT(first(eighth), static_cast<std::ptrdiff_t>(order.size())) << report;
   EXPECT_LT(first(quarter), first(eighth)) << report;
