@@ -135,7 +135,8 @@ int main(int argc, char** argv) {
   std::printf("intermediates from an allocate hook that reuses the blocks of the previous run.\n");
   std::printf("Clock: %s.\n", clock_name(cpu_time));
 #ifdef SLINKY_BENCHMARK_ALIGNED_LOOPS
-  std::printf("Loops aligned to 64 bytes (-falign-loops=64; see apps/CMakeLists.txt): the hand loop's kernel and the\n");
+  std::printf(
+      "Loops aligned to 64 bytes (-falign-loops=64; see apps/CMakeLists.txt): the hand loop's kernel and the\n");
   std::printf("callback's sit alike relative to cache lines, whatever the link.\n\n");
 #else
   std::printf("Loops not aligned: where the linker puts the two kernels' loops can move the ratios by 1.5x.\n\n");

@@ -624,8 +624,7 @@ public:
     body->init_frame(frame);
     const flat_body::op* const first = body->ops.data();
     const flat_body::op* const last = first + body->ops.size();
-    const index_t result =
-        e.run_serial_loop(op->sym, lo, hi, s, [&]() { return body->run_in(e, frame, first, last); });
+    const index_t result = e.run_serial_loop(op->sym, lo, hi, s, [&]() { return body->run_in(e, frame, first, last); });
     body->finish(e, frame);
     return result;
   }

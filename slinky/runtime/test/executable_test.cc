@@ -466,13 +466,13 @@ TEST(executable, crops_refreshed_in_loops_of_const_view_calls) {
             // A ring buffer of 2 rows, cropped to 1 or 2 of them (clamped at the end of t).
             crop_dim::make(t2, t, 1, bounds(y, expr(y) + 1), logging_entry_call(r, "producer", in, t2, const_views)),
             // Clamped at both ends of out (the loop runs from -1 to n), empty past them.
-            crop_buffer::make(v, out, {interval_expr(), bounds(y, expr(y) + (step - 1))},
-                              block::make({
-                                  logging_entry_call(r, "consumer", t, v, const_views),
-                                  // A crop of a crop bound in the body: rebuilt every time.
-                                  crop_dim::make(x, v, 0, bounds(y, expr(y) + 2),
-                                                 logging_entry_call(r, "inner", in, x, const_views)),
-                              })),
+            crop_buffer::make(
+                v, out, {interval_expr(), bounds(y, expr(y) + (step - 1))},
+                block::make({
+                    logging_entry_call(r, "consumer", t, v, const_views),
+                    // A crop of a crop bound in the body: rebuilt every time.
+                    crop_dim::make(x, v, 0, bounds(y, expr(y) + 2), logging_entry_call(r, "inner", in, x, const_views)),
+                })),
             // A crop of no dim, and one whose bounds are not affine.
             crop_buffer::make(t2, t, {}, logging_entry_call(r, "whole", in, t2, const_views)),
             // (With step 3 only: bounds the compiler cannot read, so no crop of the body stays
@@ -494,8 +494,7 @@ TEST(executable, crops_refreshed_in_loops_of_const_view_calls) {
                            block::make({logging_entry_call(r, "in_w", in, w, const_views),
                                         logging_entry_call(r, "in_w_again", w, w, const_views)})),
         });
-        return allocate::make(t, memory_type::heap, 4,
-                              {{bounds(0, n - 1), expr(), expr()}, {bounds(-1, n), expr(), 2}},
+        return allocate::make(t, memory_type::heap, 4, {{bounds(0, n - 1), expr(), expr()}, {bounds(-1, n), expr(), 2}},
                               loop::make(y, loop::serial, bounds(-1, n), step, body));
       });
     }
@@ -503,14 +502,14 @@ TEST(executable, crops_refreshed_in_loops_of_const_view_calls) {
   // Failures inside crops that stay bound across iterations, and in the first iteration.
   for (int fail_at : {0, 1, 4}) {
     expect_same(stmt(), 5, false, 7, [&](recorder& r) {
-      return loop::make(y, loop::serial, bounds(0, 4), 1,
-                        crop_dim::make(v, out, 1, point(y),
-                                       block::make({
-                                           logging_entry_call(r, "first", in, v, true),
-                                           crop_dim::make(t2, v, 0, bounds(y, expr(y) + 1),
-                                                          logging_entry_call(r, "failing", in, t2, true, false,
-                                                                             fail_at)),
-                                       })));
+      return loop::make(
+          y, loop::serial, bounds(0, 4), 1,
+          crop_dim::make(v, out, 1, point(y),
+                         block::make({
+                             logging_entry_call(r, "first", in, v, true),
+                             crop_dim::make(t2, v, 0, bounds(y, expr(y) + 1),
+                                            logging_entry_call(r, "failing", in, t2, true, false, fail_at)),
+                         })));
     });
   }
   // A crop that would stay bound, of a buffer of rank 5 (above the rank a frame slot holds): it
@@ -519,14 +518,14 @@ TEST(executable, crops_refreshed_in_loops_of_const_view_calls) {
     expect_same(stmt(), 4, false, fail_at < 0 ? 0 : 7, [&](recorder& r) {
       return allocate::make(
           t, memory_type::heap, 4, std::vector<dim_expr>(5, {bounds(0, 2), expr(), expr()}),
-          loop::make(y, loop::serial, bounds(0, 2), 1,
-                     block::make({
-                         crop_dim::make(v, t, 4, point(y),
-                                        block::make({logging_entry_call(r, "rank_5", in, v, true),
-                                                     logging_entry_call(r, "rank_5_again", v, v, true)})),
-                         crop_dim::make(t2, out, 1, point(y),
-                                        logging_entry_call(r, "after", in, t2, true, false, fail_at)),
-                     })));
+          loop::make(
+              y, loop::serial, bounds(0, 2), 1,
+              block::make({
+                  crop_dim::make(v, t, 4, point(y),
+                                 block::make({logging_entry_call(r, "rank_5", in, v, true),
+                                              logging_entry_call(r, "rank_5_again", v, v, true)})),
+                  crop_dim::make(t2, out, 1, point(y), logging_entry_call(r, "after", in, t2, true, false, fail_at)),
+              })));
     });
   }
   // A crop that would be refreshed, of a null buffer: it fails as the interpreter does.
