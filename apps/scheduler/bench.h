@@ -1,0 +1,66 @@
+// Shared by scheduler_benchmark.cc and scheduler/rows.cc: a pipeline of scheduler_benchmark's table
+// (its graph, hand schedules, buffers and reference check) and the functions that make the rows.
+#ifndef SLINKY_APPS_SCHEDULER_BENCH_H
+#define SLINKY_APPS_SCHEDULER_BENCH_H
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "slinky/builder/pipeline.h"
+#include "workloads.h"
+
+namespace sched_bench {
+
+using namespace slinky;
+using slinky_bench::graph;
+
+// A graph, the schedule a scheduler_fn set on it, and the pipeline built from it.
+struct built {
+  node_context ctx;
+  graph g;
+  pipeline p;
+  std::string description;
+  double schedule_us = -1;
+};
+using scheduler_fn = std::function<void(built&)>;
+using graph_fn = std::function<graph(node_context&)>;
+
+// A pipeline of the table: its graph, hand schedules, buffers and the reference check of the
+// unscheduled run's outputs.
+struct workload {
+  std::string name;
+  // Run with the thread pool and timed by the wall clock: hand schedules with parallel loops, the
+  // heuristic and auto given the host's threads.
+  bool parallel = false;
+  graph_fn make_graph;
+  // The same graph with the funcs' hints (func::cost_hints) given, for "auto with hints"; null:
+  // the funcs have none.
+  graph_fn make_hinted_graph;
+  std::vector<scheduler_fn> hand;
+  std::vector<const raw_buffer*> inputs, outputs;
+  // Checks the outputs against a plain C++ reference; aborts through wrong_result.
+  std::function<void(const std::string&)> check;
+  // Every variant's outputs equal no schedule's bit for bit (false: a library kernel whose rounding
+  // depends on the shape of its call; each variant is then checked against the reference).
+  bool exact = true;
+};
+
+using add_fn = std::function<void(workload)>;
+
+// The rows of the table, each handed to `add` (quick: smaller sizes). Serial elementwise chains
+// (K = 4, 8) or the parallel one (K = 4); benchmark 4's stencil chains, serial or parallel, with
+// hand strips of every power of two from 1 to 64 rows if `sweep`; benchmark 5's matrix chain and
+// the padded stencil; the ML workloads; callbacks written as kernel libraries write them; pipelines
+// whose rows do not fit the L2; the chain into a parallel reduction.
+void elementwise_rows(bool quick, bool parallel, const add_fn& add);
+void stencil_rows(bool quick, bool parallel, bool sweep, const add_fn& add);
+void matmul_and_copy_rows(bool quick, const add_fn& add);
+void ml_rows(bool quick, const add_fn& add);
+void kernel_rows(bool quick, const add_fn& add);
+void wide_rows(bool quick, const add_fn& add);
+void reduction_row(bool quick, const add_fn& add);
+
+}  // namespace sched_bench
+
+#endif  // SLINKY_APPS_SCHEDULER_BENCH_H
