@@ -67,8 +67,28 @@ public:
     return true;
   }
 
-  // The value; `otherwise` if the expression is undefined.
-  index_t eval(evaluator& e, index_t otherwise) const {
+  // True if the expression is a symbol plus a constant (`x`: x + 0); sets sym and offset.
+  bool symbol_plus_offset(symbol_id& sym, index_t& offset) const {
+    if (kind_ != kind::symbol && kind_ != kind::symbol_plus_constant) return false;
+    sym = sym_;
+    offset = value_;
+    return true;
+  }
+
+  // The value; `otherwise` if the expression is undefined. A symbol plus a constant (the bounds
+  // of loops and of the crops in them) is computed inline; the other kinds take a call.
+  __attribute__((always_inline)) index_t eval(evaluator& e, index_t otherwise) const {
+    // A symbol's value_ is 0: one addition serves both kinds.
+    if (SLINKY_LIKELY(kind_ == kind::symbol || kind_ == kind::symbol_plus_constant)) {
+      return saturate_add(e.values[sym_], value_);
+    }
+    return eval_other(e, otherwise);
+  }
+
+private:
+  enum class kind : std::uint8_t { undefined, constant, symbol, symbol_plus_constant, buffer_min, buffer_max, tree };
+
+  __attribute__((noinline)) index_t eval_other(evaluator& e, index_t otherwise) const {
     switch (kind_) {
     case kind::undefined: return otherwise;
     case kind::constant: return value_;
@@ -80,9 +100,6 @@ public:
     }
     return otherwise;
   }
-
-private:
-  enum class kind : std::uint8_t { undefined, constant, symbol, symbol_plus_constant, buffer_min, buffer_max, tree };
 
   // The dimension value_ of the buffer bound to sym_, as the interpreter reads it: a broadcast
   // (bounds 0) for a null buffer, a negative dimension or one past the rank.
@@ -239,20 +256,25 @@ __attribute__((always_inline)) inline void crop_and_unfold_from(raw_buffer& buf,
   cd = dim(min, max, stride, fold);
 }
 
-// One dimension's new bounds in a crop: an undefined end keeps the old one. The bounds of a loop
-// of step 1, a point of the loop variable, read one value.
+// One dimension's new bounds in a crop: an undefined end keeps the old one. Bounds affine in one
+// symbol, [x + c0, x + c1] (a point of x, or the bounds of a loop's chunk; `x` is x + 0), the
+// common case in loops, are two additions.
 struct compiled_interval {
   compiled_expr min, max;
   bool point;
-  symbol_id point_sym = 0;
-  bool point_of_symbol = false;
+  bool affine = false;
+  symbol_id affine_sym = 0;
+  index_t c0 = 0, c1 = 0;
 
   explicit compiled_interval(const interval_expr& b)
       : min(b.min), max(b.max), point(b.min.defined() && (b.is_point() || match(b.min, b.max))) {
-    const variable* v = point ? b.min.as<variable>() : nullptr;
-    if (v && v->field == buffer_field::none) {
-      point_of_symbol = true;
-      point_sym = v->sym.sym();
+    symbol_id max_sym = 0;
+    if (!min.symbol_plus_offset(affine_sym, c0)) return;
+    if (point) {
+      c1 = c0;
+      affine = true;
+    } else if (max.symbol_plus_offset(max_sym, c1)) {
+      affine = max_sym == affine_sym;
     }
   }
 
@@ -260,31 +282,33 @@ struct compiled_interval {
   bool is_no_op() const { return !min.defined() && !max.defined(); }
   template <typename Fn>
   bool for_each_read(const Fn& fn) const {
-    if (point_of_symbol) fn(point_sym);
     return min.for_each_read(fn) && max.for_each_read(fn);
+  }
+
+  // The new bounds [lo, hi] of a dim whose bounds are [old_min, old_max].
+  __attribute__((always_inline)) void eval(evaluator& e, index_t old_min, index_t old_max, index_t& lo,
+                                           index_t& hi) const {
+    if (SLINKY_LIKELY(affine)) {
+      const index_t x = e.values[affine_sym];
+      lo = saturate_add(x, c0);
+      hi = saturate_add(x, c1);
+      return;
+    }
+    lo = min.eval(e, old_min);
+    hi = point ? lo : max.eval(e, old_max);
   }
 
   __attribute__((always_inline)) void crop(evaluator& e, raw_buffer& buf, std::size_t d) const {
     index_t lo, hi;
-    if (point_of_symbol) {
-      lo = hi = e.values[point_sym];
-    } else {
-      const dim& old = buf.dims[d];
-      lo = min.eval(e, old.min());
-      hi = point ? lo : max.eval(e, old.max());
-    }
+    const dim& old = buf.dims[d];
+    eval(e, old.min(), old.max(), lo, hi);
     crop_and_unfold(buf, d, lo, hi);
   }
 
   // The same, for buf a copy of a buffer whose dim d is sd (base included): reads sd, not the copy.
   __attribute__((always_inline)) void crop_from(evaluator& e, raw_buffer& buf, std::size_t d, const dim& sd) const {
     index_t lo, hi;
-    if (point_of_symbol) {
-      lo = hi = e.values[point_sym];
-    } else {
-      lo = min.eval(e, sd.min());
-      hi = point ? lo : max.eval(e, sd.max());
-    }
+    eval(e, sd.min(), sd.max(), lo, hi);
     crop_and_unfold_from(buf, d, sd, lo, hi);
   }
 };
