@@ -1,5 +1,6 @@
 // The executable form of a program (executable.h): the compiler that turns each statement into a
-// node of executable_nodes.h, where the nodes and what they specialise are described.
+// node of executable_nodes.h (a serial loop's body into a flat_body, executable_flat_body.h), where
+// the nodes and what they specialise are described.
 #include "slinky/runtime/executable.h"
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <unordered_map>
 
 #include "slinky/runtime/evaluator.h"
+#include "slinky/runtime/executable_flat_body.h"
 #include "slinky/runtime/executable_nodes.h"
 
 namespace slinky {
