@@ -158,6 +158,17 @@ public:
     return run_direct(e);
   }
 
+  // True if the call has a direct entry and two buffers (run_pair).
+  bool pair() const { return fn_ && n_ == 2; }
+  // run_direct for a call with pair().
+  __attribute__((always_inline)) index_t run_pair(evaluator& e) const {
+    if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
+    const index_t* values = e.values;
+    const raw_buffer* buffers[2] = {reinterpret_cast<const raw_buffer*>(values[syms_[0]]),
+                                    reinterpret_cast<const raw_buffer*>(values[syms_[1]])};
+    return call_with(e, buffers);
+  }
+
   // The same for a call with a direct entry.
   __attribute__((always_inline)) index_t run_direct(evaluator& e) const {
     if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
@@ -170,17 +181,13 @@ public:
     } else {
       for (std::size_t i = 0; i < n_; ++i) buffers[i] = reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
     }
-    const index_t result = fn_(callable_, buffers);
-    // The callback cannot see the context, but it may hold a reference to it (captured): the
-    // values are read again, as after any callback.
-    e.refresh_values();
-    return SLINKY_LIKELY(result == 0) ? 0 : e.report_call_failure(op, result);
+    return call_with(e, buffers);
   }
 
   // The same for a call with a direct entry (changes_no_descriptor()) inside a crop of sym to
-  // buf, which it gets without sym being bound: the callback sees only its buffers.
+  // buf, which it gets without sym being bound: the callback sees only its buffers. The caller
+  // knows that no block is parked (a refreshed crop: flat_body::run_crop).
   __attribute__((always_inline)) index_t run_in_crop(evaluator& e, symbol_id sym, const raw_buffer* buf) const {
-    if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
     const raw_buffer* buffers[max_inline_buffers];
     const index_t* values = e.values;
     if (SLINKY_LIKELY(n_ == 2)) {
@@ -192,12 +199,27 @@ public:
         buffers[i] = syms_[i] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
       }
     }
+    return call_with(e, buffers);
+  }
+
+  // True if the call has two buffers and sym is the second only (a crop of the output of a call
+  // with one input, the most common crop with a call): run_second_of_two runs it.
+  bool second_of_two(symbol_id sym) const { return fn_ && n_ == 2 && syms_[0] != sym && syms_[1] == sym; }
+  // run_in_crop(e, sym, second) for a call with second_of_two(sym).
+  __attribute__((always_inline)) index_t run_second_of_two(evaluator& e, const raw_buffer* second) const {
+    const raw_buffer* buffers[2] = {reinterpret_cast<const raw_buffer*>(e.values[syms_[0]]), second};
+    return call_with(e, buffers);
+  }
+
+private:
+  // Calls the entry with buffers (n_ of them), then reads the values again: the callback cannot
+  // see the context, but it may hold a reference to it (captured), as after any callback.
+  __attribute__((always_inline)) index_t call_with(evaluator& e, const raw_buffer* const* buffers) const {
     const index_t result = fn_(callable_, buffers);
     e.refresh_values();
     return SLINKY_LIKELY(result == 0) ? 0 : e.report_call_failure(op, result);
   }
 
-private:
   // Calls with up to this many buffers pass them in an array of fixed size on the stack (not
   // alloca: calls run in loops); calls with more take the std::function. The symbols are kept in
   // a fixed array beside the entry, so that the call reads no other memory to find them.
