@@ -98,8 +98,8 @@ public:
   };
   struct op {
     op_kind kind;
-    // crop, crop_call and end: a crop_op; call: a compiled_call with a direct entry; node: an
-    // exec_node; stop: null.
+    // crop, crop_persistent, crop_call, crop_call_out and end: a crop_op; call and call_pair: a
+    // compiled_call with a direct entry; node: an exec_node; stop: null.
     const void* target;
   };
 
