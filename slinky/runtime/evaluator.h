@@ -431,22 +431,47 @@ public:
     const index_t result = op->target ? call_user(op) : 0;
     return result == 0 ? 0 : report_call_failure(op, result);
   }
+  // The iterations of a serial loop of sym over [min, max] by step (step > 0, min <= max): binds
+  // sym to min for the lifetime of this object, and next() moves it to the next value. Inside a
+  // parallel loop, it stops promptly when another worker failed (then result() is 1).
+  class serial_loop {
+    scoped_value bind_;
+    index_t i_, max_, step_;
+    failure_state* failures_;
+    bool stopped_ = false;
+
+  public:
+    serial_loop(evaluator& e, var sym, index_t min, index_t max, index_t step)
+        : bind_(e, sym, min), i_(min), max_(max), step_(step), failures_(e.failures) {}
+
+    // Binds the next value and returns true; false after the last one (or on another worker's
+    // failure).
+    bool next() {
+      if (failures_ && failures_->failed.load(std::memory_order_relaxed)) {
+        stopped_ = true;
+        return false;
+      }
+      // Stop before i + step could overflow (max - i does not fit in an index_t when the loop
+      // spans more than half the range of one).
+      if (static_cast<std::size_t>(max_) - static_cast<std::size_t>(i_) < static_cast<std::size_t>(step_)) {
+        return false;
+      }
+      i_ += step_;
+      bind_.set(i_);
+      return true;
+    }
+    // The loop's result once next() returned false (and every iteration succeeded).
+    index_t result() const { return stopped_ ? 1 : 0; }
+  };
   // Runs a serial loop of sym over [min, max] by step (step > 0, min <= max), calling
   // iteration() for each value, and stops at the first failure (or another worker's).
   template <typename Iteration>
   index_t run_serial_loop(var sym, index_t min, index_t max, index_t step, const Iteration& iteration) {
-    scoped_value bind(*this, sym, min);
-    for (index_t i = min;;) {
+    serial_loop l(*this, sym, min, max, step);
+    do {
       if (index_t result = iteration()) return result;
-      // Inside a parallel loop, stop promptly when another worker failed.
-      if (failures && failures->failed.load(std::memory_order_relaxed)) return 1;
-      // Stop before i + step could overflow (max - i does not fit in an index_t when the loop
-      // spans more than half the range of one).
-      if (static_cast<std::size_t>(max) - static_cast<std::size_t>(i) < static_cast<std::size_t>(step)) break;
-      i += step;
-      bind.set(i);
-    }
-    return 0;
+    } while (l.next());
+    return l.result();
   }
   // Reports a callback's failure (once, through call_failed) and returns its result.
   index_t report_call_failure(const call_stmt* op, index_t result);

@@ -1,5 +1,6 @@
 // The executable form of a program (executable.h): the compiler that turns each statement into a
-// node of executable_nodes.h, where the nodes and what they specialise are described.
+// node of executable_nodes.h (a serial loop's body into a flat_body, executable_flat_body.h), where
+// the nodes and what they specialise are described.
 #include "slinky/runtime/executable.h"
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <unordered_map>
 
 #include "slinky/runtime/evaluator.h"
+#include "slinky/runtime/executable_flat_body.h"
 #include "slinky/runtime/executable_nodes.h"
 
 namespace slinky {
@@ -97,9 +99,25 @@ private:
     auto body = std::make_unique<flat_body>();
     flatten(*body, s, 0);
     mark_refreshed_crops(*body);
+    specialize_kinds(*body);
+    body->ops.push_back({flat_body::op_kind::stop, nullptr});
     const flat_body* result = body.get();
     add(std::move(body));
     return result;
+  }
+
+  // Gives the most common ops of fb their own kinds (flat_body::op_kind).
+  static void specialize_kinds(flat_body& fb) {
+    for (flat_body::op& o : fb.ops) {
+      if (o.kind == flat_body::op_kind::crop_call) {
+        const flat_body::crop_op& c = *static_cast<const flat_body::crop_op*>(o.target);
+        if (c.refresh && c.call->second_of_two(c.sym)) o.kind = flat_body::op_kind::crop_call_out;
+      } else if (o.kind == flat_body::op_kind::crop) {
+        if (static_cast<const flat_body::crop_op*>(o.target)->persistent) o.kind = flat_body::op_kind::crop_persistent;
+      } else if (o.kind == flat_body::op_kind::call) {
+        if (static_cast<const compiled_call*>(o.target)->pair()) o.kind = flat_body::op_kind::call_pair;
+      }
+    }
   }
 
   // Marks the crops of fb that can be refreshed (flat_body::refresh_crop): a crop of one dim of a
@@ -119,6 +137,10 @@ private:
         if (!static_cast<const compiled_call*>(o.target)->changes_no_descriptor()) return;
         break;
       case flat_body::op_kind::node: return;
+      case flat_body::op_kind::crop_call_out:
+      case flat_body::op_kind::call_pair:
+      case flat_body::op_kind::crop_persistent:
+      case flat_body::op_kind::stop: SLINKY_ASSERT(false, "kinds are specialized after this"); break;
       }
     }
     // How many crops of the body bind each symbol.
@@ -155,6 +177,10 @@ private:
         break;
       case flat_body::op_kind::end:
       case flat_body::op_kind::node: break;
+      case flat_body::op_kind::crop_call_out:
+      case flat_body::op_kind::call_pair:
+      case flat_body::op_kind::crop_persistent:
+      case flat_body::op_kind::stop: SLINKY_ASSERT(false, "kinds are specialized after this"); break;
       }
     }
     if (reads_any) return;

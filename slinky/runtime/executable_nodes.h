@@ -5,7 +5,9 @@
 // or max in one dimension, or a tree left to the evaluator. A crop of one dimension (a crop_dim, or
 // a crop_buffer with one bound) whose body is a call runs the call itself. The other statements run
 // the evaluator's own logic (evaluator.h) with compiled bodies, so their semantics are written
-// once. The compiler that builds them is in executable.cc, the only file that includes this one.
+// once. A serial loop's body is flattened (executable_flat_body.h). The compiler that builds them
+// is in executable.cc, the only file that includes this one (directly or through
+// executable_flat_body.h).
 #ifndef SLINKY_RUNTIME_EXECUTABLE_NODES_H
 #define SLINKY_RUNTIME_EXECUTABLE_NODES_H
 
@@ -67,8 +69,28 @@ public:
     return true;
   }
 
-  // The value; `otherwise` if the expression is undefined.
-  index_t eval(evaluator& e, index_t otherwise) const {
+  // True if the expression is a symbol plus a constant (`x`: x + 0); sets sym and offset.
+  bool symbol_plus_offset(symbol_id& sym, index_t& offset) const {
+    if (kind_ != kind::symbol && kind_ != kind::symbol_plus_constant) return false;
+    sym = sym_;
+    offset = value_;
+    return true;
+  }
+
+  // The value; `otherwise` if the expression is undefined. A symbol plus a constant (the bounds
+  // of loops and of the crops in them) is computed inline; the other kinds take a call.
+  __attribute__((always_inline)) index_t eval(evaluator& e, index_t otherwise) const {
+    // A symbol's value_ is 0: one addition serves both kinds.
+    if (SLINKY_LIKELY(kind_ == kind::symbol || kind_ == kind::symbol_plus_constant)) {
+      return saturate_add(e.values[sym_], value_);
+    }
+    return eval_other(e, otherwise);
+  }
+
+private:
+  enum class kind : std::uint8_t { undefined, constant, symbol, symbol_plus_constant, buffer_min, buffer_max, tree };
+
+  __attribute__((noinline)) index_t eval_other(evaluator& e, index_t otherwise) const {
     switch (kind_) {
     case kind::undefined: return otherwise;
     case kind::constant: return value_;
@@ -80,9 +102,6 @@ public:
     }
     return otherwise;
   }
-
-private:
-  enum class kind : std::uint8_t { undefined, constant, symbol, symbol_plus_constant, buffer_min, buffer_max, tree };
 
   // The dimension value_ of the buffer bound to sym_, as the interpreter reads it: a broadcast
   // (bounds 0) for a null buffer, a negative dimension or one past the rank.
@@ -139,6 +158,17 @@ public:
     return run_direct(e);
   }
 
+  // True if the call has a direct entry and two buffers (run_pair).
+  bool pair() const { return fn_ && n_ == 2; }
+  // run_direct for a call with pair().
+  __attribute__((always_inline)) index_t run_pair(evaluator& e) const {
+    if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
+    const index_t* values = e.values;
+    const raw_buffer* buffers[2] = {reinterpret_cast<const raw_buffer*>(values[syms_[0]]),
+                                    reinterpret_cast<const raw_buffer*>(values[syms_[1]])};
+    return call_with(e, buffers);
+  }
+
   // The same for a call with a direct entry.
   __attribute__((always_inline)) index_t run_direct(evaluator& e) const {
     if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
@@ -151,17 +181,13 @@ public:
     } else {
       for (std::size_t i = 0; i < n_; ++i) buffers[i] = reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
     }
-    const index_t result = fn_(callable_, buffers);
-    // The callback cannot see the context, but it may hold a reference to it (captured): the
-    // values are read again, as after any callback.
-    e.refresh_values();
-    return SLINKY_LIKELY(result == 0) ? 0 : e.report_call_failure(op, result);
+    return call_with(e, buffers);
   }
 
   // The same for a call with a direct entry (changes_no_descriptor()) inside a crop of sym to
-  // buf, which it gets without sym being bound: the callback sees only its buffers.
+  // buf, which it gets without sym being bound: the callback sees only its buffers. The caller
+  // knows that no block is parked (a refreshed crop: flat_body::run_crop).
   __attribute__((always_inline)) index_t run_in_crop(evaluator& e, symbol_id sym, const raw_buffer* buf) const {
-    if (SLINKY_UNLIKELY(e.allocations.any_parked())) e.give_back_parked();
     const raw_buffer* buffers[max_inline_buffers];
     const index_t* values = e.values;
     if (SLINKY_LIKELY(n_ == 2)) {
@@ -173,12 +199,27 @@ public:
         buffers[i] = syms_[i] == sym ? buf : reinterpret_cast<const raw_buffer*>(values[syms_[i]]);
       }
     }
+    return call_with(e, buffers);
+  }
+
+  // True if the call has two buffers and sym is the second only (a crop of the output of a call
+  // with one input, the most common crop with a call): run_second_of_two runs it.
+  bool second_of_two(symbol_id sym) const { return fn_ && n_ == 2 && syms_[0] != sym && syms_[1] == sym; }
+  // run_in_crop(e, sym, second) for a call with second_of_two(sym).
+  __attribute__((always_inline)) index_t run_second_of_two(evaluator& e, const raw_buffer* second) const {
+    const raw_buffer* buffers[2] = {reinterpret_cast<const raw_buffer*>(e.values[syms_[0]]), second};
+    return call_with(e, buffers);
+  }
+
+private:
+  // Calls the entry with buffers (n_ of them), then reads the values again: the callback cannot
+  // see the context, but it may hold a reference to it (captured), as after any callback.
+  __attribute__((always_inline)) index_t call_with(evaluator& e, const raw_buffer* const* buffers) const {
     const index_t result = fn_(callable_, buffers);
     e.refresh_values();
     return SLINKY_LIKELY(result == 0) ? 0 : e.report_call_failure(op, result);
   }
 
-private:
   // Calls with up to this many buffers pass them in an array of fixed size on the stack (not
   // alloca: calls run in loops); calls with more take the std::function. The symbols are kept in
   // a fixed array beside the entry, so that the call reads no other memory to find them.
@@ -239,20 +280,25 @@ __attribute__((always_inline)) inline void crop_and_unfold_from(raw_buffer& buf,
   cd = dim(min, max, stride, fold);
 }
 
-// One dimension's new bounds in a crop: an undefined end keeps the old one. The bounds of a loop
-// of step 1, a point of the loop variable, read one value.
+// One dimension's new bounds in a crop: an undefined end keeps the old one. Bounds affine in one
+// symbol, [x + c0, x + c1] (a point of x, or the bounds of a loop's chunk; `x` is x + 0), the
+// common case in loops, are two additions.
 struct compiled_interval {
   compiled_expr min, max;
   bool point;
-  symbol_id point_sym = 0;
-  bool point_of_symbol = false;
+  bool affine = false;
+  symbol_id affine_sym = 0;
+  index_t c0 = 0, c1 = 0;
 
   explicit compiled_interval(const interval_expr& b)
       : min(b.min), max(b.max), point(b.min.defined() && (b.is_point() || match(b.min, b.max))) {
-    const variable* v = point ? b.min.as<variable>() : nullptr;
-    if (v && v->field == buffer_field::none) {
-      point_of_symbol = true;
-      point_sym = v->sym.sym();
+    symbol_id max_sym = 0;
+    if (!min.symbol_plus_offset(affine_sym, c0)) return;
+    if (point) {
+      c1 = c0;
+      affine = true;
+    } else if (max.symbol_plus_offset(max_sym, c1)) {
+      affine = max_sym == affine_sym;
     }
   }
 
@@ -260,31 +306,33 @@ struct compiled_interval {
   bool is_no_op() const { return !min.defined() && !max.defined(); }
   template <typename Fn>
   bool for_each_read(const Fn& fn) const {
-    if (point_of_symbol) fn(point_sym);
     return min.for_each_read(fn) && max.for_each_read(fn);
+  }
+
+  // The new bounds [lo, hi] of a dim whose bounds are [old_min, old_max].
+  __attribute__((always_inline)) void eval(evaluator& e, index_t old_min, index_t old_max, index_t& lo,
+                                           index_t& hi) const {
+    if (SLINKY_LIKELY(affine)) {
+      const index_t x = e.values[affine_sym];
+      lo = saturate_add(x, c0);
+      hi = saturate_add(x, c1);
+      return;
+    }
+    lo = min.eval(e, old_min);
+    hi = point ? lo : max.eval(e, old_max);
   }
 
   __attribute__((always_inline)) void crop(evaluator& e, raw_buffer& buf, std::size_t d) const {
     index_t lo, hi;
-    if (point_of_symbol) {
-      lo = hi = e.values[point_sym];
-    } else {
-      const dim& old = buf.dims[d];
-      lo = min.eval(e, old.min());
-      hi = point ? lo : max.eval(e, old.max());
-    }
+    const dim& old = buf.dims[d];
+    eval(e, old.min(), old.max(), lo, hi);
     crop_and_unfold(buf, d, lo, hi);
   }
 
   // The same, for buf a copy of a buffer whose dim d is sd (base included): reads sd, not the copy.
   __attribute__((always_inline)) void crop_from(evaluator& e, raw_buffer& buf, std::size_t d, const dim& sd) const {
     index_t lo, hi;
-    if (point_of_symbol) {
-      lo = hi = e.values[point_sym];
-    } else {
-      lo = min.eval(e, sd.min());
-      hi = point ? lo : max.eval(e, sd.max());
-    }
+    eval(e, sd.min(), sd.max(), lo, hi);
     crop_and_unfold_from(buf, d, sd, lo, hi);
   }
 };
@@ -381,252 +429,6 @@ public:
       evaluator::scoped_value bind(e, op->sym, reinterpret_cast<index_t>(&buf));
       return run_body(e, body);
     });
-  }
-};
-
-// A loop body flattened into one sequence of operations run by one function, so that an
-// iteration does not go through a virtual call, a prologue and an epilogue per statement: a crop
-// (a crop_dim, or a crop_buffer of any number of dims) opens a scope that the matching `end`
-// closes, or, when its body is one call, runs the call and closes itself; calls run the callback;
-// blocks disappear; every other statement is an operation that runs its compiled node. A crop's
-// descriptor lives in a slot of a frame that a loop allocates once per run of the loop (not per
-// iteration): crops open at the same depth are never live together, so there is one slot per
-// level of nesting.
-class flat_body final : public exec_node {
-public:
-  struct slot {
-    raw_buffer buf;
-    index_t saved;
-    // For a refreshed crop: the source buf was copied from, if buf holds a crop of it made in an
-    // earlier iteration of this run of the loop; no_source() otherwise (never a bound buffer, nor
-    // null: a crop compares its source with src alone to know whether to refresh).
-    const raw_buffer* src;
-    dim dims[inline_rank];
-  };
-
-  struct crop_op {
-    symbol_id sym;
-    var src;
-    // The byte offset of its slot in the frame (the slot's index times sizeof(slot), computed once).
-    std::size_t slot_offset;
-    // This crop's op, and the op after its end (after itself if it runs a call).
-    std::size_t begin, next;
-    // The first dim cropped (a huge d if none: a negative dim converts to one too), and the
-    // others.
-    std::size_t d;
-    compiled_interval bounds;
-    std::vector<std::pair<std::size_t, compiled_interval>> more;
-    // !more.empty(), read without the vector's two pointers.
-    bool has_more;
-    // The body if it is one call.
-    const compiled_call* call;
-    // True if the crop is refreshed rather than rebuilt when its source is the one it copied in the
-    // previous iteration (see refresh_crop).
-    bool refresh;
-    // True if the crop (refreshed, with a body) stays bound from its first iteration to the end of
-    // the run of the loop (see mark_refreshed_crops).
-    bool persistent;
-    // The crop with its body as compiled nodes, for a source of rank above inline_rank (a slot
-    // has room for inline_rank dims).
-    const exec_node* fallback;
-  };
-
-  // A call with a direct entry is a `call`; one without is a `node` (its call_node). The end of a
-  // persistent crop does nothing and is left out (mark_refreshed_crops).
-  enum class op_kind : std::uint8_t { crop, crop_call, end, call, node };
-  struct op {
-    op_kind kind;
-    // crop, crop_call and end: a crop_op; call: a compiled_call with a direct entry; node: an
-    // exec_node.
-    const void* target;
-  };
-
-  std::vector<op> ops;
-  // Pointed to by ops: a deque keeps them in place as it grows.
-  std::deque<crop_op> crops;
-  std::size_t depth = 0;
-  // The slots of a frame: one per level of nesting, then one for each refreshed crop (which
-  // keeps its crop from one iteration to the next, so shares its slot with no other crop).
-  std::size_t slots = 0;
-  bool any_persistent = false;
-
-  static slot& slot_of(slot* frame, const crop_op& c) {
-    return *reinterpret_cast<slot*>(reinterpret_cast<char*>(frame) + c.slot_offset);
-  }
-
-  std::size_t frame_bytes() const { return sizeof(slot) * (slots > 0 ? slots : 1); }
-
-  // The src of a slot that holds no crop to refresh: an address no buffer has.
-  static const raw_buffer* no_source() {
-    static const char tag = 0;
-    return reinterpret_cast<const raw_buffer*>(&tag);
-  }
-
-  // Readies a frame for a run of the loop: no slot holds a crop to refresh yet.
-  void init_frame(slot* frame) const {
-    for (std::size_t i = 0; i < slots; ++i) frame[i].src = no_source();
-  }
-
-  index_t run(evaluator& e) const override {
-    slot* frame = static_cast<slot*>(alloca(frame_bytes()));
-    init_frame(frame);
-    const index_t result = run_in(e, frame);
-    finish(e, frame);
-    return result;
-  }
-
-  // Ends a run of the loop: unbinds the persistent crops that were bound.
-  void finish(evaluator& e, slot* frame) const {
-    if (SLINKY_LIKELY(!any_persistent)) return;
-    for (const crop_op& c : crops) {
-      if (c.persistent && slot_of(frame, c).src != no_source()) e.values[c.sym] = slot_of(frame, c).saved;
-    }
-  }
-
-  // The crop c of in into s, refreshed: s holds the crop of in made in an earlier iteration of
-  // this run of the loop, and nothing since can have changed *in or s (every call in the body
-  // takes const views, nothing else runs, and in is not bound in the body), so base, element
-  // size, rank, the dims pointer and the dims not cropped are still right: only the cropped dim
-  // and the base are made again.
-  __attribute__((always_inline)) static void refresh_crop(evaluator& e, const crop_op& c, const raw_buffer& in,
-                                                          slot& s) {
-    if (SLINKY_UNLIKELY(c.d >= s.buf.rank)) return;
-    s.buf.base = in.base;
-    c.bounds.crop_from(e, s.buf, c.d, in.dims[c.d]);
-  }
-
-  // Runs the crop (with_call: and its call) at o, which moves to the op before the next one to
-  // run if that is not o + 1; returns non-zero on a failure, with o left at the crop.
-  template <bool with_call>
-  __attribute__((always_inline)) index_t run_crop(evaluator& e, slot* frame, const op*& o, const op* first) const {
-    const crop_op& c = *static_cast<const crop_op*>(o->target);
-    const raw_buffer* in = reinterpret_cast<const raw_buffer*>(e.values[c.src.sym()]);
-    slot& s = slot_of(frame, c);
-    // Only a refreshed crop's slot has a src other than no_source(), which in never is.
-    if (SLINKY_LIKELY(in == s.src)) {
-      refresh_crop(e, c, *in, s);
-      if (with_call) {
-        // The call takes its buffers from an array: the crop need not be bound for it.
-        return c.call->run_in_crop(e, c.sym, &s.buf);
-      }
-      // Still bound to s.buf from an earlier iteration if persistent.
-      if (c.persistent) return 0;
-      s.saved = e.values[c.sym];
-      e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
-      return 0;
-    }
-    if (SLINKY_UNLIKELY(!in || in->rank > inline_rank)) {
-      const index_t result = in ? c.fallback->run(e) : fail_null_buffer(e, c.src);
-      if (result) return result;
-      o = first + c.next - 1;
-      return 0;
-    }
-    // A refreshed crop remembers what it copied (a failure below leaves nothing to refresh:
-    // the loop stops).
-    // A persistent crop with a source is bound already: what it saved is the outer value.
-    const bool bound = c.persistent && s.src != no_source();
-    s.src = c.refresh ? in : no_source();
-    s.buf.base = in->base;
-    s.buf.elem_size = in->elem_size;
-    s.buf.rank = in->rank;
-    s.buf.dims = s.dims;
-    copy_small_dims(*in, s.dims);
-    if (c.d < s.buf.rank) c.bounds.crop_from(e, s.buf, c.d, in->dims[c.d]);
-    if (SLINKY_UNLIKELY(c.has_more)) {
-      for (const auto& j : c.more) {
-        if (j.first < s.buf.rank) j.second.crop(e, s.buf, j.first);
-      }
-    }
-    if (!bound) s.saved = e.values[c.sym];
-    e.values[c.sym] = reinterpret_cast<index_t>(&s.buf);
-    if (!with_call) return 0;
-    const index_t result = c.call->run(e);
-    e.values[c.sym] = s.saved;
-    return result;
-  }
-
-  // Runs the ops with crops' descriptors in frame (frame_bytes() of storage).
-  __attribute__((always_inline)) index_t run_in(evaluator& e, slot* frame) const {
-    return run_in(e, frame, ops.data(), ops.data() + ops.size());
-  }
-  // The same with the ops' range read by the caller (a loop, once for all its iterations: the
-  // callbacks of an iteration would make the compiler read it again).
-  __attribute__((always_inline)) index_t run_in(evaluator& e, slot* frame, const op* first, const op* last) const {
-    index_t result = 0;
-    const op* o = first;
-    for (; o != last; ++o) {
-      // The most common ops first (a switch tests the kinds in the order of their values).
-      if (SLINKY_LIKELY(o->kind == op_kind::crop_call)) {
-        result = run_crop</*with_call=*/true>(e, frame, o, first);
-        if (SLINKY_UNLIKELY(result)) goto failed;
-        continue;
-      }
-      switch (o->kind) {
-      case op_kind::crop:
-        result = run_crop</*with_call=*/false>(e, frame, o, first);
-        if (SLINKY_UNLIKELY(result)) goto failed;
-        break;
-      case op_kind::crop_call:
-        result = run_crop</*with_call=*/true>(e, frame, o, first);
-        if (SLINKY_UNLIKELY(result)) goto failed;
-        break;
-      case op_kind::end: {
-        const crop_op& c = *static_cast<const crop_op*>(o->target);
-        if (!c.persistent) e.values[c.sym] = slot_of(frame, c).saved;
-        break;
-      }
-      case op_kind::call:
-        result = static_cast<const compiled_call*>(o->target)->run_direct(e);
-        if (SLINKY_UNLIKELY(result)) goto failed;
-        break;
-      case op_kind::node:
-        result = static_cast<const exec_node*>(o->target)->run(e);
-        if (SLINKY_UNLIKELY(result)) goto failed;
-        break;
-      }
-    }
-    return 0;
-  failed:
-    // Close the crops open at o, innermost first: the ends after o of crops that began before it.
-    const std::size_t i = static_cast<std::size_t>(o - first);
-    for (const op* j = o + 1; j != last; ++j) {
-      if (j->kind != op_kind::end) continue;
-      const crop_op& c = *static_cast<const crop_op*>(j->target);
-      if (c.begin < i && !c.persistent) e.values[c.sym] = slot_of(frame, c).saved;
-    }
-    return result;
-  }
-};
-
-class loop_node final : public exec_node {
-public:
-  const loop* op;
-  compiled_expr min, max, step, workers;
-  // The body, flattened.
-  const flat_body* body;
-
-  explicit loop_node(const loop* op, const flat_body* body)
-      : op(op), min(op->bounds.min), max(op->bounds.max), step(op->step), workers(op->max_workers), body(body) {}
-
-  index_t run(evaluator& e) const override {
-    const index_t lo = min.eval(e, 0);
-    const index_t hi = max.eval(e, 0);
-    const index_t s = step.eval(e, 0);
-    if (s <= 0) return e.fail_check(op->step > 0);
-    if (lo > hi) return 0;
-    const std::size_t span = static_cast<std::size_t>(hi) - static_cast<std::size_t>(lo);
-    if (e.config.thread_pool && span >= static_cast<std::size_t>(s)) {
-      const index_t w = workers.eval(e, 1);
-      if (w > 1) return e.exec_parallel_loop(op, lo, hi, s, w, body_ref(body));
-    }
-    // One frame for the crops of every iteration.
-    flat_body::slot* frame = static_cast<flat_body::slot*>(alloca(body->frame_bytes()));
-    body->init_frame(frame);
-    const flat_body::op* const first = body->ops.data();
-    const flat_body::op* const last = first + body->ops.size();
-    const index_t result = e.run_serial_loop(op->sym, lo, hi, s, [&]() { return body->run_in(e, frame, first, last); });
-    body->finish(e, frame);
-    return result;
   }
 };
 

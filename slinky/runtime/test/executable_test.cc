@@ -3,6 +3,7 @@
 // descriptors, allocate the same sizes, leave the same data, and fail the same way.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -541,6 +542,80 @@ TEST(executable, crops_refreshed_in_loops_of_const_view_calls) {
                           crop_dim::make(v, out, 1, point(y), logging_entry_call(r, "scribbler", in, v, false, true)),
                           crop_dim::make(t2, out, 1, point(y), logging_entry_call(r, "reader", in, t2, true)),
                       }));
+  });
+}
+
+// Refreshed crops whose bounds are affine in one symbol ([y + c0, y + c1], a point of y + c) make
+// the cropped dim again from what their slot kept of the source, without evaluating expressions
+// or reading the source: every call must still see the descriptors the interpreter gives it.
+// Sources unfolded, folded by a power of two (crops within one fold unfolded, wider ones not),
+// folded by 3, with a stride-0 dim and with a null base; of rank 1 to 3, cropped in dims 0 to 2;
+// clamped at both ends and empty; the crop as a call's output, its input, or both; bounds that
+// saturate at the ends of index_t; a block parked before the loop (given back at the first call);
+// and a source rebound between runs of the loop at the same address with other contents.
+TEST(executable, refreshed_crops_of_affine_bounds) {
+  var u(ctx, "u"), w(ctx, "w"), nb(ctx, "nb"), r1(ctx, "r1"), z(ctx, "z");
+  for (index_t step : {1, 2}) {
+    expect_same(stmt(), 6, false, 0, [&](recorder& r) {
+      auto call = [&](const char* name, var i, var o) { return logging_entry_call(r, name, i, o, true); };
+      stmt body = block::make({
+          crop_dim::make(t2, t, 1, bounds(y, expr(y) + 1), call("folded_pow2", in, t2)),
+          crop_dim::make(t2, t, 1, bounds(expr(y) + (-2), expr(y) + 2), call("folded_pow2_wide", in, t2)),
+          crop_dim::make(t2, u, 2, bounds(y, expr(y) + 1), call("folded_3", in, t2)),
+          crop_dim::make(t2, u, 0, point(expr(y) + (-3)), call("rank_3_dim_0", in, t2)),
+          crop_dim::make(v, out, 0, bounds(expr(y) + (-2), expr(y) + 3), call("clamped", in, v)),
+          crop_dim::make(v, out, 1, bounds(expr(y) + 3, expr(y) + 1), call("empty", in, v)),
+          crop_dim::make(v, out, 1, point(expr(y) + 1), call("point_plus", in, v)),
+          crop_dim::make(v, in, 1, point(y), call("as_input", v, out)),
+          crop_dim::make(v, out, 1, bounds(y, expr(y) + 1), call("as_both", v, v)),
+          crop_dim::make(t2, w, 1, bounds(y, expr(y) + 1), call("stride_0", in, t2)),
+          crop_dim::make(t2, nb, 0, bounds(y, expr(y) + 1), call("null_base", in, t2)),
+          crop_dim::make(t2, r1, 0, bounds(expr(y) + 1, expr(y) + 2), call("rank_1", in, t2)),
+      });
+      const expr last = n - 1;
+      stmt program = loop::make(y, loop::serial, bounds(-1, n), step, body);
+      program = make_buffer::make(nb, 0, 4, {{bounds(0, last), 4, expr()}}, program);
+      program = allocate::make(r1, memory_type::heap, 4, {{bounds(0, last), expr(), 2}}, program);
+      program = allocate::make(w, memory_type::heap, 4,
+                               {{bounds(0, last), expr(), expr()}, {bounds(0, last), 0, expr()}}, program);
+      program = allocate::make(
+          u, memory_type::heap, 4,
+          {{bounds(0, 1), expr(), expr()}, {bounds(0, 1), expr(), expr()}, {bounds(-1, n), expr(), 3}}, program);
+      program = allocate::make(t, memory_type::heap, 4, {{bounds(0, last), expr(), expr()}, {bounds(-1, n), expr(), 4}},
+                               program);
+      // A block freed before the loop is parked until the loop's first call.
+      return allocate::make(task, memory_type::heap, 4, {{bounds(0, 7), expr(), expr()}},
+                            block::make({logging_entry_call(r, "before", in, task, true),
+                                         check::make(call::make(intrinsic::free, {task})), program}));
+    });
+  }
+  // Bounds of y + c that saturate at both ends of index_t.
+  const index_t big = std::numeric_limits<index_t>::max();
+  for (index_t lo : {big - 3, std::numeric_limits<index_t>::min() + 1}) {
+    expect_same(stmt(), 4, false, 0, [&](recorder& r) {
+      return loop::make(
+          y, loop::serial, bounds(lo, lo + 2), 1,
+          block::make({
+              crop_dim::make(v, out, 0, bounds(y, expr(y) + 5), logging_entry_call(r, "high", in, v, true)),
+              crop_dim::make(v, out, 1, bounds(expr(y) + (-5), y), logging_entry_call(r, "low", in, v, true)),
+          }));
+    });
+  }
+  // The source of the inner loop's refreshed crop is a crop the outer loop makes again in the same
+  // slot every iteration (other bounds and base), and an allocation with other bounds each time:
+  // a run of the inner loop never refreshes from what an earlier run kept.
+  expect_same(stmt(), 5, false, 0, [&](recorder& r) {
+    stmt inner = loop::make(
+        y, loop::serial, bounds(0, 4), 1,
+        block::make({
+            crop_dim::make(v, u, 0, point(y), logging_entry_call(r, "of_crop", in, v, true)),
+            crop_dim::make(t2, t, 1, bounds(y, expr(y) + 1), logging_entry_call(r, "of_allocation", in, t2, true)),
+        }));
+    return loop::make(
+        z, loop::serial, bounds(0, 3), 1,
+        crop_dim::make(u, out, 1, bounds(z, expr(z) + 1),
+                       allocate::make(t, memory_type::heap, 4,
+                                      {{bounds(0, 4), expr(), expr()}, {bounds(z, expr(z) + 5), expr(), 4}}, inner)));
   });
 }
 
