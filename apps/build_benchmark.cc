@@ -159,8 +159,8 @@ int main(int argc, char** argv) {
   const bool skipped = reps[1][2] == 0;
   const double ratio = (skipped ? estimate[1][2] : ms[1][2]) / ms[1][1];
   std::printf("100 funcs with a loop: %.3f ms (target <= 3 ms): %s\n", ms[1][1], pass_or_miss(ms[1][1] <= 3));
-  std::printf("1000 funcs / 100 funcs (with a loop): %.2f%s (target <= 12): %s\n", ratio,
-              skipped ? " (extrapolated: the 1000-func build was not run)" : "", pass_or_miss(!skipped && ratio <= 12));
+  std::printf("1000 funcs / 100 funcs (with a loop): %.2f%s (target <= 13, BENCHMARKS.md): %s\n", ratio,
+              skipped ? " (extrapolated: the 1000-func build was not run)" : "", pass_or_miss(!skipped && ratio <= 13));
   // Without a loop, the bar of docs/benchmarks.md (no quadratic passes: 1000 funcs within 15x).
   if (reps[0][2] != 0) {
     const double ratio_no_loop = ms[0][2] / ms[0][1];
