@@ -276,8 +276,7 @@ int main(int argc, char** argv) {
     rows.push_back({"hand chunk loop calling the callbacks, chunks of 1024 (floor of any runtime)"});
     rows.back().key = "hand_callback_loop";
     rows.back().chunk = chunks[0];
-    fns.push_back(
-        [&]() { hand_callback_loop(k, in_buf.base(), out_buf.base(), n, chunks[0], s0.data(), s1.data()); });
+    fns.push_back([&]() { hand_callback_loop(k, in_buf.base(), out_buf.base(), n, chunks[0], s0.data(), s1.data()); });
     const std::size_t callback_row = rows.size() - 1;
     rows.push_back({"hand-fused single pass"});
     rows.back().key = "hand_fused";

@@ -16,8 +16,9 @@ inline float offset(int k) { return 0.125f + 0.03125f * static_cast<float>(k % 3
 // that the stage callbacks and the hand-written loops they are compared with run the same machine
 // code: an inlined copy in each caller is compiled and placed apart, and a 24-byte vector loop
 // runs up to 1.5x slower at some offsets modulo 64 bytes on the development machine
-// (docs/runtime.md, "Code placement").
-__attribute__((noinline)) inline void kernel(const float* __restrict in, float* __restrict out, slinky::index_t n, float a, float b) {
+// (docs/runtime_measurements.md, "Code placement").
+__attribute__((noinline)) inline void kernel(const float* __restrict in, float* __restrict out, slinky::index_t n,
+                                             float a, float b) {
   for (slinky::index_t i = 0; i < n; ++i) out[i] = in[i] * a + b;
 }
 
