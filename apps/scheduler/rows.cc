@@ -53,6 +53,20 @@ void check_near(const buffer<float, N>& out, const buffer<float, N>& ref, float 
   }
 }
 
+// Benchmark 5's matrix chain's buffers, n x n: random a, b and c, the output, and the reference
+// (a x b) x c computed in plain C++ (through ab).
+struct matmul_chain_buffers {
+  buffer<float, 2> a, b, c, out, ab, ref;
+  explicit matmul_chain_buffers(index_t n) : a({n, n}), b({n, n}), c({n, n}), out({n, n}), ab({n, n}), ref({n, n}) {
+    for (auto* x : {&a, &b, &c, &out, &ab, &ref}) x->allocate();
+    fill_random(a, 1);
+    fill_random(b, 2);
+    fill_random(c, 3);
+    workloads::matmul(a, b, ab);
+    workloads::matmul(ab, c, ref);
+  }
+};
+
 }  // namespace
 
 // Benchmark 3's chains, serial (K = 4, 8) or parallel (K = 4).
@@ -133,13 +147,8 @@ void stencil_rows(bool quick, bool parallel, bool sweep, const add_fn& add) {
 void matmul_and_copy_rows(bool quick, const add_fn& add) {
   {
     const index_t n = quick ? 256 : 512;
-    buffer<float, 2> a({n, n}), b({n, n}), c({n, n}), out({n, n}), ab({n, n}), ref({n, n});
-    for (auto* x : {&a, &b, &c, &out, &ab, &ref}) x->allocate();
-    fill_random(a, 1);
-    fill_random(b, 2);
-    fill_random(c, 3);
-    workloads::matmul(a, b, ab);
-    workloads::matmul(ab, c, ref);
+    matmul_chain_buffers m(n);
+    auto& [a, b, c, out, ab, ref] = m;
     workload w;
     const std::string name = "matmul chain (a x b) x c, " + std::to_string(n);
     w.name = name;
@@ -403,13 +412,8 @@ index_t sgemm_product(const buffer<const float>& a, const buffer<const float>& b
 void kernel_rows(bool quick, const add_fn& add) {
   {
     const index_t n = quick ? 256 : 512;
-    buffer<float, 2> a({n, n}), b({n, n}), c({n, n}), out({n, n}), ab({n, n}), ref({n, n});
-    for (auto* x : {&a, &b, &c, &out, &ab, &ref}) x->allocate();
-    fill_random(a, 1);
-    fill_random(b, 2);
-    fill_random(c, 3);
-    workloads::matmul(a, b, ab);
-    workloads::matmul(ab, c, ref);
+    matmul_chain_buffers m(n);
+    auto& [a, b, c, out, ab, ref] = m;
     workload w;
     const std::string name = "matmul chain, register-blocked kernel, " + std::to_string(n);
     w.name = name;
