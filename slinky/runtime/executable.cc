@@ -101,6 +101,7 @@ private:
     mark_refreshed_crops(*body);
     specialize_kinds(*body);
     body->ops.push_back({flat_body::op_kind::stop, nullptr});
+    body->pack();
     const flat_body* result = body.get();
     add(std::move(body));
     return result;

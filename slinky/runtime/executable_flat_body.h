@@ -6,7 +6,10 @@
 #define SLINKY_RUNTIME_EXECUTABLE_FLAT_BODY_H
 
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
+#include <new>
+#include <unordered_map>
 #include <vector>
 
 #include "slinky/runtime/evaluator.h"
@@ -103,9 +106,9 @@ public:
     const void* target;
   };
 
-  // The ops, then a stop (ops_end() points to it).
+  // The ops, then a stop, as flattening builds them (pack() moves them).
   std::vector<op> ops;
-  // Pointed to by ops: a deque keeps them in place as it grows.
+  // Pointed to by ops: a deque keeps them in place as it grows (pack() moves them).
   std::deque<crop_op> crops;
   std::size_t depth = 0;
   // The slots of a frame: one per level of nesting, then one for each refreshed crop (which
@@ -113,7 +116,68 @@ public:
   std::size_t slots = 0;
   bool any_persistent = false;
 
-  const op* ops_end() const { return ops.data() + ops.size() - 1; }
+  // The ops to run, from the packed block once pack() has run; ops_end() is the stop.
+  const op* ops_begin() const { return packed_ ? packed_ops_ : ops.data(); }
+  const op* ops_end() const { return packed_ ? packed_ops_ + packed_ops_n_ - 1 : ops.data() + ops.size() - 1; }
+
+  flat_body() = default;
+  flat_body(const flat_body&) = delete;
+  flat_body& operator=(const flat_body&) = delete;
+  ~flat_body() override {
+    for (std::size_t i = 0; i < packed_crops_n_; ++i) packed_crops_[i].~crop_op();
+    std::free(packed_);
+  }
+
+  // Moves the ops, the crops they run and copies of the direct calls they make into one block,
+  // aligned so that it lies in one page where it fits in one: an iteration then reads its
+  // operations from one page instead of from the pages where the compiler happened to allocate
+  // them. Every page an iteration touches beside the callbacks' own costs the callbacks time
+  // where they stream from memory (docs/runtime_measurements.md, "Pages per iteration"). If the
+  // block cannot be allocated the ops stay where they are.
+  void pack() {
+    std::vector<const compiled_call*> calls;
+    for (const op& o : ops) {
+      if (o.kind == op_kind::call || o.kind == op_kind::call_pair) {
+        calls.push_back(static_cast<const compiled_call*>(o.target));
+      }
+    }
+    for (const crop_op& c : crops) {
+      if (c.call) calls.push_back(c.call);
+    }
+    const auto lines = [](std::size_t n) { return (n + 63) & ~std::size_t{63}; };
+    const std::size_t ops_bytes = lines(ops.size() * sizeof(op));
+    const std::size_t calls_bytes = lines(calls.size() * sizeof(compiled_call));
+    const std::size_t total = ops_bytes + calls_bytes + lines(crops.size() * sizeof(crop_op));
+    // A power of two at least as large as the block (up to a page): it then lies in one page.
+    std::size_t align = 64;
+    while (align < total && align < 4096) align *= 2;
+    char* block = static_cast<char*>(std::aligned_alloc(align, (total + align - 1) / align * align));
+    if (!block) return;
+    op* new_ops = reinterpret_cast<op*>(block);
+    compiled_call* new_calls = reinterpret_cast<compiled_call*>(block + ops_bytes);
+    crop_op* new_crops = reinterpret_cast<crop_op*>(block + ops_bytes + calls_bytes);
+    // Where each call and crop moved.
+    std::unordered_map<const void*, const void*> moved;
+    for (std::size_t i = 0; i < calls.size(); ++i) moved[calls[i]] = new (&new_calls[i]) compiled_call(*calls[i]);
+    std::size_t n = 0;
+    for (crop_op& c : crops) {
+      crop_op* to = new (&new_crops[n++]) crop_op(std::move(c));
+      if (to->call) to->call = static_cast<const compiled_call*>(moved.at(to->call));
+      moved[&c] = to;
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      new (&new_ops[i]) op(ops[i]);
+      if (ops[i].target && ops[i].kind != op_kind::node) new_ops[i].target = moved.at(ops[i].target);
+    }
+    packed_ = block;
+    packed_ops_ = new_ops;
+    packed_ops_n_ = ops.size();
+    packed_crops_ = new_crops;
+    packed_crops_n_ = n;
+    ops.clear();
+    ops.shrink_to_fit();
+    crops.clear();
+  }
 
   static slot& slot_of(slot* frame, const crop_op& c) {
     return *reinterpret_cast<slot*>(reinterpret_cast<char*>(frame) + c.slot_offset);
@@ -143,9 +207,11 @@ public:
   // Ends a run of the loop: unbinds the persistent crops that were bound.
   void finish(evaluator& e, slot* frame) const {
     if (SLINKY_LIKELY(!any_persistent)) return;
-    for (const crop_op& c : crops) {
+    const auto unbind = [&](const crop_op& c) {
       if (c.persistent && slot_of(frame, c).src != no_source()) e.values[c.sym] = slot_of(frame, c).saved;
-    }
+    };
+    for (std::size_t i = 0; i < packed_crops_n_; ++i) unbind(packed_crops_[i]);
+    for (const crop_op& c : crops) unbind(c);
   }
 
   // Refreshes the crop c of in into s if s holds the crop of in made in an earlier iteration of
@@ -272,7 +338,7 @@ public:
 
   // Runs the ops with crops' descriptors in frame (frame_bytes() of storage).
   __attribute__((always_inline)) index_t run_in(evaluator& e, slot* frame) const {
-    return run_in(e, frame, ops.data(), ops_end(), []() { return false; });
+    return run_in(e, frame, ops_begin(), ops_end(), []() { return false; });
   }
   // The same with the ops' range read by the caller (last: the stop), and, at the stop, again from
   // the first op for as long as next() returns true: a serial loop runs its iterations in the same
@@ -328,6 +394,14 @@ public:
     }
     return result;
   }
+
+private:
+  // The block of pack() (null: not packed), and the ops and crops in it.
+  char* packed_ = nullptr;
+  op* packed_ops_ = nullptr;
+  std::size_t packed_ops_n_ = 0;
+  crop_op* packed_crops_ = nullptr;
+  std::size_t packed_crops_n_ = 0;
 };
 
 class loop_node final : public exec_node {
@@ -354,7 +428,7 @@ public:
     // One frame for the crops of every iteration.
     flat_body::slot* frame = static_cast<flat_body::slot*>(alloca(body->frame_bytes()));
     body->init_frame(frame);
-    const flat_body::op* const first = body->ops.data();
+    const flat_body::op* const first = body->ops_begin();
     const flat_body::op* const last = body->ops_end();
     index_t result;
     {
