@@ -156,18 +156,23 @@ public:
     op* new_ops = reinterpret_cast<op*>(block);
     compiled_call* new_calls = reinterpret_cast<compiled_call*>(block + ops_bytes);
     crop_op* new_crops = reinterpret_cast<crop_op*>(block + ops_bytes + calls_bytes);
-    // Where each call and crop moved.
+    // Where each call and crop moved (every target of an op but a node's is one of them).
     std::unordered_map<const void*, const void*> moved;
+    const auto moved_to = [&](const void* from) {
+      auto i = moved.find(from);
+      SLINKY_ASSERT(i != moved.end(), "flat_body::pack: an op's target was not moved");
+      return i->second;
+    };
     for (std::size_t i = 0; i < calls.size(); ++i) moved[calls[i]] = new (&new_calls[i]) compiled_call(*calls[i]);
     std::size_t n = 0;
     for (crop_op& c : crops) {
       crop_op* to = new (&new_crops[n++]) crop_op(std::move(c));
-      if (to->call) to->call = static_cast<const compiled_call*>(moved.at(to->call));
+      if (to->call) to->call = static_cast<const compiled_call*>(moved_to(to->call));
       moved[&c] = to;
     }
     for (std::size_t i = 0; i < ops.size(); ++i) {
       new (&new_ops[i]) op(ops[i]);
-      if (ops[i].target && ops[i].kind != op_kind::node) new_ops[i].target = moved.at(ops[i].target);
+      if (ops[i].target && ops[i].kind != op_kind::node) new_ops[i].target = moved_to(ops[i].target);
     }
     packed_ = block;
     packed_ops_ = new_ops;
