@@ -6,7 +6,6 @@
 #define SLINKY_RUNTIME_EXECUTABLE_FLAT_BODY_H
 
 #include <cstdint>
-#include <cstdlib>
 #include <deque>
 #include <new>
 #include <unordered_map>
@@ -106,9 +105,9 @@ public:
     const void* target;
   };
 
-  // The ops, then a stop, as flattening builds them (pack() moves them).
+  // The ops, then a stop, as flattening builds them; pack() moves them (and empties both).
   std::vector<op> ops;
-  // Pointed to by ops: a deque keeps them in place as it grows (pack() moves them).
+  // Pointed to by ops: a deque keeps them in place as it grows.
   std::deque<crop_op> crops;
   std::size_t depth = 0;
   // The slots of a frame: one per level of nesting, then one for each refreshed crop (which
@@ -116,24 +115,24 @@ public:
   std::size_t slots = 0;
   bool any_persistent = false;
 
-  // The ops to run, from the packed block once pack() has run; ops_end() is the stop.
-  const op* ops_begin() const { return packed_ ? packed_ops_ : ops.data(); }
-  const op* ops_end() const { return packed_ ? packed_ops_ + packed_ops_n_ - 1 : ops.data() + ops.size() - 1; }
+  // The ops to run, in the packed block (after pack()); ops_end() is the stop.
+  const op* ops_begin() const { return packed_ops_; }
+  const op* ops_end() const { return packed_ops_ + packed_ops_n_ - 1; }
 
   flat_body() = default;
   flat_body(const flat_body&) = delete;
   flat_body& operator=(const flat_body&) = delete;
   ~flat_body() override {
     for (std::size_t i = 0; i < packed_crops_n_; ++i) packed_crops_[i].~crop_op();
-    std::free(packed_);
+    if (packed_) ::operator delete(packed_, std::align_val_t(packed_align_));
   }
 
   // Moves the ops, the crops they run and copies of the direct calls they make into one block,
   // aligned so that it lies in one page where it fits in one: an iteration then reads its
   // operations from one page instead of from the pages where the compiler happened to allocate
   // them. Every page an iteration touches beside the callbacks' own costs the callbacks time
-  // where they stream from memory (docs/runtime_measurements.md, "Pages per iteration"). If the
-  // block cannot be allocated the ops stay where they are.
+  // where they stream from memory (docs/runtime_measurements.md, "Pages per iteration"). Called
+  // once, when the body is complete.
   void pack() {
     std::vector<const compiled_call*> calls;
     for (const op& o : ops) {
@@ -151,8 +150,7 @@ public:
     // A power of two at least as large as the block (up to a page): it then lies in one page.
     std::size_t align = 64;
     while (align < total && align < 4096) align *= 2;
-    char* block = static_cast<char*>(std::aligned_alloc(align, (total + align - 1) / align * align));
-    if (!block) return;
+    char* block = static_cast<char*>(::operator new(total, std::align_val_t(align)));
     op* new_ops = reinterpret_cast<op*>(block);
     compiled_call* new_calls = reinterpret_cast<compiled_call*>(block + ops_bytes);
     crop_op* new_crops = reinterpret_cast<crop_op*>(block + ops_bytes + calls_bytes);
@@ -175,6 +173,7 @@ public:
       if (ops[i].target && ops[i].kind != op_kind::node) new_ops[i].target = moved_to(ops[i].target);
     }
     packed_ = block;
+    packed_align_ = align;
     packed_ops_ = new_ops;
     packed_ops_n_ = ops.size();
     packed_crops_ = new_crops;
@@ -212,11 +211,10 @@ public:
   // Ends a run of the loop: unbinds the persistent crops that were bound.
   void finish(evaluator& e, slot* frame) const {
     if (SLINKY_LIKELY(!any_persistent)) return;
-    const auto unbind = [&](const crop_op& c) {
+    for (std::size_t i = 0; i < packed_crops_n_; ++i) {
+      const crop_op& c = packed_crops_[i];
       if (c.persistent && slot_of(frame, c).src != no_source()) e.values[c.sym] = slot_of(frame, c).saved;
-    };
-    for (std::size_t i = 0; i < packed_crops_n_; ++i) unbind(packed_crops_[i]);
-    for (const crop_op& c : crops) unbind(c);
+    }
   }
 
   // Refreshes the crop c of in into s if s holds the crop of in made in an earlier iteration of
@@ -401,8 +399,9 @@ public:
   }
 
 private:
-  // The block of pack() (null: not packed), and the ops and crops in it.
+  // The block of pack() (null: not packed yet), its alignment, and the ops and crops in it.
   char* packed_ = nullptr;
+  std::size_t packed_align_ = 0;
   op* packed_ops_ = nullptr;
   std::size_t packed_ops_n_ = 0;
   crop_op* packed_crops_ = nullptr;
