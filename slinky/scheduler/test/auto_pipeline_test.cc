@@ -936,7 +936,7 @@ TEST(auto_pipeline, refinement_times_the_smaller_steps_again) {
   o.max_evaluations = 3;
   o.repetitions = 1;
   index_t model_step = -1;
-  int half_timings = 0, quadruple_timings = 0;
+  int half_timings = 0;
   std::vector<std::string> calls;
   o.timer = [&](const std::string& candidate, const std::function<double()>&) {
     calls.push_back(candidate);
@@ -960,74 +960,66 @@ TEST(auto_pipeline, refinement_times_the_smaller_steps_again) {
   expect_kept_rows(p, g, w, h, model_step / 2, report);
 }
 
-TEST(auto_pipeline, refinement_times_again_the_fastest_of_the_smaller_steps) {
-  // The time falls from half the model's step to 8 times it, 16 times and beyond slower; 4 times
-  // is timed 6% slower the first time (the machine was busy), as fast as 8 times after. Of the
-  // smaller steps than the fastest, the fastest three besides the model's choice are timed again
-  // (and the model's choice), and 4 times the model's step is kept.
-  const index_t w = 64, h = 256;
+// The stencil refined under a table where the time falls from half the model's step to 8 times
+// it, 16 times and beyond slower: 4 times is timed 6% slower the first time (the machine was
+// busy), as fast as 8 times after; half the model's step is timed 18% slower, or, where
+// `half_fast_later`, as fast as 8 times after its first timing.
+struct falling_times_refinement {
+  static constexpr index_t w = 64, h = 256;
   stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 8;
-  o.repetitions = 1;
+  auto_pipeline p;
   index_t model_step = -1;
-  int quadruple_timings = 0;
-  o.timer = [&](const std::string& candidate, const std::function<double()>&) {
-    if (model_step < 0) model_step = step_of(candidate);
-    if (is_next_best(candidate)) return 10e-3;
-    const index_t s = step_of(candidate);
-    if (s == 4 * model_step) return quadruple_timings++ == 0 ? 1.06e-3 : 1e-3;
-    if (s == 8 * model_step) return 1e-3;
-    if (s > 8 * model_step) return 1.1e-3;
-    return s == 2 * model_step ? 1.12e-3 : s == model_step ? 1.15e-3 : 1.18e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
-  ASSERT_GE(model_step, 1) << report;
-  ASSERT_LE(model_step, 16) << report;
-  EXPECT_EQ(quadruple_timings, 2) << report;
-  EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n", report.find("refinement kept")),
-            std::string::npos)
-      << report;
-  expect_kept_rows(p, g, w, h, 4 * model_step, report);
+  int quadruple_timings = 0, half_timings = 0;
+  std::string report;
+
+  explicit falling_times_refinement(bool half_fast_later)
+      : p(g.ctx, {g.in}, {g.out}, build_options(), small_machine()) {
+    refine_options o;
+    o.max_evaluations = 8;
+    o.repetitions = 1;
+    o.timer = [this, half_fast_later](const std::string& candidate, const std::function<double()>&) {
+      if (model_step < 0) model_step = step_of(candidate);
+      if (is_next_best(candidate)) return 10e-3;
+      const index_t s = step_of(candidate);
+      if (s == 4 * model_step) return quadruple_timings++ == 0 ? 1.06e-3 : 1e-3;
+      if (s == 8 * model_step) return 1e-3;
+      if (s > 8 * model_step) return 1.1e-3;
+      if (s == model_step / 2 && half_fast_later) return half_timings++ == 0 ? 1.18e-3 : 1e-3;
+      return s == 2 * model_step ? 1.12e-3 : s == model_step ? 1.15e-3 : 1.18e-3;
+    };
+    p.set_refinement(o);
+    EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+    report = p.last_report();
+  }
+
+  void expect_kept(index_t step) {
+    EXPECT_NE(report.find("box2: step " + std::to_string(step) + "\n", report.find("refinement kept")),
+              std::string::npos)
+        << report;
+    expect_kept_rows(p, g, w, h, step, report);
+  }
+};
+
+TEST(auto_pipeline, refinement_times_again_the_fastest_of_the_smaller_steps) {
+  // Of the smaller steps than the fastest (8 times the model's), the fastest three besides the
+  // model's choice are timed again (and the model's choice), and 4 times the model's step is kept.
+  falling_times_refinement r(/*half_fast_later=*/false);
+  ASSERT_GE(r.model_step, 1) << r.report;
+  ASSERT_LE(r.model_step, 16) << r.report;
+  EXPECT_EQ(r.quadruple_timings, 2) << r.report;
+  r.expect_kept(4 * r.model_step);
 }
 
 TEST(auto_pipeline, refinement_times_again_smaller_steps_besides_the_models_choice) {
-  // As above, but half the model's step, timed 18% slower by the walk (slower than the model's
-  // choice, within the band of those timed again), is as fast as the fastest after. The model's
-  // choice is timed again and takes none of the three places of the others (4 and 2 times its
-  // step, and half), so half its step is timed again too, and kept: the smallest step as fast as
-  // the fastest.
-  const index_t w = 64, h = 256;
-  stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 8;
-  o.repetitions = 1;
-  index_t model_step = -1;
-  int half_timings = 0, quadruple_timings = 0;
-  o.timer = [&](const std::string& candidate, const std::function<double()>&) {
-    if (model_step < 0) model_step = step_of(candidate);
-    if (is_next_best(candidate)) return 10e-3;
-    const index_t s = step_of(candidate);
-    if (s == model_step / 2) return half_timings++ == 0 ? 1.18e-3 : 1e-3;
-    if (s == 4 * model_step) return quadruple_timings++ == 0 ? 1.06e-3 : 1e-3;
-    if (s == 8 * model_step) return 1e-3;
-    if (s > 8 * model_step) return 1.1e-3;
-    return s == 2 * model_step ? 1.12e-3 : s == model_step ? 1.15e-3 : 1.18e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
-  ASSERT_GE(model_step, 2) << report;
-  ASSERT_LE(model_step, 16) << report;
-  EXPECT_EQ(half_timings, 2) << report;
-  EXPECT_NE(report.find("box2: step " + std::to_string(model_step / 2) + "\n", report.find("refinement kept")),
-            std::string::npos)
-      << report;
-  expect_kept_rows(p, g, w, h, model_step / 2, report);
+  // Half the model's step, timed 18% slower by the walk (slower than the model's choice, within
+  // the band of those timed again), is as fast as the fastest after. The model's choice is timed
+  // again and takes none of the three places of the others (4 and 2 times its step, and half), so
+  // half its step is timed again too, and kept: the smallest step as fast as the fastest.
+  falling_times_refinement r(/*half_fast_later=*/true);
+  ASSERT_GE(r.model_step, 2) << r.report;
+  ASSERT_LE(r.model_step, 16) << r.report;
+  EXPECT_EQ(r.half_timings, 2) << r.report;
+  r.expect_kept(r.model_step / 2);
 }
 
 TEST(auto_pipeline, refinement_times_the_models_choice_again) {
