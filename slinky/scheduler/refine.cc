@@ -20,8 +20,11 @@ namespace {
 // confirm_band times equal_time of it), at most, besides the model's choice.
 constexpr std::size_t confirm_candidates = 4;
 constexpr double confirm_band = 4;
-// Candidates with a parallel loop are timed again in this many times `repetitions` rounds.
+// Candidates with a parallel loop are timed again in this many times `repetitions` rounds, and
+// so are all the finalists where the fastest's steps are at least memory_factor times the model's
+// choice's (keeping it would multiply the memory the model's choice takes).
 constexpr int parallel_rounds = 3;
+constexpr double memory_factor = 4;
 
 // No loop in this setting.
 bool no_loop(const refined_loop& l, const loop_setting& s) { return s.which == 0 ? l.none : l.next_none; }
@@ -503,7 +506,15 @@ void refinement::time_finalists(const measured_candidate* fastest_c, std::vector
   // `repetitions` rounds differ by more than equal_time between candidates that are equal.
   bool parallel_finalists = false;
   for (const measured_candidate* c : finalists) parallel_finalists = parallel_finalists || has_parallel(c->c);
-  const int rounds = std::max(1, refine_.repetitions) * (parallel_finalists ? parallel_rounds : 1);
+  // Where the fastest would multiply the model's memory, a few slow rounds of the model's choice
+  // (or a few fast ones of the fastest) must not decide: the convolution, as fast without a loop
+  // as with one, kept no loop (100 times the model's memory) in one full run of
+  // scheduler_benchmark and the model's choice in every run of its row alone
+  // (scheduler_measurements.md).
+  const measured_candidate* model_c = &measured_[0];
+  const bool multiplies_memory = std::find(finalists.begin(), finalists.end(), model_c) != finalists.end() &&
+                                 steps(fastest_c->c) >= memory_factor * steps(model_c->c);
+  const int rounds = std::max(1, refine_.repetitions) * (parallel_finalists || multiplies_memory ? parallel_rounds : 1);
   std::vector<std::vector<double>> t(finalists.size());
   for (int r = 0; r < rounds; ++r) {
     for (std::size_t i = 0; i < finalists.size(); ++i) {
@@ -511,7 +522,11 @@ void refinement::time_finalists(const measured_candidate* fastest_c, std::vector
       t[i].push_back(time_once(describe(loops_, finalists[i]->c, ctx_), run));
     }
   }
-  log_ += "  timed again, interleaved, " + std::to_string(rounds) + " rounds:\n";
+  log_ += "  timed again, interleaved, " + std::to_string(rounds) + " rounds" +
+          (multiplies_memory ? " (the fastest's steps at least " + std::to_string(static_cast<int>(memory_factor)) +
+                                   " times the model's choice's)"
+                             : "") +
+          ":\n";
   rounds_s_ = t;
   char buf[160];
   for (std::size_t i = 0; i < finalists.size(); ++i) {

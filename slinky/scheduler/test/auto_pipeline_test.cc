@@ -454,7 +454,9 @@ TEST(auto_pipeline, refinement_keeps_the_fastest_measured_neighbour) {
     EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
     const std::string report = p.last_report();
     // The model's choice, then `budget` candidates, none twice; then, timed again (not counted in
-    // the budget), the fastest and the model's choice with its smaller step, and nothing else.
+    // the budget), the fastest and the model's choice with its smaller step, and nothing else: in
+    // one round, or in 3 where the fastest's step is at least 4 times the model's (keeping it
+    // would multiply the model's memory).
     ASSERT_GE(calls.size(), 2u) << report;
     const std::size_t evaluated_at = report.find(" candidates evaluated");
     ASSERT_NE(evaluated_at, std::string::npos) << report;
@@ -465,13 +467,21 @@ TEST(auto_pipeline, refinement_keeps_the_fastest_measured_neighbour) {
     for (std::size_t i = 0; i < walk; ++i) {
       for (std::size_t j = 0; j < i; ++j) EXPECT_NE(calls[i], calls[j]);
     }
-    ASSERT_EQ(calls.size(), walk + 2) << report;
-    EXPECT_NE(std::find(calls.begin(), calls.begin() + walk, calls[walk]), calls.begin() + walk) << report;
-    EXPECT_EQ(calls[walk + 1], calls[0]) << report;
     // Within the budget, the largest step reached: 2, 4, then 8 times the model's (the first
     // round tries doubled, halved and the model's next-best: 3 evaluations; the next rounds
     // doubled only, the halved step was tried).
     const index_t kept = budget >= 5 ? 8 * model_step : budget >= 4 ? 4 * model_step : 2 * model_step;
+    const std::size_t rounds = kept >= 4 * model_step ? 3 : 1;
+    ASSERT_EQ(calls.size(), walk + 2 * rounds) << report;
+    EXPECT_NE(std::find(calls.begin(), calls.begin() + walk, calls[walk]), calls.begin() + walk) << report;
+    for (std::size_t r = 0; r < rounds; ++r) {
+      EXPECT_EQ(calls[walk + 2 * r], calls[walk]) << report;
+      EXPECT_EQ(calls[walk + 2 * r + 1], calls[0]) << report;
+    }
+    EXPECT_NE(report.find("timed again, interleaved, " + std::to_string(rounds) + " rounds" +
+                          (rounds == 3 ? " (the fastest's steps at least 4 times the model's choice's)" : ":")),
+              std::string::npos)
+        << report;
     EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
     EXPECT_NE(report.find("box2: step " + std::to_string(kept) + "\n"), std::string::npos) << report;
     // The pipeline evaluated from now on is the kept one: box2 called once per iteration.
@@ -1002,11 +1012,12 @@ struct falling_times_refinement {
 
 TEST(auto_pipeline, refinement_times_again_the_fastest_of_the_smaller_steps) {
   // Of the smaller steps than the fastest (8 times the model's), the fastest three besides the
-  // model's choice are timed again (and the model's choice), and 4 times the model's step is kept.
+  // model's choice are timed again (and the model's choice), in 3 rounds (the fastest's step is 8
+  // times the model's), and 4 times the model's step is kept.
   falling_times_refinement r(/*half_fast_later=*/false);
   ASSERT_GE(r.model_step, 1) << r.report;
   ASSERT_LE(r.model_step, 16) << r.report;
-  EXPECT_EQ(r.quadruple_timings, 2) << r.report;
+  EXPECT_EQ(r.quadruple_timings, 1 + 3) << r.report;
   r.expect_kept(4 * r.model_step);
 }
 
@@ -1018,8 +1029,47 @@ TEST(auto_pipeline, refinement_times_again_smaller_steps_besides_the_models_choi
   falling_times_refinement r(/*half_fast_later=*/true);
   ASSERT_GE(r.model_step, 2) << r.report;
   ASSERT_LE(r.model_step, 16) << r.report;
-  EXPECT_EQ(r.half_timings, 2) << r.report;
+  EXPECT_EQ(r.half_timings, 1 + 3) << r.report;
   r.expect_kept(r.model_step / 2);
+}
+
+TEST(auto_pipeline, refinement_times_again_in_more_rounds_before_multiplying_the_memory) {
+  // The time falls by less than 1% per doubling from the model's step to 8 times it (16 times and
+  // more slower, smaller steps slower). The finalists, timed again, include the model's choice,
+  // timed 30% slower in the first of those rounds and as fast as 8 times its step in the others.
+  // The fastest's step is 8 times the model's, so the finalists are timed in 3 rounds, not 1: the
+  // median of the model's choice is as fast, and it is kept (one round would keep twice its step).
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 8;
+  o.repetitions = 1;
+  index_t model_step = -1;
+  int model_timings = 0;
+  o.timer = [&](const std::string& candidate, const std::function<double()>&) {
+    if (model_step < 0) model_step = step_of(candidate);
+    if (is_next_best(candidate)) return 10e-3;
+    const index_t s = step_of(candidate);
+    if (s == model_step) {
+      const int i = model_timings++;
+      return i == 0 ? 1.02e-3 : i == 1 ? 1.3e-3 : 1e-3;
+    }
+    if (s == 2 * model_step) return 1.01e-3;
+    if (s == 4 * model_step) return 1.005e-3;
+    if (s == 8 * model_step) return 1e-3;
+    return s > 8 * model_step ? 1.1e-3 : 1.5e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_GE(model_step, 1) << report;
+  ASSERT_LE(model_step, 16) << report;
+  EXPECT_EQ(model_timings, 1 + 3) << report;
+  EXPECT_NE(report.find("timed again, interleaved, 3 rounds (the fastest's steps at least 4 times"), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("refinement kept: the model's choice"), std::string::npos) << report;
+  expect_kept_rows(p, g, w, h, model_step, report);
 }
 
 TEST(auto_pipeline, refinement_times_the_models_choice_again) {
