@@ -67,11 +67,14 @@ struct refine_options {
   /// (the fraction of scheduler_benchmark's memory target: the smallest hand schedule within 5% of
   /// the fastest); a candidate whose parallel loops have more iterations than the fastest's counts
   /// with the synchronisation they add, as the cost model prices it. The fastest candidate and up
-  /// to 3 with smaller steps within 4 times this fraction of it (first those the walk timed within
-  /// this fraction of it, the smallest steps first, then the fastest), and the model's choice
-  /// where its steps are smaller than the fastest's, whatever the walk timed it at, are timed again in
-  /// `repetitions` interleaved rounds (3 times as many where one has a parallel loop; not counted
-  /// in max_evaluations), and the choice is made on those times. Where it or the fastest has a
+  /// to 3 others with smaller steps within 4 times this fraction of it (first those the walk timed
+  /// within this fraction of it, the smallest steps first, then the fastest), and the model's
+  /// choice where its steps are smaller than the fastest's, whatever the walk timed it at, are
+  /// timed again in `repetitions` interleaved rounds (3 times as many where one has a parallel
+  /// loop; not counted in max_evaluations), and the choice is made on those times. Where the
+  /// candidate chosen has at least 4 times the steps of the model's choice (it would multiply its
+  /// memory), they are timed in more rounds, up to 3 times `repetitions`, and the choice is made
+  /// again on the medians of all of them. Where it or the fastest has a
   /// parallel loop, a candidate is taken as equal only if, with the synchronisation it adds, it
   /// is also within this fraction of the fastest's time in the same round in at least half of
   /// those rounds: the pairs cancel most of the load, to which parallel loops' times are far more

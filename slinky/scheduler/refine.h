@@ -123,6 +123,8 @@ private:
   bool has_parallel(const candidate_loops& c) const;
   std::vector<const measured_candidate*> choose_finalists(double fastest, const measured_candidate* fastest_c) const;
   void time_finalists(const measured_candidate* fastest_c, std::vector<const measured_candidate*> finalists);
+  void time_rounds(int rounds, const std::string& why);
+  const measured_candidate* equal_smallest();
   int rounds_beyond_band(const measured_candidate& c, const measured_candidate* fastest_chosen,
                          std::size_t& rounds) const;
   const measured_candidate& choose();
@@ -152,6 +154,8 @@ private:
   // (round r of every candidate taken together), for the comparison of parallel candidates.
   std::vector<measured_candidate> confirmed_;
   std::vector<std::vector<double>> rounds_s_;
+  // The candidates timed again (the fastest first), in the order of confirmed_.
+  std::vector<const measured_candidate*> finalists_;
 };
 
 }  // namespace scheduler_internal
