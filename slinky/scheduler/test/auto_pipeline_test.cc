@@ -1013,8 +1013,9 @@ struct falling_times_refinement {
 
 TEST(auto_pipeline, refinement_times_again_the_fastest_of_the_smaller_steps) {
   // Of the smaller steps than the fastest (8 times the model's), the fastest three besides the
-  // model's choice are timed again (and the model's choice), in 3 rounds (the fastest's step is 8
-  // times the model's), and 4 times the model's step is kept.
+  // model's choice are timed again (and the model's choice), in one round and then 2 more (4
+  // times the model's step, chosen after the first, would multiply its memory), and 4 times the
+  // model's step is kept.
   falling_times_refinement r(/*half_fast_later=*/false);
   ASSERT_GE(r.model_step, 1) << r.report;
   ASSERT_LE(r.model_step, 16) << r.report;
