@@ -43,7 +43,8 @@ tools/check_install.sh build-asan \
   "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" "-O0 -g1"
 
 phase "ThreadSanitizer (the threaded tests)"
-threaded="slinky_base_thread_pool_test slinky_builder_parallel_test slinky_builder_parallel_sliding_test slinky_scheduler_auto_pipeline_test"
+threaded="slinky_base_thread_pool_test slinky_builder_parallel_test slinky_builder_parallel_sliding_test slinky_scheduler_auto_pipeline_test
+slinky_scheduler_auto_pipeline_refine_test slinky_scheduler_auto_pipeline_refine_choice_test"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$sanitizer_opt" \
   -DSLINKY_SANITIZE=thread -DSLINKY_BUILD_APPS=OFF >/dev/null
 # shellcheck disable=SC2086

@@ -1,0 +1,387 @@
+// auto_pipeline's measured refinement, its walk: the neighbours of the model's choice, the steps
+// followed further, plateaus, the model's next-best candidate, tiles, a faulty timer, and the
+// budget, all with injected tables of timings.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "slinky/scheduler/test/auto_pipeline_test_util.h"
+
+namespace slinky {
+
+using namespace auto_pipeline_test;
+
+TEST(auto_pipeline, refinement_keeps_the_fastest_measured_neighbour) {
+  const index_t w = 64, h = 256;
+  stencil_graph plain;
+  const auto_pipeline unrefined(plain.ctx, {plain.in}, {plain.out}, build_options(), small_machine());
+  ASSERT_EQ(mismatches(run(unrefined, w, h), reference(w, h)), 0u);
+  const std::string model_report = unrefined.last_report();
+  // The model's step on this machine (the report: "in steps of N").
+  const std::size_t at = model_report.find("in steps of ");
+  ASSERT_NE(at, std::string::npos) << model_report;
+  const index_t model_step = std::stoll(model_report.substr(at + 12));
+  ASSERT_LT(model_step, 32) << model_report;
+  EXPECT_EQ(model_report.find("refinement"), std::string::npos);
+
+  // The table is fastest at 8 times the model's step: doubling three times gets there, each
+  // round trying the step doubled and halved (the halved ones slower).
+  for (int budget : {20, 3, 1}) {
+    std::vector<std::string> calls;
+    stencil_graph g;
+    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+    refine_options o;
+    o.max_evaluations = budget;
+    o.repetitions = 1;
+    o.timer = timing_table{8 * model_step, &calls};
+    p.set_refinement(o);
+    EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+    const std::string report = p.last_report();
+    // The model's choice, then `budget` candidates, none twice; then, timed again (not counted in
+    // the budget), the fastest and the model's choice with its smaller step, and nothing else: in
+    // one round, and 2 more where the step kept after it is at least 4 times the model's (keeping
+    // it would multiply the model's memory).
+    ASSERT_GE(calls.size(), 2u) << report;
+    const std::size_t evaluated_at = report.find(" candidates evaluated");
+    ASSERT_NE(evaluated_at, std::string::npos) << report;
+    const int explored = std::stoi(report.substr(report.rfind(' ', evaluated_at - 1) + 1));
+    EXPECT_LE(explored, budget) << report;
+    const std::size_t walk = 1 + static_cast<std::size_t>(explored);
+    EXPECT_EQ(step_of(calls[0]), model_step);
+    for (std::size_t i = 0; i < walk; ++i) {
+      for (std::size_t j = 0; j < i; ++j) EXPECT_NE(calls[i], calls[j]);
+    }
+    // Within the budget, the largest step reached: 2, 4, then 8 times the model's (the first
+    // round tries doubled, halved and the model's next-best: 3 evaluations; the next rounds
+    // doubled only, the halved step was tried).
+    const index_t kept = budget >= 5 ? 8 * model_step : budget >= 4 ? 4 * model_step : 2 * model_step;
+    const std::size_t rounds = kept >= 4 * model_step ? 3 : 1;
+    ASSERT_EQ(calls.size(), walk + 2 * rounds) << report;
+    EXPECT_NE(std::find(calls.begin(), calls.begin() + walk, calls[walk]), calls.begin() + walk) << report;
+    for (std::size_t r = 0; r < rounds; ++r) {
+      EXPECT_EQ(calls[walk + 2 * r], calls[walk]) << report;
+      EXPECT_EQ(calls[walk + 2 * r + 1], calls[0]) << report;
+    }
+    EXPECT_NE(report.find("timed again, interleaved, 1 rounds:"), std::string::npos) << report;
+    EXPECT_EQ(report.find("timed again, interleaved, 2 rounds more (the one kept after 1 takes 8 times the steps of "
+                          "the model's choice):") != std::string::npos,
+              rounds == 3)
+        << report;
+    EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+    EXPECT_NE(report.find("box2: step " + std::to_string(kept) + "\n"), std::string::npos) << report;
+    // The pipeline evaluated from now on is the kept one: box2 called once per iteration.
+    expect_kept_rows(p, g, w, h, kept, report);
+    EXPECT_EQ(p.builds(), 1u);
+  }
+}
+
+TEST(auto_pipeline, refinement_with_a_faulty_timer) {
+  // A timer that returns a time that is not a number, infinite or negative: such a candidate
+  // counts as infinitely slow. With every time faulty, the model's choice is kept; with the
+  // faulty times on the steps above the model's, one of the others.
+  const index_t w = 64, h = 256;
+  const double faulty[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), -1e-3};
+  for (double bad : faulty) {
+    for (bool all : {true, false}) {
+      std::vector<std::string> calls;
+      stencil_graph g;
+      auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+      refine_options o;
+      o.max_evaluations = 8;
+      o.repetitions = 1;
+      index_t model_step = -1;
+      o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+        calls.push_back(candidate);
+        if (model_step < 0) model_step = step_of(candidate);
+        run();
+        if (all || is_next_best(candidate) || step_of(candidate) > model_step) return bad;
+        return 1e-3 * static_cast<double>(step_of(candidate));
+      };
+      p.set_refinement(o);
+      EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+      const std::string report = p.last_report();
+      ASSERT_GE(model_step, 2) << report;
+      ASSERT_GE(calls.size(), 2u) << report;
+      // With finite times below the model's step (a time proportional to the step), the
+      // smallest step tried is the fastest.
+      index_t kept = model_step;
+      if (!all) {
+        for (const std::string& c : calls) {
+          if (!is_next_best(c)) kept = std::min(kept, step_of(c));
+        }
+      }
+      EXPECT_LT(kept, all ? model_step + 1 : model_step) << report;
+      expect_kept_rows(p, g, w, h, kept, report);
+    }
+  }
+}
+
+TEST(auto_pipeline, refinement_is_deterministic_and_bounded) {
+  const index_t w = 64, h = 256;
+  std::string reports[2];
+  for (std::string& report : reports) {
+    std::vector<std::string> calls;
+    stencil_graph g;
+    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+    refine_options o;
+    o.max_evaluations = 6;
+    o.repetitions = 3;
+    o.max_slowdown = 1.5;
+    // Every other step than the model's is 3x slower: one repetition each (past max_slowdown),
+    // and the model's choice is kept.
+    index_t model_step = -1;
+    o.timer = [&](const std::string& candidate, const std::function<double()>&) {
+      calls.push_back(candidate);
+      if (model_step < 0) model_step = step_of(candidate);
+      return step_of(candidate) == model_step ? 1e-3 : 3e-3;
+    };
+    p.set_refinement(o);
+    EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+    report = p.last_report();
+    EXPECT_NE(report.find("refinement kept: the model's choice"), std::string::npos) << report;
+    EXPECT_NE(report.find("the slowest 3.00x the model's choice"), std::string::npos) << report;
+    // The model's choice 3 times; the neighbours (doubled, halved, the model's next-best: no
+    // others on one thread) once, then the budget's 3 left on the step's line further up and
+    // down (4 times, a quarter, 8 times the model's step), once each.
+    ASSERT_GE(calls.size(), 6u) << report;
+    EXPECT_EQ(calls.size(), 3u + 6u) << report;
+    EXPECT_TRUE(is_next_best(calls[5])) << report;
+    EXPECT_NE(report.find("6 candidates evaluated"), std::string::npos) << report;
+  }
+  EXPECT_EQ(reports[0], reports[1]);
+}
+
+TEST(auto_pipeline, refinement_crosses_a_plateau) {
+  // As slow on 2 times the model's step as on it, twice as fast from 4 times: the walk goes on
+  // across the equal neighbour and keeps 4 times the model's step.
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 8;
+  o.repetitions = 1;
+  index_t model_step = -1;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    if (model_step < 0) model_step = step_of(candidate);
+    return step_of(candidate) >= 4 * model_step ? 0.5e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_LT(model_step, 32) << report;
+  EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+  EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n"), std::string::npos) << report;
+  expect_kept_rows(p, g, w, h, 4 * model_step, report);
+}
+
+TEST(auto_pipeline, refinement_goes_on_past_a_slower_step) {
+  // Faster at half the model's step, slower below it and at twice, twice as fast from 4 times the
+  // model's step up: the walk goes down to half and stops there (no neighbour left, or a slower
+  // one), then, with budget left, follows the step's line up past the slower twice, finds 4
+  // times faster, walks on from there and keeps it (the smallest of the fastest steps).
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 8;
+  o.repetitions = 1;
+  index_t model_step = -1;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    if (model_step < 0) model_step = step_of(candidate);
+    if (is_next_best(candidate)) return 10e-3;
+    const index_t s = step_of(candidate);
+    if (s >= 4 * model_step) return 0.5e-3;
+    if (s == 2 * model_step) return 1.2e-3;
+    if (s == model_step / 2) return 0.95e-3;
+    return s < model_step ? 1.2e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_GE(model_step, 2) << report;
+  ASSERT_LE(model_step, 16) << report;
+  EXPECT_NE(report.find("8 candidates evaluated"), std::string::npos) << report;
+  // The walk: doubled, halved, the next-best, then on from half; the line followed up after
+  // that.
+  const std::vector<index_t> order = steps_timed(calls);
+  const auto first = [&](index_t s) { return std::find(order.begin(), order.end(), s) - order.begin(); };
+  ASSERT_LT(first(4 * model_step), static_cast<std::ptrdiff_t>(order.size())) << report;
+  EXPECT_LT(first(model_step / 2), first(4 * model_step)) << report;
+  EXPECT_GE(first(4 * model_step), 3) << report;
+  EXPECT_LT(first(4 * model_step), first(8 * model_step)) << report;
+  EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+  EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n", report.find("refinement kept")),
+            std::string::npos)
+      << report;
+  expect_kept_rows(p, g, w, h, 4 * model_step, report);
+}
+
+TEST(auto_pipeline, refinement_times_again_a_neighbour_slower_by_a_little) {
+  // Twice the model's step timed 5% slower the first time (the machine was busy then), as fast
+  // after; 4 times twice as fast. The walk's neighbour is beyond min_gain but within the noise:
+  // it and the current candidate are timed again, interleaved, and the walk goes on through it to
+  // 4 times the model's step within a budget of 4.
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 4;
+  o.repetitions = 1;
+  index_t model_step = -1;
+  int doubled_timings = 0;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    if (model_step < 0) model_step = step_of(candidate);
+    if (is_next_best(candidate)) return 10e-3;
+    const index_t s = step_of(candidate);
+    if (s == 2 * model_step) return doubled_timings++ == 0 ? 1.05e-3 : 1e-3;
+    if (s >= 4 * model_step) return 0.5e-3;
+    return s < model_step ? 1.2e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_GE(model_step, 2) << report;
+  EXPECT_NE(report.find("timed again (a neighbour slower by a little)"), std::string::npos) << report;
+  // The model's choice, doubled, halved, the next-best; the model's choice and doubled again; then
+  // 4 times the model's step, a neighbour of the doubled.
+  ASSERT_GE(calls.size(), 7u) << report;
+  EXPECT_EQ(step_of(calls[4]), model_step) << report;
+  EXPECT_EQ(step_of(calls[5]), 2 * model_step) << report;
+  EXPECT_EQ(step_of(calls[6]), 4 * model_step) << report;
+  EXPECT_EQ(doubled_timings, 2) << report;
+  EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n", report.find("refinement kept")),
+            std::string::npos)
+      << report;
+}
+
+TEST(auto_pipeline, refinement_takes_the_smallest_steps_when_times_are_equal) {
+  // Every candidate 1 ms, but the doubled step 1% faster (within min_gain and equal_time): the
+  // walk crosses the plateau, and of the equal candidates the smallest step is kept, half the
+  // model's.
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 4;
+  o.repetitions = 1;
+  index_t model_step = -1;
+  o.timer = [&](const std::string& candidate, const std::function<double()>&) {
+    if (model_step < 0) model_step = step_of(candidate);
+    return step_of(candidate) == 2 * model_step ? 0.99e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_GE(model_step, 2) << report;
+  EXPECT_NE(report.find("4 candidates evaluated"), std::string::npos) << report;
+  EXPECT_NE(report.find("box2: step " + std::to_string(model_step / 2) + "\n"), std::string::npos) << report;
+  expect_kept_rows(p, g, w, h, model_step / 2, report);
+}
+
+TEST(auto_pipeline, refinement_tries_the_models_next_best_candidate) {
+  // The model's next-best candidate (a loop over another dim, or no loop) twice as fast as every
+  // step of the model's loop: kept, and the pipeline computes what the model's does.
+  const index_t w = 64, h = 256;
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 4;
+  o.repetitions = 1;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    return is_next_best(candidate) ? 0.5e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  // The model's choice, its step doubled and halved, then the next-best.
+  ASSERT_GE(calls.size(), 4u) << report;
+  EXPECT_FALSE(is_next_best(calls[0])) << report;
+  EXPECT_TRUE(is_next_best(calls[3])) << report;
+  const std::size_t kept = report.find("refinement kept: a measured neighbour");
+  ASSERT_NE(kept, std::string::npos) << report;
+  // The kept candidate (the line after) is the next-best or a step of its loop.
+  EXPECT_TRUE(is_next_best(report.substr(report.find('\n', kept)))) << report;
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  EXPECT_EQ(p.builds(), 1u);
+}
+
+TEST(auto_pipeline, refinement_of_a_tile_walks_its_strips) {
+  // Rows of 1024 floats on a machine with an L2 of 8 KiB: the model takes a tile (strips of
+  // columns, rows inside, the intermediates stored at the strip). The walk tries the inner loop's
+  // step and the strips doubled and halved (no next-best candidate for a tile), every candidate
+  // computes the reference, and a table fastest at other strips keeps those: the kept pipeline
+  // calls box2 once per row block of every strip.
+  const index_t w = 1024, h = 1024;
+  index_t model_strip = -1, model_step = -1;
+  {
+    stencil_graph g;
+    const auto_pipeline unrefined(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+    ASSERT_EQ(mismatches(run(unrefined, w, h), reference(w, h)), 0u);
+    const std::string report = unrefined.last_report();
+    const std::size_t inside = report.find("inside a loop over dim 0 (x) in steps of ");
+    ASSERT_NE(inside, std::string::npos) << report;
+    model_strip = std::stoll(report.substr(inside + 41));
+    model_step = std::stoll(report.substr(report.find("in steps of ") + 12));
+    ASSERT_GE(model_strip, 32) << report;
+    ASSERT_LT(model_strip, w) << report;
+  }
+  // Halved if that is still a strip of at least 32 columns, else doubled.
+  const index_t target = model_strip / 2 >= 32 ? model_strip / 2 : model_strip * 2;
+  auto strip_of = [](const std::string& candidate) -> index_t {
+    const std::size_t at = candidate.find("strips of ");
+    return at == std::string::npos ? -1 : std::stoll(candidate.substr(at + 10));
+  };
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 4;
+  o.repetitions = 1;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    const index_t strip = strip_of(candidate);
+    return strip == target && step_of(candidate) == model_step ? 0.5e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_NE(report.find("(a tile)"), std::string::npos) << report;
+  ASSERT_GE(calls.size(), 2u) << report;
+  EXPECT_EQ(strip_of(calls[0]), model_strip) << report;
+  bool tried_target = false;
+  for (const std::string& c : calls) {
+    EXPECT_FALSE(is_next_best(c)) << report;
+    // Every candidate keeps the tile: strips of 32 columns or more.
+    EXPECT_GE(strip_of(c), 32) << report;
+    tried_target = tried_target || (strip_of(c) == target && step_of(c) == model_step);
+  }
+  EXPECT_TRUE(tried_target) << report;
+  const std::string kept = "box2: step " + std::to_string(model_step) + ", strips of " + std::to_string(target) + "\n";
+  EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+  EXPECT_NE(report.find("  " + kept, report.find("refinement kept")), std::string::npos) << report;
+  g.box2_calls = 0;
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  EXPECT_EQ(g.box2_calls.load(), static_cast<int>(((w + target - 1) / target) * ((h + model_step - 1) / model_step)))
+      << report;
+}
+
+}  // namespace slinky
