@@ -93,16 +93,22 @@ struct stencil_graph {
   func& output_func() { return funcs.back(); }
 };
 
-// The output for a w x h output (the input has a border of 2), evaluated in ctx if given.
-inline buffer<float, 2> run(const auto_pipeline& p, index_t w, index_t h, index_t* result = nullptr,
-                            eval_context* ctx = nullptr) {
-  buffer<float, 2> in({w + 4, h + 4}), out({w, h});
+// The input of a w x h output: a border of 2, values from -8 to 8.
+inline buffer<float, 2> stencil_input(index_t w, index_t h) {
+  buffer<float, 2> in({w + 4, h + 4});
   in.translate(-2, -2);
   in.allocate();
-  out.allocate();
   for (index_t y = -2; y < h + 2; ++y) {
     for (index_t x = -2; x < w + 2; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
   }
+  return in;
+}
+
+// The output for a w x h output, evaluated in ctx if given.
+inline buffer<float, 2> run(const auto_pipeline& p, index_t w, index_t h, index_t* result = nullptr,
+                            eval_context* ctx = nullptr) {
+  buffer<float, 2> in = stencil_input(w, h), out({w, h});
+  out.allocate();
   const index_t r = ctx ? p.evaluate({&in}, {&out}, *ctx) : p.evaluate({&in}, {&out});
   if (result) *result = r;
   EXPECT_EQ(r, 0);
@@ -123,13 +129,8 @@ inline buffer<float, 2> run_on_a_pool(const auto_pipeline& p, index_t w, index_t
 inline buffer<float, 2> reference(index_t w, index_t h) {
   stencil_graph g;
   const pipeline p = build_pipeline(g.ctx, {g.in}, {g.out});
-  buffer<float, 2> in({w + 4, h + 4}), out({w, h});
-  in.translate(-2, -2);
-  in.allocate();
+  buffer<float, 2> in = stencil_input(w, h), out({w, h});
   out.allocate();
-  for (index_t y = -2; y < h + 2; ++y) {
-    for (index_t x = -2; x < w + 2; ++x) in(x, y) = static_cast<float>((x * 7 + y * 13) % 17) - 8;
-  }
   EXPECT_EQ(p.evaluate({&in}, {&out}), 0);
   return out;
 }
