@@ -591,8 +591,7 @@ const refinement::measured_candidate& refinement::choose() {
   // (scheduler_measurements.md). Only then: timing every refinement's finalists in 3 times the
   // rounds made the refinement of the benchmark's pipelines 26% slower, this 16% (with the
   // fifth finalist of choose_finalists).
-  bool model_timed_again = false;
-  for (const measured_candidate& c : confirmed_) model_timed_again = model_timed_again || c.c == model_;
+  const bool model_timed_again = std::find(finalists_.begin(), finalists_.end(), &measured_[0]) != finalists_.end();
   const int all_rounds = std::max(1, refine_.repetitions) * parallel_rounds;
   const int rounds_so_far = rounds_s_.empty() ? 0 : static_cast<int>(rounds_s_[0].size());
   if (model_timed_again && !(keep->c == model_) && steps(keep->c) >= memory_factor * steps(model_) &&
