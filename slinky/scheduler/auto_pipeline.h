@@ -47,7 +47,9 @@ namespace slinky {
 /// part of its dim one iteration covers; no loop covers all of it), a parallel loop's smaller steps
 /// counted with the synchronisation their iterations add (cost_model's price of a parallel
 /// iteration), and a parallel one only if within equal_time of the fastest in at least half of the
-/// interleaved rounds, round by round (below). Deterministic for a fixed timer. Not done (the
+/// interleaved rounds, round by round (below); where the model's choice is one of them, steps
+/// smaller than its only if also within min_gain of its time (the model sized its steps to the
+/// caches: smaller ones save memory they did not need, at the price of more calls). Deterministic for a fixed timer. Not done (the
 /// model's choice is kept) where an output's memory overlaps an input's or another output's:
 /// evaluating again would read what the previous evaluation wrote.
 struct refine_options {
@@ -61,7 +63,9 @@ struct refine_options {
   /// The bound above.
   double max_slowdown = 2;
   /// The walk goes on from a neighbour slower than the current candidate by at most this fraction,
-  /// and from a step probed beyond the walk that is faster than the fastest by more than it.
+  /// and from a step probed beyond the walk that is faster than the fastest by more than it; a
+  /// candidate with smaller steps than the model's choice is kept over it (where both are within
+  /// equal_time of the fastest) only if slower by at most this fraction.
   double min_gain = 0.02;
   /// Times within this fraction of the fastest are taken as equal in the choice of what is kept
   /// (the fraction of scheduler_benchmark's memory target: the smallest hand schedule within 5% of

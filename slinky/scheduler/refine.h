@@ -125,6 +125,7 @@ private:
   void time_finalists(const measured_candidate* fastest_c, std::vector<const measured_candidate*> finalists);
   void time_rounds(int rounds, const std::string& why);
   const measured_candidate* equal_smallest();
+  double time_ratio(const measured_candidate& c, const measured_candidate& than) const;
   int rounds_beyond_band(const measured_candidate& c, const measured_candidate* fastest_chosen,
                          std::size_t& rounds) const;
   const measured_candidate& choose();

@@ -194,6 +194,46 @@ TEST(auto_pipeline, refinement_times_the_smaller_steps_again) {
   expect_kept_rows(p, g, w, h, model_step / 2, report);
 }
 
+TEST(auto_pipeline, refinement_keeps_smaller_steps_than_the_models_only_if_as_fast_as_it) {
+  // The model's step and larger ones take 1 ms, half the model's step `half` ms, smaller steps and
+  // the next-best 1.5 ms. Half the model's step is within equal_time (5%) of the fastest (the
+  // model's choice) at 4% and at 1.5% slower; it is kept only where it is also within min_gain
+  // (2%) of the model's choice: the model sized its steps to the caches, and 4% is what a choice
+  // among several candidates timed within the band may have gained by chance.
+  const index_t w = 64, h = 256;
+  for (double half : {1.04e-3, 1.015e-3}) {
+    stencil_graph g;
+    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+    refine_options o;
+    o.max_evaluations = 4;
+    o.repetitions = 1;
+    index_t model_step = -1;
+    o.timer = [&](const std::string& candidate, const std::function<double()>&) {
+      if (model_step < 0) model_step = step_of(candidate);
+      if (is_next_best(candidate)) return 1.5e-3;
+      const index_t s = step_of(candidate);
+      return s >= model_step ? 1e-3 : s == model_step / 2 ? half : 1.5e-3;
+    };
+    p.set_refinement(o);
+    EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+    const std::string report = p.last_report();
+    ASSERT_GE(model_step, 2) << report;
+    const std::string half_step = "box2: step " + std::to_string(model_step / 2);
+    ASSERT_NE(report.find("ms: " + half_step + "\n"), std::string::npos) << report;
+    if (half > 1.02e-3) {
+      EXPECT_NE(report.find("1.04x the model's choice (timed as fast as the fastest), with smaller steps, not kept: " +
+                            half_step + "\n"),
+                std::string::npos)
+          << report;
+      EXPECT_NE(report.find("refinement kept: the model's choice"), std::string::npos) << report;
+      expect_kept_rows(p, g, w, h, model_step, report);
+    } else {
+      EXPECT_EQ(report.find("not kept"), std::string::npos) << report;
+      expect_kept_rows(p, g, w, h, model_step / 2, report);
+    }
+  }
+}
+
 // The stencil refined under a table where the time falls from half the model's step to 8 times
 // it, 16 times and beyond slower: 4 times is timed 6% slower the first time (the machine was
 // busy), as fast as 8 times after; half the model's step is timed 18% slower, or, where
