@@ -29,7 +29,8 @@ namespace slinky {
 /// evaluation of a class, after schedule(), the evaluation's own buffers are run through the
 /// model's choice and through neighbouring candidates, and the fastest is kept. The neighbours of a
 /// candidate: each looped output's step doubled and halved (in multiples of its granularity, the
-/// funcs' hints included), the cost model's next-best candidate for the output in place of the
+/// funcs' hints included), a tile's strips doubled and halved, alone and with the inner step
+/// halved and doubled (the same area in another shape), the cost model's next-best candidate for the output in place of the
 /// model's loop (a loop over another dim, or no loop: schedule_report::loop_decision::has_next; an
 /// output the model left without a loop is refined from its next-best loop), and its loop made
 /// parallel or serial (with more than one thread, not for a data-parallel loop). From the model's
@@ -47,9 +48,9 @@ namespace slinky {
 /// part of its dim one iteration covers; no loop covers all of it), a parallel loop's smaller steps
 /// counted with the synchronisation their iterations add (cost_model's price of a parallel
 /// iteration), and a parallel one only if within equal_time of the fastest in at least half of the
-/// interleaved rounds, round by round (below); where the model's choice is one of them, steps
-/// smaller than its only if also within min_gain of its time (the model sized its steps to the
-/// caches: smaller ones save memory they did not need, at the price of more calls). Deterministic for a fixed timer. Not done (the
+/// interleaved rounds, round by round (below), and steps smaller than the model's choice's only
+/// if within min_gain of the fastest (the model sized its steps to the caches: smaller ones save
+/// memory they did not need, at the price of more calls). Deterministic for a fixed timer. Not done (the
 /// model's choice is kept) where an output's memory overlaps an input's or another output's:
 /// evaluating again would read what the previous evaluation wrote.
 struct refine_options {
@@ -64,8 +65,8 @@ struct refine_options {
   double max_slowdown = 2;
   /// The walk goes on from a neighbour slower than the current candidate by at most this fraction,
   /// and from a step probed beyond the walk that is faster than the fastest by more than it; a
-  /// candidate with smaller steps than the model's choice is kept over it (where both are within
-  /// equal_time of the fastest) only if slower by at most this fraction.
+  /// candidate with smaller steps than the model's choice is kept (over the fastest) only if slower
+  /// than the fastest by at most this fraction.
   double min_gain = 0.02;
   /// Times within this fraction of the fastest are taken as equal in the choice of what is kept
   /// (the fraction of scheduler_benchmark's memory target: the smallest hand schedule within 5% of

@@ -81,7 +81,8 @@ void set_loops(const std::vector<refined_loop>& loops, const candidate_loops& c)
 
 // The neighbours of c, in a fixed order: for each loop, its step doubled (while the model's
 // iterations allow), halved (a multiple of the granularity), a tile's strips doubled (while two
-// are left) and halved (down to cost_model::min_strip), the model's next-best candidate (from the
+// are left) and halved (down to cost_model::min_strip), then doubled with the step halved and
+// halved with the step doubled (the same tile area), the model's next-best candidate (from the
 // model's dim), serial or parallel, and a parallel loop of the model's dim pipelined or
 // data-parallel.
 std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, const candidate_loops& c, int threads) {
@@ -111,6 +112,18 @@ std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, 
         if (c[i].strip / 2 >= scheduler_internal::cost_model::min_strip) {
           r.push_back(c);
           r.back()[i].strip /= 2;
+        }
+        // The same tile area (about the same memory) in another shape: wider strips of fewer
+        // rows, narrower strips of more rows.
+        if (c[i].strip * 2 < l.strip_extent && half >= 1 && half % granularity == 0) {
+          r.push_back(c);
+          r.back()[i].strip *= 2;
+          r.back()[i].step = half;
+        }
+        if (c[i].strip / 2 >= scheduler_internal::cost_model::min_strip && c[i].step * 2 < extent) {
+          r.push_back(c);
+          r.back()[i].strip /= 2;
+          r.back()[i].step *= 2;
         }
       }
     }
@@ -622,46 +635,35 @@ double refinement::time_ratio(const measured_candidate& c, const measured_candid
 }
 
 // Of the candidates timed again (else of those measured) within equal_time of the fastest, the
-// one with the smallest steps; but where the model's choice is one of them, steps smaller than its
-// are kept only if timed within min_gain of it. The model sized its steps to the caches: smaller
-// ones save memory the caches did not need, at the price of more calls, and where several of them
-// are timed within the band, the one kept is the likeliest to have been timed fast by chance. In
-// full runs of scheduler_benchmark, the 3-stage stencils' refinements kept half the model's step
-// timed within the band, 0.89-0.90 of the best hand schedule in the benchmark's rounds, where the
-// model's choice took 0.96 (scheduler_measurements.md).
+// one with the smallest steps; but steps smaller than the model's choice's only if timed within
+// min_gain of the fastest. The model sized its steps to the caches: smaller ones save memory the
+// caches did not need, at the price of more calls, and where several of them are timed within the
+// band, the one kept is the likeliest to have been timed fast by chance. In full runs of
+// scheduler_benchmark, the 3-stage stencils' refinements kept half the model's step timed within
+// the band, 0.89-0.90 of the best hand schedule in the benchmark's rounds, where the model's choice
+// took 0.96 (scheduler_measurements.md).
 const refinement::measured_candidate* refinement::equal_smallest() {
   const std::vector<measured_candidate>& chosen_from = confirmed_.empty() ? measured_ : confirmed_;
   double fastest = chosen_from[0].s;
   for (const measured_candidate& c : chosen_from) fastest = std::min(fastest, c.s);
   const measured_candidate* fastest_chosen = nullptr;
-  const measured_candidate* model = nullptr;
   for (const measured_candidate& c : chosen_from) {
     if (!fastest_chosen && c.s == fastest) fastest_chosen = &c;
-    if (!model && c.c == model_) model = &c;
   }
-  // Within equal_time of the fastest (and, with a parallel loop, in at least half of the rounds).
-  const auto equal = [&](const measured_candidate& c, bool log) {
-    if (c.s + added_sync_s(c.c, fastest_chosen->c) > fastest * (1 + refine_.equal_time)) return false;
+  const measured_candidate* keep = nullptr;
+  for (const measured_candidate& c : chosen_from) {
+    if (c.s + added_sync_s(c.c, fastest_chosen->c) > fastest * (1 + refine_.equal_time)) continue;
     std::size_t rounds = 0;
     const int beyond = rounds_beyond_band(c, fastest_chosen, rounds);
     if (beyond >= 0 && 2 * static_cast<std::size_t>(beyond) > rounds) {
-      if (log) {
-        log_ += "  beyond equal_time of the fastest in " + std::to_string(beyond) + " of " + std::to_string(rounds) +
-                " rounds (more than half), not kept: " + describe(loops_, c.c, ctx_) + "\n";
-      }
-      return false;
+      log_ += "  beyond equal_time of the fastest in " + std::to_string(beyond) + " of " + std::to_string(rounds) +
+              " rounds (more than half), not kept: " + describe(loops_, c.c, ctx_) + "\n";
+      continue;
     }
-    return true;
-  };
-  if (model && !equal(*model, /*log=*/false)) model = nullptr;
-  const measured_candidate* keep = nullptr;
-  for (const measured_candidate& c : chosen_from) {
-    if (!equal(c, /*log=*/true)) continue;
-    const double ratio = model && steps(c.c) < steps(model_) ? time_ratio(c, *model) : 1;
+    const double ratio = steps(c.c) < steps(model_) ? time_ratio(c, *fastest_chosen) : 1;
     if (ratio > 1 + refine_.min_gain) {
       char buf[160];
-      std::snprintf(buf, sizeof(buf),
-                    "  %.2fx the model's choice (timed as fast as the fastest), with smaller steps, not kept: ", ratio);
+      std::snprintf(buf, sizeof(buf), "  %.2fx the fastest, smaller steps than the model's choice, not kept: ", ratio);
       log_ += buf + describe(loops_, c.c, ctx_) + "\n";
       continue;
     }

@@ -323,32 +323,37 @@ TEST(auto_pipeline, refinement_tries_the_models_next_best_candidate) {
   EXPECT_EQ(p.builds(), 1u);
 }
 
+// The tile the model takes for the stencil of rows of 1024 floats on a machine with an L2 of 8 KiB
+// (strips of columns, rows inside, the intermediates stored at the strip): its strips and its
+// inner step.
+void model_tile(index_t w, index_t h, index_t& model_strip, index_t& model_step) {
+  stencil_graph g;
+  const auto_pipeline unrefined(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  ASSERT_EQ(mismatches(run(unrefined, w, h), reference(w, h)), 0u);
+  const std::string report = unrefined.last_report();
+  const std::size_t inside = report.find("inside a loop over dim 0 (x) in steps of ");
+  ASSERT_NE(inside, std::string::npos) << report;
+  model_strip = std::stoll(report.substr(inside + 41));
+  model_step = std::stoll(report.substr(report.find("in steps of ") + 12));
+  ASSERT_GE(model_strip, 32) << report;
+  ASSERT_LT(model_strip, w) << report;
+}
+
+index_t strip_of(const std::string& candidate) {
+  const std::size_t at = candidate.find("strips of ");
+  return at == std::string::npos ? -1 : std::stoll(candidate.substr(at + 10));
+}
+
 TEST(auto_pipeline, refinement_of_a_tile_walks_its_strips) {
-  // Rows of 1024 floats on a machine with an L2 of 8 KiB: the model takes a tile (strips of
-  // columns, rows inside, the intermediates stored at the strip). The walk tries the inner loop's
-  // step and the strips doubled and halved (no next-best candidate for a tile), every candidate
-  // computes the reference, and a table fastest at other strips keeps those: the kept pipeline
-  // calls box2 once per row block of every strip.
+  // Rows of 1024 floats on a machine with an L2 of 8 KiB: the model takes a tile. The walk tries
+  // the inner loop's step and the strips doubled and halved (no next-best candidate for a tile),
+  // every candidate computes the reference, and a table fastest at other strips keeps those: the
+  // kept pipeline calls box2 once per row block of every strip.
   const index_t w = 1024, h = 1024;
   index_t model_strip = -1, model_step = -1;
-  {
-    stencil_graph g;
-    const auto_pipeline unrefined(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-    ASSERT_EQ(mismatches(run(unrefined, w, h), reference(w, h)), 0u);
-    const std::string report = unrefined.last_report();
-    const std::size_t inside = report.find("inside a loop over dim 0 (x) in steps of ");
-    ASSERT_NE(inside, std::string::npos) << report;
-    model_strip = std::stoll(report.substr(inside + 41));
-    model_step = std::stoll(report.substr(report.find("in steps of ") + 12));
-    ASSERT_GE(model_strip, 32) << report;
-    ASSERT_LT(model_strip, w) << report;
-  }
+  ASSERT_NO_FATAL_FAILURE(model_tile(w, h, model_strip, model_step));
   // Halved if that is still a strip of at least 32 columns, else doubled.
   const index_t target = model_strip / 2 >= 32 ? model_strip / 2 : model_strip * 2;
-  auto strip_of = [](const std::string& candidate) -> index_t {
-    const std::size_t at = candidate.find("strips of ");
-    return at == std::string::npos ? -1 : std::stoll(candidate.substr(at + 10));
-  };
   stencil_graph g;
   auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
   refine_options o;
@@ -381,6 +386,44 @@ TEST(auto_pipeline, refinement_of_a_tile_walks_its_strips) {
   g.box2_calls = 0;
   EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
   EXPECT_EQ(g.box2_calls.load(), static_cast<int>(((w + target - 1) / target) * ((h + model_step - 1) / model_step)))
+      << report;
+}
+
+TEST(auto_pipeline, refinement_of_a_tile_tries_its_area_in_other_shapes) {
+  // The same tile: the walk also tries the strips doubled with the inner step halved, and halved
+  // with it doubled (the same area, about the same memory). A table fastest only at the first
+  // (where the model's step can be halved, else at the second) keeps it, within a budget of 6
+  // (the four single changes first).
+  const index_t w = 1024, h = 1024;
+  index_t model_strip = -1, model_step = -1;
+  ASSERT_NO_FATAL_FAILURE(model_tile(w, h, model_strip, model_step));
+  const bool wider = model_step >= 2 && model_strip * 2 < w;
+  const index_t target_strip = wider ? model_strip * 2 : model_strip / 2;
+  const index_t target_step = wider ? model_step / 2 : model_step * 2;
+  ASSERT_GE(target_strip, 32);
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  refine_options o;
+  o.max_evaluations = 6;
+  o.repetitions = 1;
+  std::vector<std::string> calls;
+  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
+    calls.push_back(candidate);
+    run();
+    return strip_of(candidate) == target_strip && step_of(candidate) == target_step ? 0.5e-3 : 1e-3;
+  };
+  p.set_refinement(o);
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  const std::string report = p.last_report();
+  ASSERT_NE(report.find("(a tile)"), std::string::npos) << report;
+  const std::string kept =
+      "box2: step " + std::to_string(target_step) + ", strips of " + std::to_string(target_strip) + "\n";
+  EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+  EXPECT_NE(report.find("  " + kept, report.find("refinement kept")), std::string::npos) << report;
+  g.box2_calls = 0;
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  EXPECT_EQ(g.box2_calls.load(),
+            static_cast<int>(((w + target_strip - 1) / target_strip) * ((h + target_step - 1) / target_step)))
       << report;
 }
 
