@@ -344,6 +344,19 @@ index_t strip_of(const std::string& candidate) {
   return at == std::string::npos ? -1 : std::stoll(candidate.substr(at + 10));
 }
 
+// Expects the refinement of p (the report) to have kept a measured neighbour, box2 in strips of
+// `strip` and rows in steps of `step`, and the kept pipeline to call box2 once per row block of
+// every strip.
+void expect_kept_tile(const auto_pipeline& p, stencil_graph& g, index_t w, index_t h, index_t step, index_t strip,
+                      const std::string& report) {
+  const std::string kept = "box2: step " + std::to_string(step) + ", strips of " + std::to_string(strip) + "\n";
+  EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+  EXPECT_NE(report.find("  " + kept, report.find("refinement kept")), std::string::npos) << report;
+  g.box2_calls = 0;
+  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
+  EXPECT_EQ(g.box2_calls.load(), static_cast<int>(((w + strip - 1) / strip) * ((h + step - 1) / step))) << report;
+}
+
 TEST(auto_pipeline, refinement_of_a_tile_walks_its_strips) {
   // Rows of 1024 floats on a machine with an L2 of 8 KiB: the model takes a tile. The walk tries
   // the inner loop's step and the strips doubled and halved (no next-best candidate for a tile),
@@ -380,13 +393,7 @@ TEST(auto_pipeline, refinement_of_a_tile_walks_its_strips) {
     tried_target = tried_target || (strip_of(c) == target && step_of(c) == model_step);
   }
   EXPECT_TRUE(tried_target) << report;
-  const std::string kept = "box2: step " + std::to_string(model_step) + ", strips of " + std::to_string(target) + "\n";
-  EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
-  EXPECT_NE(report.find("  " + kept, report.find("refinement kept")), std::string::npos) << report;
-  g.box2_calls = 0;
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  EXPECT_EQ(g.box2_calls.load(), static_cast<int>(((w + target - 1) / target) * ((h + model_step - 1) / model_step)))
-      << report;
+  expect_kept_tile(p, g, w, h, model_step, target, report);
 }
 
 TEST(auto_pipeline, refinement_of_a_tile_tries_its_area_in_other_shapes) {
@@ -416,15 +423,7 @@ TEST(auto_pipeline, refinement_of_a_tile_tries_its_area_in_other_shapes) {
   EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
   const std::string report = p.last_report();
   ASSERT_NE(report.find("(a tile)"), std::string::npos) << report;
-  const std::string kept =
-      "box2: step " + std::to_string(target_step) + ", strips of " + std::to_string(target_strip) + "\n";
-  EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
-  EXPECT_NE(report.find("  " + kept, report.find("refinement kept")), std::string::npos) << report;
-  g.box2_calls = 0;
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  EXPECT_EQ(g.box2_calls.load(),
-            static_cast<int>(((w + target_strip - 1) / target_strip) * ((h + target_step - 1) / target_step)))
-      << report;
+  expect_kept_tile(p, g, w, h, target_step, target_strip, report);
 }
 
 }  // namespace slinky
