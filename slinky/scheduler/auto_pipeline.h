@@ -30,10 +30,11 @@ namespace slinky {
 /// model's choice and through neighbouring candidates, and the fastest is kept. The neighbours of a
 /// candidate: each looped output's step doubled and halved (in multiples of its granularity, the
 /// funcs' hints included), a tile's strips doubled and halved, alone and with the inner step
-/// halved and doubled (the same area in another shape), the cost model's next-best candidate for the output in place of the
-/// model's loop (a loop over another dim, or no loop: schedule_report::loop_decision::has_next; an
-/// output the model left without a loop is refined from its next-best loop), and its loop made
-/// parallel or serial (with more than one thread, not for a data-parallel loop). From the model's
+/// halved and doubled (the same area in another shape), the cost model's next-best candidate for
+/// the output in place of the model's loop (a loop over another dim, or no loop:
+/// schedule_report::loop_decision::has_next; an output the model left without a loop is refined
+/// from its next-best loop), and its loop made parallel or serial (with more than one thread, not
+/// for a data-parallel loop). From the model's
 /// choice, a walk: the untried neighbours of the current candidate are evaluated, and the fastest
 /// becomes the current one unless slower than it by more than min_gain (so the walk crosses
 /// plateaus: a kernel blocked by 4 rows is as slow on 2 rows as on 1), until no neighbour is left
@@ -50,8 +51,8 @@ namespace slinky {
 /// iteration), and a parallel one only if within equal_time of the fastest in at least half of the
 /// interleaved rounds, round by round (below), and steps smaller than the model's choice's only
 /// if within min_gain of the fastest (the model sized its steps to the caches: smaller ones save
-/// memory they did not need, at the price of more calls). Deterministic for a fixed timer. Not done (the
-/// model's choice is kept) where an output's memory overlaps an input's or another output's:
+/// memory they did not need, at the price of more calls). Deterministic for a fixed timer. Not
+/// done (the model's choice is kept) where an output's memory overlaps an input's or another output's:
 /// evaluating again would read what the previous evaluation wrote.
 struct refine_options {
   /// The most candidates evaluated per class beyond the model's choice (0: no refinement).

@@ -618,13 +618,13 @@ const refinement::measured_candidate& refinement::choose() {
   return *keep;
 }
 
-// c's time over than's, c's with the synchronisation it adds: the median of their ratios round by
-// round where both were timed again (the mean of the middle two of an even number), else the
-// ratio of their times.
+// c's time over than's, c's with the synchronisation it adds: where the finalists were timed again
+// (c and than are then in confirmed_, as equal_smallest chooses from it), the median of their
+// ratios round by round (the mean of the middle two of an even number), else the ratio of their
+// times (c and than in measured_).
 double refinement::time_ratio(const measured_candidate& c, const measured_candidate& than) const {
   const double sync = added_sync_s(c.c, than.c);
-  const bool timed_again = !confirmed_.empty() && &c >= confirmed_.data() && &c < confirmed_.data() + confirmed_.size();
-  if (!timed_again) return than.s > 0 ? (c.s + sync) / than.s : 1;
+  if (confirmed_.empty()) return than.s > 0 ? (c.s + sync) / than.s : 1;
   const std::vector<double>& tc = rounds_s_[&c - confirmed_.data()];
   const std::vector<double>& tt = rounds_s_[&than - confirmed_.data()];
   std::vector<double> ratios;
