@@ -11,18 +11,21 @@ double linear_in_step::operator()(double step, double s) const {
   return std::max(0.0, at_s + (at_2s - at_s) * (step - s) / s);
 }
 
+double loop_counts::folds(double step, int workers) const {
+  const double S = probe_step;
+  const double shared = pipelined(workers) ? 0 : shared_bytes(step, S);
+  return std::max(0.0, fold(step, S) - shared) + (workers - 1) * sliding_shift_bytes(step, S);
+}
+
 double loop_counts::moving_bytes(double step, int workers) const {
   const double S = probe_step;
-  return fold(step, S) + (workers - 1) * sliding_shift_bytes(step, S) + external_window(step, S) +
-         output_chunk(step, S);
+  return folds(step, workers) + external_window(step, S) + output_chunk(step, S);
 }
 
 double loop_counts::memory_bytes(double step, int workers) const {
-  const double S = probe_step;
-  const double folds = fold(step, S) + (workers - 1) * sliding_shift_bytes(step, S);
   // The workers of a data-parallel loop each have their own windows.
   const double copies = workers > 1 && sliding == 0 ? workers : 1;
-  return copies * folds + root_bytes;
+  return copies * folds(step, workers) + root_bytes;
 }
 
 namespace {
@@ -136,7 +139,7 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
   const double S = c.probe_step;
   const double st = static_cast<double>(step);
   const double iterations = std::ceil(static_cast<double>(c.extent) / st);
-  const double fold = c.fold(st, S) + (workers - 1) * c.sliding_shift_bytes(st, S);
+  const double fold = c.folds(st, workers);
   const double moving = c.moving_bytes(st, workers);
   // The working set as level l sees it (the invariant windows where they fit alone), and what
   // it must fit (the workers of a data-parallel loop share the L3, each with its own working set).
@@ -155,7 +158,7 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
     }
   }
   // L1's rate only for serial loops over few buffers (machine::l1_buffers).
-  const bool l1_rate = workers == 1 && c.buffers <= m_.l1_buffers;
+  const bool l1_rate = workers == 1 && c.streamed_buffers(workers) <= m_.l1_buffers;
   auto rate = [&](int l) { return m_.ns_per_byte[l == 0 && !l1_rate ? 1 : l]; };
   double r = rate(e.level);
   // Beyond a level's budget but within its capacity, the rate rises from that level's to the

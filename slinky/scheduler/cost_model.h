@@ -145,10 +145,24 @@ struct loop_counts {
   int sliding = 0;
   // The bytes of the intermediates computed at the root, allocated whole on every evaluation.
   double root_bytes = 0;
+  // Storage shared within an iteration (docs/builder.md): where the loop is not pipelined, the
+  // builder gives an intermediate in the loop that does not slide the memory of an earlier one of
+  // the same size whose users are all done before it is computed, so a chain of K funcs in chunks
+  // stores two blocks, not K - 1. The bytes of the folds this saves, and the buffers it saves an
+  // iteration from streaming through (fold and buffers count every intermediate).
+  linear_in_step shared_bytes;
+  int shared_buffers = 0;
 
+  // Whether a loop with `workers` iterations in flight is pipelined: parallel, with funcs that
+  // slide (their storage is shared by the workers, and none of it is shared within an iteration).
+  bool pipelined(int workers) const { return workers > 1 && sliding > 0; }
+  // The intermediates' windows stored for the loop, with `workers` iterations in flight: the folds
+  // less what storage shared within an iteration saves, and the extra shifts of the sliding funcs.
+  double folds(double step, int workers) const;
+  // The buffers one iteration streams through, with storage shared within an iteration.
+  int streamed_buffers(int workers) const { return buffers - (pipelined(workers) ? 0 : shared_buffers); }
   // One iteration's working set without the windows read whole, with `workers` iterations in
-  // flight: the folds (and the extra shifts of the sliding funcs), the moving external windows,
-  // the output's chunk.
+  // flight: the folds, the moving external windows, the output's chunk.
   double moving_bytes(double step, int workers) const;
   // The windows read whole as a working set fitted to `budget` counts them: where they fit alone.
   double invariant_within(double budget) const { return invariant_bytes <= budget ? invariant_bytes : 0; }

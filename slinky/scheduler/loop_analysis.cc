@@ -113,6 +113,7 @@ private:
   void account_in_loop(int i, int moving, index_t shift);
   void read_inputs(int i);
   void account_externals();
+  void account_shared_storage();
 };
 
 // `to` takes `from`'s memory, emptied.
@@ -152,6 +153,7 @@ void analysis_pass::reset(int dim) {
     }
     s.failed.resize(g.nodes.size());
     s.member_mark.resize(g.nodes.size());
+    s.position.resize(g.nodes.size());
   }
   ++s.mark;
   for (int i : members) {
@@ -222,6 +224,7 @@ void analysis_pass::run(int dim, bool recompute, strip outer) {
     read_inputs(i);
   }
   account_externals();
+  account_shared_storage();
   plan.ok = true;
 }
 
@@ -406,6 +409,46 @@ void analysis_pass::read_inputs(int i) {
         for (std::size_t d = 0; d < box.size() && d < s.needed.size(); ++d) box[d] = hull(box[d], s.needed[d]);
       }
     }
+  }
+}
+
+// Storage shared within an iteration, as the builder shares it (docs/builder.md): the funcs run
+// producers first (the members reversed); an intermediate in the loop that does not slide, with
+// one output in automatic or stack memory, takes the memory of an earlier one of the same size
+// class (its windows' bytes at the probes, element size and memory) whose users are all before
+// it, greedily in that order.
+void analysis_pass::account_shared_storage() {
+  using block = loop_analyzer::scratch::storage_block;
+  std::vector<block>& blocks = s.blocks;
+  blocks.clear();
+  loop_counts& counts = plan.counts;
+  const std::size_t m = members.size();
+  for (std::size_t k = 0; k < m; ++k) s.position[members[k]] = m - 1 - k;
+  for (std::size_t k = m; k-- > 0;) {
+    const int i = members[k];
+    if (i == h || !plan.in_loop[i] || plan.reason[i] == place_reason::slides) continue;
+    const sched_node& n = g.nodes[i];
+    if (n.f->outputs().size() != 1) continue;
+    const buffer_expr* b = n.f->outputs()[0].buffer.get();
+    if (b->storage() == memory_type::heap) continue;
+    const double bytes[2] = {g.region_bytes(n, s.window[0].data()), g.region_bytes(n, s.window[2].data())};
+    const index_t elem_size = g.elem_size(b);
+    // Its position and its last user's, counted from the first func run.
+    const std::size_t pos = s.position[i];
+    std::size_t last = pos;
+    for (int c : n.consumers) last = std::max(last, s.position[c]);
+    auto fits = [&](const block& x) {
+      return x.bytes[0] == bytes[0] && x.bytes[1] == bytes[1] && x.elem_size == elem_size &&
+             x.storage == b->storage() && x.free_after < pos;
+    };
+    auto donor = std::find_if(blocks.begin(), blocks.end(), fits);
+    if (donor == blocks.end()) {
+      blocks.push_back({{bytes[0], bytes[1]}, elem_size, b->storage(), last});
+      continue;
+    }
+    donor->free_after = last;
+    counts.shared_bytes.add(bytes[0], bytes[1]);
+    ++counts.shared_buffers;
   }
 }
 

@@ -4,10 +4,13 @@
 // cost model".
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
+#include "slinky/builder/pipeline.h"
 #include "slinky/scheduler/cost_model.h"
 #include "slinky/scheduler/loop_analysis.h"
 #include "slinky/scheduler/schedule.h"
@@ -19,6 +22,12 @@ using namespace scheduler_internal;
 namespace {
 
 index_t copy_kernel(const buffer<const float>&, const buffer<float>&) { return 0; }
+
+// out = in, element by element (a pipeline evaluated for its memory).
+index_t copy_1d(const buffer<const float>& in, const buffer<float>& out) {
+  for (index_t x = out.dim(0).begin(); x < out.dim(0).end(); ++x) out(x) = in(x);
+  return 0;
+}
 index_t product_kernel(const buffer<const float>&, const buffer<const float>&, const buffer<float>&) { return 0; }
 
 // A graph analyzed as schedule() does, with the plan of a loop over one dim of its output.
@@ -59,15 +68,18 @@ double cost(const loop_analysis& a, index_t step, int workers, const machine& m,
 
 int level_of(double bytes, const machine& m) { return cost_model(m, 0.5).level_of(bytes); }
 
-// in -> f0 -> ... -> f(k - 1) = out, element by element, 1-D.
-std::unique_ptr<planned> chain(int k, index_t n, const machine& m) {
+// in -> f0 -> ... -> f(k - 1) = out, element by element, 1-D; the intermediates in `storage`.
+std::unique_ptr<planned> chain(int k, index_t n, const machine& m, memory_type storage = memory_type::automatic) {
   auto p = std::make_unique<planned>();
   var x(p->ctx, "x");
   p->in = buffer_expr::make(p->ctx, "in", 1, sizeof(float));
   buffer_expr_ptr prev = p->in;
   for (int i = 0; i < k; ++i) {
-    auto next = buffer_expr::make(p->ctx, i + 1 == k ? "out" : "b" + std::to_string(i), 1, sizeof(float));
-    p->funcs.push_back(func::make(copy_kernel, {{prev, {point(x)}}}, {{next, {x}}}, {.name = "f" + std::to_string(i)}));
+    auto next = buffer_expr::make(p->ctx, i + 1 == k ? std::string("out") : std::string("b").append(std::to_string(i)),
+                                  1, sizeof(float));
+    if (i + 1 < k) next->store_in(storage);
+    p->funcs.push_back(
+        func::make(copy_1d, {{prev, {point(x)}}}, {{next, {x}}}, {.name = std::string("f").append(std::to_string(i))}));
     prev = next;
   }
   p->out = prev;
@@ -92,6 +104,34 @@ std::unique_ptr<planned> stencil3(index_t w, index_t h, const machine& m) {
   return p;
 }
 
+// The peak of the intermediates' memory while p evaluates the 1-D planned graph on n elements,
+// every allocation through the hooks.
+index_t peak_bytes_1d(planned& p, index_t n) {
+  pipeline pl = build_pipeline(p.ctx, {p.in}, {p.out});
+  index_t live = 0, peak = 0;
+  eval_config config;
+  config.auto_stack_threshold = 0;
+  config.allocate = [&](var, raw_buffer* b) -> void* {
+    live += b->size_bytes();
+    peak = std::max(peak, live);
+    return b->allocate();
+  };
+  config.free = [&](var, raw_buffer* b, void* base) {
+    live -= b->size_bytes();
+    std::free(base);
+  };
+  eval_context context;
+  context.config = &config;
+  buffer<float, 1> in({n}), out({n});
+  in.allocate();
+  out.allocate();
+  for (index_t x = 0; x < n; ++x) in(x) = static_cast<float>(x);
+  EXPECT_EQ(pl.evaluate({&in}, {&out}, context), 0);
+  EXPECT_EQ(out(n - 1), static_cast<float>(n - 1));
+  EXPECT_EQ(live, 0);
+  return peak;
+}
+
 machine test_machine() {
   machine m;
   m.l1_bytes = 32 * 1024;
@@ -109,7 +149,8 @@ machine test_machine() {
 // third of the loop's time here); one as large as the whole L2 costs what the L3 level costs.
 TEST(cost_model, rates_rise_from_the_budget_to_the_capacity) {
   const machine m = test_machine();
-  auto p = chain(4, 1 << 24, m);
+  // In heap memory, the intermediates do not share storage.
+  auto p = chain(4, 1 << 24, m, memory_type::heap);
   const loop_analysis plan = p->plan(0);
   ASSERT_TRUE(plan.ok);
   // 5 buffers of floats per element (in, 3 intermediates, out): 20 bytes. The budget, half the
@@ -255,10 +296,10 @@ TEST(cost_model, serial_steps_priced_alike_take_the_smaller_working_set) {
 }
 
 // An elementwise chain of 8 funcs over 16M floats on the development machine (48 KiB L1, 1 MiB L2,
-// 11 ns per call; 9 buffers, priced at L2's rate): the L2 budget's chunks of 14336 are the
-// cheapest step, chunks of 8192 cost less than 1% more and hold 7 folds of 32 KiB instead of 56:
-// the search takes them (the powers of two below the budget's step are priced too). Chunks of
-// 4096 (1.6% more) are beyond the tolerance.
+// 11 ns per call), its intermediates in heap memory (not shared: 9 buffers, priced at L2's rate):
+// the L2 budget's chunks of 14336 are the cheapest step, chunks of 8192 cost less than 1% more
+// and hold 7 folds of 32 KiB instead of 56: the search takes them (the powers of two below the
+// budget's step are priced too). Chunks of 4096 (1.6% more) are beyond the tolerance.
 TEST(cost_model, serial_steps_priced_alike_take_the_least_memory) {
   machine m = test_machine();
   m.l1_bytes = 48 * 1024;
@@ -266,7 +307,7 @@ TEST(cost_model, serial_steps_priced_alike_take_the_least_memory) {
   m.call_overhead_ns = 11;
   m.threads = 1;
   const index_t n = 16 << 20;
-  auto p = chain(8, n, m);
+  auto p = chain(8, n, m, memory_type::heap);
   const loop_analysis plan = p->plan(0);
   ASSERT_TRUE(plan.ok);
   double mem_budget = 0, mem_8192 = 0;
@@ -285,6 +326,80 @@ TEST(cost_model, serial_steps_priced_alike_take_the_least_memory) {
   ASSERT_TRUE(r.loops[0].looped) << r.to_string(&p->ctx);
   EXPECT_EQ(r.loops[0].step, 8192) << r.to_string(&p->ctx);
   EXPECT_DOUBLE_EQ(r.loops[0].cost_ns, at_8192);
+}
+
+// The builder gives an intermediate computed in a serial loop the memory of an earlier one of the
+// same size whose users are all done (docs/builder.md, storage shared within an iteration): a
+// chain of 8 funcs in chunks stores two blocks, not 7. The model counts the two blocks in the
+// memory and the working set, and in the buffers an iteration streams through (4: L1's rate
+// applies); in heap memory, which the builder never shares, all 7. The estimate's memory is the
+// peak the allocation hooks see when the scheduled pipeline is evaluated.
+TEST(cost_model, intermediates_share_storage_within_an_iteration) {
+  machine m = test_machine();
+  m.threads = 1;
+  const index_t n = 1 << 20;
+  for (memory_type storage : {memory_type::automatic, memory_type::heap}) {
+    const bool shared = storage == memory_type::automatic;
+    SCOPED_TRACE(shared ? "automatic" : "heap");
+    auto p = chain(8, n, m, storage);
+    const loop_analysis plan = p->plan(0);
+    ASSERT_TRUE(plan.ok);
+    const int stored = shared ? 2 : 7;
+    const cost_model model(m, 0.5);
+    for (index_t step : {256, 1024, 4096}) {
+      const loop_estimate e = model.loop(plan.counts, step, 1);
+      const double chunk = step * 4.0;
+      EXPECT_DOUBLE_EQ(e.memory, stored * chunk) << step;
+      EXPECT_DOUBLE_EQ(e.working_set, (stored + 2) * chunk) << step;
+    }
+    EXPECT_EQ(plan.counts.streamed_buffers(1), stored + 2);
+
+    schedule_report r = schedule({p->in}, {p->out}, schedule_shapes().add(p->in, {n}).add(p->out, {n}), m);
+    ASSERT_TRUE(r.loops[0].looped) << r.to_string(&p->ctx);
+    const index_t step = r.loops[0].step;
+    EXPECT_EQ(peak_bytes_1d(*p, n), static_cast<index_t>(model.loop(plan.counts, step, 1).memory)) << step;
+  }
+}
+
+// in -> a -> b -> c -> d elementwise, out a 3x3 stencil of d, looped over rows: d slides (a ring
+// buffer, never shared), a, b and c compute one iteration's rows of w + 2 each. Serially, c takes
+// a's memory (a's user, b, is done before c is computed); b cannot (its user is c). In a pipelined
+// parallel loop, iterations overlap and nothing is shared.
+TEST(cost_model, storage_is_shared_only_where_the_loop_is_not_pipelined) {
+  const index_t w = 1024, h = 512;
+  const machine m = test_machine();
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  const box_expr pt = {point(x), point(y)};
+  auto in = buffer_expr::make(ctx, "in", 2, sizeof(float));
+  auto out = buffer_expr::make(ctx, "out", 2, sizeof(float));
+  std::vector<func> funcs;
+  buffer_expr_ptr prev = in;
+  for (const char* name : {"a", "b", "c", "d"}) {
+    auto next = buffer_expr::make(ctx, name, 2, sizeof(float));
+    funcs.push_back(func::make(copy_kernel, {{prev, pt}}, {{next, {x, y}}}, {.name = name}));
+    prev = next;
+  }
+  funcs.push_back(func::make(copy_kernel, {{prev, {bounds(x - 1, x + 1), bounds(y - 1, y + 1)}}}, {{out, {x, y}}},
+                             {.name = "out"}));
+  planned p;
+  p.in = in;
+  p.out = out;
+  p.analyze(schedule_shapes().add(in, {w + 2, h + 2}).add(out, {w, h}), m);
+  const loop_analysis plan = p.plan(1);
+  ASSERT_TRUE(plan.ok);
+  EXPECT_EQ(plan.counts.sliding, 1);
+  EXPECT_EQ(plan.counts.shared_buffers, 1);
+  const double row = (w + 2) * 4.0;
+  for (index_t step : {4, 16}) {
+    const double rows = step * row, ring = (step + 2) * row;
+    EXPECT_DOUBLE_EQ(plan.counts.folds(step, 1), 2 * rows + ring) << step;
+    EXPECT_DOUBLE_EQ(plan.counts.memory_bytes(step, 1), 2 * rows + ring) << step;
+    // Two iterations in flight: the three windows, the ring buffer and one more shift of it.
+    EXPECT_DOUBLE_EQ(plan.counts.folds(step, 2), 3 * rows + ring + rows) << step;
+  }
+  EXPECT_EQ(plan.counts.streamed_buffers(1), plan.counts.buffers - 1);
+  EXPECT_EQ(plan.counts.streamed_buffers(2), plan.counts.buffers);
 }
 
 // A product c = a x b (c(j, i) = sum_k a(k, i) b(j, k)) reads all of b for every row of c: the
