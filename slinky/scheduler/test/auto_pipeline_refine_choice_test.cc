@@ -22,38 +22,22 @@ TEST(auto_pipeline, refinement_tries_pipelined_and_data_parallel) {
   // (intermediates stored in the loop). The walk tries the other form of the same loop; a table
   // where only that form is fast keeps it, the report names it, and the kept pipeline computes
   // the reference (on the pool), as does every candidate.
-  const index_t w = 64, h = 256;
-  stencil_graph g;
-  machine m = small_machine();
-  m.threads = 2;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), m);
-  refine_options o;
-  o.max_evaluations = 8;
-  o.repetitions = 1;
-  std::vector<std::string> calls;
+  refined_stencil r(64, 256, /*threads=*/2);
   bool model_data_parallel = false;
-  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
-    if (calls.empty()) model_data_parallel = candidate.find("data-parallel") != std::string::npos;
-    calls.push_back(candidate);
-    run();
+  r.refine(8, [&](const std::string& candidate, index_t) {
+    if (r.calls.size() == 1) model_data_parallel = candidate.find("data-parallel") != std::string::npos;
     const bool data_parallel = candidate.find("data-parallel") != std::string::npos;
     return data_parallel != model_data_parallel && candidate.find(", parallel") != std::string::npos ? 0.5e-3 : 1e-3;
-  };
-  p.set_refinement(o);
-  const buffer<float, 2> expected = reference(w, h);
-  const buffer<float, 2> out = run_on_a_pool(p, w, h);
-  EXPECT_EQ(mismatches(out, expected), 0u);
-  const std::string report = p.last_report();
-  ASSERT_FALSE(calls.empty()) << report;
-  ASSERT_NE(calls[0].find(", parallel"), std::string::npos) << report;
-  const std::size_t kept = report.find("refinement kept: a measured neighbour");
-  ASSERT_NE(kept, std::string::npos) << report;
-  const std::string kept_line = report.substr(report.find('\n', kept) + 1);
+  });
+  const std::string& report = r.report;
+  ASSERT_FALSE(r.calls.empty()) << report;
+  ASSERT_NE(r.calls[0].find(", parallel"), std::string::npos) << report;
+  ASSERT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+  const std::string kept_line = r.kept_line();
   EXPECT_NE(kept_line.find(", parallel"), std::string::npos) << report;
-  EXPECT_EQ(kept_line.substr(0, kept_line.find('\n')).find("data-parallel") != std::string::npos, !model_data_parallel)
-      << report;
-  EXPECT_EQ(mismatches(run_on_a_pool(p, w, h), expected), 0u);
-  EXPECT_EQ(p.builds(), 1u);
+  EXPECT_EQ(kept_line.find("data-parallel") != std::string::npos, !model_data_parallel) << report;
+  EXPECT_EQ(mismatches(run_on_a_pool(r.p, r.w, r.h), reference(r.w, r.h)), 0u);
+  EXPECT_EQ(r.p.builds(), 1u);
 }
 
 TEST(auto_pipeline, refinement_counts_the_synchronisation_of_smaller_parallel_steps) {
@@ -62,36 +46,23 @@ TEST(auto_pipeline, refinement_counts_the_synchronisation_of_smaller_parallel_st
   // step adds (cost_model::parallel_iteration_ns per iteration) is lost in equal_time and a
   // smaller step than the model's is kept (memory when time is equal); where it takes 50 us, a
   // smaller step adds more than equal_time of it and the model's step is kept.
-  const index_t w = 64, h = 256;
   for (double t : {100e-3, 50e-6}) {
-    stencil_graph g;
-    machine m = small_machine();
-    m.threads = 2;
-    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), m);
-    refine_options o;
-    o.max_evaluations = 6;
-    o.repetitions = 1;
-    index_t model_step = -1;
-    o.timer = [&](const std::string& candidate, const std::function<double()>&) {
-      if (model_step < 0) model_step = step_of(candidate);
+    refined_stencil r(64, 256, /*threads=*/2);
+    r.refine(6, [t](const std::string& candidate, index_t) {
       const bool parallel = candidate.find(", parallel") != std::string::npos;
       return parallel && !is_next_best(candidate) ? t : 2 * t;
-    };
-    p.set_refinement(o);
-    const buffer<float, 2> out = run_on_a_pool(p, w, h);
-    EXPECT_EQ(mismatches(out, reference(w, h)), 0u);
-    const std::string report = p.last_report();
-    ASSERT_GE(model_step, 2) << report;
-    ASSERT_LE(model_step, 32) << report;
-    const std::size_t kept = report.find("refinement kept: ");
-    ASSERT_NE(kept, std::string::npos) << report;
-    const std::string kept_line = report.substr(report.find('\n', kept) + 1);
+    });
+    const std::string& report = r.report;
+    ASSERT_GE(r.model_step, 2) << report;
+    ASSERT_LE(r.model_step, 32) << report;
+    ASSERT_NE(report.find("refinement kept: "), std::string::npos) << report;
+    const std::string kept_line = r.kept_line();
     EXPECT_NE(kept_line.find(", parallel"), std::string::npos) << report;
-    EXPECT_FALSE(is_next_best(kept_line.substr(0, kept_line.find('\n')))) << report;
+    EXPECT_FALSE(is_next_best(kept_line)) << report;
     if (t > 1e-3) {
-      EXPECT_LT(step_of(kept_line), model_step) << report;
+      EXPECT_LT(step_of(kept_line), r.model_step) << report;
     } else {
-      EXPECT_EQ(step_of(kept_line), model_step) << report;
+      EXPECT_EQ(step_of(kept_line), r.model_step) << report;
     }
   }
 }
@@ -106,24 +77,15 @@ TEST(auto_pipeline, refinement_compares_parallel_steps_round_by_round) {
   // the same round in 4 of the 6 rounds, and the model's step is kept. In the second the smaller
   // steps are 4% slower and 3% faster in turn (within equal_time in every round): the smallest
   // is kept, memory when time is equal.
-  const index_t w = 64, h = 256;
   for (bool often_beyond : {true, false}) {
-    stencil_graph g;
-    machine m = small_machine();
-    m.threads = 2;
-    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), m);
+    refined_stencil r(64, 256, /*threads=*/2);
     refine_options o;
     o.max_evaluations = 6;
     o.repetitions = 2;
-    index_t model_step = -1;
-    std::string model;
     std::map<std::string, int> timings;
     int rounds = 0;
-    o.timer = [&](const std::string& candidate, const std::function<double()>&) {
-      if (model_step < 0) {
-        model_step = step_of(candidate);
-        model = candidate;
-      }
+    r.refine(o, [&](const std::string& candidate, index_t model_step) {
+      const std::string& model = r.calls[0];
       const int n = timings[candidate]++;
       // The model's choice (the fastest, the first measured of the equal ones) is timed 2 times,
       // then once in each round of the end (round n - 2).
@@ -134,18 +96,15 @@ TEST(auto_pipeline, refinement_compares_parallel_steps_round_by_round) {
       if (step_of(candidate) >= model_step) return 100e-3;
       if (often_beyond) return n < 2 ? 104e-3 : n < 4 ? 96e-3 : n < 6 ? 106e-3 : 100e-3;
       return n % 2 == 0 ? 104e-3 : 97e-3;
-    };
-    p.set_refinement(o);
-    const buffer<float, 2> out = run_on_a_pool(p, w, h);
-    EXPECT_EQ(mismatches(out, reference(w, h)), 0u);
-    const std::string report = p.last_report();
+    });
+    const std::string& report = r.report;
+    const index_t model_step = r.model_step;
     ASSERT_GE(model_step, 2) << report;
-    ASSERT_NE(model.find(", parallel"), std::string::npos) << report;
+    ASSERT_NE(r.calls[0].find(", parallel"), std::string::npos) << report;
     EXPECT_NE(report.find("timed again, interleaved, 6 rounds"), std::string::npos) << report;
     EXPECT_EQ(rounds, 6) << report;
-    const std::size_t kept = report.find("refinement kept: ");
-    ASSERT_NE(kept, std::string::npos) << report;
-    const std::string kept_line = report.substr(report.find('\n', kept) + 1);
+    ASSERT_NE(report.find("refinement kept: "), std::string::npos) << report;
+    const std::string kept_line = r.kept_line();
     EXPECT_NE(kept_line.find(", parallel"), std::string::npos) << report;
     if (often_beyond) {
       EXPECT_NE(report.find("beyond equal_time of the fastest in 4 of 6 rounds (more than half), not kept"),
@@ -163,24 +122,15 @@ TEST(auto_pipeline, refinement_times_the_smaller_steps_again) {
   // Every candidate 1 ms, but the first timing of half the model's step 15% slower (the machine
   // was busy then): the walk's times alone keep the model's step; timed again, interleaved with
   // the fastest, half the model's step is as fast, and is kept.
-  const index_t w = 64, h = 256;
-  stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 3;
-  o.repetitions = 1;
-  index_t model_step = -1;
+  refined_stencil r;
   int half_timings = 0;
-  std::vector<std::string> calls;
-  o.timer = [&](const std::string& candidate, const std::function<double()>&) {
-    calls.push_back(candidate);
-    if (model_step < 0) model_step = step_of(candidate);
+  r.refine(3, [&](const std::string& candidate, index_t model_step) {
     if (step_of(candidate) == model_step / 2 && half_timings++ == 0) return 1.15e-3;
     return 1e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
+  });
+  const std::string& report = r.report;
+  const std::vector<std::string>& calls = r.calls;
+  const index_t model_step = r.model_step;
   ASSERT_GE(model_step, 2) << report;
   EXPECT_NE(report.find("3 candidates evaluated"), std::string::npos) << report;
   EXPECT_NE(report.find("timed again, interleaved, 1 rounds"), std::string::npos) << report;
@@ -190,8 +140,7 @@ TEST(auto_pipeline, refinement_times_the_smaller_steps_again) {
   ASSERT_EQ(calls.size(), 6u) << report;
   EXPECT_EQ(step_of(calls[4]), model_step) << report;
   EXPECT_EQ(step_of(calls[5]), model_step / 2) << report;
-  EXPECT_NE(report.find("box2: step " + std::to_string(model_step / 2) + "\n"), std::string::npos) << report;
-  expect_kept_rows(p, g, w, h, model_step / 2, report);
+  r.expect_kept(model_step / 2);
 }
 
 TEST(auto_pipeline, refinement_keeps_smaller_steps_than_the_models_only_if_as_fast_as_it) {
@@ -201,23 +150,15 @@ TEST(auto_pipeline, refinement_keeps_smaller_steps_than_the_models_only_if_as_fa
   // kept only where it is within min_gain (2%) of the fastest: the model sized its steps to the
   // caches, and 4% is what a choice among several candidates timed within the band may have
   // gained by chance.
-  const index_t w = 64, h = 256;
   for (double half : {1.04e-3, 1.015e-3}) {
-    stencil_graph g;
-    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-    refine_options o;
-    o.max_evaluations = 4;
-    o.repetitions = 1;
-    index_t model_step = -1;
-    o.timer = [&](const std::string& candidate, const std::function<double()>&) {
-      if (model_step < 0) model_step = step_of(candidate);
+    refined_stencil r;
+    r.refine(4, [half](const std::string& candidate, index_t model_step) {
       if (is_next_best(candidate)) return 1.5e-3;
       const index_t s = step_of(candidate);
       return s >= model_step ? 1e-3 : s == model_step / 2 ? half : 1.5e-3;
-    };
-    p.set_refinement(o);
-    EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-    const std::string report = p.last_report();
+    });
+    const std::string& report = r.report;
+    const index_t model_step = r.model_step;
     ASSERT_GE(model_step, 2) << report;
     const std::string half_step = "box2: step " + std::to_string(model_step / 2);
     ASSERT_NE(report.find("ms: " + half_step + "\n"), std::string::npos) << report;
@@ -226,10 +167,10 @@ TEST(auto_pipeline, refinement_keeps_smaller_steps_than_the_models_only_if_as_fa
                 std::string::npos)
           << report;
       EXPECT_NE(report.find("refinement kept: the model's choice"), std::string::npos) << report;
-      expect_kept_rows(p, g, w, h, model_step, report);
+      r.expect_kept(model_step);
     } else {
       EXPECT_EQ(report.find("not kept"), std::string::npos) << report;
-      expect_kept_rows(p, g, w, h, model_step / 2, report);
+      r.expect_kept(model_step / 2);
     }
   }
 }
@@ -238,21 +179,11 @@ TEST(auto_pipeline, refinement_keeps_smaller_steps_than_the_models_only_if_as_fa
 // it, 16 times and beyond slower: 4 times is timed 6% slower the first time (the machine was
 // busy), as fast as 8 times after; half the model's step is timed 18% slower, or, where
 // `half_fast_later`, as fast as 8 times after its first timing.
-struct falling_times_refinement {
-  static constexpr index_t w = 64, h = 256;
-  stencil_graph g;
-  auto_pipeline p;
-  index_t model_step = -1;
+struct falling_times_refinement : refined_stencil {
   int quadruple_timings = 0, half_timings = 0;
-  std::string report;
 
-  explicit falling_times_refinement(bool half_fast_later)
-      : p(g.ctx, {g.in}, {g.out}, build_options(), small_machine()) {
-    refine_options o;
-    o.max_evaluations = 8;
-    o.repetitions = 1;
-    o.timer = [this, half_fast_later](const std::string& candidate, const std::function<double()>&) {
-      if (model_step < 0) model_step = step_of(candidate);
+  explicit falling_times_refinement(bool half_fast_later) {
+    refine(8, [this, half_fast_later](const std::string& candidate, index_t model_step) {
       if (is_next_best(candidate)) return 10e-3;
       const index_t s = step_of(candidate);
       if (s == 4 * model_step) return quadruple_timings++ == 0 ? 1.06e-3 : 1e-3;
@@ -260,17 +191,7 @@ struct falling_times_refinement {
       if (s > 8 * model_step) return 1.1e-3;
       if (s == model_step / 2 && half_fast_later) return half_timings++ == 0 ? 1.18e-3 : 1e-3;
       return s == 2 * model_step ? 1.12e-3 : s == model_step ? 1.15e-3 : 1.18e-3;
-    };
-    p.set_refinement(o);
-    EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-    report = p.last_report();
-  }
-
-  void expect_kept(index_t step) {
-    EXPECT_NE(report.find("box2: step " + std::to_string(step) + "\n", report.find("refinement kept")),
-              std::string::npos)
-        << report;
-    expect_kept_rows(p, g, w, h, step, report);
+    });
   }
 };
 
@@ -305,16 +226,9 @@ TEST(auto_pipeline, refinement_times_again_in_more_rounds_before_multiplying_the
   // after. After one round, 8 times its step would be kept: it would multiply the model's memory,
   // so the finalists are timed in 2 more rounds, and the model's choice, as fast at the median, is
   // kept.
-  const index_t w = 64, h = 256;
-  stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 8;
-  o.repetitions = 1;
-  index_t model_step = -1;
+  refined_stencil r;
   int model_timings = 0;
-  o.timer = [&](const std::string& candidate, const std::function<double()>&) {
-    if (model_step < 0) model_step = step_of(candidate);
+  r.refine(8, [&](const std::string& candidate, index_t model_step) {
     if (is_next_best(candidate)) return 10e-3;
     const index_t s = step_of(candidate);
     if (s == model_step) {
@@ -325,19 +239,17 @@ TEST(auto_pipeline, refinement_times_again_in_more_rounds_before_multiplying_the
     if (s == 4 * model_step) return 1.06e-3;
     if (s == 8 * model_step) return 1e-3;
     return s > 8 * model_step ? 1.1e-3 : 1.5e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
-  ASSERT_GE(model_step, 1) << report;
-  ASSERT_LE(model_step, 16) << report;
+  });
+  const std::string& report = r.report;
+  ASSERT_GE(r.model_step, 1) << report;
+  ASSERT_LE(r.model_step, 16) << report;
   EXPECT_EQ(model_timings, 1 + 3) << report;
   EXPECT_NE(report.find("timed again, interleaved, 2 rounds more (the one kept after 1 takes 8 times the steps of the "
                         "model's choice)"),
             std::string::npos)
       << report;
   EXPECT_NE(report.find("refinement kept: the model's choice"), std::string::npos) << report;
-  expect_kept_rows(p, g, w, h, model_step, report);
+  r.expect_kept(r.model_step);
 }
 
 TEST(auto_pipeline, refinement_times_the_models_choice_again) {
@@ -345,27 +257,17 @@ TEST(auto_pipeline, refinement_times_the_models_choice_again) {
   // twice it after; every other candidate slower. The walk goes to twice the model's step, and
   // the model's choice, beyond the band of the smaller steps timed again, is timed again with
   // it, interleaved, all the same: equal, the model's smaller step is kept.
-  const index_t w = 64, h = 256;
-  stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 3;
-  o.repetitions = 1;
-  index_t model_step = -1;
+  refined_stencil r;
   int model_timings = 0;
-  std::vector<std::string> calls;
-  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
-    calls.push_back(candidate);
-    run();
-    if (model_step < 0) model_step = step_of(candidate);
+  r.refine(3, [&](const std::string& candidate, index_t model_step) {
     if (is_next_best(candidate)) return 10e-3;
     const index_t s = step_of(candidate);
     if (s == model_step) return model_timings++ == 0 ? 1.3e-3 : 1e-3;
     return s == 2 * model_step ? 1e-3 : 1.5e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
+  });
+  const std::string& report = r.report;
+  const std::vector<std::string>& calls = r.calls;
+  const index_t model_step = r.model_step;
   ASSERT_GE(model_step, 2) << report;
   ASSERT_LE(model_step, 16) << report;
   EXPECT_NE(report.find("3 candidates evaluated"), std::string::npos) << report;
@@ -376,7 +278,7 @@ TEST(auto_pipeline, refinement_times_the_models_choice_again) {
   EXPECT_EQ(step_of(calls[4]), 2 * model_step) << report;
   EXPECT_EQ(step_of(calls[5]), model_step) << report;
   EXPECT_NE(report.find("refinement kept: the model's choice"), std::string::npos) << report;
-  expect_kept_rows(p, g, w, h, model_step, report);
+  r.expect_kept(model_step);
 }
 
 TEST(auto_pipeline, refinement_goes_down_a_plateau_before_going_further_up) {
@@ -386,20 +288,11 @@ TEST(auto_pipeline, refinement_goes_down_a_plateau_before_going_further_up) {
   // plateau; the budget left goes down the step's line first (the larger steps are as fast and
   // only larger), reaches an eighth of the model's step and keeps it. Following the lines up
   // and down in turn, the budget runs out on the plateau before it gets there.
-  const index_t w = 16, h = 2048;
-  stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 7;
-  o.repetitions = 1;
+  refined_stencil r(16, 2048);
   // The steps down the line: the model's halved, halved again, and again.
-  index_t model_step = -1, half = -1, quarter = -1, eighth = -1;
-  std::vector<std::string> calls;
-  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
-    calls.push_back(candidate);
-    run();
-    if (model_step < 0) {
-      model_step = step_of(candidate);
+  index_t half = -1, quarter = -1, eighth = -1;
+  r.refine(7, [&](const std::string& candidate, index_t model_step) {
+    if (half < 0) {
       half = model_step / 2;
       quarter = half / 2;
       eighth = quarter / 2;
@@ -413,24 +306,20 @@ TEST(auto_pipeline, refinement_goes_down_a_plateau_before_going_further_up) {
     if (s == 2 * model_step) return 0.93e-3;
     if (s == 4 * model_step) return 0.94e-3;
     return s == 8 * model_step ? 0.96e-3 : 0.95e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
+  });
+  const std::string& report = r.report;
+  const index_t model_step = r.model_step;
   ASSERT_GE(eighth, 1) << report;
   ASSERT_LE(model_step, 32) << report;
   EXPECT_NE(report.find("7 candidates evaluated"), std::string::npos) << report;
   // The walk: doubled, halved, the next-best, 4 and 8 times the model's step; then down the line
   // (a quarter, an eighth), before 16 times the model's step.
-  const std::vector<index_t> order = steps_timed(calls);
+  const std::vector<index_t> order = steps_timed(r.calls);
   const auto first = [&](index_t s) { return std::find(order.begin(), order.end(), s) - order.begin(); };
   ASSERT_LT(first(eighth), static_cast<std::ptrdiff_t>(order.size())) << report;
   EXPECT_LT(first(quarter), first(eighth)) << report;
   EXPECT_LT(first(eighth), first(16 * model_step)) << report;
-  EXPECT_NE(report.find("box2: step " + std::to_string(eighth) + "\n", report.find("refinement kept")),
-            std::string::npos)
-      << report;
-  expect_kept_rows(p, g, w, h, eighth, report);
+  r.expect_kept(eighth);
 }
 
 TEST(auto_pipeline, no_refinement_in_place) {

@@ -33,16 +33,14 @@ TEST(auto_pipeline, refinement_keeps_the_fastest_measured_neighbour) {
   // The table is fastest at 8 times the model's step: doubling three times gets there, each
   // round trying the step doubled and halved (the halved ones slower).
   for (int budget : {20, 3, 1}) {
-    std::vector<std::string> calls;
-    stencil_graph g;
-    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-    refine_options o;
-    o.max_evaluations = budget;
-    o.repetitions = 1;
-    o.timer = timing_table{8 * model_step, &calls};
-    p.set_refinement(o);
-    EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-    const std::string report = p.last_report();
+    refined_stencil r(w, h);
+    r.refine(budget, [&](const std::string& candidate, index_t) {
+      if (is_next_best(candidate)) return 10e-3;
+      const double s = static_cast<double>(step_of(candidate));
+      return 1e-3 * (1 + std::abs(std::log2(s) - std::log2(static_cast<double>(8 * model_step))));
+    });
+    const std::string& report = r.report;
+    const std::vector<std::string>& calls = r.calls;
     // The model's choice, then `budget` candidates, none twice; then, timed again (not counted in
     // the budget), the fastest and the model's choice with its smaller step, and nothing else: in
     // one round, and 2 more where the step kept after it is at least 4 times the model's (keeping
@@ -74,10 +72,9 @@ TEST(auto_pipeline, refinement_keeps_the_fastest_measured_neighbour) {
               rounds == 3)
         << report;
     EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
-    EXPECT_NE(report.find("box2: step " + std::to_string(kept) + "\n"), std::string::npos) << report;
     // The pipeline evaluated from now on is the kept one: box2 called once per iteration.
-    expect_kept_rows(p, g, w, h, kept, report);
-    EXPECT_EQ(p.builds(), 1u);
+    r.expect_kept(kept);
+    EXPECT_EQ(r.p.builds(), 1u);
   }
 }
 
@@ -89,35 +86,24 @@ TEST(auto_pipeline, refinement_with_a_faulty_timer) {
   const double faulty[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), -1e-3};
   for (double bad : faulty) {
     for (bool all : {true, false}) {
-      std::vector<std::string> calls;
-      stencil_graph g;
-      auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-      refine_options o;
-      o.max_evaluations = 8;
-      o.repetitions = 1;
-      index_t model_step = -1;
-      o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
-        calls.push_back(candidate);
-        if (model_step < 0) model_step = step_of(candidate);
-        run();
+      refined_stencil r(w, h);
+      r.refine(8, [&](const std::string& candidate, index_t model_step) {
         if (all || is_next_best(candidate) || step_of(candidate) > model_step) return bad;
         return 1e-3 * static_cast<double>(step_of(candidate));
-      };
-      p.set_refinement(o);
-      EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-      const std::string report = p.last_report();
-      ASSERT_GE(model_step, 2) << report;
-      ASSERT_GE(calls.size(), 2u) << report;
+      });
+      const std::string& report = r.report;
+      ASSERT_GE(r.model_step, 2) << report;
+      ASSERT_GE(r.calls.size(), 2u) << report;
       // With finite times below the model's step (a time proportional to the step), the
       // smallest step tried is the fastest.
-      index_t kept = model_step;
+      index_t kept = r.model_step;
       if (!all) {
-        for (const std::string& c : calls) {
+        for (const std::string& c : r.calls) {
           if (!is_next_best(c)) kept = std::min(kept, step_of(c));
         }
       }
-      EXPECT_LT(kept, all ? model_step + 1 : model_step) << report;
-      expect_kept_rows(p, g, w, h, kept, report);
+      EXPECT_LT(kept, all ? r.model_step + 1 : r.model_step) << report;
+      expect_kept_rows(r.p, r.g, w, h, kept, report);
     }
   }
 }
@@ -126,24 +112,18 @@ TEST(auto_pipeline, refinement_is_deterministic_and_bounded) {
   const index_t w = 64, h = 256;
   std::string reports[2];
   for (std::string& report : reports) {
-    std::vector<std::string> calls;
-    stencil_graph g;
-    auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+    refined_stencil r(w, h);
     refine_options o;
     o.max_evaluations = 6;
     o.repetitions = 3;
     o.max_slowdown = 1.5;
     // Every other step than the model's is 3x slower: one repetition each (past max_slowdown),
     // and the model's choice is kept.
-    index_t model_step = -1;
-    o.timer = [&](const std::string& candidate, const std::function<double()>&) {
-      calls.push_back(candidate);
-      if (model_step < 0) model_step = step_of(candidate);
+    r.refine(o, [](const std::string& candidate, index_t model_step) {
       return step_of(candidate) == model_step ? 1e-3 : 3e-3;
-    };
-    p.set_refinement(o);
-    EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-    report = p.last_report();
+    });
+    report = r.report;
+    const std::vector<std::string>& calls = r.calls;
     EXPECT_NE(report.find("refinement kept: the model's choice"), std::string::npos) << report;
     EXPECT_NE(report.find("the slowest 3.00x the model's choice"), std::string::npos) << report;
     // The model's choice 3 times; the neighbours (doubled, halved, the model's next-best: no
@@ -160,27 +140,13 @@ TEST(auto_pipeline, refinement_is_deterministic_and_bounded) {
 TEST(auto_pipeline, refinement_crosses_a_plateau) {
   // As slow on 2 times the model's step as on it, twice as fast from 4 times: the walk goes on
   // across the equal neighbour and keeps 4 times the model's step.
-  const index_t w = 64, h = 256;
-  stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 8;
-  o.repetitions = 1;
-  index_t model_step = -1;
-  std::vector<std::string> calls;
-  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
-    calls.push_back(candidate);
-    run();
-    if (model_step < 0) model_step = step_of(candidate);
+  refined_stencil r;
+  r.refine(8, [](const std::string& candidate, index_t model_step) {
     return step_of(candidate) >= 4 * model_step ? 0.5e-3 : 1e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
-  ASSERT_LT(model_step, 32) << report;
-  EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
-  EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n"), std::string::npos) << report;
-  expect_kept_rows(p, g, w, h, 4 * model_step, report);
+  });
+  ASSERT_LT(r.model_step, 32) << r.report;
+  EXPECT_NE(r.report.find("refinement kept: a measured neighbour"), std::string::npos) << r.report;
+  r.expect_kept(4 * r.model_step);
 }
 
 TEST(auto_pipeline, refinement_goes_on_past_a_slower_step) {
@@ -188,44 +154,30 @@ TEST(auto_pipeline, refinement_goes_on_past_a_slower_step) {
   // model's step up: the walk goes down to half and stops there (no neighbour left, or a slower
   // one), then, with budget left, follows the step's line up past the slower twice, finds 4
   // times faster, walks on from there and keeps it (the smallest of the fastest steps).
-  const index_t w = 64, h = 256;
-  stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 8;
-  o.repetitions = 1;
-  index_t model_step = -1;
-  std::vector<std::string> calls;
-  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
-    calls.push_back(candidate);
-    run();
-    if (model_step < 0) model_step = step_of(candidate);
+  refined_stencil r;
+  r.refine(8, [](const std::string& candidate, index_t model_step) {
     if (is_next_best(candidate)) return 10e-3;
     const index_t s = step_of(candidate);
     if (s >= 4 * model_step) return 0.5e-3;
     if (s == 2 * model_step) return 1.2e-3;
     if (s == model_step / 2) return 0.95e-3;
     return s < model_step ? 1.2e-3 : 1e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
+  });
+  const std::string& report = r.report;
+  const index_t model_step = r.model_step;
   ASSERT_GE(model_step, 2) << report;
   ASSERT_LE(model_step, 16) << report;
   EXPECT_NE(report.find("8 candidates evaluated"), std::string::npos) << report;
   // The walk: doubled, halved, the next-best, then on from half; the line followed up after
   // that.
-  const std::vector<index_t> order = steps_timed(calls);
+  const std::vector<index_t> order = steps_timed(r.calls);
   const auto first = [&](index_t s) { return std::find(order.begin(), order.end(), s) - order.begin(); };
   ASSERT_LT(first(4 * model_step), static_cast<std::ptrdiff_t>(order.size())) << report;
   EXPECT_LT(first(model_step / 2), first(4 * model_step)) << report;
   EXPECT_GE(first(4 * model_step), 3) << report;
   EXPECT_LT(first(4 * model_step), first(8 * model_step)) << report;
   EXPECT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
-  EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n", report.find("refinement kept")),
-            std::string::npos)
-      << report;
-  expect_kept_rows(p, g, w, h, 4 * model_step, report);
+  r.expect_kept(4 * model_step);
 }
 
 TEST(auto_pipeline, refinement_times_again_a_neighbour_slower_by_a_little) {
@@ -233,28 +185,18 @@ TEST(auto_pipeline, refinement_times_again_a_neighbour_slower_by_a_little) {
   // after; 4 times twice as fast. The walk's neighbour is beyond min_gain but within the noise:
   // it and the current candidate are timed again, interleaved, and the walk goes on through it to
   // 4 times the model's step within a budget of 4.
-  const index_t w = 64, h = 256;
-  stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 4;
-  o.repetitions = 1;
-  index_t model_step = -1;
+  refined_stencil r;
   int doubled_timings = 0;
-  std::vector<std::string> calls;
-  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
-    calls.push_back(candidate);
-    run();
-    if (model_step < 0) model_step = step_of(candidate);
+  r.refine(4, [&](const std::string& candidate, index_t model_step) {
     if (is_next_best(candidate)) return 10e-3;
     const index_t s = step_of(candidate);
     if (s == 2 * model_step) return doubled_timings++ == 0 ? 1.05e-3 : 1e-3;
     if (s >= 4 * model_step) return 0.5e-3;
     return s < model_step ? 1.2e-3 : 1e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
+  });
+  const std::string& report = r.report;
+  const std::vector<std::string>& calls = r.calls;
+  const index_t model_step = r.model_step;
   ASSERT_GE(model_step, 2) << report;
   EXPECT_NE(report.find("timed again (a neighbour slower by a little)"), std::string::npos) << report;
   // The model's choice, doubled, halved, the next-best; the model's choice and doubled again; then
@@ -264,63 +206,37 @@ TEST(auto_pipeline, refinement_times_again_a_neighbour_slower_by_a_little) {
   EXPECT_EQ(step_of(calls[5]), 2 * model_step) << report;
   EXPECT_EQ(step_of(calls[6]), 4 * model_step) << report;
   EXPECT_EQ(doubled_timings, 2) << report;
-  EXPECT_NE(report.find("box2: step " + std::to_string(4 * model_step) + "\n", report.find("refinement kept")),
-            std::string::npos)
-      << report;
+  r.expect_kept(4 * model_step);
 }
 
 TEST(auto_pipeline, refinement_takes_the_smallest_steps_when_times_are_equal) {
   // Every candidate 1 ms, but the doubled step 1% faster (within min_gain and equal_time): the
   // walk crosses the plateau, and of the equal candidates the smallest step is kept, half the
   // model's.
-  const index_t w = 64, h = 256;
-  stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 4;
-  o.repetitions = 1;
-  index_t model_step = -1;
-  o.timer = [&](const std::string& candidate, const std::function<double()>&) {
-    if (model_step < 0) model_step = step_of(candidate);
+  refined_stencil r;
+  r.refine(4, [](const std::string& candidate, index_t model_step) {
     return step_of(candidate) == 2 * model_step ? 0.99e-3 : 1e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
-  ASSERT_GE(model_step, 2) << report;
-  EXPECT_NE(report.find("4 candidates evaluated"), std::string::npos) << report;
-  EXPECT_NE(report.find("box2: step " + std::to_string(model_step / 2) + "\n"), std::string::npos) << report;
-  expect_kept_rows(p, g, w, h, model_step / 2, report);
+  });
+  ASSERT_GE(r.model_step, 2) << r.report;
+  EXPECT_NE(r.report.find("4 candidates evaluated"), std::string::npos) << r.report;
+  r.expect_kept(r.model_step / 2);
 }
 
 TEST(auto_pipeline, refinement_tries_the_models_next_best_candidate) {
   // The model's next-best candidate (a loop over another dim, or no loop) twice as fast as every
   // step of the model's loop: kept, and the pipeline computes what the model's does.
-  const index_t w = 64, h = 256;
-  stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 4;
-  o.repetitions = 1;
-  std::vector<std::string> calls;
-  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
-    calls.push_back(candidate);
-    run();
-    return is_next_best(candidate) ? 0.5e-3 : 1e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
+  refined_stencil r;
+  r.refine(4, [](const std::string& candidate, index_t) { return is_next_best(candidate) ? 0.5e-3 : 1e-3; });
+  const std::string& report = r.report;
   // The model's choice, its step doubled and halved, then the next-best.
-  ASSERT_GE(calls.size(), 4u) << report;
-  EXPECT_FALSE(is_next_best(calls[0])) << report;
-  EXPECT_TRUE(is_next_best(calls[3])) << report;
-  const std::size_t kept = report.find("refinement kept: a measured neighbour");
-  ASSERT_NE(kept, std::string::npos) << report;
-  // The kept candidate (the line after) is the next-best or a step of its loop.
-  EXPECT_TRUE(is_next_best(report.substr(report.find('\n', kept)))) << report;
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  EXPECT_EQ(p.builds(), 1u);
+  ASSERT_GE(r.calls.size(), 4u) << report;
+  EXPECT_FALSE(is_next_best(r.calls[0])) << report;
+  EXPECT_TRUE(is_next_best(r.calls[3])) << report;
+  ASSERT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+  // The kept candidate is the next-best or a step of its loop.
+  EXPECT_TRUE(is_next_best(r.kept_line())) << report;
+  EXPECT_EQ(mismatches(run(r.p, r.w, r.h), reference(r.w, r.h)), 0u);
+  EXPECT_EQ(r.p.builds(), 1u);
 }
 
 // The tile the model takes for the stencil of rows of 1024 floats on a machine with an L2 of 8 KiB
@@ -367,33 +283,23 @@ TEST(auto_pipeline, refinement_of_a_tile_walks_its_strips) {
   ASSERT_NO_FATAL_FAILURE(model_tile(w, h, model_strip, model_step));
   // Halved if that is still a strip of at least 32 columns, else doubled.
   const index_t target = model_strip / 2 >= 32 ? model_strip / 2 : model_strip * 2;
-  stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 4;
-  o.repetitions = 1;
-  std::vector<std::string> calls;
-  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
-    calls.push_back(candidate);
-    run();
-    const index_t strip = strip_of(candidate);
-    return strip == target && step_of(candidate) == model_step ? 0.5e-3 : 1e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
+  refined_stencil r(w, h);
+  r.refine(4, [&](const std::string& candidate, index_t) {
+    return strip_of(candidate) == target && step_of(candidate) == model_step ? 0.5e-3 : 1e-3;
+  });
+  const std::string& report = r.report;
   ASSERT_NE(report.find("(a tile)"), std::string::npos) << report;
-  ASSERT_GE(calls.size(), 2u) << report;
-  EXPECT_EQ(strip_of(calls[0]), model_strip) << report;
+  ASSERT_GE(r.calls.size(), 2u) << report;
+  EXPECT_EQ(strip_of(r.calls[0]), model_strip) << report;
   bool tried_target = false;
-  for (const std::string& c : calls) {
+  for (const std::string& c : r.calls) {
     EXPECT_FALSE(is_next_best(c)) << report;
     // Every candidate keeps the tile: strips of 32 columns or more.
     EXPECT_GE(strip_of(c), 32) << report;
     tried_target = tried_target || (strip_of(c) == target && step_of(c) == model_step);
   }
   EXPECT_TRUE(tried_target) << report;
-  expect_kept_tile(p, g, w, h, model_step, target, report);
+  expect_kept_tile(r.p, r.g, w, h, model_step, target, report);
 }
 
 TEST(auto_pipeline, refinement_of_a_tile_tries_its_area_in_other_shapes) {
@@ -408,22 +314,12 @@ TEST(auto_pipeline, refinement_of_a_tile_tries_its_area_in_other_shapes) {
   const index_t target_strip = wider ? model_strip * 2 : model_strip / 2;
   const index_t target_step = wider ? model_step / 2 : model_step * 2;
   ASSERT_GE(target_strip, 32);
-  stencil_graph g;
-  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
-  refine_options o;
-  o.max_evaluations = 6;
-  o.repetitions = 1;
-  std::vector<std::string> calls;
-  o.timer = [&](const std::string& candidate, const std::function<double()>& run) {
-    calls.push_back(candidate);
-    run();
+  refined_stencil r(w, h);
+  r.refine(6, [&](const std::string& candidate, index_t) {
     return strip_of(candidate) == target_strip && step_of(candidate) == target_step ? 0.5e-3 : 1e-3;
-  };
-  p.set_refinement(o);
-  EXPECT_EQ(mismatches(run(p, w, h), reference(w, h)), 0u);
-  const std::string report = p.last_report();
-  ASSERT_NE(report.find("(a tile)"), std::string::npos) << report;
-  expect_kept_tile(p, g, w, h, target_step, target_strip, report);
+  });
+  ASSERT_NE(r.report.find("(a tile)"), std::string::npos) << r.report;
+  expect_kept_tile(r.p, r.g, w, h, target_step, target_strip, r.report);
 }
 
 }  // namespace slinky

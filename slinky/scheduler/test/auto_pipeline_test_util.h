@@ -1,7 +1,8 @@
 // What the tests of the just-in-time entry share (auto_pipeline_test.cc, the refinement's in
 // auto_pipeline_refine_test.cc and auto_pipeline_refine_choice_test.cc): a small machine, a
 // stencil chain (a scale, two 3x3 box sums) that counts its box calls, its evaluation and
-// reference, and the reading of the refinement's candidate names.
+// reference, the reading of the refinement's candidate names, and the stencil refined under a
+// table of timings (refined_stencil).
 #ifndef SLINKY_SCHEDULER_TEST_AUTO_PIPELINE_TEST_UTIL_H
 #define SLINKY_SCHEDULER_TEST_AUTO_PIPELINE_TEST_UTIL_H
 
@@ -174,18 +175,70 @@ inline std::vector<index_t> steps_timed(const std::vector<std::string>& calls) {
   return order;
 }
 
-// An injected measurement table: the time of a candidate, a function of its step, fastest at
-// `best_step` (the model's next-best candidate slow); every call also runs the candidate (its
-// result is checked by the final evaluate).
-struct timing_table {
-  index_t best_step;
-  std::vector<std::string>* calls;
-  double operator()(const std::string& candidate, const std::function<double()>& run) const {
-    calls->push_back(candidate);
-    run();
-    if (is_next_best(candidate)) return 10e-3;
-    const double s = static_cast<double>(step_of(candidate));
-    return 1e-3 * (1 + std::abs(std::log2(s) - std::log2(static_cast<double>(best_step))));
+// What most refinement tests set up: the stencil chain just in time on the small machine (with
+// `threads` 2, a parallel loop, evaluated on a pool of one worker), refined under an injected
+// table of timings, its w x h output evaluated once and checked against the reference.
+struct refined_stencil {
+  // The time of a candidate, from its name and the model's step (the first candidate's: the
+  // refinement times the model's choice first).
+  using table_fn = std::function<double(const std::string& candidate, index_t model_step)>;
+
+  index_t w, h;
+  int threads;
+  stencil_graph g;
+  auto_pipeline p;
+  index_t model_step = -1;
+  // The candidates timed, in order.
+  std::vector<std::string> calls;
+  std::string report;
+
+  explicit refined_stencil(index_t w = 64, index_t h = 256, int threads = 1)
+      : w(w), h(h), threads(threads), p(g.ctx, {g.in}, {g.out}, build_options(), machine_with(threads)) {}
+
+  // Refines with `o` (its timer replaced by `table`'s; every candidate timed is also run, so that
+  // a wrong candidate would show in the evaluations after), evaluates and checks the output, and
+  // keeps the report.
+  void refine(refine_options o, const table_fn& table) {
+    o.timer = [this, table](const std::string& candidate, const std::function<double()>& run) {
+      calls.push_back(candidate);
+      run();
+      if (model_step < 0) model_step = step_of(candidate);
+      return table(candidate, model_step);
+    };
+    p.set_refinement(o);
+    const buffer<float, 2> out = threads > 1 ? run_on_a_pool(p, w, h) : run(p, w, h);
+    EXPECT_EQ(mismatches(out, reference(w, h)), 0u);
+    report = p.last_report();
+  }
+  // One timing per candidate, at most `evaluations` of them beyond the model's choice.
+  void refine(int evaluations, const table_fn& table) {
+    refine_options o;
+    o.max_evaluations = evaluations;
+    o.repetitions = 1;
+    refine(o, table);
+  }
+
+  // The line naming the candidate kept (after "refinement kept: ..."), empty if none.
+  std::string kept_line() const {
+    const std::size_t kept = report.find("refinement kept: ");
+    if (kept == std::string::npos) return std::string();
+    const std::size_t begin = report.find('\n', kept) + 1;
+    return report.substr(begin, report.find('\n', begin) - begin);
+  }
+  // Expects `step` rows (a serial loop) kept: named after "refinement kept", and box2 called once
+  // per row block when evaluated again.
+  void expect_kept(index_t step) {
+    EXPECT_NE(report.find("box2: step " + std::to_string(step) + "\n", report.find("refinement kept")),
+              std::string::npos)
+        << report;
+    expect_kept_rows(p, g, w, h, step, report);
+  }
+
+private:
+  static machine machine_with(int threads) {
+    machine m = small_machine();
+    m.threads = threads;
+    return m;
   }
 };
 
