@@ -90,8 +90,8 @@ std::string schedule_report::to_string(const node_context* ctx) const {
     } else {
       os << "memory";
     }
-    std::snprintf(buf, sizeof(buf), "); estimated %.3f ms, no schedule %.3f ms", l.cost_ns * 1e-6,
-                  l.unscheduled_cost_ns * 1e-6);
+    std::snprintf(buf, sizeof(buf), "); memory %lld bytes; estimated %.3f ms, no schedule %.3f ms",
+                  static_cast<long long>(l.memory_bytes), l.cost_ns * 1e-6, l.unscheduled_cost_ns * 1e-6);
     os << buf;
     if (l.granularity > 1) {
       os << "; steps in multiples of " << l.granularity

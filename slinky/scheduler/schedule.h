@@ -142,6 +142,10 @@ struct schedule_report {
     index_t working_set_bytes = 0;
     /// The budget the working set was fitted to, in bytes.
     index_t budget_bytes = 0;
+    /// The estimated memory of the intermediates with this loop, in bytes: the windows of those
+    /// computed in it (the builder's folds, one per iteration in flight, those sharing storage
+    /// within an iteration counted once per block) and the whole regions of those at the root.
+    index_t memory_bytes = 0;
     /// Iterations in flight at once: 1 for a serial loop; the threads of a data-parallel loop;
     /// at most one per func in it for a pipelined one.
     int workers = 1;
