@@ -749,6 +749,7 @@ int main(int argc, char** argv) {
   };
   elementwise_rows(quick, false, add);
   stencil_rows(quick, false, sweep, add);
+  stencil_u16_rows(quick, sweep, add);
   matmul_and_copy_rows(quick, add);
   ml_rows(quick, add);
   kernel_rows(quick, add);

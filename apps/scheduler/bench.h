@@ -55,6 +55,8 @@ using add_fn = std::function<void(workload)>;
 // whose rows do not fit the L2; the chain into a parallel reduction.
 void elementwise_rows(bool quick, bool parallel, const add_fn& add);
 void stencil_rows(bool quick, bool parallel, bool sweep, const add_fn& add);
+// Benchmark 4's chains on uint16 pixels, serial (hand strips as stencil_rows').
+void stencil_u16_rows(bool quick, bool sweep, const add_fn& add);
 void matmul_and_copy_rows(bool quick, const add_fn& add);
 void ml_rows(bool quick, const add_fn& add);
 void kernel_rows(bool quick, const add_fn& add);
