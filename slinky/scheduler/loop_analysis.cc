@@ -415,8 +415,9 @@ void analysis_pass::read_inputs(int i) {
 // Storage shared within an iteration, as the builder shares it (docs/builder.md): the funcs run
 // producers first (the members reversed); an intermediate in the loop that does not slide, with
 // one output in automatic or stack memory, takes the memory of an earlier one of the same size
-// class (its windows' bytes at the probes, element size and memory) whose users are all before
-// it, greedily in that order.
+// class (its windows' bytes at the probes, constant element size, rank and memory) whose users
+// are all before it, greedily in that order. (The builder also proves the extents equal and keeps
+// views and client strides apart; the model does not see those.)
 void analysis_pass::account_shared_storage() {
   using block = loop_analyzer::scratch::storage_block;
   std::vector<block>& blocks = s.blocks;
@@ -430,20 +431,21 @@ void analysis_pass::account_shared_storage() {
     const sched_node& n = g.nodes[i];
     if (n.f->outputs().size() != 1) continue;
     const buffer_expr* b = n.f->outputs()[0].buffer.get();
-    if (b->storage() == memory_type::heap) continue;
+    if (b->storage() == memory_type::heap || !b->has_elem_size() || !as_constant(b->elem_size())) continue;
     const double bytes[2] = {g.region_bytes(n, s.window[0].data()), g.region_bytes(n, s.window[2].data())};
-    const index_t elem_size = g.elem_size(b);
+    const index_t elem_size = *as_constant(b->elem_size());
+    const std::size_t rank = b->rank();
     // Its position and its last user's, counted from the first func run.
     const std::size_t pos = s.position[i];
     std::size_t last = pos;
     for (int c : n.consumers) last = std::max(last, s.position[c]);
     auto fits = [&](const block& x) {
-      return x.bytes[0] == bytes[0] && x.bytes[1] == bytes[1] && x.elem_size == elem_size &&
+      return x.bytes[0] == bytes[0] && x.bytes[1] == bytes[1] && x.elem_size == elem_size && x.rank == rank &&
              x.storage == b->storage() && x.free_after < pos;
     };
     auto donor = std::find_if(blocks.begin(), blocks.end(), fits);
     if (donor == blocks.end()) {
-      blocks.push_back({{bytes[0], bytes[1]}, elem_size, b->storage(), last});
+      blocks.push_back({{bytes[0], bytes[1]}, elem_size, rank, b->storage(), last});
       continue;
     }
     donor->free_after = last;

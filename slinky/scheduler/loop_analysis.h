@@ -111,11 +111,12 @@ public:
     // Per member: its position in the order the loop's funcs run (producers first).
     std::vector<std::size_t> position;
     // The blocks of storage shared within an iteration: the size class of the buffers in each
-    // (their windows' bytes at probes 0 and 2, element size, memory) and the position of the
-    // last user of any of them.
+    // (their windows' bytes at probes 0 and 2, element size, rank, memory) and the position of
+    // the last user of any of them.
     struct storage_block {
       double bytes[2];
       index_t elem_size;
+      std::size_t rank;
       memory_type storage;
       std::size_t free_after;
     };

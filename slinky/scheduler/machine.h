@@ -38,12 +38,11 @@ struct machine {
   double ns_per_byte[4] = {0.005, 0.008, 0.016, 0.035};
   /// The most buffers one iteration of a serial loop may stream through (intermediates in the
   /// loop, those sharing storage counted once per block; windows of inputs moving with it; not
-  /// operands read whole) for its working set to be
-  /// priced at L1's rate: with more, chunks of different buffers at the same offsets within a page
-  /// compete for the same sets and for the L1's fill bandwidth, and the scheduler prices L1 like
-  /// L2. Parallel loops are priced at L2's rate too (their iterations pay more per step). The
-  /// default is that of an 8-way L1; machine::host() derives it from the L1's associativity
-  /// (l1_buffers_for_ways).
+  /// operands read whole) for its working set to be priced at L1's rate: with more, chunks of
+  /// different buffers at the same offsets within a page compete for the same sets and for the
+  /// L1's fill bandwidth, and the scheduler prices L1 like L2. Parallel loops are priced at L2's
+  /// rate too (their iterations pay more per step). The default is that of an 8-way L1;
+  /// machine::host() derives it from the L1's associativity (l1_buffers_for_ways).
   int l1_buffers = 4;
   /// The first touch of a fresh page of memory (a page fault), in nanoseconds per 4 KiB page: what
   /// a large intermediate allocated with the default allocator costs on every evaluation.
