@@ -228,51 +228,62 @@ using namespace slinky;
 // Benchmark 4's stages (benchmark 7 runs them too); benchmarks using them say
 // `using namespace slinky_bench::stencil_chain;`.
 
-// True if row y of b is contiguous over [x0, x1] (dim 0 dense, not wrapping around a fold).
-inline bool dense_row(const raw_buffer& b, index_t x0, index_t x1) {
-  return b.dim(0).stride() == static_cast<index_t>(sizeof(float)) && !b.dim(0).is_folded(x0, x1);
+// True if row y of b is contiguous over [x0, x1] (dim 0 dense, not wrapping around a fold), for
+// elements of type T.
+template <typename T = float>
+bool dense_row(const raw_buffer& b, index_t x0, index_t x1) {
+  return b.dim(0).stride() == static_cast<index_t>(sizeof(T)) && !b.dim(0).is_folded(x0, x1);
 }
 
-// out(x, y) = in(x, y) * 2 + 1.
-inline index_t scale_offset(const buffer<const float>& in, const buffer<float>& out) {
+// out(x, y) = in(x, y) * 2 + 1, in T's arithmetic (uint16 wraps).
+template <typename T>
+index_t scale_offset_of(const buffer<const T>& in, const buffer<T>& out) {
   const dim& ox = out.dim(0);
   const dim& oy = out.dim(1);
   if (ox.empty() || oy.empty()) return 0;
-  const bool dense = dense_row(in, ox.min(), ox.max()) && dense_row(out, ox.min(), ox.max());
+  const bool dense = dense_row<T>(in, ox.min(), ox.max()) && dense_row<T>(out, ox.min(), ox.max());
   for (index_t y = oy.min(); y <= oy.max(); ++y) {
     if (dense) {
-      const float* __restrict src = &in(ox.min(), y);
-      float* __restrict dst = &out(ox.min(), y);
-      for (index_t i = 0; i < ox.extent(); ++i) dst[i] = src[i] * 2.0f + 1.0f;
+      const T* __restrict src = &in(ox.min(), y);
+      T* __restrict dst = &out(ox.min(), y);
+      for (index_t i = 0; i < ox.extent(); ++i) dst[i] = static_cast<T>(src[i] * T(2) + T(1));
     } else {
-      for (index_t x = ox.min(); x <= ox.max(); ++x) out(x, y) = in(x, y) * 2.0f + 1.0f;
+      for (index_t x = ox.min(); x <= ox.max(); ++x) out(x, y) = static_cast<T>(in(x, y) * T(2) + T(1));
     }
   }
   return 0;
 }
 
-// The sum of the 3x3 neighbourhood, in this order (the reference uses the same).
-inline float box3x3(const float* r0, const float* r1, const float* r2, index_t i) {
-  return (r0[i - 1] + r0[i] + r0[i + 1]) + (r1[i - 1] + r1[i] + r1[i + 1]) + (r2[i - 1] + r2[i] + r2[i + 1]);
+inline index_t scale_offset(const buffer<const float>& in, const buffer<float>& out) {
+  return scale_offset_of<float>(in, out);
 }
 
-inline index_t box(const buffer<const float>& in, const buffer<float>& out) {
+// The sum of the 3x3 neighbourhood, in this order (the reference uses the same), in T's
+// arithmetic.
+template <typename T>
+T box3x3(const T* r0, const T* r1, const T* r2, index_t i) {
+  return static_cast<T>((r0[i - 1] + r0[i] + r0[i + 1]) + (r1[i - 1] + r1[i] + r1[i + 1]) +
+                        (r2[i - 1] + r2[i] + r2[i + 1]));
+}
+
+template <typename T>
+index_t box_of(const buffer<const T>& in, const buffer<T>& out) {
   const dim& ox = out.dim(0);
   const dim& oy = out.dim(1);
   if (ox.empty() || oy.empty()) return 0;
-  const bool dense = dense_row(in, ox.min() - 1, ox.max() + 1) && dense_row(out, ox.min(), ox.max());
+  const bool dense = dense_row<T>(in, ox.min() - 1, ox.max() + 1) && dense_row<T>(out, ox.min(), ox.max());
   for (index_t y = oy.min(); y <= oy.max(); ++y) {
     if (dense) {
-      const float* r0 = &in(ox.min(), y - 1);
-      const float* r1 = &in(ox.min(), y);
-      const float* r2 = &in(ox.min(), y + 1);
-      float* __restrict dst = &out(ox.min(), y);
+      const T* r0 = &in(ox.min(), y - 1);
+      const T* r1 = &in(ox.min(), y);
+      const T* r2 = &in(ox.min(), y + 1);
+      T* __restrict dst = &out(ox.min(), y);
       for (index_t i = 0; i < ox.extent(); ++i) dst[i] = box3x3(r0, r1, r2, i);
     } else {
       for (index_t x = ox.min(); x <= ox.max(); ++x) {
-        float s = 0;
+        T s = 0;
         for (int dy = -1; dy <= 1; ++dy) {
-          s += in(x - 1, y + dy) + in(x, y + dy) + in(x + 1, y + dy);
+          s = static_cast<T>(s + (in(x - 1, y + dy) + in(x, y + dy) + in(x + 1, y + dy)));
         }
         out(x, y) = s;
       }
@@ -280,6 +291,8 @@ inline index_t box(const buffer<const float>& in, const buffer<float>& out) {
   }
   return 0;
 }
+
+inline index_t box(const buffer<const float>& in, const buffer<float>& out) { return box_of<float>(in, out); }
 
 }  // namespace stencil_chain
 

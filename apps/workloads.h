@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline_bench.h"
 #include "elementwise_stage.h"
+#include "pipeline_bench.h"
 #include "slinky/builder/pipeline.h"
 #include "slinky/runtime/buffer.h"
 
@@ -62,28 +62,39 @@ inline graph elementwise_chain(node_context& ctx, int k, const stage_wrapper& wr
   return g;
 }
 
-// Benchmark 4's chains: in -> e (in * 2 + 1) -> 3x3 box [-> 3x3 box] (pipeline_bench.h). funcs:
-// scale_offset, box1 [, box2].
-inline graph stencil_chain(node_context& ctx, int stages, const stage_wrapper& wrap = nullptr) {
+// Benchmark 4's chains on elements of type T: in -> e (in * 2 + 1) -> 3x3 box [-> 3x3 box]
+// (pipeline_bench.h), each stage's callback passed through `wrap` if given. funcs: scale_offset,
+// box1 [, box2].
+template <typename T>
+graph stencil_chain_of(node_context& ctx, int stages,
+                       const std::function<std::function<index_t(const buffer<const T>&, const buffer<T>&)>(
+                           std::function<index_t(const buffer<const T>&, const buffer<T>&)>)>& wrap = nullptr) {
+  using stage_fn = std::function<index_t(const buffer<const T>&, const buffer<T>&)>;
+  const auto wrapped_stage = [&](stage_fn s) { return wrap ? wrap(std::move(s)) : s; };
   graph g;
   var x(ctx, "x"), y(ctx, "y");
   const box_expr pt = {point(x), point(y)};
   const box_expr nbhd = {bounds(x - 1, x + 1), bounds(y - 1, y + 1)};
-  g.inputs = {buffer_expr::make(ctx, "in", 2, sizeof(float))};
-  auto e = buffer_expr::make(ctx, "e", 2, sizeof(float));
+  g.inputs = {buffer_expr::make(ctx, "in", 2, sizeof(T))};
+  auto e = buffer_expr::make(ctx, "e", 2, sizeof(T));
   g.funcs.reserve(stages);
-  g.funcs.push_back(func::make<const float, float>(wrapped(stencil_chain::scale_offset, wrap), {{g.inputs[0], pt}},
-                                                   {{e, {x, y}}}, {.name = "scale_offset"}));
+  g.funcs.push_back(func::make<const T, T>(wrapped_stage(stencil_chain::scale_offset_of<T>), {{g.inputs[0], pt}},
+                                           {{e, {x, y}}}, {.name = "scale_offset"}));
   buffer_expr_ptr prev = e;
   for (int s = 1; s < stages; ++s) {
     auto next = buffer_expr::make(
-        ctx, s + 1 == stages ? std::string("out") : std::string("b").append(std::to_string(s)), 2, sizeof(float));
-    g.funcs.push_back(func::make<const float, float>(wrapped(stencil_chain::box, wrap), {{prev, nbhd}},
-                                                     {{next, {x, y}}}, {.name = "box" + std::to_string(s)}));
+        ctx, s + 1 == stages ? std::string("out") : std::string("b").append(std::to_string(s)), 2, sizeof(T));
+    g.funcs.push_back(func::make<const T, T>(wrapped_stage(stencil_chain::box_of<T>), {{prev, nbhd}}, {{next, {x, y}}},
+                                             {.name = "box" + std::to_string(s)}));
     prev = next;
   }
   g.outputs = {prev};
   return g;
+}
+
+// Benchmark 4's chains on floats.
+inline graph stencil_chain(node_context& ctx, int stages, const stage_wrapper& wrap = nullptr) {
+  return stencil_chain_of<float>(ctx, stages, wrap);
 }
 
 // c(j, i) = sum_k a(k, i) b(j, k) over c's crop, in i-k-j order (the inner loop runs along rows of

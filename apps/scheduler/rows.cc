@@ -145,89 +145,21 @@ void stencil_rows(bool quick, bool parallel, bool sweep, const add_fn& add) {
 }
 
 // The stencil chains on 16-bit pixels (the client harness ran benchmark 4's chains on
-// 4096 x 4096 uint16 images): e = in * 2 + 1, then 3x3 box sums, in uint16 arithmetic (wrapping,
-// so the result is the same in any order).
+// 4096 x 4096 uint16 images; workloads::stencil_chain_of): e = in * 2 + 1, then 3x3 box sums, in
+// uint16 arithmetic (wrapping, so the result is the same in any order).
 namespace {
 
 using u16 = std::uint16_t;
 
-// True if row y of b is contiguous over [x0, x1] (dim 0 dense, not wrapping around a fold).
-bool dense_u16_row(const raw_buffer& b, index_t x0, index_t x1) {
-  return b.dim(0).stride() == static_cast<index_t>(sizeof(u16)) && !b.dim(0).is_folded(x0, x1);
-}
-
-index_t scale_offset_u16(const buffer<const u16>& in, const buffer<u16>& out) {
-  const dim& ox = out.dim(0);
-  const dim& oy = out.dim(1);
-  if (ox.empty() || oy.empty()) return 0;
-  const bool dense = dense_u16_row(in, ox.min(), ox.max()) && dense_u16_row(out, ox.min(), ox.max());
-  for (index_t y = oy.min(); y <= oy.max(); ++y) {
-    if (dense) {
-      const u16* __restrict src = &in(ox.min(), y);
-      u16* __restrict dst = &out(ox.min(), y);
-      for (index_t i = 0; i < ox.extent(); ++i) dst[i] = static_cast<u16>(src[i] * 2 + 1);
-    } else {
-      for (index_t x = ox.min(); x <= ox.max(); ++x) out(x, y) = static_cast<u16>(in(x, y) * 2 + 1);
-    }
-  }
-  return 0;
-}
-
-index_t box_u16(const buffer<const u16>& in, const buffer<u16>& out) {
-  const dim& ox = out.dim(0);
-  const dim& oy = out.dim(1);
-  if (ox.empty() || oy.empty()) return 0;
-  const bool dense = dense_u16_row(in, ox.min() - 1, ox.max() + 1) && dense_u16_row(out, ox.min(), ox.max());
-  for (index_t y = oy.min(); y <= oy.max(); ++y) {
-    if (dense) {
-      const u16* r0 = &in(ox.min(), y - 1);
-      const u16* r1 = &in(ox.min(), y);
-      const u16* r2 = &in(ox.min(), y + 1);
-      u16* __restrict dst = &out(ox.min(), y);
-      for (index_t i = 0; i < ox.extent(); ++i) {
-        dst[i] = static_cast<u16>(r0[i - 1] + r0[i] + r0[i + 1] + r1[i - 1] + r1[i] + r1[i + 1] + r2[i - 1] + r2[i] +
-                                  r2[i + 1]);
-      }
-    } else {
-      for (index_t x = ox.min(); x <= ox.max(); ++x) {
-        int sum = 0;
-        for (index_t dy = -1; dy <= 1; ++dy) {
-          for (index_t dx = -1; dx <= 1; ++dx) sum += in(x + dx, y + dy);
-        }
-        out(x, y) = static_cast<u16>(sum);
-      }
-    }
-  }
-  return 0;
-}
-
-graph stencil_u16_chain(node_context& ctx, int stages) {
-  graph g;
-  var x(ctx, "x"), y(ctx, "y");
-  const box_expr pt = {point(x), point(y)};
-  const box_expr nbhd = {bounds(x - 1, x + 1), bounds(y - 1, y + 1)};
-  g.inputs = {buffer_expr::make(ctx, "in", 2, sizeof(u16))};
-  buffer_expr_ptr prev = buffer_expr::make(ctx, "e", 2, sizeof(u16));
-  g.funcs.push_back(func::make(scale_offset_u16, {{g.inputs[0], pt}}, {{prev, {x, y}}}, {.name = "scale_offset"}));
-  for (int s = 1; s < stages; ++s) {
-    auto next = buffer_expr::make(
-        ctx, s + 1 == stages ? std::string("out") : std::string("b").append(std::to_string(s)), 2, sizeof(u16));
-    g.funcs.push_back(func::make(box_u16, {{prev, nbhd}}, {{next, {x, y}}}, {.name = "box" + std::to_string(s)}));
-    prev = next;
-  }
-  g.outputs = {prev};
-  return g;
-}
-
 // The chain's output for `in` (its border stages - 1 around size x size), in plain C++.
 void stencil_u16_reference(const buffer<u16, 2>& in, index_t size, int stages, buffer<u16, 2>& ref) {
-  int border = stages - 1;
+  const int border = stages - 1;
   index_t w = size + 2 * border;
   std::vector<u16> cur(w * w), next;
   for (index_t y = 0; y < w; ++y) {
     for (index_t x = 0; x < w; ++x) cur[y * w + x] = static_cast<u16>(in(x - border, y - border) * 2 + 1);
   }
-  for (int s = 1; s < stages; ++s, --border) {
+  for (int s = 1; s < stages; ++s) {
     const index_t nw = w - 2;
     next.assign(nw * nw, 0);
     for (index_t y = 0; y < nw; ++y) {
@@ -263,7 +195,7 @@ void stencil_u16_rows(bool quick, bool sweep, const add_fn& add) {
     workload w;
     const std::string name = "stencil uint16, " + std::to_string(stages) + " stages";
     w.name = name;
-    w.make_graph = [stages](node_context& ctx) { return stencil_u16_chain(ctx, stages); };
+    w.make_graph = [stages](node_context& ctx) { return workloads::stencil_chain_of<u16>(ctx, stages); };
     const std::vector<index_t> steps =
         sweep ? std::vector<index_t>{1, 2, 4, 8, 16, 32, 64} : std::vector<index_t>{1, 8, 32};
     for (index_t s : steps) w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
