@@ -28,6 +28,7 @@ index_t copy_1d(const buffer<const float>& in, const buffer<float>& out) {
   for (index_t x = out.dim(0).begin(); x < out.dim(0).end(); ++x) out(x) = in(x);
   return 0;
 }
+
 index_t product_kernel(const buffer<const float>&, const buffer<const float>&, const buffer<float>&) { return 0; }
 
 // A graph analyzed as schedule() does, with the plan of a loop over one dim of its output.
@@ -104,32 +105,40 @@ std::unique_ptr<planned> stencil3(index_t w, index_t h, const machine& m) {
   return p;
 }
 
-// The peak of the intermediates' memory while p evaluates the 1-D planned graph on n elements,
-// every allocation through the hooks; its output is `factor` times its input.
-index_t peak_bytes_1d(planned& p, index_t n, float factor = 1) {
-  pipeline pl = build_pipeline(p.ctx, {p.in}, {p.out});
+// An evaluation context whose hooks allocate every intermediate and track the peak of their bytes.
+struct peak_counter {
   index_t live = 0, peak = 0;
   eval_config config;
-  config.auto_stack_threshold = 0;
-  config.allocate = [&](var, raw_buffer* b) -> void* {
-    live += b->size_bytes();
-    peak = std::max(peak, live);
-    return b->allocate();
-  };
-  config.free = [&](var, raw_buffer* b, void* base) {
-    live -= b->size_bytes();
-    std::free(base);
-  };
   eval_context context;
-  context.config = &config;
+
+  peak_counter() {
+    config.auto_stack_threshold = 0;
+    config.allocate = [this](var, raw_buffer* b) -> void* {
+      live += b->size_bytes();
+      peak = std::max(peak, live);
+      return b->allocate();
+    };
+    config.free = [this](var, raw_buffer* b, void* base) {
+      live -= b->size_bytes();
+      std::free(base);
+    };
+    context.config = &config;
+  }
+};
+
+// The peak of the intermediates' memory while p evaluates the 1-D planned graph on n elements;
+// its output is `factor` times its input.
+index_t peak_bytes_1d(planned& p, index_t n, float factor = 1) {
+  const pipeline pl = build_pipeline(p.ctx, {p.in}, {p.out});
+  peak_counter counter;
   buffer<float, 1> in({n}), out({n});
   in.allocate();
   out.allocate();
   for (index_t x = 0; x < n; ++x) in(x) = static_cast<float>(x);
-  EXPECT_EQ(pl.evaluate({&in}, {&out}, context), 0);
+  EXPECT_EQ(pl.evaluate({&in}, {&out}, counter.context), 0);
   EXPECT_EQ(out(n - 1), factor * static_cast<float>(n - 1));
-  EXPECT_EQ(live, 0);
-  return peak;
+  EXPECT_EQ(counter.live, 0);
+  return counter.peak;
 }
 
 machine test_machine() {
@@ -428,8 +437,9 @@ TEST(cost_model, shared_storage_of_graphs_that_are_not_chains) {
 
 // in -> a -> b -> c -> d elementwise, out a 3x3 stencil of d, looped over rows: d slides (a ring
 // buffer, never shared), a, b and c compute one iteration's rows of w + 2 each. Serially, c takes
-// a's memory (a's user, b, is done before c is computed); b cannot (its user is c). In a pipelined
-// parallel loop, iterations overlap and nothing is shared.
+// a's memory (a's user, b, is done before c is computed); b cannot (its user is c): the builder's
+// peak in a loop of 4 rows is the model's memory. In a pipelined parallel loop, iterations overlap
+// and nothing is shared.
 TEST(cost_model, storage_is_shared_only_where_the_loop_is_not_pipelined) {
   const index_t w = 1024, h = 512;
   const machine m = test_machine();
@@ -465,6 +475,17 @@ TEST(cost_model, storage_is_shared_only_where_the_loop_is_not_pipelined) {
   }
   EXPECT_EQ(plan.counts.streamed_buffers(1), plan.counts.buffers - 1);
   EXPECT_EQ(plan.counts.streamed_buffers(2), plan.counts.buffers);
+
+  // The builder's allocations in a serial loop of 4 rows: the peak is the model's memory.
+  funcs.back().loops({{y, 4}});
+  const pipeline pl = build_pipeline(ctx, {in}, {out});
+  peak_counter counter;
+  buffer<float, 2> in_buf({w + 2, h + 2}), out_buf({w, h});
+  in_buf.translate(-1, -1);
+  in_buf.allocate();
+  out_buf.allocate();
+  ASSERT_EQ(pl.evaluate({&in_buf}, {&out_buf}, counter.context), 0);
+  EXPECT_EQ(counter.peak, static_cast<index_t>(plan.counts.memory_bytes(4, 1)));
 }
 
 // A product c = a x b (c(j, i) = sum_k a(k, i) b(j, k)) reads all of b for every row of c: the
