@@ -108,9 +108,9 @@ candidate scheduler::best_step(const loop_analysis& a, int workers, index_t max_
     if (level == 2 && workers > 1 && a.counts.sliding == 0) budget /= workers;
     index_t step = largest_step_within(a, budget, workers, max_step);
     if (step == 0) continue;
-    // L1's step along dim 0 is a power of two: a chunk of a page or less that is not one ran
-    // slower than both powers of two around it (docs/scheduler_measurements.md, "2026-12-06
-    // (evening): storage shared within an iteration, in the model").
+    // L1's step along dim 0 is a power of two: chunks of a page or less that are not one run
+    // slower than both powers of two around them (the elementwise chains in chunks of 768 and
+    // 1536 against 512 and 1024: docs/scheduler_measurements.md).
     if (level == 0 && a.dim == 0) step = floor_power_of_two(step);
     consider(aligned_step(a, step, max_step));
     // A parallel loop also tries the power of two below: with a power-of-two extent its
