@@ -49,7 +49,7 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX
   -DSLINKY_SANITIZE=thread -DSLINKY_BUILD_APPS=OFF >/dev/null
 # shellcheck disable=SC2086
 cmake --build build-tsan --target $threaded
-ctest --test-dir build-tsan --output-on-failure -R "^slinky_(base_thread_pool|builder_parallel|scheduler_auto_pipeline)"
+ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R "^slinky_(base_thread_pool|builder_parallel|scheduler_auto_pipeline)"
 
 phase "Host pool adapters (pthreadpool, oneTBB) under ThreadSanitizer"
 # Installs the two packages when missing, and reuses build-tsan's libraries (docs/threads.md).
