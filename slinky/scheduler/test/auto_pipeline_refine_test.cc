@@ -278,7 +278,7 @@ TEST(auto_pipeline, refinement_of_a_tile_walks_its_strips) {
   // the inner loop's step and the strips doubled and halved (no next-best candidate for a tile),
   // every candidate computes the reference, and a table fastest at other strips keeps those: the
   // kept pipeline calls box2 once per row block of every strip.
-  const index_t w = 1024, h = 1024;
+  const index_t w = 1024, h = 256;
   index_t model_strip = -1, model_step = -1;
   ASSERT_NO_FATAL_FAILURE(model_tile(w, h, model_strip, model_step));
   // Halved if that is still a strip of at least 32 columns, else doubled.
@@ -307,7 +307,7 @@ TEST(auto_pipeline, refinement_of_a_tile_tries_its_area_in_other_shapes) {
   // with it doubled (the same area, about the same memory). A table fastest only at the first
   // (where the model's step can be halved, else at the second) keeps it, within a budget of 6
   // (the four single changes first).
-  const index_t w = 1024, h = 1024;
+  const index_t w = 1024, h = 256;
   index_t model_strip = -1, model_step = -1;
   ASSERT_NO_FATAL_FAILURE(model_tile(w, h, model_strip, model_step));
   const bool wider = model_step >= 2 && model_strip * 2 < w;
