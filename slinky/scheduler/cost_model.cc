@@ -78,19 +78,22 @@ double cost_model::page_ns(double block_bytes) const {
   return block_bytes >= static_cast<double>(m_.fresh_block_bytes) ? block_bytes / page_bytes * m_.page_touch_ns : 0;
 }
 
-double cost_model::root_ns(const root_counts& f, int root_consumers) const {
+double cost_model::root_ns(const root_term& r) const {
+  const root_counts& f = *r.counts;
   double reads_ns = 0;
-  for (const read_counts& r : f.reads) reads_ns += r.bytes * m_.ns_per_byte[r.level];
+  for (const read_counts& x : f.reads) reads_ns += x.bytes * m_.ns_per_byte[x.level];
   const double c = m_.ns_per_byte[f.region_level];
-  double t = f.region_bytes * c * (1 + root_consumers) + reads_ns + m_.call_overhead_ns + f.hinted_call_ns +
-             f.points * point_ns(f.footprint_bytes, f.hinted_point_ns);
-  if (f.allocated) t += page_ns(f.region_bytes);
+  const double writes = r.removed_copy ? 0 : 1;
+  const double points = r.removed_copy ? 0 : f.points;
+  double t = f.region_bytes * c * (writes + r.root_consumers) + reads_ns + m_.call_overhead_ns + f.hinted_call_ns +
+             points * point_ns(f.footprint_bytes, f.hinted_point_ns);
+  if (f.allocated && !r.into_copy) t += page_ns(f.region_bytes);
   return t;
 }
 
 double cost_model::roots_ns(const std::vector<root_term>& roots) const {
   double t = 0;
-  for (const root_term& r : roots) t += root_ns(*r.counts, r.root_consumers);
+  for (const root_term& r : roots) t += root_ns(r);
   return t;
 }
 

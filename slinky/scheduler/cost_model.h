@@ -77,6 +77,12 @@ struct root_counts {
 struct root_term {
   const root_counts* counts = nullptr;
   int root_consumers = 0;
+  // A copy the builder removes (sched_node::writes_into_copy) with its producer, both at the root:
+  // the copy (`removed_copy`) neither writes its region nor works, its consumers still read it;
+  // the producer (`into_copy`, root_consumers 0) writes into the copy's region and allocates
+  // nothing.
+  bool removed_copy = false;
+  bool into_copy = false;
 };
 
 // What one iteration of a loop touches, as functions of the step. The working set of an
@@ -227,8 +233,8 @@ public:
   double page_ns(double block_bytes) const;
 
   // The time of a func computed whole at the root, with root_consumers of its consumers reading
-  // its region at the root too.
-  double root_ns(const root_counts& f, int root_consumers) const;
+  // its region at the root too (and the term's copy flags).
+  double root_ns(const root_term& r) const;
   // The time of funcs at the root, summed in order.
   double roots_ns(const std::vector<root_term>& roots) const;
   // The time of the rereads of funcs at the root (root_counts::rereads), and the deepest level

@@ -54,6 +54,13 @@ void add_external(loop_analysis& a, const double bytes[3], double overlap_bytes,
   c.streamed.push_back({{std::min(bytes[0], advance), advance_2s}, level});
 }
 
+// Marks the term of `copy` in `roots` as a copy the builder removes (root_term::removed_copy).
+void mark_removed_copy(std::vector<root_term>& roots, const sched_node& copy) {
+  for (root_term& r : roots) {
+    if (r.counts == &copy.at_root) r.removed_copy = true;
+  }
+}
+
 // Classifies member n from its windows at the three probes: in the loop if they are one
 // translation along one variable (moving by a non-zero shift between consecutive iterations),
 // with the other variables' ranges independent of the step. Sets the moving slot and shift.
@@ -113,7 +120,10 @@ private:
   void account_in_loop(int i, int moving, index_t shift);
   void read_inputs(int i);
   void account_externals();
+  void account_copies_removed();
   void account_shared_storage();
+  // Member i writes into the copy that reads it, which the builder removes (both in the loop).
+  bool writes_into_copy(int i) const { return plan.in_loop[i] && g.nodes[i].writes_into_copy; }
 };
 
 // `to` takes `from`'s memory, emptied.
@@ -224,6 +234,7 @@ void analysis_pass::run(int dim, bool recompute, strip outer) {
     read_inputs(i);
   }
   account_externals();
+  account_copies_removed();
   account_shared_storage();
   plan.ok = true;
 }
@@ -256,6 +267,12 @@ void analysis_pass::account_root(int i, place_reason why) {
   const sched_node& n = g.nodes[i];
   int root_consumers = 0;
   for (int c : n.consumers) root_consumers += plan.in_loop[c] ? 0 : 1;
+  // A copy the builder removes, at the root with it (its term is before: consumers first).
+  if (n.writes_into_copy && !plan.in_loop[n.consumers[0]]) {
+    plan.counts.roots.push_back({&n.at_root, 0, false, true});
+    mark_removed_copy(plan.counts.roots, g.nodes[n.consumers[0]]);
+    return;
+  }
   plan.counts.roots.push_back({&n.at_root, root_consumers});
   if (n.at_root.allocated) plan.counts.root_bytes += n.full_bytes;
   // (An empty window at a probe is not linear in the step: not priced as an external window.)
@@ -427,7 +444,7 @@ void analysis_pass::account_shared_storage() {
   for (std::size_t k = 0; k < m; ++k) s.position[members[k]] = m - 1 - k;
   for (std::size_t k = m; k-- > 0;) {
     const int i = members[k];
-    if (i == h || !plan.in_loop[i] || plan.reason[i] == place_reason::slides) continue;
+    if (i == h || !plan.in_loop[i] || plan.reason[i] == place_reason::slides || writes_into_copy(i)) continue;
     const sched_node& n = g.nodes[i];
     if (n.f->outputs().size() != 1) continue;
     const buffer_expr* b = n.f->outputs()[0].buffer.get();
@@ -451,6 +468,52 @@ void analysis_pass::account_shared_storage() {
     donor->free_after = last;
     counts.shared_bytes.add(bytes[0], bytes[1]);
     ++counts.shared_buffers;
+  }
+}
+
+// The copies the builder removes (sched_node::writes_into_copy, docs/copies.md): a func in the loop
+// whose only consumer is a copy reading it point for point writes straight into the copy's
+// destination (its window, or the output's chunk where the copy is the head). Its window is not
+// stored, it is not a buffer the iteration streams through, and nothing reads it; the copy writes
+// only its padding, a few elements per row, which the model takes as no work (its call remains).
+// As the builder does it in a pipelined parallel loop too (the copy's ring buffer takes its
+// writes), its shifts are not counted again.
+void analysis_pass::account_copies_removed() {
+  loop_counts& counts = plan.counts;
+  // counts.work has an entry per member in the loop, in the members' order.
+  std::size_t work_index = 0;
+  for (int i : members) {
+    if (!plan.in_loop[i]) continue;
+    const std::size_t w = work_index++;
+    if (i == h || !writes_into_copy(i)) continue;
+    const sched_node& n = g.nodes[i];
+    const int c = n.consumers[0];
+    const double window0 = g.region_bytes(n, s.window[0].data()), window2 = g.region_bytes(n, s.window[2].data());
+    const double produced0 = g.region_bytes(n, s.produce[0].data()), produced2 = g.region_bytes(n, s.produce[2].data());
+    counts.fold.add(-window0, -window2);
+    --counts.buffers;
+    // The copy's reads of it, and the copy's writes (or, into the output's chunk, its own: the
+    // chunk is streamed whatever writes it).
+    counts.internal_bytes.add(-s.reads[0][i], -s.reads[2][i]);
+    if (c == h) {
+      counts.internal_bytes.add(-produced0, -produced2);
+    } else {
+      const sched_node& cn = g.nodes[c];
+      counts.internal_bytes.add(-g.region_bytes(cn, s.produce[0].data()), -g.region_bytes(cn, s.produce[2].data()));
+    }
+    if (plan.reason[i] == place_reason::slides) {
+      --counts.sliding;
+      counts.sliding_shift_bytes.add(-produced0, -produced2);
+      counts.overlap_bytes.add(produced0 - window0, produced2 - window2);
+    }
+    // The copy's work: its entry is the one of the member in the loop it is (consumers first).
+    std::size_t cw = 0;
+    for (int m : members) {
+      if (m == c) break;
+      cw += plan.in_loop[m] ? 1 : 0;
+    }
+    SLINKY_ASSERT(cw < w && cw < counts.work.size(), "the copy is in the loop, before its producer");
+    counts.work[cw].points = linear_in_step();
   }
 }
 
@@ -483,6 +546,11 @@ void loop_analyzer::unscheduled(const std::vector<int>& members, std::vector<roo
     // The head's consumers are outside the group (a subgroup's head feeds a loop of another
     // group, which prices its reads as an external window): as in analyze, only its writes.
     const bool head = i == members.front();
+    if (n.writes_into_copy) {
+      roots.push_back({&n.at_root, 0, false, true});
+      mark_removed_copy(roots, g_.nodes[n.consumers[0]]);
+      continue;
+    }
     roots.push_back({&n.at_root, head ? 0 : static_cast<int>(n.consumers.size())});
   }
 }

@@ -82,6 +82,47 @@ void init_node(sched_graph& g, func* f, int i) {
 
 }  // namespace
 
+namespace {
+
+// True if the client edited a dim of b (bounds, stride or fold factor): its layout is then not one
+// a view of other memory may decide.
+bool declares_layout(const buffer_expr& b) {
+  const var sym = b.sym();
+  auto is_default = [](const expr& e, const expr& d) { return !e.defined() || match(e, d); };
+  for (std::size_t d = 0; d < b.rank(); ++d) {
+    const int dd = static_cast<int>(d);
+    const dim_expr& i = b.dim(d);
+    if (!is_default(i.bounds.min, buffer_min(sym, dd)) || !is_default(i.bounds.max, buffer_max(sym, dd)) ||
+        !is_default(i.stride, buffer_stride(sym, dd)) || !is_default(i.fold_factor, buffer_fold_factor(sym, dd))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// sched_node::writes_into_copy (the consumers known).
+bool writes_into_copy(const sched_graph& g, const sched_node& n) {
+  if (n.f->outputs().size() != 1 || n.consumers.size() != 1) return false;
+  const buffer_expr* b = n.f->outputs()[0].buffer.get();
+  if (g.outputs.count(b) || declares_layout(*b)) return false;
+  const func& c = *g.nodes[n.consumers[0]].f;
+  // A padded copy's second input is its pad.
+  if (!c.is_copy() || c.inputs().size() != (c.is_padded_copy() ? 2u : 1u) || c.outputs().size() != 1) return false;
+  if (c.is_padded_copy() && c.inputs()[1].buffer.get() == b) return false;
+  const func::input& in = c.inputs()[0];
+  const std::vector<var>& dims = c.outputs()[0].dims;
+  if (in.buffer.get() != b || !in.output_crop.empty() || !in.output_slice.empty() || in.bounds.size() != dims.size() ||
+      b->rank() != dims.size()) {
+    return false;
+  }
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (!in.bounds[d].is_point() || !match(in.bounds[d].min, dims[d])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 void build_sched_graph(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
                        const schedule_shapes& shapes, sched_graph& g) {
   for (const schedule_shapes::buffer_shape& s : shapes.buffers) {
@@ -140,6 +181,8 @@ void build_sched_graph(const std::vector<buffer_expr_ptr>& inputs, const std::ve
     }
   }
   g.order.assign(post_order.rbegin(), post_order.rend());
+
+  for (sched_node& n : g.nodes) n.writes_into_copy = writes_into_copy(g, n);
 
   // Groups: a head is its own group; a func whose consumers all belong to one group belongs to it.
   for (int i : g.order) {

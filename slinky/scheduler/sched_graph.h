@@ -56,6 +56,13 @@ struct sched_node {
   // its region (a row: a run along its first output's dim 0), as a product c = a x b reads all of
   // b's window for each row of c. Such an input is read again row by row (loop_counts::rereads).
   std::vector<char> read_per_row;
+  // Its one output, an intermediate whose layout the client left to the builder, is read only by
+  // a copy that reads it point for point (each dim at the copy's variable of the same dim: a pad or
+  // a crop, not translated) and neither crops nor slices its output: the builder removes such a
+  // copy by making this func write straight into the copy's destination (docs/copies.md, "Into
+  // the destination"). Where both are in a loop, the model gives this func no storage and the copy
+  // no work (loop_analysis.cc, account_copies_removed).
+  bool writes_into_copy = false;
   // An output's func whose first output was given an empty shape.
   bool empty_output = false;
   // A head whose first output was given a shape of another rank than the buffer's.

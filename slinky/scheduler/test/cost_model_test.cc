@@ -488,6 +488,81 @@ TEST(cost_model, storage_is_shared_only_where_the_loop_is_not_pipelined) {
   EXPECT_EQ(counter.peak, static_cast<index_t>(plan.counts.memory_bytes(4, 1)));
 }
 
+// in -> scaled (point) -> padded (a padded copy of scaled: zeros outside in's bounds) -> out (3x3
+// box of padded), w x h. The builder removes the copy (docs/copies.md, "Into the destination"):
+// scale writes into padded's ring buffer. In a loop over rows the model stores padded's window
+// only and prices no copy; the builder's peak is the model's memory. When out also reads scaled
+// (`second_reader`), the copy stays, and both store scaled's rows as well.
+TEST(cost_model, copies_the_builder_removes_take_no_storage) {
+  const index_t w = 1024, h = 256;
+  machine m = test_machine();
+  m.threads = 1;
+  for (bool second_reader : {false, true}) {
+    SCOPED_TRACE(second_reader ? "scaled read by out too" : "scaled read by the copy only");
+    planned p;
+    var x(p.ctx, "x"), y(p.ctx, "y");
+    p.in = buffer_expr::make(p.ctx, "in", 2, sizeof(float));
+    auto scaled = buffer_expr::make(p.ctx, "scaled", 2, sizeof(float));
+    auto padded = buffer_expr::make(p.ctx, "padded", 2, sizeof(float));
+    p.out = buffer_expr::make(p.ctx, "out", 2, sizeof(float));
+    auto zero = buffer_expr::make_scalar<float>(p.ctx, "zero", 0.0f);
+    p.funcs.push_back(func::make(copy_kernel, {{p.in, {point(x), point(y)}}}, {{scaled, {x, y}}}, {.name = "scale"}));
+    p.funcs.push_back(func::make_copy({scaled, {point(x), point(y)}, p.in->bounds()}, {padded, {x, y}}, {zero, {}}));
+    const box_expr nbhd = {bounds(x - 1, x + 1), bounds(y - 1, y + 1)};
+    if (second_reader) {
+      p.funcs.push_back(func::make(product_kernel, {{padded, nbhd}, {scaled, {point(x), point(y)}}}, {{p.out, {x, y}}},
+                                   {.name = "box"}));
+    } else {
+      p.funcs.push_back(func::make(copy_kernel, {{padded, nbhd}}, {{p.out, {x, y}}}, {.name = "box"}));
+    }
+    const schedule_shapes shapes = schedule_shapes().add(p.in, {w, h}).add(p.out, {w, h});
+    p.analyze(shapes, m);
+    ASSERT_EQ(p.g.nodes.size(), 3u);
+    int removed = 0;
+    for (const sched_node& n : p.g.nodes) removed += n.writes_into_copy ? 1 : 0;
+    EXPECT_EQ(removed, second_reader ? 0 : 1);
+    const loop_analysis plan = p.plan(1);
+    ASSERT_TRUE(plan.ok);
+    const double padded_row = (w + 2) * 4.0, scaled_row = w * 4.0;
+    for (index_t step : {4, 16}) {
+      const double ring = (step + 2) * padded_row;
+      // Scaled's rows, where it is stored: the copy computes the step's new rows of padded only
+      // (it slides) and reads those of scaled, out reads the step's rows: step + 1.
+      const double expected = second_reader ? ring + (step + 1) * scaled_row : ring;
+      EXPECT_DOUBLE_EQ(plan.counts.memory_bytes(step, 1), expected) << step;
+    }
+    // out's chunk, padded's ring, in's window and, where the copy stays, scaled's.
+    EXPECT_EQ(plan.counts.buffers, second_reader ? 4 : 3);
+    // The copy's work (its entry is the second: out, the copy, scale): none where it is removed.
+    ASSERT_EQ(plan.counts.work.size(), 3u);
+    const double copied = plan.counts.work[1].points(4, plan.probe_step());
+    if (second_reader) {
+      EXPECT_GT(copied, 0);
+    } else {
+      EXPECT_EQ(copied, 0);
+    }
+    // Without a loop (all at the root): the copy writes nothing and scale allocates nothing, where
+    // the copy is removed.
+    std::vector<root_term> roots;
+    p.analyzer->unscheduled(p.members, roots);
+    ASSERT_EQ(roots.size(), 3u);
+    EXPECT_EQ(roots[1].removed_copy, !second_reader);
+    EXPECT_EQ(roots[2].into_copy, !second_reader);
+    EXPECT_EQ(roots[2].root_consumers, second_reader ? 2 : 0);
+
+    // The builder's peak in a loop of the step schedule() takes: the report's memory.
+    schedule_report r = schedule({p.in}, {p.out}, shapes, m);
+    ASSERT_TRUE(r.loops[0].looped) << r.to_string(&p.ctx);
+    const pipeline pl = build_pipeline(p.ctx, {p.in}, {p.out});
+    peak_counter counter;
+    buffer<float, 2> in_buf({w, h}), out_buf({w, h});
+    in_buf.allocate();
+    out_buf.allocate();
+    ASSERT_EQ(pl.evaluate({&in_buf}, {&out_buf}, counter.context), 0);
+    EXPECT_EQ(counter.peak, r.loops[0].memory_bytes) << r.to_string(&p.ctx);
+  }
+}
+
 // A product c = a x b (c(j, i) = sum_k a(k, i) b(j, k)) reads all of b for every row of c: the
 // analysis counts those reads (b's window times the rows, per iteration) apart from the single
 // read of b the estimate charges, and the cost model prices every read but the first at the rate
