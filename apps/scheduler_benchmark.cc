@@ -221,18 +221,24 @@ row measure(const workload& w, const options& opt) {
     refined = v.size() - 1;
   }
 
-  // Per variant: `memory` sees every allocation (auto_stack_threshold = 0) in the checked run, for
-  // the peak; `timed` runs with the evaluator's default stack threshold (small buffers on the
-  // stack, as a client gets them). Both reuse freed memory between runs (no fresh pages: fair to
-  // the schedules with large intermediates).
-  std::vector<std::unique_ptr<alloc_tracker>> memory, timed;
+  // Per variant, `memory` sees every allocation (auto_stack_threshold = 0) in the checked run, for
+  // the peak. The timed runs share `timed`, with the evaluator's default stack threshold (small
+  // buffers on the stack, as a client gets them). Both reuse freed memory between runs (no fresh
+  // pages: fair to the schedules with large intermediates). One cache for every variant: a
+  // variant gets the blocks another of the same sizes had, so identical schedules run on the same
+  // addresses. With a cache per variant, the hand schedule and auto in blocks of 8 rows of the
+  // padded copy (the same schedule) differed by 4 to 20% in the same rounds, by the addresses of
+  // their ring buffers (docs/scheduler_measurements.md).
+  std::vector<std::unique_ptr<alloc_tracker>> memory;
+  alloc_tracker timed(eval_config().auto_stack_threshold, /*reuse_memory=*/true);
+  if (w.parallel) timed.config.thread_pool = opt.parallel_ctx->config->thread_pool;
   std::vector<std::vector<char>> expected;
   auto run_with = [&](std::size_t i, alloc_tracker& tracker) {
     if (v[i]->p.evaluate(w.inputs, w.outputs, tracker.context) != 0) {
       wrong_result(w.name + ", " + v[i]->description + ": evaluate failed");
     }
   };
-  auto run = [&](std::size_t i) { run_with(i, *timed[i]); };
+  auto run = [&](std::size_t i) { run_with(i, timed); };
   auto check = [&](std::size_t i, const std::string& when) {
     if (!w.exact) {
       w.check(v[i]->description + when);
@@ -242,11 +248,7 @@ row measure(const workload& w, const options& opt) {
   };
   for (std::size_t i = 0; i < v.size(); ++i) {
     memory.push_back(std::make_unique<alloc_tracker>(0, /*reuse_memory=*/true));
-    timed.push_back(std::make_unique<alloc_tracker>(eval_config().auto_stack_threshold, /*reuse_memory=*/true));
-    if (w.parallel) {
-      memory.back()->config.thread_pool = opt.parallel_ctx->config->thread_pool;
-      timed.back()->config.thread_pool = opt.parallel_ctx->config->thread_pool;
-    }
+    if (w.parallel) memory.back()->config.thread_pool = opt.parallel_ctx->config->thread_pool;
     clear(w.outputs);
     // A parallel loop's peak depends on how many workers hold their blocks at once: the largest
     // of several runs.
@@ -712,8 +714,9 @@ int main(int argc, char** argv) {
       "threads. The machine is shared with other agents' builds and tests: absolute times are noisy, ratios\n"
       "from the same rounds less so. Peak intermediate memory: allocate/free hooks with auto_stack_threshold\n"
       "= 0, in the checked run. Timed runs: the evaluator's default auto_stack_threshold (4 KiB: small\n"
-      "buffers on the stack, as a client gets them), the heap through hooks that reuse the previous run's\n"
-      "blocks (no fresh pages). Every variant's outputs equal no schedule's exactly, and no schedule's\n"
+      "buffers on the stack, as a client gets them), the heap through hooks that reuse the blocks of the\n"
+      "previous runs of any variant (no fresh pages; identical schedules run on the same addresses). Every\n"
+      "variant's outputs equal no schedule's exactly, and no schedule's\n"
       "match a plain C++ reference.\n"
       "- best hand schedule: the fastest of the listed hand schedules (benchmark 3: chunks of 1K to 64K\n"
       "  elements; others: blocks of rows, panels of columns) in the same rounds.\n"
