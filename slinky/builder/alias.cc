@@ -12,21 +12,6 @@ namespace slinky {
 
 namespace {
 
-// True if the client edited any dim of b (bounds, stride or fold factor): its layout is then
-// the client's, not something a view of other memory may decide.
-bool declares_layout(const buffer_expr& b) {
-  const var sym = b.sym();
-  for (std::size_t d = 0; d < b.rank(); ++d) {
-    const int dd = static_cast<int>(d);
-    const dim_expr& i = b.dim(d);
-    if (!is_default(i.bounds.min, buffer_min(sym, dd)) || !is_default(i.bounds.max, buffer_max(sym, dd)) ||
-        !is_default(i.stride, buffer_stride(sym, dd)) || !is_default(i.fold_factor, buffer_fold_factor(sym, dd))) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // True if the client declared strides of b only (its bounds and fold factors are the builder's).
 bool declares_strides_only(const buffer_expr& b) {
   const var sym = b.sym();

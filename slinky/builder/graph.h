@@ -128,6 +128,22 @@ struct graph {
 // own metadata (e.g. buffer_stride(b, d) for the stride of dim d).
 inline bool is_default(const expr& e, const expr& default_value) { return !e.defined() || match(e, default_value); }
 
+// True if the client edited any dim of b (bounds, stride or fold factor): its layout is then
+// the client's, not something a view of other memory may decide (alias.cc; the scheduler's model
+// of the copies the builder removes).
+inline bool declares_layout(const buffer_expr& b) {
+  const var sym = b.sym();
+  for (std::size_t d = 0; d < b.rank(); ++d) {
+    const int dd = static_cast<int>(d);
+    const dim_expr& i = b.dim(d);
+    if (!is_default(i.bounds.min, buffer_min(sym, dd)) || !is_default(i.bounds.max, buffer_max(sym, dd)) ||
+        !is_default(i.stride, buffer_stride(sym, dd)) || !is_default(i.fold_factor, buffer_fold_factor(sym, dd))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Collects the funcs that produce `outputs` from `inputs`, checks the graph and orders it.
 // Misuse is reported through internal::builder_error; when a builder_errors collects it, the
 // result is incomplete and marked `failed`.

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "slinky/base/assert.h"
+#include "slinky/builder/graph.h"
 
 namespace slinky {
 namespace scheduler_internal {
@@ -83,22 +84,6 @@ void init_node(sched_graph& g, func* f, int i) {
 }  // namespace
 
 namespace {
-
-// True if the client edited a dim of b (bounds, stride or fold factor): its layout is then not one
-// a view of other memory may decide.
-bool declares_layout(const buffer_expr& b) {
-  const var sym = b.sym();
-  auto is_default = [](const expr& e, const expr& d) { return !e.defined() || match(e, d); };
-  for (std::size_t d = 0; d < b.rank(); ++d) {
-    const int dd = static_cast<int>(d);
-    const dim_expr& i = b.dim(d);
-    if (!is_default(i.bounds.min, buffer_min(sym, dd)) || !is_default(i.bounds.max, buffer_max(sym, dd)) ||
-        !is_default(i.stride, buffer_stride(sym, dd)) || !is_default(i.fold_factor, buffer_fold_factor(sym, dd))) {
-      return true;
-    }
-  }
-  return false;
-}
 
 // sched_node::writes_into_copy (the consumers known).
 bool writes_into_copy(const sched_graph& g, const sched_node& n) {
