@@ -411,6 +411,9 @@ outcome run_case(const case_spec& c, const features& f) {
     // run time is counted: the bounding runs' sizes come from largest_allocations.)
     std::vector<bool> unknown(parallel_bytes.size(), false);
     schedule_spec serial_staged = stages_at_parallel_loops(c.graph, legal, where);
+    // A bounding run that stopped at the failing callback (its calls come in another order than
+    // the parallel run's, or more of them) sizes nothing: no bound for this schedule.
+    bool stopped = false;
     for (const schedule_spec* bounding : {&serial, &serial_in_flight, &serial_staged}) {
       o = ctx.run(bounding, static_cast<int>(i), /*bounding=*/true);
       total.runs += o.runs;
@@ -418,12 +421,16 @@ outcome run_case(const case_spec& c, const features& f) {
         o.runs = total.runs;
         return o;
       }
+      if (ctx.m.failed) {
+        stopped = true;
+        break;
+      }
       for (std::size_t b = 0; b < bound.size(); ++b) {
         bound[b] = std::max(bound[b], ctx.last_bytes[b]);
         if (ctx.last_bytes[b] == 0) unknown[b] = true;
       }
     }
-    for (std::size_t b = 0; b < parallel_bytes.size(); ++b) {
+    for (std::size_t b = 0; b < parallel_bytes.size() && !stopped; ++b) {
       if (unknown[b] || parallel_bytes[b] <= bound[b]) continue;
       if (unbounded_by_parallel_fold(c.graph, legal, where, predicted, observed, static_cast<int>(b))) continue;
       o.kind = "memory";

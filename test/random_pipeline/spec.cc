@@ -584,7 +584,11 @@ bool kept_inside_an_inner_parallel_loop(const graph_spec& g, const schedule_spec
         break;
       }
     }
-    if (inner == chain.size() || overlaps(st, chain[inner])) continue;
+    // (Overlapping along the innermost one too, b2 is moved out of it, then out of the outer one,
+    // where its producer would slide along both loops: a window moving in two dimensions, which
+    // is not slid exactly (docs/builder.md), so the builder puts it back inside
+    // (share_overlapping_windows) and it recomputes along the outer loop all the same.)
+    if (inner == chain.size()) continue;
     const levels& producer_chain = p.compute_chain[producer];
     for (std::size_t k = 0; k < inner; ++k) {
       if (!is_parallel(s, chain[k]) || !overlaps(st, chain[k])) continue;

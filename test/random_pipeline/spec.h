@@ -385,14 +385,15 @@ bool client_storage_within_parallel_loops(const graph_spec& g, const schedule_sp
 
 // True if b's producer recomputes along a parallel loop of its compute chain because the builder
 // keeps a buffer stored by default inside an inner parallel loop: an intermediate b2 without
-// store_at, produced by b's producer or by a func reading one of its outputs (directly or not), whose windows do
-// not overlap across the innermost parallel loop of its producer's chain but may overlap across
-// another parallel loop outside it, also in the chain of b's producer. The builder stores b2
-// inside the innermost parallel loop (its iterations write disjoint parts of it) and moves it out
-// only along a loop across which its windows overlap, that one or a serial one outside
-// (docs/threads.md, "Default storage in parallel loops"): b2's producer does not slide along the
-// outer parallel loop, so each of its iterations computes its whole window of b2, and of b where
-// the serial loop slides them down to the new part.
+// store_at, produced by b's producer or by a func reading one of its outputs (directly or not), whose windows may
+// overlap across a parallel loop outside the innermost one of its producer's chain, also in the
+// chain of b's producer. Where they do not overlap across the innermost one, the builder stores
+// b2 inside it (its iterations write disjoint parts of it) and moves it out only along a loop
+// across which its windows overlap, that one or a serial one outside (docs/threads.md, "Default
+// storage in parallel loops"); where they do, b2 would have to slide along both loops, which it
+// cannot (a window moving in two dimensions), and goes back inside. Either way b2's producer does
+// not slide along the outer parallel loop, so each of its iterations computes its whole window of
+// b2, and of b where the serial loop slides them down to the new part.
 bool kept_inside_an_inner_parallel_loop(const graph_spec& g, const schedule_spec& s, const placement& p, int b);
 
 // The third bounding schedule of the memory bound of parallel loops (docs/random_testing.md,

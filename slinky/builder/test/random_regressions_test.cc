@@ -1826,6 +1826,67 @@ TEST(random_regressions, client_storage_within_parallel_loops_unshrunk) {
   expect_generated_case_passes(5006, 1438);
   expect_generated_case_passes(5012, 4067);
 }
+// Found by a soak of the tester (seed 7391 case 12932). f4 loops over y inside x, both parallel,
+// and reads t4 along x through a diagonal window (z + x) that overlaps across the x loop; f3 reads
+// t3 over rows [y, y + 1], which overlap across the y loop. t3, stored by default, would have to
+// slide along both parallel loops, a window moving in two dimensions, which the builder does not
+// do: it stays inside the y loop and its producers do not slide along x. So t2, which the client
+// stores at f4's x loop, holds every iteration's whole window (2 columns: 16 bytes) where the
+// serial schedule slides f2 and f1 along x down to the new column (8 bytes): its producer
+// recomputes along the parallel loop, and the tester bounds it by the unscheduled size only
+// (random_test::kept_inside_an_inner_parallel_loop, which held only buffers whose windows do not
+// overlap across the innermost parallel loop). The other intermediates are held to the bounding
+// schedules.
+TEST(random_regressions, client_storage_under_parallel_loops_a_window_overlapping_along_both) {
+  random_test::monitor m;
+  m.allowed = {{}, {{0, 1}, {0, 1}}, {{0, 1}, {0, 1}}, {{0, 1}, {0, 1}}, {{0, 1}, {0, 0}}, {{0, 0}, {0, 0}, {0, 1}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+  auto in0 = buffer_expr::make(ctx, "in0", 1, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto t3 = buffer_expr::make(ctx, "t3", 2, 4);
+  auto t4 = buffer_expr::make(ctx, "t4", 2, 4);
+  auto out5 = buffer_expr::make(ctx, "out5", 3, 4);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 1}}}, .outputs = {1}}, &m), {{in0, {point(y)}}},
+          {{t1, {x, y}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {2}}, &m),
+          {{t1, {point(x), point(y)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {3}}, &m),
+          {{t2, {point(x), point(y)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 0}, {.var = 1, .hi = 1}}}, .outputs = {4}}, &m),
+          {{t3, {point(x), bounds(y, y + 1)}}}, {{t4, {x, y}}}, {}, {.name = "f3"});
+  func f4(
+      random_test::kernel({.stage = 4, .inputs = {{{.var = 0, .var2 = 2, .mul2 = 1}, {.var = 1}}}, .outputs = {5}}, &m),
+      {{t4, {point(z * 1 + x), point(y)}}}, {{out5, {x, y, z}}}, {}, {.name = "f4"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out5});
+  f1.loops({{x, 1}});
+  f1.compute_at({&f4, x});
+  f2.compute_at({&f3, y});
+  f3.loops({{y, 1}});
+  f4.loops({{y, 1, loop::parallel}, {x, 1, loop::parallel}});
+  t1->store_root();
+  t2->store_at({&f4, x});
+  t4->store_at({&f4, y});
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out5}, options);
+  f4.loops({{y, 1}, {x, 1}});
+  pipeline serial = build_pipeline(ctx, {in0}, {out5}, options);
+  f4.loops({{y, 1 * random_test::in_flight()}, {x, 1 * random_test::in_flight()}});
+  pipeline serial_in_flight = build_pipeline(ctx, {in0}, {out5}, options);
+  f4.loops({{y, 1}, {x, 1}});
+  f0.compute_at({&f4, x});
+  pipeline serial_staged = build_pipeline(ctx, {in0}, {out5}, options);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 1}}, .seed = 11527926221387048925ull}},
+                            .outputs = {{.bounds = {{0, 0}, {0, 0}, {0, 1}}}},
+                            .monitor = &m,
+                            .no_larger = {t1, t3, t4},
+                            .bounded_by = {&serial, &serial_in_flight, &serial_staged}});
+  // The case as generated (a failing callback included), with every schedule.
+  expect_generated_case_passes(7391, 12932);
+}
+
 // Found with the copy-call count of reshapes on (seed 6001 case 112, `copy_call_counts`): the
 // copy `t5(x, y) = t2((x + y * 8) % 8, ((x + y * 8) / 8) % 7, (x + y * 8) / 56)` from a t2 whose
 // region (16 x 11 x 5, read by other funcs too) is larger than the digits' ranges, which the
