@@ -106,10 +106,11 @@ std::unique_ptr<pipeline_plan> plan_pipeline(node_context& ctx, const std::vecto
   // overlap between iterations of a parallel loop move outside it (their producers slide with
   // it), and funcs whose region does not move with a loop move out of it (refine_placement.h):
   // both change the regions, so infer again until the placement is settled (one more round per
-  // nesting level of parallel loops, plus one to confirm the producers slide).
+  // nesting level of parallel loops, plus one to confirm the producers slide, and two more after
+  // a hoist, which lets the overlapping windows be decided again).
   log.start("bounds_inference");
   plan->bounds.emplace(g);
-  for (int round = 0; round < 8; ++round) {
+  for (int round = 0; round < 16; ++round) {
     if (!share_overlapping_windows(g, *plan->bounds) && !hoist_invariant_funcs(g, *plan->bounds)) break;
     plan->bounds.emplace(g);
   }

@@ -74,7 +74,8 @@ struct buffer_node {
   // Default storage only: the parallel loops (of the producer's compute chain) the buffer is
   // stored outside of, although it would be stored inside them by default, because its
   // consumers' windows overlap between their iterations (share_overlapping_windows); and those
-  // where that was tried and the producer could not slide (it stays inside them).
+  // where that was tried and the producer could not slide (it stays inside them, unless
+  // hoist_invariant_funcs moves a func, which clears them).
   std::vector<loop_level> shared_across;
   std::vector<loop_level> not_shared_across;
 };

@@ -117,6 +117,10 @@ bool hoist_invariant_funcs(graph& g, const bounds_inference& bounds) {
     }
   }
   if (changed) {
+    // A buffer kept inside a parallel loop because its producer could not slide with it may now
+    // be able to (the loop's owner, hoisted out of a loop it slid along, no longer restarts its
+    // warm-up in each iteration of it): share_overlapping_windows decides again.
+    for (buffer_node& b : g.buffers) b.not_shared_across.clear();
     const bool scheduled = schedule_locations(g);
     SLINKY_ASSERT(scheduled, "the client's locations were resolved before");
   }

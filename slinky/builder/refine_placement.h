@@ -25,8 +25,10 @@ bool share_overlapping_windows(graph& g, const bounds_inference& bounds);
 // them (a producer read the same way in every row of its consumer, say) would compute that region
 // once per iteration: one round moves each such func out of the innermost loop of its compute
 // chain its region does not move with, unless a compute_at or store_at of the client names that
-// loop or one inside it along the func's chain (which must stay around the func). Returns whether
-// the schedule changed, like share_overlapping_windows.
+// loop or one inside it along the func's chain (which must stay around the func). A move forgets
+// which buffers share_overlapping_windows moved back inside a loop: a producer that could not
+// slide along a loop whose owner slid along an outer one may slide once the owner is out of it.
+// Returns whether the schedule changed, like share_overlapping_windows.
 bool hoist_invariant_funcs(graph& g, const bounds_inference& bounds);
 
 }  // namespace slinky

@@ -1887,6 +1887,67 @@ TEST(random_regressions, client_storage_under_parallel_loops_a_window_overlappin
   expect_generated_case_passes(7391, 12932);
 }
 
+// Found by a soak of the tester (seed 7393 case 7653). The client stores t2 at f4's parallel loop
+// over x, so f0 to f3 run in it; f3 reads t3 through [x, x + 1], which overlaps across the
+// iterations, so t3 (and t1 above t2) move out of the loop for their producers to slide
+// (share_overlapping_windows). In the first rounds of bounds inference f4 was still computed
+// inside f5's loops, sliding along one of them, and a func does not slide along the loop of an
+// owner that slides itself: the moves were taken back and remembered (not_shared_across). The
+// next round hoisted f4 out of f5's loops (hoist_invariant_funcs), but the buffers stayed inside,
+// every iteration computed its whole window and t2 held two elements where the serial schedule
+// holds one. A hoist now lets share_overlapping_windows decide again: the loop is pipelined and t2
+// holds one element per iteration.
+TEST(random_regressions, overlapping_windows_shared_again_after_the_loop_owner_is_hoisted) {
+  // memory: an allocation of t2 takes 8 bytes with parallel loops, more than the 4 of the same schedule with serial
+  // loops (steps times 2 or not, or funcs computed at the parallel loops)
+  random_test::monitor m;
+  m.allowed = {{}, {{0, 0}, {0, 1}}, {{0, 1}}, {{0, 1}}, {{0, 0}}, {{0, 0}}, {{0, 0}, {0, 0}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y");
+  auto in0 = buffer_expr::make(ctx, "in0", 3, 4);
+  auto t1 = buffer_expr::make(ctx, "t1", 2, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 1, 4);
+  auto t3 = buffer_expr::make(ctx, "t3", 1, 4);
+  auto t4 = buffer_expr::make(ctx, "t4", 1, 4);
+  auto t5 = buffer_expr::make(ctx, "t5", 1, 4);
+  auto out6 = buffer_expr::make(ctx, "out6", 2, 4);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 0}, {.var = -1}, {.var = 1}}}, .outputs = {1}}, &m),
+          {{in0, {point(x), point(0), point(y)}}}, {{t1, {x, y}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = -1}, {.var = 0}}}, .outputs = {2}}, &m),
+          {{t1, {point(0), point(x)}}}, {{t2, {x}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}}}, .outputs = {3}}, &m), {{t2, {point(x)}}},
+          {{t3, {x}}}, {}, {.name = "f2"});
+  func f3(random_test::kernel({.stage = 3, .inputs = {{{.var = 0, .hi = 1}}}, .outputs = {4}}, &m),
+          {{t3, {bounds(x, x + 1)}}}, {{t4, {x}}}, {}, {.name = "f3"});
+  func f4(random_test::kernel({.stage = 4, .inputs = {{{.var = 0}}}, .outputs = {5}}, &m), {{t4, {point(x)}}},
+          {{t5, {x}}}, {}, {.name = "f4"});
+  func f5(random_test::kernel({.stage = 5, .inputs = {{{.var = 1}}}, .outputs = {6}}, &m), {{t5, {point(y)}}},
+          {{out6, {x, y}}}, {}, {.name = "f5"});
+  pipeline unscheduled = build_pipeline(ctx, {in0}, {out6});
+  f4.loops({{x, 1, loop::parallel}});
+  f5.loops({{y, 1}, {x, 1}});
+  t2->store_at({&f4, x});
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {in0}, {out6}, options);
+  f4.loops({{x, 1}});
+  pipeline serial = build_pipeline(ctx, {in0}, {out6}, options);
+  f4.loops({{x, 1 * random_test::in_flight()}});
+  pipeline serial_in_flight = build_pipeline(ctx, {in0}, {out6}, options);
+  f4.loops({{x, 1}});
+  pipeline serial_staged = build_pipeline(ctx, {in0}, {out6}, options);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {{.bounds = {{0, 0}, {0, 0}, {0, 1}}, .seed = 10466486145595346528ull}},
+                            .outputs = {{.bounds = {{0, 0}, {0, 0}}}},
+                            .monitor = &m,
+                            .no_larger = {t1, t2, t3, t4, t5},
+                            .bounded_by = {&serial, &serial_in_flight, &serial_staged}});
+}
+
+// The case above as generated, with every schedule.
+TEST(random_regressions, overlapping_windows_shared_again_after_the_loop_owner_is_hoisted_unshrunk) {
+  expect_generated_case_passes(7393, 7653);
+}
+
 // Found with the copy-call count of reshapes on (seed 6001 case 112, `copy_call_counts`): the
 // copy `t5(x, y) = t2((x + y * 8) % 8, ((x + y * 8) / 8) % 7, (x + y * 8) / 56)` from a t2 whose
 // region (16 x 11 x 5, read by other funcs too) is larger than the digits' ranges, which the
