@@ -2033,5 +2033,77 @@ TEST(random_regressions, computed_once_check_after_an_unscheduled_run_that_faile
   expect_generated_case_passes(9107, 847);
 }
 
+// Seed 7398, case 1912: f2 pads t2 (cropped to rows <= 4) into t4, which f3 reads at row 2y in a
+// parallel loop over y, inside a serial loop over x at which the client stores t2. Run serially,
+// t4 is stored at the root and folded to one element, and t2 holds rows 0 to 4 (20 bytes). With
+// the loop over y parallel, t4's windows do not overlap across it, so the builder keeps t4 inside
+// it (docs/threads.md), where t2's storage loop encloses it: t4 becomes a view of t2
+// (alias_padded_from_source, docs/copies.md), and t2 holds its padding too, rows 0 to 6 (28
+// bytes), the region of t2 with t4's that the tester's unscheduled check allows. The memory bound
+// of parallel loops took it as 28 bytes against 20; the oracle now bounds such a source by the
+// unscheduled check only (holds_a_padded_destination, docs/random_testing.md, oracle item 8).
+TEST(random_regressions, padded_copy_kept_inside_a_parallel_loop_views_its_source) {
+  random_test::monitor m;
+  m.allowed = {{},
+               {{0, 0}, {0, 0}, {0, 0}},
+               {{0, 0}, {0, 4}, {0, 0}},
+               {},
+               {{0, 0}, {0, 6}, {0, 0}},
+               {{0, 0}, {0, 3}, {0, 0}},
+               {{0, 0}, {0, 3}, {0, 0}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+  random_test::host_buffer c0_data(4, {{0, 0}, {0, 0}});
+  random_test::fill(c0_data, 1076521402345874983ull);
+  auto c0 = buffer_expr::make_constant(ctx, "c0", raw_buffer::make_copy(c0_data.raw()));
+  auto t1 = buffer_expr::make(ctx, "t1", 3, 4);
+  auto t2 = buffer_expr::make(ctx, "t2", 3, 4);
+  auto c3 = buffer_expr::make_scalar<std::int32_t>(ctx, "c3", 470792443);
+  auto t4 = buffer_expr::make(ctx, "t4", 3, 4);
+  auto t5 = buffer_expr::make(ctx, "t5", 3, 4);
+  auto out6 = buffer_expr::make(ctx, "out6", 3, 4);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 1}, {.var = 2}}}, .outputs = {1}}, &m),
+          {{c0, {point(y), point(z)}}}, {{t1, {x, y, z}}}, {}, {.name = "f0"});
+  func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 2}, {.var = 2}, {.var = 0}}}, .outputs = {2}}, &m),
+          {{t1, {point(z), point(z), point(x)}}}, {{t2, {x, y, z}}}, {}, {.name = "f1"});
+  func f2 = func::make_copy({.buffer = t2,
+                             .bounds = {point(x), point(y), point(z)},
+                             .input_crop = {interval_expr(), interval_expr(expr(), 4), interval_expr()}},
+                            {t4, {x, y, z}}, {c3, {}});
+  func f3(random_test::kernel(
+              {.stage = 3, .inputs = {{{.var = 0}, {.var = 1, .mul = 2}, {.var = 2}}}, .outputs = {5, 6}}, &m),
+          {{t4, {point(x), point(y * 2), point(z)}}}, {{t5, {x, y, z}}, {out6, {x, y, z}}}, {}, {.name = "f3"});
+  pipeline unscheduled = build_pipeline(ctx, {}, {out6});
+  f1.compute_at({&f3, x});
+  f3.loops({{y, 1, loop::parallel}, {x, 1}});
+  t2->store_at({&f3, x});
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {}, {out6}, options);
+  f3.loops({{y, 1}, {x, 1}});
+  pipeline serial = build_pipeline(ctx, {}, {out6}, options);
+  f3.loops({{y, 1 * random_test::in_flight()}, {x, 1}});
+  pipeline serial_in_flight = build_pipeline(ctx, {}, {out6}, options);
+  f3.loops({{y, 1}, {x, 1}});
+  pipeline serial_staged = build_pipeline(ctx, {}, {out6}, options);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {},
+                            .outputs = {{.bounds = {{0, 0}, {0, 3}, {0, 0}}}},
+                            .monitor = &m,
+                            .no_larger = {t1, t4, t5},
+                            .bounded_by = {&serial, &serial_in_flight, &serial_staged}});
+  // t4 takes no memory of its own, and t2 holds its rows 0 to 6 (4 bytes each), padding included.
+  random_test::eval_hooks hooks;
+  host_buffer out(4, {{0, 0}, {0, 3}, {0, 0}});
+  const raw_buffer* outs[] = {&out.raw()};
+  m.reset();
+  EXPECT_EQ(scheduled.evaluate({}, outs, hooks.context), 0);
+  EXPECT_EQ(hooks.allocations(t4->sym()), 0);
+  EXPECT_EQ(hooks.max_bytes(t2->sym()), 28);
+}
+
+TEST(random_regressions, padded_copy_kept_inside_a_parallel_loop_views_its_source_unshrunk) {
+  expect_generated_case_passes(7398, 1912);
+}
+
 }  // namespace
 }  // namespace slinky
