@@ -56,6 +56,26 @@ class bounds_finder : public expr_visitor {
   const bool free_unbounded_;
   const alignment_map* alignment_;
   interval_expr result_;
+  // Divisors whose sign the select being bounded decides on this branch: q > 0 (1) where the
+  // branch is select(0 < q, here, ...)'s true value, q <= 0 (-1) where it is its false value.
+  std::vector<std::pair<expr, int>> signs_;
+
+  // The sign assumed of divisor q on this branch (0: none).
+  int assumed_sign(const expr& q) const {
+    for (auto i = signs_.rbegin(); i != signs_.rend(); ++i) {
+      if (match(i->first, q)) return i->second;
+    }
+    return 0;
+  }
+
+  // The bounds of e with divisor q of sign `sign` assumed (0: nothing assumed).
+  interval_expr find_assuming(const expr& e, const expr& q, int sign) {
+    if (sign == 0) return find(e);
+    signs_.emplace_back(q, sign);
+    interval_expr r = find(e);
+    signs_.pop_back();
+    return r;
+  }
 
 public:
   bounds_finder(const bounds_map& bounds, simplifier& maker, bool free_unbounded, const alignment_map* alignment)
@@ -217,9 +237,20 @@ public:
       return void(result_ = {m_.make<div>(a.max, c), m_.make<div>(a.min, c)});
     }
     if (b.is_point() && !contains_infinity(a.min) && !contains_infinity(a.max)) {
-      // For one value of b (of any sign), a / b is monotonic in a: the extremes are at a's.
-      expr lo = m_.make<div>(a.min, b.min), hi = m_.make<div>(a.max, b.min);
-      return void(result_ = {m_.make<minimum>(lo, hi), m_.make<maximum>(lo, hi)});
+      // For one value q of b, a / q is monotonic in a: non-decreasing for q > 0, non-increasing
+      // for q <= 0 (constant 0 at q = 0), so the extremes are at a's. Where the sign is not known
+      // here, the bounds select on it, select(0 < q, a.min / q, a.max / q) for the min (the
+      // value of min(a.min / q, a.max / q)): bounding that select again over a loop, each branch
+      // knows its sign, and each endpoint keeps one of a's endpoints per division. (Written as
+      // min and max of both, each endpoint holds both of a's, and regions read through run-time
+      // radices under nested loops doubled at each loop: docs/simplifier.md.)
+      const expr& q = b.min;
+      expr lo = m_.make<div>(a.min, q), hi = m_.make<div>(a.max, q);
+      const int sign = assumed_sign(q);
+      if (sign > 0) return void(result_ = {std::move(lo), std::move(hi)});
+      if (sign < 0) return void(result_ = {std::move(hi), std::move(lo)});
+      const expr positive = m_.make<less>(0, q);
+      return void(result_ = {m_.make_select(positive, lo, hi), m_.make_select(positive, hi, lo)});
     }
     if (b_min && *b_min > 0) return void(result_ = divide_by_positive(a, b));
     if (b_max && *b_max < 0) {
@@ -335,8 +366,11 @@ public:
           op->condition, [this](const variable* v) { return bounds_->contains(v->sym); },
           [](const let*) { return true; });
       if (!bounded) {
-        interval_expr t = find(op->true_value);
-        interval_expr f = find(op->false_value);
+        // select(0 < q, t, f): t is bounded knowing q > 0, f knowing q <= 0 (divisions by q).
+        const less* lt = op->condition.as<less>();
+        const expr divisor = lt && is_zero(lt->a) ? lt->b : expr();
+        interval_expr t = find_assuming(op->true_value, divisor, divisor.defined() ? 1 : 0);
+        interval_expr f = find_assuming(op->false_value, divisor, divisor.defined() ? -1 : 0);
         if (t.is_point() && f.is_point()) {
           const bool same = unchanged(t.min, op->true_value, f.min, op->false_value);
           return set_point(same ? expr(op) : m_.make_select(op->condition, t.min, f.min));

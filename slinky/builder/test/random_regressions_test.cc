@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <iostream>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -2103,6 +2104,89 @@ TEST(random_regressions, padded_copy_kept_inside_a_parallel_loop_views_its_sourc
 
 TEST(random_regressions, padded_copy_kept_inside_a_parallel_loop_views_its_source_unshrunk) {
   expect_generated_case_passes(7398, 1912);
+}
+
+// Seed 7394, case 2980: f1 and f3 read through run-time radices (lets Q1_0_2 and Q3_0_1, of a
+// sign the builder does not know), under three loops of f4 and parallel loops. The bounds of a / q
+// for one q of unknown sign were min(a.min / q, a.max / q) and max(...): each endpoint held both
+// of a's, and lifting the regions out of each loop doubled them, then again through the second
+// radix. build_pipeline took 23.5 s and made a program of 16 MB of text (8 MB in t1's allocation);
+// the case as generated did not finish. They are now select(0 < q, a.min / q, a.max / q) and the
+// converse, each branch bounded knowing q's sign (docs/simplifier.md): 25 KB, built at once.
+TEST(random_regressions, run_time_radices_under_nested_loops) {
+  random_test::monitor m;
+  m.allowed = {{},
+               {{0, 1}, {0, 3}, {-71, 71}},
+               {{0, 1}, {-35, 35}},
+               {{0, 1}, {-35, 35}},
+               {{-21, 3}, {2, 4}},
+               {{-2, 4}, {2, 4}, {-6, 0}}};
+  node_context ctx;
+  var x(ctx, "x"), y(ctx, "y"), z(ctx, "z");
+  var Q1_0_2(ctx, "Q1_0_2");
+  var Q3_0_1(ctx, "Q3_0_1");
+  random_test::host_buffer c0_data(1, {{-1, 4}, {-73, 71}, {0, 3}});
+  random_test::fill(c0_data, 6339273504865177364ull);
+  auto c0 = buffer_expr::make_constant(ctx, "c0", raw_buffer::make_copy(c0_data.raw()));
+  auto t1 = buffer_expr::make(ctx, "t1", 3, 4);
+  t1->dim(1).fold_factor = 6;
+  auto t2 = buffer_expr::make(ctx, "t2", 2, 4);
+  auto t3 = buffer_expr::make(ctx, "t3", 2, 2);
+  t3->dim(0).fold_factor = 2;
+  auto t4 = buffer_expr::make(ctx, "t4", 2, 2);
+  auto out5 = buffer_expr::make(ctx, "out5", 3, 2);
+  func f0(random_test::kernel({.stage = 0, .inputs = {{{.var = 1}, {.var = 2}, {.var = 0}}}, .outputs = {1}}, &m),
+          {{c0, {point(y), point(z), point(x)}}}, {{t1, {x, y, z}}}, {}, {.name = "f0"});
+  func f1(
+      random_test::kernel({.stage = 1,
+                           .inputs = {{{.var = 0, .flat = true},
+                                       {.var = 0, .mod = 4, .flat = true},
+                                       {.var = 0, .div = 12, .var2 = 1, .mul2 = 2, .flat = true, .symbolic = true}}},
+                           .outputs = {2}},
+                          &m),
+      {{t1, {point(x), point(x % 4), point((x + y * 2) / Q1_0_2)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
+  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {3}}, &m),
+          {{t2, {point(x), point(y)}}}, {{t3, {x, y}}}, {}, {.name = "f2"});
+  func f3(random_test::kernel({.stage = 3,
+                               .inputs = {{{.var = 0, .mod = 2, .var2 = 1, .mul2 = 8, .flat = true},
+                                           {.var = 0, .div = 2, .var2 = 1, .mul2 = 8, .flat = true, .symbolic = true}}},
+                               .outputs = {4}},
+                              &m),
+          {{t3, {point((x + y * 8) % 2), point((x + y * 8) / Q3_0_1)}}}, {{t4, {x, y}}}, {}, {.name = "f3"});
+  func f4(
+      random_test::kernel(
+          {.stage = 4, .inputs = {{{.var = 0, .lo = -1, .hi = -1, .var2 = 2, .mul2 = 3}, {.var = 1}}}, .outputs = {5}},
+          &m),
+      {{t4, {point(z * 3 + x - 1), point(y)}}}, {{out5, {x, y, z}}}, {}, {.name = "f4"});
+  pipeline unscheduled = build_pipeline(ctx, {}, {}, {out5}, {{Q1_0_2, 12}, {Q3_0_1, 2}});
+  f0.loops({{z, 3, loop::parallel}, {x, 8}, {y, 1}});
+  f0.compute_at({&f1, y});
+  f1.loops({{y, 3}});
+  f2.loops({{x, 3, loop::parallel}});
+  f3.loops({{x, 7}, {y, 2}});
+  f4.loops({{z, 5, loop::parallel}, {x, 7}, {y, 3}});
+  f4.compute_root();
+  t2->store_at({&f2, x});
+  t4->store_at({&f4, x});
+  t4->store_in(memory_type::stack);
+  build_options options;
+  pipeline scheduled = build_pipeline(ctx, {}, {}, {out5}, {{Q1_0_2, 12}, {Q3_0_1, 2}}, options);
+  std::ostringstream program;
+  program << scheduled.body;
+  EXPECT_LT(program.str().size(), 100000);
+  thread_pool_impl pool(3);
+  random_test::expect_same(unscheduled, scheduled,
+                           {.inputs = {},
+                            .outputs = {{.elem_size = 2, .bounds = {{-2, 4}, {2, 4}, {-6, 0}}}},
+                            .monitor = &m,
+                            .pool = &pool});
+}
+
+// The case above as generated, and seed 7402 case 5972 (a copy reading through a run-time radix
+// after a func reading through another: a timeout of the tester before the fix).
+TEST(random_regressions, run_time_radices_under_nested_loops_unshrunk) {
+  expect_generated_case_passes(7394, 2980);
+  expect_generated_case_passes(7402, 5972);
 }
 
 }  // namespace
