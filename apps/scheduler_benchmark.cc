@@ -687,6 +687,7 @@ int main(int argc, char** argv) {
     stencil_rows(quick, false, false, print);
     matmul_and_copy_rows(quick, print);
     ml_rows(quick, print);
+    ml_more_rows(quick, print);
     kernel_rows(quick, print);
     wide_rows(quick, print);
     elementwise_rows(quick, true, print);
@@ -755,6 +756,7 @@ int main(int argc, char** argv) {
   stencil_u16_rows(quick, sweep, add);
   matmul_and_copy_rows(quick, add);
   ml_rows(quick, add);
+  ml_more_rows(quick, add);
   kernel_rows(quick, add);
   wide_rows(quick, add);
   elementwise_rows(quick, true, add);

@@ -24,36 +24,6 @@ namespace sched_bench {
 
 namespace {
 
-// A hand schedule: a loop over dim `d` of func `f` (-1: the output's) in steps of `step`.
-scheduler_fn loop_of(int f, int d, index_t step, bool parallel, std::string description) {
-  return [=](built& b) {
-    func& fn = f < 0 ? b.g.funcs.back() : b.g.funcs[f];
-    fn.loops({{fn.outputs()[0].dims[d], step, parallel ? loop::parallel : loop::serial}});
-    b.description = description;
-  };
-}
-
-// Random values in [-0.5, 0.5).
-void fill_random(const raw_buffer& b, unsigned seed) {
-  float* p = static_cast<float*>(b.base);
-  for (std::size_t i = 0; i < b.size_bytes() / sizeof(float); ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    p[i] = static_cast<float>(seed >> 8) / static_cast<float>(1 << 24) - 0.5f;
-  }
-}
-
-template <std::size_t N>
-void check_near(const buffer<float, N>& out, const buffer<float, N>& ref, float tolerance, const std::string& what) {
-  const float* o = out.base();
-  const float* r = ref.base();
-  for (std::size_t i = 0; i < out.size_bytes() / sizeof(float); ++i) {
-    if (!(std::abs(o[i] - r[i]) <= tolerance * (1.0f + std::abs(r[i])))) {
-      wrong_result(what + ": element " + std::to_string(i) + " = " + std::to_string(o[i]) + ", expected " +
-                   std::to_string(r[i]));
-    }
-  }
-}
-
 // Benchmark 5's matrix chain's buffers, n x n: random a, b and c, the output, and the reference
 // (a x b) x c computed in plain C++ (through ab).
 struct matmul_chain_buffers {

@@ -60,6 +60,10 @@ void set_loops(const std::vector<refined_loop>& loops, const candidate_loops& c)
     for (const buffer_expr_ptr& b : r.in_loop) {
       b->store_at(stored_in_loop ? std::optional<loop_id>(loop_id{r.f, r.v}) : std::optional<loop_id>());
     }
+    const bool tile = c[i].which == 0 && !r.outer.empty() && c[i].strip > 0;
+    for (const buffer_expr_ptr& b : r.in_tile) {
+      b->store_at(tile ? std::optional<loop_id>(loop_id{r.f, r.outer.front().var}) : std::optional<loop_id>());
+    }
     if (no_loop(r, c[i])) {
       r.f->loops({});
       continue;
@@ -83,8 +87,8 @@ void set_loops(const std::vector<refined_loop>& loops, const candidate_loops& c)
 // iterations allow), halved (a multiple of the granularity), a tile's strips doubled (while two
 // are left) and halved (down to cost_model::min_strip), then doubled with the step halved and
 // halved with the step doubled (the same tile area), the model's next-best candidate (from the
-// model's dim), serial or parallel, and a parallel loop of the model's dim pipelined or
-// data-parallel.
+// model's dim; from a tile, also the loop it beat at the tile's inner step), serial or parallel,
+// and a parallel loop of the model's dim pipelined or data-parallel.
 std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, const candidate_loops& c, int threads) {
   SLINKY_ASSERT(c.size() == loops.size(), "a setting per refined loop");
   std::vector<candidate_loops> r;
@@ -130,6 +134,14 @@ std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, 
     if (model_dim && l.has_next) {
       r.push_back(c);
       r.back()[i] = {1, l.next_none ? 0 : l.next_step, l.next_parallel, 0, false};
+      // From a tile whose next-best is the loop it beat over the tile's inner dim, that loop at
+      // the tile's inner step too: the strips taken away, the rows as the walk found them.
+      const index_t next_extent = l.next_step * l.next_iterations;
+      if (looped && c[i].strip > 0 && !l.next_none && l.next_v == l.v && c[i].step != l.next_step &&
+          c[i].step % l.next_granularity == 0 && c[i].step < next_extent) {
+        r.push_back(c);
+        r.back()[i] = {1, c[i].step, l.next_parallel, 0, false};
+      }
     }
     if (looped && threads > 1 && !(model_dim && c[i].data_parallel)) {
       r.push_back(c);
@@ -174,14 +186,16 @@ std::vector<refined_loop> refined_loops(const schedule_report& report, const sch
                        std::max<index_t>(1, l.next_granularity),
                        l.next_iterations,
                        l.next_parallel,
+                       {},
                        {}});
-      // The funcs of this output's group computed in its loop (not a tile's).
-      if (l.looped && l.outer_dim < 0) {
+      // The funcs of this output's group computed in its loop, or in its tile.
+      if (l.looped) {
+        std::vector<buffer_expr_ptr>& in = l.outer_dim < 0 ? loops.back().in_loop : loops.back().in_tile;
         for (const schedule_report::func_decision& d : report.funcs) {
           if (d.where != schedule_report::placement::in_loop) continue;
           for (const sched_node& member : g.nodes) {
             if (member.f != d.f || member.group < 0 || g.nodes[member.group].f != l.f) continue;
-            for (const func::output& o : member.f->outputs()) loops.back().in_loop.push_back(o.buffer);
+            for (const func::output& o : member.f->outputs()) in.push_back(o.buffer);
           }
         }
       }

@@ -49,6 +49,10 @@ struct refined_loop {
   // where a candidate makes it data-parallel (each iteration its own windows), else where the
   // builder stores them (pipelined when the loop is parallel).
   std::vector<buffer_expr_ptr> in_loop;
+  // The outputs of the funcs computed in the model's tile: stored at its outer loop where a
+  // candidate is the tile, else where the builder stores them (the next-best candidate, the loop
+  // the tile beat, has no outer loop).
+  std::vector<buffer_expr_ptr> in_tile;
 };
 // A candidate's setting of one refined_loop: the model's dim (which 0) or the next-best
 // candidate's (which 1), in steps of `step`, parallel or not; with the model's tile, in strips of

@@ -176,11 +176,11 @@ struct schedule_report {
     index_t invariant_bytes = 0;
     /// The cost model's next-best candidate for this output, which the measured refinement tries
     /// (auto_pipeline::set_refinement): has_next false if there is none (nothing else was
-    /// priced, the next-best is a data-parallel loop, whose funcs need storage in it, or the
-    /// chosen loop is a tile, whose funcs are stored at its outer loop); else a
-    /// loop over dim `next_dim` (variable `next_var`) in steps of `next_step`, parallel or not,
-    /// `next_iterations` iterations, steps in multiples of `next_granularity`, or no loop
-    /// (`next_dim` -1); estimated `next_cost_ns`. Also set for an output left without a loop.
+    /// priced, or the next-best is a data-parallel loop, whose funcs need storage in it, or a
+    /// tile); else a loop over dim `next_dim` (variable `next_var`) in steps of `next_step`,
+    /// parallel or not, `next_iterations` iterations, steps in multiples of `next_granularity`,
+    /// or no loop (`next_dim` -1); estimated `next_cost_ns`. Where the chosen loop is a tile, the
+    /// loop (or no loop) the tile beat. Also set for an output left without a loop.
     bool has_next = false;
     /// The next-best loop's dim (-1: no loop).
     int next_dim = -1;

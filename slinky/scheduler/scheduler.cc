@@ -139,8 +139,9 @@ void scheduler::schedule_group(int h, const std::vector<int>& group, bool subgro
   ld.unscheduled_cost_ns = c.unscheduled_ns;
   ld.reread_cost_ns = c.best.estimate.reread_ns;
   ld.unscheduled_reread_cost_ns = c.unscheduled_reread_ns;
-  // Not for a tile: its funcs are stored at its outer loop, which another loop would not have.
-  if (c.next && !c.next->recompute && !c.next->tiled() && !c.best.tiled()) {
+  // For a tile, the loop it beat (the refinement stores the tile's funcs by default when it tries
+  // that loop, which has no outer loop to store them at).
+  if (c.next && !c.next->recompute && !c.next->tiled()) {
     ld.has_next = true;
     ld.next_cost_ns = c.next->estimate.ns;
     if (c.next->looped()) {

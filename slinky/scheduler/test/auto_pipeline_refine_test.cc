@@ -275,9 +275,10 @@ void expect_kept_tile(const auto_pipeline& p, stencil_graph& g, index_t w, index
 
 TEST(auto_pipeline, refinement_of_a_tile_walks_its_strips) {
   // Rows of 1024 floats on a machine with an L2 of 8 KiB: the model takes a tile. The walk tries
-  // the inner loop's step and the strips doubled and halved (no next-best candidate for a tile),
-  // every candidate computes the reference, and a table fastest at other strips keeps those: the
-  // kept pipeline calls box2 once per row block of every strip.
+  // the inner loop's step and the strips doubled and halved (before the next-best candidate,
+  // which a budget of 4 does not reach), every candidate computes the reference, and a table
+  // fastest at other strips keeps those: the kept pipeline calls box2 once per row block of every
+  // strip.
   const index_t w = 1024, h = 256;
   index_t model_strip = -1, model_step = -1;
   ASSERT_NO_FATAL_FAILURE(model_tile(w, h, model_strip, model_step));
@@ -320,6 +321,56 @@ TEST(auto_pipeline, refinement_of_a_tile_tries_its_area_in_other_shapes) {
   });
   ASSERT_NE(r.report.find("(a tile)"), std::string::npos) << r.report;
   expect_kept_tile(r.p, r.g, w, h, target_step, target_strip, r.report);
+}
+
+TEST(auto_pipeline, refinement_of_a_tile_tries_the_loop_it_beat) {
+  // The same tile: its next-best candidate is the loop the tile beat (rows, or no loop), with the
+  // tile's funcs stored by default (that loop has no outer loop). A table fastest only there
+  // keeps it: the kept pipeline computes the reference with box2 called once per row block (or
+  // once), no strips.
+  const index_t w = 1024, h = 256;
+  index_t model_strip = -1, model_step = -1;
+  ASSERT_NO_FATAL_FAILURE(model_tile(w, h, model_strip, model_step));
+  refined_stencil r(w, h);
+  r.refine(8, [](const std::string& candidate, index_t) { return is_next_best(candidate) ? 0.5e-3 : 1e-3; });
+  const std::string& report = r.report;
+  ASSERT_NE(report.find("(a tile)"), std::string::npos) << report;
+  bool tried = false;
+  for (const std::string& c : r.calls) tried = tried || is_next_best(c);
+  ASSERT_TRUE(tried) << report;
+  ASSERT_NE(report.find("refinement kept: a measured neighbour"), std::string::npos) << report;
+  const std::string kept = r.kept_line();
+  EXPECT_TRUE(is_next_best(kept)) << report;
+  EXPECT_EQ(strip_of(kept), -1) << report;
+  r.g.box2_calls = 0;
+  EXPECT_EQ(mismatches(run(r.p, w, h), reference(w, h)), 0u);
+  const index_t step = step_of(kept);
+  EXPECT_EQ(r.g.box2_calls.load(), step > 0 ? static_cast<int>((h + step - 1) / step) : 1) << report;
+  EXPECT_EQ(r.p.builds(), 1u);
+}
+
+TEST(auto_pipeline, refinement_of_a_tile_takes_its_strips_away_at_the_step_it_walked_to) {
+  // The same tile, its next-best the loop over rows it beat. A table where the tile is faster at
+  // twice the model's inner step, and the loop over rows without strips at that step fastest of
+  // all: the walk moves to the doubled step, then tries its strips taken away, and keeps that.
+  const index_t w = 1024, h = 256;
+  index_t model_strip = -1, model_step = -1;
+  ASSERT_NO_FATAL_FAILURE(model_tile(w, h, model_strip, model_step));
+  refined_stencil r(w, h);
+  const index_t target = 2 * model_step;
+  r.refine(16, [&](const std::string& candidate, index_t) {
+    if (step_of(candidate) != target) return 1e-3;
+    return is_next_best(candidate) ? 0.5e-3 : 0.8e-3;
+  });
+  const std::string& report = r.report;
+  ASSERT_NE(report.find("(a tile)"), std::string::npos) << report;
+  const std::string kept = r.kept_line();
+  ASSERT_TRUE(is_next_best(kept)) << report;
+  EXPECT_EQ(step_of(kept), target) << report;
+  EXPECT_EQ(strip_of(kept), -1) << report;
+  r.g.box2_calls = 0;
+  EXPECT_EQ(mismatches(run(r.p, w, h), reference(w, h)), 0u);
+  EXPECT_EQ(r.g.box2_calls.load(), static_cast<int>((h + target - 1) / target)) << report;
 }
 
 }  // namespace slinky
