@@ -80,6 +80,7 @@ double cost_model::page_ns(double block_bytes) const {
 
 double cost_model::root_ns(const root_term& r) const {
   const root_counts& f = *r.counts;
+  if (f.view) return f.region_bytes * m_.ns_per_byte[f.view_level] * r.root_consumers;
   double reads_ns = 0;
   for (const read_counts& x : f.reads) reads_ns += x.bytes * m_.ns_per_byte[x.level];
   const double c = m_.ns_per_byte[f.region_level];

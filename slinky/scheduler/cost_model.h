@@ -67,6 +67,10 @@ struct root_counts {
   double hinted_call_ns = 0;
   // Its region is an intermediate allocated on every evaluation (not an output's).
   bool allocated = false;
+  // A copy the builder makes a view of its source at the root (sched_node::view_of_source): it
+  // costs only its consumers' reads of its region, from the level its source fits in.
+  bool view = false;
+  int view_level = memory_level;
   // The operands it reads whole for each row of its region (loop_counts::rereads): the bytes read
   // beyond the first read, from the level their window fits in.
   std::vector<read_counts> rereads;

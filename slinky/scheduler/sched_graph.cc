@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "slinky/base/assert.h"
+#include "slinky/builder/alias_views.h"
 #include "slinky/builder/graph.h"
 
 namespace slinky {
@@ -106,6 +107,26 @@ bool writes_into_copy(const sched_graph& g, const sched_node& n) {
   return true;
 }
 
+// sched_node::view_of_source (the consumers and writes_into_copy known).
+bool view_of_source(const sched_graph& g, const sched_node& n) {
+  const func& c = *n.f;
+  if (!c.is_copy() || c.is_padded_copy() || c.inputs().size() != 1 || c.outputs().size() != 1) return false;
+  const buffer_expr* d = c.outputs()[0].buffer.get();
+  if (g.outputs.count(d) || declares_layout(*d)) return false;
+  const func::input& in = c.inputs()[0];
+  if (!in.input_crop.empty() || !in.output_crop.empty() || !in.output_slice.empty()) return false;
+  const int p = g.producer_of(in.buffer.get());
+  if (p >= 0 && (declares_layout(*in.buffer) || g.nodes[p].writes_into_copy)) return false;
+  // A consumer reading the view through a crop (where a broadcast's stride may be 0): kept a copy.
+  for (int k : n.consumers) {
+    for (const func::input& ci : g.nodes[k].f->inputs()) {
+      if (ci.buffer.get() == d && !ci.input_crop.empty()) return false;
+    }
+  }
+  linear_map m;
+  return m.match(in, c.outputs()[0].dims, [](const expr&) { return false; });
+}
+
 }  // namespace
 
 void build_sched_graph(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
@@ -168,6 +189,7 @@ void build_sched_graph(const std::vector<buffer_expr_ptr>& inputs, const std::ve
   g.order.assign(post_order.rbegin(), post_order.rend());
 
   for (sched_node& n : g.nodes) n.writes_into_copy = writes_into_copy(g, n);
+  for (sched_node& n : g.nodes) n.view_of_source = view_of_source(g, n);
 
   // Groups: a head is its own group; a func whose consumers all belong to one group belongs to it.
   for (int i : g.order) {
@@ -375,6 +397,17 @@ void full_regions(sched_graph& g, const cost_model& model, std::vector<index_ran
       }
       c.at_root.reads.push_back({bytes, model.level_of(total)});
     }
+  }
+  // The views' sources are known now (producers after consumers): a view's consumers read its
+  // source's memory, at the level the source fits in.
+  for (sched_node& c : g.nodes) {
+    c.at_root.view = c.view_of_source && c.full_known;
+    if (!c.at_root.view) continue;
+    c.at_root.allocated = false;
+    const int p = g.producer_of(c.f->inputs()[0].buffer.get());
+    c.at_root.view_level = p >= 0                     ? g.nodes[p].at_root.region_level
+                           : !c.at_root.reads.empty() ? c.at_root.reads[0].level
+                                                      : c.at_root.region_level;
   }
 }
 

@@ -63,6 +63,15 @@ struct sched_node {
   // the destination"). Where both are in a loop, the model gives this func no storage and the copy
   // no work (loop_analysis.cc, account_copies_removed).
   bool writes_into_copy = false;
+  // A copy with one input, neither padded nor cropped, into an intermediate whose layout the
+  // client left to the builder, reading its source at coordinates linear in its own with constant
+  // coefficients (a transpose, a broadcast, a stencil view, a stride), its source not removed into
+  // it (above): where it is at the root (its source then at the root or an input), the builder
+  // makes its destination a view of the source (docs/copies.md, "From the source") and nothing is
+  // copied. The model then gives it no writes, work, call or allocation, and its consumers read
+  // the source's memory (root_counts::view_level). In a loop it is priced as a copy: where its
+  // source slides along the loop, a ring buffer, which a view cannot address, it is one.
+  bool view_of_source = false;
   // An output's func whose first output was given an empty shape.
   bool empty_output = false;
   // A head whose first output was given a shape of another rank than the buffer's.
