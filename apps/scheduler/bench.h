@@ -82,6 +82,22 @@ void check_near(const buffer<float, N>& out, const buffer<float, N>& ref, float 
   }
 }
 
+// c(j, i) = sum_k a(k, i) b(j, k): one product by `product` (by default workloads::matmul's
+// callback). funcs: c.
+inline graph matmul_graph(node_context& ctx,
+                          slinky_bench::workloads::product_fn product = slinky_bench::workloads::matmul) {
+  graph g;
+  auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
+  auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
+  auto c = buffer_expr::make(ctx, "c", 2, sizeof(float));
+  var i(ctx, "i"), j(ctx, "j");
+  const interval_expr k = a->dim(0).bounds;
+  g.funcs.push_back(func::make(product, {{a, {k, point(i)}}, {b, {point(j), k}}}, {{c, {j, i}}}, {.name = "c"}));
+  g.inputs = {a, b};
+  g.outputs = {c};
+  return g;
+}
+
 // The rows of the table, each handed to `add` (quick: smaller sizes). Serial elementwise chains
 // (K = 4, 8) or the parallel one (K = 4); benchmark 4's stencil chains, serial or parallel, with
 // hand strips of every power of two from 1 to 64 rows if `sweep`; benchmark 5's matrix chain and

@@ -98,21 +98,6 @@ graph split_product_graph(node_context& ctx, index_t block, index_t blocks) {
   return g;
 }
 
-// c(j, i) = sum_k a(k, i) b(j, k), the register-blocked product alone (ML workload 3 unsplit).
-graph product_graph(node_context& ctx) {
-  graph g;
-  auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
-  auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
-  auto c = buffer_expr::make(ctx, "c", 2, sizeof(float));
-  var i(ctx, "i"), j(ctx, "j");
-  const interval_expr k = a->dim(0).bounds;
-  g.funcs.push_back(
-      func::make(workloads::blocked::product, {{a, {k, point(i)}}, {b, {point(j), k}}}, {{c, {j, i}}}, {.name = "c"}));
-  g.inputs = {a, b};
-  g.outputs = {c};
-  return g;
-}
-
 // Average pooling, 3x3 windows in steps of 2, as kernel libraries run it: a copy gathers each
 // output pixel's window (view(dx, dy, x, y) = src(2 x + dx, 2 y + dy)), a reduction averages it.
 // Twice, after an elementwise stage: e = in * 2 + 1; view1, pool1 = avg(view1); view2, out =
@@ -243,10 +228,10 @@ void ml_more_rows(bool quick, const add_fn& add) {
       if (split) {
         w.make_graph = [k, block](node_context& ctx) { return split_product_graph(ctx, block, k / block); };
       } else {
-        w.make_graph = product_graph;
+        w.make_graph = [](node_context& ctx) { return matmul_graph(ctx, workloads::blocked::product); };
       }
       w.make_hinted_graph = [k, block, split](node_context& ctx) {
-        graph g = split ? split_product_graph(ctx, block, k / block) : product_graph(ctx);
+        graph g = split ? split_product_graph(ctx, block, k / block) : matmul_graph(ctx, workloads::blocked::product);
         g.funcs.front().hints({.dim = 1, .multiple = 4});
         return g;
       };

@@ -240,21 +240,6 @@ scheduler_fn tile_of(int inner, index_t inner_step, int outer, index_t outer_ste
   };
 }
 
-// c(j, i) = sum_k a(k, i) b(j, k): one product (workloads::matmul's callback). funcs: c.
-graph matmul_graph(node_context& ctx) {
-  graph g;
-  auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
-  auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
-  auto c = buffer_expr::make(ctx, "c", 2, sizeof(float));
-  var i(ctx, "i"), j(ctx, "j");
-  const interval_expr k = a->dim(0).bounds;
-  g.funcs.push_back(
-      func::make(workloads::matmul, {{a, {k, point(i)}}, {b, {point(j), k}}}, {{c, {j, i}}}, {.name = "c"}));
-  g.inputs = {a, b};
-  g.outputs = {c};
-  return g;
-}
-
 // Pipelines where a row does not fit the L2: benchmark 4's 3-stage stencil chain on a wide image
 // (rows of 512 KiB: the windows of one row of the output take 3.5 MiB), and a product whose right-hand
 // side (read whole for every row of the output) takes 8 MiB. Hand schedules: rows, and tiles
@@ -343,7 +328,7 @@ void wide_rows(bool quick, const add_fn& add) {
     const std::string name = "matmul, rows beyond L2, " + std::to_string(m) + "x" + std::to_string(k) + " x " +
                              std::to_string(k) + "x" + std::to_string(n);
     w.name = name;
-    w.make_graph = matmul_graph;
+    w.make_graph = [](node_context& ctx) { return matmul_graph(ctx); };
     for (index_t s : {1, 4, 16}) w.hand.push_back(loop_of(-1, 1, s, false, "rows in blocks of " + std::to_string(s)));
     for (index_t strip : {256, 1024}) {
       for (index_t s : {4, 16, 64}) {

@@ -37,31 +37,24 @@ void expect_stencil(const buffer<int, 4>& dst, const buffer<int, 2>& src, index_
   }
 }
 
+// Copies the stencil view of a (2w + 1) x (2h + 1) image of distinct values and checks it.
+void check_stencil_copy(index_t w, index_t h) {
+  buffer<int, 2> src({2 * w + 1, 2 * h + 1});
+  src.allocate();
+  std::iota(src.base(), src.base() + src.dim(0).extent() * src.dim(1).extent(), 1);
+  buffer<int, 4> dst({3, 3, w, h});
+  dst.allocate();
+  copy(stencil_view(src, w, h), dst);
+  expect_stencil(dst, src, w, h);
+}
+
 }  // namespace
 
-TEST(copy_short_runs, stencil_view) {
-  // Runs of 3 ints along dim 0 with x (100 long) outside: x is made the innermost.
-  const index_t w = 100, h = 7;
-  buffer<int, 2> src({2 * w + 1, 2 * h + 1});
-  src.allocate();
-  std::iota(src.base(), src.base() + src.dim(0).extent() * src.dim(1).extent(), 1);
-  buffer<int, 4> dst({3, 3, w, h});
-  dst.allocate();
-  copy(stencil_view(src, w, h), dst);
-  expect_stencil(dst, src, w, h);
-}
+// Runs of 3 ints along dim 0 with x (100 long) outside: x is made the innermost.
+TEST(copy_short_runs, stencil_view) { check_stencil_copy(100, 7); }
 
-TEST(copy_short_runs, stencil_view_wider_than_the_span) {
-  // x 40000 long, its strided runs spanning more than 256 KiB of dst: dim 0 stays the innermost.
-  const index_t w = 40000, h = 2;
-  buffer<int, 2> src({2 * w + 1, 2 * h + 1});
-  src.allocate();
-  std::iota(src.base(), src.base() + src.dim(0).extent() * src.dim(1).extent(), 1);
-  buffer<int, 4> dst({3, 3, w, h});
-  dst.allocate();
-  copy(stencil_view(src, w, h), dst);
-  expect_stencil(dst, src, w, h);
-}
+// x 40000 long, its strided runs spanning more than 256 KiB of dst: dim 0 stays the innermost.
+TEST(copy_short_runs, stencil_view_wider_than_the_span) { check_stencil_copy(40000, 2); }
 
 TEST(copy_short_runs, flipped_and_broadcast) {
   // Runs of 2 ints read backwards (stride -4) from a source broadcast along the long dim (stride
