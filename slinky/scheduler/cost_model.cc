@@ -87,7 +87,7 @@ double cost_model::root_ns(const root_term& r) const {
   const double writes = r.removed_copy ? 0 : 1;
   const double points = r.removed_copy ? 0 : f.points;
   double t = f.region_bytes * c * (writes + r.root_consumers) + reads_ns + m_.call_overhead_ns + f.hinted_call_ns +
-             points * point_ns(f.footprint_bytes, f.hinted_point_ns);
+             points * point_ns(f.footprint_bytes, f.hinted_point_ns, f.strided_copy);
   if (f.allocated && !r.into_copy) t += page_ns(f.region_bytes);
   return t;
 }
@@ -130,7 +130,7 @@ loop_prices cost_model::price(const loop_counts& c) const {
     p.external_cached_ns.add(b.bytes.at_s * r, b.bytes.at_2s * r);
   }
   for (const work_counts& w : c.work) {
-    const double per_point = point_ns(w.footprint_bytes, w.hinted_point_ns);
+    const double per_point = point_ns(w.footprint_bytes, w.hinted_point_ns, w.strided_copy);
     p.work_ns.add(w.points.at_s * per_point, w.points.at_2s * per_point);
   }
   p.roots_ns = roots_ns(c.roots);

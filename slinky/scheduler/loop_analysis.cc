@@ -331,7 +331,7 @@ void analysis_pass::account_in_loop(int i, int moving, index_t shift) {
     computed2 *= static_cast<double>(s.produce[2][n.slot + v].extent());
   }
   plan.elements[i] = {elems0, elems2};
-  counts.work.push_back({{computed0, computed2}, n.footprint_bytes, hinted_point_ns(*n.f)});
+  counts.work.push_back({{computed0, computed2}, n.footprint_bytes, hinted_point_ns(*n.f), n.strided_copy});
   counts.hinted_call_ns += hinted_call_ns(*n.f);
   const index_t ashift = shift < 0 ? -shift : shift;
   const index_t S = static_cast<index_t>(counts.probe_step);

@@ -283,6 +283,49 @@ double footprint_of_point(const sched_graph& g, const sched_node& n, index_range
   return bytes;
 }
 
+// The source's step along the destination's dim `x`, if it advances only its own dim `x` by one
+// element (the coefficients of a linear map, linear_map::coeff[source dim][destination dim]).
+bool unit_step(const linear_map& m, std::size_t x) {
+  for (std::size_t k = 0; k < m.coeff.size(); ++k) {
+    auto a = as_constant(m.coeff[k][x]);
+    if (!a || *a != (k == x ? 1 : 0)) return false;
+  }
+  return true;
+}
+
+// sched_node::strided_copy for node n over its whole region (regions, n's slots final).
+bool strided_copy(const sched_graph& g, const sched_node& n, const index_range* regions,
+                  std::vector<index_range>& needed) {
+  const func& c = *n.f;
+  if (!c.is_copy() || c.outputs().size() != 1 || c.inputs().size() != (c.is_padded_copy() ? 2u : 1u)) return false;
+  if (n.out_slots.empty() || n.out_slots[0].empty() || n.out_slots[0][0] < 0) return false;
+  const func::input& in = c.inputs()[0];
+  const std::vector<var>& dims = c.outputs()[0].dims;
+  linear_map m;
+  if (!m.match(in, dims, [](const expr&) { return false; }) || m.coeff.empty()) return false;
+  for (const std::vector<expr>& row : m.coeff) {
+    for (const expr& a : row) {
+      if (!as_constant(a)) return false;
+    }
+  }
+  if (m.coeff.size() != dims.size() || !unit_step(m, 0)) return true;
+  const index_t run = regions[n.slot + n.out_slots[0][0]].extent();
+  if (static_cast<double>(run * n.out_elem_size[0]) >= cost_model::contiguous_run_bytes) return false;
+  // Short runs the runtime fuses with the next dim into long ones: the source's and destination's
+  // dim 0 of the same extent, dim 1 advancing by one in both (a dense copy of a buffer of 3
+  // channels). The source's extent is known for an input of known shape and for an intermediate
+  // this copy alone reads (allocated for what it reads).
+  if (dims.size() < 2 || n.out_slots[0].size() < 2 || n.out_slots[0][1] < 0 || !unit_step(m, 1)) return true;
+  if (!consumer_reads(g, n, regions, in, needed) || needed.empty() || needed[0].extent() != run) return true;
+  const buffer_expr* b = in.buffer.get();
+  const int p = g.producer_of(b);
+  index_t src_extent = -1;
+  if (p >= 0 && g.nodes[p].consumers.size() == 1 && !declares_layout(*b)) src_extent = needed[0].extent();
+  auto s = g.shapes.find(b->sym().sym());
+  if (p < 0 && s != g.shapes.end() && !s->second->empty()) src_extent = (*s->second)[0].extent();
+  return src_extent != run;
+}
+
 }  // namespace
 
 double hinted_point_ns(const func& f) {
@@ -344,6 +387,8 @@ void full_regions(sched_graph& g, const cost_model& model, std::vector<index_ran
     c.at_root.footprint_bytes = c.footprint_bytes;
     c.at_root.hinted_point_ns = hinted_point_ns(*c.f);
     c.at_root.hinted_call_ns = hinted_call_ns(*c.f);
+    c.strided_copy = c.full_known && strided_copy(g, c, regions.data(), needed);
+    c.at_root.strided_copy = c.strided_copy;
     // An output's region is the client's buffer, not allocated by the pipeline.
     c.at_root.allocated = !c.head;
     c.read_per_row.assign(c.f->inputs().size(), 0);

@@ -72,6 +72,14 @@ struct sched_node {
   // the source's memory (root_counts::view_level). In a loop it is priced as a copy: where its
   // source slides along the loop, a ring buffer, which a view cannot address, it is one.
   bool view_of_source = false;
+  // A copy the runtime runs element by element (cost_model::strided_copy_element_ns): it reads
+  // its one source at coordinates linear in its own with constant coefficients, and along its
+  // destination's dim 0 either the source does not advance by one element of its dim 0 (a
+  // transpose, a stride, a downsampling, a broadcast), or the runs are shorter than
+  // cost_model::contiguous_run_bytes (the pooling's 3x3 windows: the runtime then copies along a
+  // longer dim, strided). Set by full_regions, which knows the runs' extent. A copy that is not
+  // linear so (a padded select, a concatenation) is priced by its footprint, as other funcs.
+  bool strided_copy = false;
   // An output's func whose first output was given an empty shape.
   bool empty_output = false;
   // A head whose first output was given a shape of another rank than the buffer's.
