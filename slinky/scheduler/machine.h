@@ -29,9 +29,9 @@ struct machine {
   /// Time per byte a simple streaming callback spends on data in each level (L1, L2, L3, main
   /// memory), in nanoseconds. With hardware prefetching, L2 streams nearly as fast as L1; the
   /// step that matters most is leaving the core's caches.
-  /// Defaults of the right order for a current x86 core, not measured on the host (a calibration
-  /// is planned; docs/scheduler_measurements.md): L1 and L2 at 200 and 125 GB/s, the L3 at 60, memory at 30
-  /// GB/s for one core. With them the model's estimates of benchmark 3's chains and benchmark 4's
+  /// Defaults of the right order for a current x86 core (machine::host() measures the ratio of
+  /// L2's to L1's: calibrate_ns_per_byte): L1 and L2 at 200 and 125 GB/s, the L3 at 60, memory at
+  /// 30 GB/s for one core. With them the model's estimates of benchmark 3's chains and benchmark 4's
   /// stencils are within about 25% of their times on the 2-core development machine (the
   /// previous defaults, 4 times larger, overestimated them 3 to 4 times, which made calls and
   /// parallel iterations look cheap beside the bytes).
@@ -58,7 +58,8 @@ struct machine {
   /// ways_of_associativity}), else from sysconf's _SC_LEVEL*_CACHE_SIZE and
   /// _SC_LEVEL1_DCACHE_ASSOC (glibc reads cpuid; a level it gives associativity 0 is ignored),
   /// else the defaults above, then keep_plausible_cache_sizes; threads from host_cpus();
-  /// call_overhead_ns from calibrate_call_overhead_ns().
+  /// call_overhead_ns from calibrate_call_overhead_ns(); L2's ns_per_byte from
+  /// calibrate_ns_per_byte (its ratio to L1's measured).
   static const machine& host();
 };
 
@@ -122,6 +123,23 @@ double measure_call_overhead_ns();
 /// return the same value. Always a positive, finite number of nanoseconds: machine's default if
 /// the measurement failed.
 double calibrate_call_overhead_ns();
+
+/// Measures the time per byte a simple streaming loop (y = x * 0.5 + 1 over floats, x and y
+/// arrays of `bytes` / 2 each, passed back and forth, compiled like the library) spends on data
+/// held in the cache level `bytes` fits: the fastest of at least three and at most 32 timed runs
+/// of about 1 MiB moved each, within about 0.5 ms. Returns nanoseconds per byte moved (read and
+/// written), or 0 if the measurement failed.
+double measure_stream_ns_per_byte(index_t bytes);
+
+/// L2's rate of machine::ns_per_byte from L1's in `m` and the ratio of the two measured on this
+/// host: the streaming loop of measure_stream_ns_per_byte over half of each level's capacity (the
+/// part the scheduler fills by default), the runs of the two interleaved within about 1 ms, the
+/// ratio taken between 1 and 4. The L3's and memory's rates are raised to at least the level
+/// before's. Only the ratio is measured: a process's first milliseconds run the loop up to twice
+/// as slowly as later ones, alike for both sizes. Where L1 or L2 is missing (size 0) or a
+/// measurement fails, m's rates are left as they are. Returns true if it set them.
+/// machine::host() applies it once per process.
+bool calibrate_ns_per_byte(machine& m);
 
 }  // namespace slinky
 

@@ -338,7 +338,48 @@ TEST(machine, host) {
   EXPECT_EQ(m.threads, host_cpus());
   EXPECT_GT(m.call_overhead_ns, 0);
   EXPECT_GE(m.l1_buffers, 1);
+  // L1's rate is the default; L2's its measured ratio to it (1 to 4); the levels never get faster.
+  const machine defaults;
+  EXPECT_EQ(m.ns_per_byte[0], defaults.ns_per_byte[0]);
+  EXPECT_GE(m.ns_per_byte[1], m.ns_per_byte[0]);
+  EXPECT_LE(m.ns_per_byte[1], 4 * m.ns_per_byte[0]);
+  EXPECT_GE(m.ns_per_byte[2], m.ns_per_byte[1]);
+  EXPECT_GE(m.ns_per_byte[3], m.ns_per_byte[2]);
   EXPECT_EQ(&m, &machine::host());
+}
+
+TEST(machine, measure_stream_rate) {
+  // Nanoseconds per byte of a streaming loop: well under a nanosecond from any cache level.
+  for (index_t bytes : {index_t{4096}, index_t{256} << 10}) {
+    const double ns = measure_stream_ns_per_byte(bytes);
+    EXPECT_TRUE(std::isfinite(ns)) << bytes;
+    EXPECT_GT(ns, 0) << bytes;
+    EXPECT_LT(ns, 1.0) << bytes;
+  }
+}
+
+TEST(machine, calibrate_stream_rates) {
+  // The ratio of L2's rate to L1's measured, L1's kept, the slower levels raised to L2's where
+  // they were below it.
+  machine m;
+  m.ns_per_byte[0] = 0.01;
+  m.ns_per_byte[1] = 123;
+  m.ns_per_byte[2] = 0.001;
+  m.ns_per_byte[3] = 0.5;
+  ASSERT_TRUE(calibrate_ns_per_byte(m));
+  EXPECT_EQ(m.ns_per_byte[0], 0.01);
+  EXPECT_GE(m.ns_per_byte[1], 0.01);
+  EXPECT_LE(m.ns_per_byte[1], 0.04);
+  EXPECT_EQ(m.ns_per_byte[2], m.ns_per_byte[1]);
+  EXPECT_EQ(m.ns_per_byte[3], 0.5);
+  // No L1 or no L2: nothing to measure, the rates are left alone.
+  for (int missing : {0, 1}) {
+    machine n;
+    (missing == 0 ? n.l1_bytes : n.l2_bytes) = 0;
+    n.ns_per_byte[1] = 123;
+    EXPECT_FALSE(calibrate_ns_per_byte(n));
+    EXPECT_EQ(n.ns_per_byte[1], 123);
+  }
 }
 
 }  // namespace slinky
