@@ -342,7 +342,7 @@ struct stream_arrays {
   std::vector<float> a, b;
   index_t pairs;
   explicit stream_arrays(index_t bytes)
-      : n(std::clamp<index_t>(bytes / static_cast<index_t>(2 * sizeof(float)), 64, index_t{1} << 26)), a(n, 1.0f),
+      : n(std::clamp<index_t>(bytes / static_cast<index_t>(2 * sizeof(float)), 64, index_t{1} << 24)), a(n, 1.0f),
         b(n, 1.0f), pairs(std::max<index_t>(1, (index_t{1} << 20) / (n * static_cast<index_t>(4 * sizeof(float))))) {}
   // One timed run, in ns per byte moved.
   double run() {

@@ -127,8 +127,9 @@ double calibrate_call_overhead_ns();
 /// Measures the time per byte a simple streaming loop (y = x * 0.5 + 1 over floats, x and y
 /// arrays of `bytes` / 2 each, passed back and forth, compiled like the library) spends on data
 /// held in the cache level `bytes` fits: the fastest of at least three and at most 32 timed runs
-/// of about 1 MiB moved each, within about 0.5 ms. Returns nanoseconds per byte moved (read and
-/// written), or 0 if the measurement failed.
+/// of about 1 MiB moved each (or one pass each way, for arrays larger than that), within about
+/// 0.5 ms after a warm-up pass. `bytes` is taken between 512 bytes and 128 MiB. Returns
+/// nanoseconds per byte moved (read and written), or 0 if the measurement failed.
 double measure_stream_ns_per_byte(index_t bytes);
 
 /// L2's rate of machine::ns_per_byte from L1's in `m` and the ratio of the two measured on this
