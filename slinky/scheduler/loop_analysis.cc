@@ -121,9 +121,12 @@ private:
   void read_inputs(int i);
   void account_externals();
   void account_copies_removed();
+  void account_views_in_loop();
   void account_shared_storage();
   // Member i writes into the copy that reads it, which the builder removes (both in the loop).
   bool writes_into_copy(int i) const { return plan.in_loop[i] && g.nodes[i].writes_into_copy; }
+  // Member i is a copy in the loop the builder makes a view of its source (account_views_in_loop).
+  bool view_in_loop(int i) const;
 };
 
 // `to` takes `from`'s memory, emptied.
@@ -235,6 +238,7 @@ void analysis_pass::run(int dim, bool recompute, strip outer) {
   }
   account_externals();
   account_copies_removed();
+  account_views_in_loop();
   account_shared_storage();
   plan.ok = true;
 }
@@ -444,7 +448,10 @@ void analysis_pass::account_shared_storage() {
   for (std::size_t k = 0; k < m; ++k) s.position[members[k]] = m - 1 - k;
   for (std::size_t k = m; k-- > 0;) {
     const int i = members[k];
-    if (i == h || !plan.in_loop[i] || plan.reason[i] == place_reason::slides || writes_into_copy(i)) continue;
+    if (i == h || !plan.in_loop[i] || plan.reason[i] == place_reason::slides || writes_into_copy(i) ||
+        view_in_loop(i)) {
+      continue;
+    }
     const sched_node& n = g.nodes[i];
     if (n.f->outputs().size() != 1) continue;
     const buffer_expr* b = n.f->outputs()[0].buffer.get();
@@ -529,6 +536,44 @@ void analysis_pass::account_externals() {
     }
     const double total = e.total_bytes >= 0 ? e.total_bytes : bytes[0] * plan.counts.extent / plan.counts.probe_step;
     add_external(plan, bytes, box_bytes(overlap, e.elem_size), model.level_of(total), e.rows, model.level_of(bytes[0]));
+  }
+}
+
+// Copies the builder makes views of their sources in the loop (sched_node::view_of_source): a
+// member in the loop whose source is an input or a member at the root (not a ring buffer of the
+// loop) is a view of it there too (docs/copies.md, "From the source"). Its window is not stored,
+// it makes no call, does no work and writes nothing; its consumers read the source through it
+// (their reads stay, at the working set's level, and the copy's own reads of the source stand
+// for the source's window).
+bool analysis_pass::view_in_loop(int i) const {
+  const sched_node& n = g.nodes[i];
+  if (i == h || !plan.in_loop[i] || !n.view_of_source) return false;
+  const int p = g.producer_of(n.f->inputs()[0].buffer.get());
+  return p < 0 || (s.member_mark[p] == s.mark && !plan.in_loop[p]);
+}
+
+void analysis_pass::account_views_in_loop() {
+  loop_counts& counts = plan.counts;
+  // counts.work has an entry per member in the loop, in the members' order.
+  std::size_t work_index = 0;
+  for (int i : members) {
+    if (!plan.in_loop[i]) continue;
+    const std::size_t w = work_index++;
+    if (!view_in_loop(i)) continue;
+    const sched_node& n = g.nodes[i];
+    const double window0 = g.region_bytes(n, s.window[0].data()), window2 = g.region_bytes(n, s.window[2].data());
+    const double produced0 = g.region_bytes(n, s.produce[0].data()), produced2 = g.region_bytes(n, s.produce[2].data());
+    counts.fold.add(-window0, -window2);
+    --counts.buffers;
+    --counts.calls_per_iteration;
+    counts.internal_bytes.add(-produced0, -produced2);
+    if (plan.reason[i] == place_reason::slides) {
+      --counts.sliding;
+      counts.sliding_shift_bytes.add(-produced0, -produced2);
+      counts.overlap_bytes.add(produced0 - window0, produced2 - window2);
+    }
+    SLINKY_ASSERT(w < counts.work.size(), "a work entry per member in the loop");
+    counts.work[w].points = linear_in_step();
   }
 }
 

@@ -416,4 +416,76 @@ TEST(schedule_copies, pooling_views_are_not_copied_in_a_loop) {
   expect_equal(out, expected);
 }
 
+// out = 2 * the 3x3 average of in in steps of 2, through p = the average: gathered by a copy
+// (view(dx, dy, x, y) = in(2x + dx, 2y + dy)) or read from `in` directly by p's callback.
+void pooling_of_input_graph(graph& g, bool view) {
+  var x(g.ctx, "x"), y(g.ctx, "y"), dx(g.ctx, "dx"), dy(g.ctx, "dy");
+  g.ins = {buffer_expr::make(g.ctx, "in", 2, sizeof(float))};
+  auto p = buffer_expr::make(g.ctx, "p", 2, sizeof(float));
+  g.out = buffer_expr::make(g.ctx, "out", 2, sizeof(float));
+  if (view) {
+    auto v = buffer_expr::make(g.ctx, "view", 4, sizeof(float));
+    g.funcs.push_back(func::make_copy({g.ins[0], {point(2 * x + dx), point(2 * y + dy)}}, {v, {dx, dy, x, y}}));
+    g.funcs.push_back(func::make(
+        [](const buffer<const float>& w, const buffer<float>& o) {
+          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) {
+              float sum = 0;
+              for (index_t j = 0; j < 3; ++j) {
+                for (index_t i = 0; i < 3; ++i) sum += w(i, j, xx, yy);
+              }
+              o(xx, yy) = sum / 9;
+            }
+          }
+          return 0;
+        },
+        {{v, {bounds(0, 2), bounds(0, 2), point(x), point(y)}}}, {{p, {x, y}}}, {.name = "p"}));
+  } else {
+    g.funcs.push_back(func::make(
+        [](const buffer<const float>& a, const buffer<float>& o) {
+          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) {
+              float sum = 0;
+              for (index_t j = 0; j < 3; ++j) {
+                for (index_t i = 0; i < 3; ++i) sum += a(2 * xx + i, 2 * yy + j);
+              }
+              o(xx, yy) = sum / 9;
+            }
+          }
+          return 0;
+        },
+        {{g.ins[0], {bounds(2 * x, 2 * x + 2), bounds(2 * y, 2 * y + 2)}}}, {{p, {x, y}}}, {.name = "p"}));
+  }
+  g.funcs.push_back(func::make(affine{2, 0}, {{p, {point(x), point(y)}}}, {{g.out, {x, y}}}, {.name = "out"}));
+}
+
+TEST(schedule_copies, view_of_an_input_in_a_loop_is_not_stored_or_called) {
+  // In a loop, a copy gathering windows of an input is a view of it (the builder makes it one
+  // where its source is an input or at the root): no storage, no call, no work. The model's loop
+  // is the one it takes for the same average read from the input by the callback itself, with the
+  // same memory and calls (the view's reads of the input stand for the callback's).
+  const index_t n = 255;
+  scheduled_case as_view([](graph& g) { pooling_of_input_graph(g, true); }, {{2 * n + 1, 2 * n + 1}, {n, n}});
+  scheduled_case direct([](graph& g) { pooling_of_input_graph(g, false); }, {{2 * n + 1, 2 * n + 1}, {n, n}});
+  ASSERT_EQ(as_view.r.loops.size(), 1u) << as_view.text;
+  ASSERT_EQ(direct.r.loops.size(), 1u) << direct.text;
+  const schedule_report::loop_decision& v = as_view.r.loops[0];
+  const schedule_report::loop_decision& d = direct.r.loops[0];
+  ASSERT_TRUE(d.looped) << direct.text;
+  ASSERT_TRUE(v.looped) << as_view.text;
+  EXPECT_EQ(v.dim, d.dim) << as_view.text << direct.text;
+  EXPECT_EQ(v.step, d.step) << as_view.text << direct.text;
+  EXPECT_EQ(v.memory_bytes, d.memory_bytes) << as_view.text << direct.text;
+  EXPECT_EQ(v.calls, d.calls) << as_view.text << direct.text;
+  EXPECT_EQ(as_view.where("view"), placement::in_loop) << as_view.text;
+  buffer<float, 2> in({2 * n + 1, 2 * n + 1}), out({n, n}), expected({n, n});
+  for (auto* b : {&in, &out, &expected}) b->allocate();
+  fill_with(in, [](index_t x, index_t y) { return static_cast<float>((7 * x + 2 * y) % 17); });
+  ASSERT_EQ(as_view.plain.build().evaluate({&in}, {&expected}), 0);
+  ASSERT_EQ(as_view.g.build().evaluate({&in}, {&out}), 0);
+  expect_equal(out, expected);
+  ASSERT_EQ(direct.g.build().evaluate({&in}, {&out}), 0);
+  expect_equal(out, expected);
+}
+
 }  // namespace slinky
