@@ -127,6 +127,10 @@ private:
   bool writes_into_copy(int i) const { return plan.in_loop[i] && g.nodes[i].writes_into_copy; }
   // Member i is a copy in the loop the builder makes a view of its source (account_views_in_loop).
   bool view_in_loop(int i) const;
+  // Takes member i's window out of the iteration's storage and streams (no fold, not a buffer
+  // streamed through, not sliding: its writes go elsewhere or nowhere); returns the bytes it
+  // produces per iteration at the probes.
+  linear_in_step unstore(int i);
 };
 
 // `to` takes `from`'s memory, emptied.
@@ -478,6 +482,21 @@ void analysis_pass::account_shared_storage() {
   }
 }
 
+linear_in_step analysis_pass::unstore(int i) {
+  const sched_node& n = g.nodes[i];
+  loop_counts& counts = plan.counts;
+  const double window0 = g.region_bytes(n, s.window[0].data()), window2 = g.region_bytes(n, s.window[2].data());
+  const double produced0 = g.region_bytes(n, s.produce[0].data()), produced2 = g.region_bytes(n, s.produce[2].data());
+  counts.fold.add(-window0, -window2);
+  --counts.buffers;
+  if (plan.reason[i] == place_reason::slides) {
+    --counts.sliding;
+    counts.sliding_shift_bytes.add(-produced0, -produced2);
+    counts.overlap_bytes.add(produced0 - window0, produced2 - window2);
+  }
+  return {produced0, produced2};
+}
+
 // The copies the builder removes (sched_node::writes_into_copy, docs/copies.md): a func in the loop
 // whose only consumer is a copy reading it point for point writes straight into the copy's
 // destination (its window, or the output's chunk where the copy is the head). Its window is not
@@ -495,23 +514,15 @@ void analysis_pass::account_copies_removed() {
     if (i == h || !writes_into_copy(i)) continue;
     const sched_node& n = g.nodes[i];
     const int c = n.consumers[0];
-    const double window0 = g.region_bytes(n, s.window[0].data()), window2 = g.region_bytes(n, s.window[2].data());
-    const double produced0 = g.region_bytes(n, s.produce[0].data()), produced2 = g.region_bytes(n, s.produce[2].data());
-    counts.fold.add(-window0, -window2);
-    --counts.buffers;
+    const linear_in_step produced = unstore(i);
     // The copy's reads of it, and the copy's writes (or, into the output's chunk, its own: the
     // chunk is streamed whatever writes it).
     counts.internal_bytes.add(-s.reads[0][i], -s.reads[2][i]);
     if (c == h) {
-      counts.internal_bytes.add(-produced0, -produced2);
+      counts.internal_bytes.add(-produced.at_s, -produced.at_2s);
     } else {
       const sched_node& cn = g.nodes[c];
       counts.internal_bytes.add(-g.region_bytes(cn, s.produce[0].data()), -g.region_bytes(cn, s.produce[2].data()));
-    }
-    if (plan.reason[i] == place_reason::slides) {
-      --counts.sliding;
-      counts.sliding_shift_bytes.add(-produced0, -produced2);
-      counts.overlap_bytes.add(produced0 - window0, produced2 - window2);
     }
     // The copy's work: its entry is the one of the member in the loop it is (consumers first).
     std::size_t cw = 0;
@@ -560,18 +571,9 @@ void analysis_pass::account_views_in_loop() {
     if (!plan.in_loop[i]) continue;
     const std::size_t w = work_index++;
     if (!view_in_loop(i)) continue;
-    const sched_node& n = g.nodes[i];
-    const double window0 = g.region_bytes(n, s.window[0].data()), window2 = g.region_bytes(n, s.window[2].data());
-    const double produced0 = g.region_bytes(n, s.produce[0].data()), produced2 = g.region_bytes(n, s.produce[2].data());
-    counts.fold.add(-window0, -window2);
-    --counts.buffers;
+    const linear_in_step produced = unstore(i);
     --counts.calls_per_iteration;
-    counts.internal_bytes.add(-produced0, -produced2);
-    if (plan.reason[i] == place_reason::slides) {
-      --counts.sliding;
-      counts.sliding_shift_bytes.add(-produced0, -produced2);
-      counts.overlap_bytes.add(produced0 - window0, produced2 - window2);
-    }
+    counts.internal_bytes.add(-produced.at_s, -produced.at_2s);
     SLINKY_ASSERT(w < counts.work.size(), "a work entry per member in the loop");
     counts.work[w].points = linear_in_step();
   }

@@ -375,6 +375,20 @@ TEST(schedule_copies, copies_run_element_by_element_are_priced_per_element) {
   EXPECT_NEAR(short_runs - fused, per_element * 3 * m, 0.01 * per_element * 3 * m);
 }
 
+// o(x, y) = the average of the window w(0..2, 0..2, x, y), over o's crop.
+index_t average_window(const buffer<const float>& w, const buffer<float>& o) {
+  for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
+    for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) {
+      float sum = 0;
+      for (index_t j = 0; j < 3; ++j) {
+        for (index_t i = 0; i < 3; ++i) sum += w(i, j, xx, yy);
+      }
+      o(xx, yy) = sum / 9;
+    }
+  }
+  return 0;
+}
+
 // The pooling of kernel libraries (scheduler_benchmark's, at a smaller size): a copy gathers each
 // output pixel's 3x3 window in steps of 2 from e, a callback averages it. At the root the builder
 // makes the window a view of e and nothing is copied; in a loop, e is a ring buffer and the copy
@@ -388,20 +402,8 @@ TEST(schedule_copies, pooling_views_are_not_copied_in_a_loop) {
     g.out = buffer_expr::make(g.ctx, "out", 2, sizeof(float));
     g.funcs.push_back(func::make(affine{2, 1}, {{g.ins[0], {point(x), point(y)}}}, {{e, {x, y}}}, {.name = "e"}));
     g.funcs.push_back(func::make_copy({e, {point(2 * x + dx), point(2 * y + dy)}}, {view, {dx, dy, x, y}}));
-    g.funcs.push_back(func::make(
-        [](const buffer<const float>& v, const buffer<float>& o) {
-          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
-            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) {
-              float sum = 0;
-              for (index_t j = 0; j < 3; ++j) {
-                for (index_t i = 0; i < 3; ++i) sum += v(i, j, xx, yy);
-              }
-              o(xx, yy) = sum / 9;
-            }
-          }
-          return 0;
-        },
-        {{view, {bounds(0, 2), bounds(0, 2), point(x), point(y)}}}, {{g.out, {x, y}}}, {.name = "out"}));
+    g.funcs.push_back(func::make(average_window, {{view, {bounds(0, 2), bounds(0, 2), point(x), point(y)}}},
+                                 {{g.out, {x, y}}}, {.name = "out"}));
   };
   const index_t n = 255;
   scheduled_case c(make, {{2 * n + 1, 2 * n + 1}, {n, n}});
@@ -426,20 +428,8 @@ void pooling_of_input_graph(graph& g, bool view) {
   if (view) {
     auto v = buffer_expr::make(g.ctx, "view", 4, sizeof(float));
     g.funcs.push_back(func::make_copy({g.ins[0], {point(2 * x + dx), point(2 * y + dy)}}, {v, {dx, dy, x, y}}));
-    g.funcs.push_back(func::make(
-        [](const buffer<const float>& w, const buffer<float>& o) {
-          for (index_t yy = o.dim(1).min(); yy <= o.dim(1).max(); ++yy) {
-            for (index_t xx = o.dim(0).min(); xx <= o.dim(0).max(); ++xx) {
-              float sum = 0;
-              for (index_t j = 0; j < 3; ++j) {
-                for (index_t i = 0; i < 3; ++i) sum += w(i, j, xx, yy);
-              }
-              o(xx, yy) = sum / 9;
-            }
-          }
-          return 0;
-        },
-        {{v, {bounds(0, 2), bounds(0, 2), point(x), point(y)}}}, {{p, {x, y}}}, {.name = "p"}));
+    g.funcs.push_back(func::make(average_window, {{v, {bounds(0, 2), bounds(0, 2), point(x), point(y)}}}, {{p, {x, y}}},
+                                 {.name = "p"}));
   } else {
     g.funcs.push_back(func::make(
         [](const buffer<const float>& a, const buffer<float>& o) {
