@@ -331,10 +331,6 @@ __attribute__((noinline)) void stream_pass(const float* __restrict x, float* __r
   for (index_t i = 0; i < n; ++i) y[i] = x[i] * 0.5f + 1.0f;
 }
 
-}  // namespace
-
-namespace {
-
 // Two arrays of `bytes` / 2 for the streaming loop, and the pairs of passes of one timed run (about
 // 1 MiB moved).
 struct stream_arrays {

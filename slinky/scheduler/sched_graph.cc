@@ -283,9 +283,10 @@ double footprint_of_point(const sched_graph& g, const sched_node& n, index_range
   return bytes;
 }
 
-// The source's step along the destination's dim `x`, if it advances only its own dim `x` by one
-// element (the coefficients of a linear map, linear_map::coeff[source dim][destination dim]).
+// Whether, along the destination's dim `x`, the source advances its own dim `x` by one element and
+// no other dim (the coefficients of a linear map, linear_map::coeff[source dim][destination dim]).
 bool unit_step(const linear_map& m, std::size_t x) {
+  if (x >= m.coeff.size()) return false;
   for (std::size_t k = 0; k < m.coeff.size(); ++k) {
     auto a = as_constant(m.coeff[k][x]);
     if (!a || *a != (k == x ? 1 : 0)) return false;
@@ -308,7 +309,7 @@ bool strided_copy(const sched_graph& g, const sched_node& n, const index_range* 
       if (!as_constant(a)) return false;
     }
   }
-  if (m.coeff.size() != dims.size() || !unit_step(m, 0)) return true;
+  if (!unit_step(m, 0)) return true;
   const index_t run = regions[n.slot + n.out_slots[0][0]].extent();
   if (static_cast<double>(run * n.out_elem_size[0]) >= cost_model::contiguous_run_bytes) return false;
   // Short runs the runtime fuses with the next dim into long ones: the source's and destination's

@@ -323,12 +323,13 @@ TEST(schedule_copies, copy_made_a_view_of_its_source_at_the_root) {
   expect_equal(run(as_callback.g.build()), expected);
 }
 
-// out = a copy of in, out(x, y) = in(src_x(x, y)), for n x m of out from an input of `in_shape`.
+// out = a copy of in, out(x, y) = in(src_x(x, y)), for n x m of out from an input of `in_shape`
+// (its rank the input's).
 double copy_estimate(const std::function<box_expr(const var&, const var&)>& src_x, std::vector<index_t> in_shape,
                      std::vector<index_t> out_shape) {
   graph g;
   var x(g.ctx, "x"), y(g.ctx, "y");
-  g.ins = {buffer_expr::make(g.ctx, "in", 2, sizeof(float))};
+  g.ins = {buffer_expr::make(g.ctx, "in", in_shape.size(), sizeof(float))};
   g.out = buffer_expr::make(g.ctx, "out", 2, sizeof(float));
   g.funcs.push_back(func::make_copy({g.ins[0], src_x(x, y)}, {g.out, {x, y}}));
   schedule_shapes s;
@@ -357,6 +358,11 @@ TEST(schedule_copies, copies_run_element_by_element_are_priced_per_element) {
       },
       {n, n}, {n, n});
   EXPECT_NEAR(transposed - plain, per_element * n * n, 0.01 * per_element * n * n);
+  // From a source of another rank, runs along dim 0 still contiguous (rows of a flat buffer):
+  // priced as the plain copy.
+  const double from_flat =
+      copy_estimate([=](const var& x, const var& y) { return box_expr{point(x + y * n)}; }, {n * n}, {n, n});
+  EXPECT_NEAR(from_flat, plain, 0.01 * plain);
   // Runs of 3 floats (12 bytes, shorter than a cache line) of a source with 4 per row: strided.
   // The same runs over a source of 3 floats per row: the runtime fuses them into one run, priced
   // as the plain copy.
