@@ -45,6 +45,7 @@ machine usable_machine(const machine& given) {
   m.page_touch_ns = time(m.page_touch_ns, defaults.page_touch_ns);
   m.l1_buffers = std::max(0, m.l1_buffers);
   m.fresh_block_bytes = std::max<index_t>(0, m.fresh_block_bytes);
+  m.prefetch_bytes = std::clamp<index_t>(m.prefetch_bytes, 0, largest);
   return m;
 }
 
@@ -119,6 +120,22 @@ double cost_model::rereads_ns(const loop_counts& c, index_t step) const {
   return t;
 }
 
+double cost_model::prefetched_ns(const loop_counts& c, double step, double iteration_ns) const {
+  const double window = static_cast<double>(m_.prefetch_bytes);
+  if (window <= 0) return 0;
+  double streams_ns = 0, hidden_ns = 0;
+  for (const level_bytes& b : c.streamed) {
+    if (b.level != memory_level || !b.continuing) continue;
+    const double bytes = b.bytes(step, c.probe_step);
+    streams_ns += bytes * m_.ns_per_byte[memory_level];
+    // All of a chunk within the window; beyond it, less and less, none from 4 windows on.
+    const double hidden = bytes <= window ? bytes : std::max(0.0, (4 * window - bytes) / 3);
+    hidden_ns += hidden * m_.ns_per_byte[memory_level];
+  }
+  // The prefetches run behind the iteration's other work only: at most as long as it.
+  return std::min(hidden_ns, std::max(0.0, iteration_ns - streams_ns));
+}
+
 loop_prices cost_model::price(const loop_counts& c) const {
   loop_prices p;
   for (const level_bytes& b : c.streamed) {
@@ -182,6 +199,9 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
   // core's cache.
   const double cached_ns = workers > 1 ? p.external_cached_ns(st, S) : c.external_cached_bytes(st, S) * r;
   const double work_and_bytes_ns = c.internal_bytes(st, S) * r + cached_ns + p.streamed_ns(st, S) + p.work_ns(st, S);
+  // The part of the streams from memory the prefetcher fetches while the rest of the iteration
+  // runs, on each worker's core alike.
+  const double hidden_ns = prefetched_ns(c, st, calls_ns + work_and_bytes_ns);
   double loop_ns;
   if (workers > 1) {
     // The critical path: the iterations of the busiest worker.
@@ -190,11 +210,12 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
     // iteration (handoff_memory_ratio).
     const double handoff_ns =
         c.sliding > 0 ? c.overlap_bytes(st, S) * std::max(0.0, handoff_memory_ratio * m_.ns_per_byte[3] - r) : 0;
-    loop_ns = per_worker * (calls_ns + work_and_bytes_ns + handoff_ns + parallel_iteration_ns) / parallel_efficiency +
+    loop_ns = per_worker * (calls_ns + work_and_bytes_ns - hidden_ns + handoff_ns + parallel_iteration_ns) /
+                  parallel_efficiency +
               fork_join_ns;
   } else {
     // Every iteration calls; the bytes are those of the whole extent (the last chunk is truncated).
-    loop_ns = iterations * calls_ns + static_cast<double>(c.extent) / st * work_and_bytes_ns;
+    loop_ns = iterations * calls_ns + static_cast<double>(c.extent) / st * (work_and_bytes_ns - hidden_ns);
   }
   e.ns = loop_ns + p.roots_ns + p.invariant_ns + page_ns(fold);
   e.reread_ns = rereads_ns(c, step) + p.roots_reread_ns;

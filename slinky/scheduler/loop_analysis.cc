@@ -30,12 +30,31 @@ struct external_read {
   double rows[3] = {0, 0, 0};
 };
 
+// Whether a window of `rank` dims at two consecutive iterations (w0, w1) moves along its outermost
+// dim: one dim differs, and every dim after it spans at most one element. Outside a tile its inner
+// dims are whole, and each iteration's new part then continues the previous one's in memory
+// (level_bytes::continuing).
+bool moves_along_outermost(const index_range* w0, const index_range* w1, std::size_t rank) {
+  int moving = -1;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (w0[d] == w1[d]) continue;
+    if (moving >= 0) return false;
+    moving = static_cast<int>(d);
+  }
+  if (moving < 0) return false;
+  for (std::size_t d = moving + 1; d < rank; ++d) {
+    if (w0[d].extent() > 1) return false;
+  }
+  return true;
+}
+
 // Accounts for a window read from outside the loop, of `bytes[q]` at the probes (q = 0: step S
 // at y; 1: step S at y + S; 2: step 2S at y), `overlap_bytes` of the first two in common, from a
 // buffer at `level`; `rows[q]` rows of the funcs reading it read it whole for each row (the
-// window then at `window_level`).
+// window then at `window_level`); `continuing`: its new part continues the previous iteration's
+// in memory (moves_along_outermost, outside a tile).
 void add_external(loop_analysis& a, const double bytes[3], double overlap_bytes, int level, const double rows[3],
-                  int window_level) {
+                  int window_level, bool continuing) {
   loop_counts& c = a.counts;
   if (bytes[0] == bytes[1] && bytes[0] == bytes[2] && overlap_bytes >= bytes[0]) {
     c.invariant_bytes += bytes[0];
@@ -51,7 +70,7 @@ void add_external(loop_analysis& a, const double bytes[3], double overlap_bytes,
   c.external_window.add(bytes[0], bytes[2]);
   c.external_cached_bytes.add(bytes[0] - std::min(bytes[0], advance), bytes[2] - advance_2s);
   c.external_cached.push_back({{bytes[0] - std::min(bytes[0], advance), bytes[2] - advance_2s}, level});
-  c.streamed.push_back({{std::min(bytes[0], advance), advance_2s}, level});
+  c.streamed.push_back({{std::min(bytes[0], advance), advance_2s}, level, continuing});
 }
 
 // Marks the term of `copy` in `roots` as a copy the builder removes (root_term::removed_copy).
@@ -296,8 +315,10 @@ void analysis_pass::account_root(int i, place_reason why) {
     s.produce[0][n.slot + v] = intersect(s.window[0][n.slot + v], s.window[1][n.slot + v]);
   }
   const double rows[3] = {s.rows[0][i], s.rows[1][i], s.rows[2][i]};
+  const bool continuing =
+      !plan.outer.active() && moves_along_outermost(&s.window[0][n.slot], &s.window[1][n.slot], n.rank);
   add_external(plan, bytes, g.region_bytes(n, s.produce[0].data()), model.level_of(n.full_bytes), rows,
-               model.level_of(bytes[0]));
+               model.level_of(bytes[0]), continuing);
 }
 
 // Member i in the loop: what each iteration computes (the part of its window earlier iterations
@@ -358,7 +379,9 @@ void analysis_pass::account_in_loop(int i, int moving, index_t shift) {
   }
   if (i == h) {
     counts.output_chunk.add(window0, window2);
-    counts.streamed.push_back({{window0, window2}, model.level_of(n.full_bytes)});
+    const bool continuing =
+        !plan.outer.active() && moves_along_outermost(&s.window[0][n.slot], &s.window[1][n.slot], n.rank);
+    counts.streamed.push_back({{window0, window2}, model.level_of(n.full_bytes), continuing});
     return;
   }
   counts.fold.add(window0, window2);
@@ -546,7 +569,10 @@ void analysis_pass::account_externals() {
       overlap[d] = intersect(e.box[0][d], e.box[1][d]);
     }
     const double total = e.total_bytes >= 0 ? e.total_bytes : bytes[0] * plan.counts.extent / plan.counts.probe_step;
-    add_external(plan, bytes, box_bytes(overlap, e.elem_size), model.level_of(total), e.rows, model.level_of(bytes[0]));
+    const bool continuing = !plan.outer.active() && e.box[0].size() == e.box[1].size() &&
+                            moves_along_outermost(e.box[0].data(), e.box[1].data(), e.box[0].size());
+    add_external(plan, bytes, box_bytes(overlap, e.elem_size), model.level_of(total), e.rows, model.level_of(bytes[0]),
+                 continuing);
   }
 }
 

@@ -1,5 +1,6 @@
 // The host's machine description: cache sizes from sysfs or sysconf, and micro-calibrations of
-// the per-call overhead of a pipeline loop and of the time per byte streamed from L1 and L2.
+// the per-call overhead of a pipeline loop and of the time per byte streamed from L1 and L2; the
+// measurement of the bytes of a stream from memory the prefetcher hides.
 #include "slinky/scheduler/machine.h"
 
 #include <unistd.h>
@@ -18,6 +19,10 @@
 #include <vector>
 
 #include "slinky/builder/pipeline.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#endif
 
 namespace slinky {
 
@@ -399,6 +404,104 @@ bool calibrate_ns_per_byte(machine& m) {
   return true;
 }
 
+namespace {
+
+// Whether flush_lines can evict lines from every cache level to memory from user code.
+#if defined(__x86_64__) || defined(_M_X64) || (defined(__aarch64__) && defined(__linux__))
+constexpr bool can_flush_lines = true;
+#else
+constexpr bool can_flush_lines = false;
+#endif
+
+// Writes back and evicts the cache lines of [p, p + bytes) from every level (x86-64's clflush;
+// AArch64's dc civac, which Linux lets user code run), then waits for them.
+void flush_lines(const void* p, std::size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+#if defined(__x86_64__) || defined(_M_X64)
+  for (std::size_t i = 0; i < bytes; i += 64) _mm_clflush(c + i);
+  _mm_mfence();
+#elif defined(__aarch64__) && defined(__linux__)
+  for (std::size_t i = 0; i < bytes; i += 64) asm volatile("dc civac, %0" : : "r"(c + i) : "memory");
+  asm volatile("dsb ish" : : : "memory");
+#else
+  (void)c;
+  (void)bytes;
+#endif
+}
+
+// measure_prefetch_bytes's chain: a stream read from `in` and one written to `out` (stream_bytes
+// each), chunk by chunk, with the passes between them on chunks of `stages` small buffers.
+struct prefetch_chain {
+  static constexpr index_t stream_bytes = 256 * 1024;
+  static constexpr index_t largest_chunk = 16 * 1024;
+  static constexpr int stages = 4;
+  std::vector<float> in, out;
+  std::vector<std::vector<float>> between;
+  prefetch_chain()
+      : in(stream_bytes / sizeof(float), 1.0f), out(stream_bytes / sizeof(float), 1.0f),
+        between(stages + 1, std::vector<float>(largest_chunk / sizeof(float), 1.0f)) {}
+  // One run in chunks of `chunk_bytes`, with the streams flushed to memory first if `flush`; its
+  // time in ns.
+  double run(index_t chunk_bytes, bool flush) {
+    using clock = std::chrono::steady_clock;
+    if (flush) {
+      flush_lines(in.data(), stream_bytes);
+      flush_lines(out.data(), stream_bytes);
+    }
+    const index_t n = static_cast<index_t>(in.size());
+    const index_t c = chunk_bytes / static_cast<index_t>(sizeof(float));
+    const auto t0 = clock::now();
+    for (index_t x = 0; x < n; x += c) {
+      stream_pass(&in[x], between[0].data(), c);
+      for (int s = 0; s < stages; ++s) stream_pass(between[s].data(), between[s + 1].data(), c);
+      stream_pass(between[stages].data(), &out[x], c);
+    }
+    return std::chrono::duration<double, std::nano>(clock::now() - t0).count();
+  }
+};
+
+// One estimate of measure_prefetch_bytes, from `rounds` rounds.
+double estimate_prefetch_bytes(prefetch_chain& chain, int rounds) {
+  const index_t chunks[] = {2048, 4096, prefetch_chain::largest_chunk};
+  double cached[3], flushed[3];
+  std::fill(std::begin(cached), std::end(cached), std::numeric_limits<double>::infinity());
+  std::fill(std::begin(flushed), std::end(flushed), std::numeric_limits<double>::infinity());
+  for (int round = 0; round < rounds; ++round) {
+    for (int i = 0; i < 3; ++i) {
+      chain.run(chunks[i], false);  // the streams into the cache
+      cached[i] = std::min(cached[i], chain.run(chunks[i], false));
+      flushed[i] = std::min(flushed[i], chain.run(chunks[i], true));
+    }
+  }
+  if (!(chain.out[chain.out.size() / 2] > 0)) return 0;  // the result read: the passes are kept
+  // The stall of the largest chunks must be at least memory's part of the two streams at a rate
+  // well below any memory's (0.005 ns per byte, L1's default): else the flush did not reach memory.
+  const double full = flushed[2] - cached[2];
+  if (!(full >= 2.0 * prefetch_chain::stream_bytes * 0.005)) return 0;
+  const double largest = static_cast<double>(prefetch_chain::largest_chunk);
+  double best = 0;
+  for (int i = 0; i < 2; ++i) {
+    const double b = static_cast<double>(chunks[i]);
+    const double f = std::clamp((flushed[i] - cached[i]) / full, 0.0, 1.0);
+    // stall(b) / stall(largest) = (1 - W / b) / (1 - W / largest), solved for W.
+    best = std::max(best, (1 - f) / (1 / b - f / largest));
+  }
+  return std::clamp(best, 0.0, 4096.0);
+}
+
+}  // namespace
+
+index_t measure_prefetch_bytes() {
+  if (!can_flush_lines) return 0;
+  prefetch_chain chain;
+  // The largest of three estimates: memory's latency rises when other cores load it, and the
+  // prefetcher hides less then; a process's first milliseconds also run slowly and unevenly (see
+  // calibrate_ns_per_byte). Noise makes the flushed runs slower, the estimate smaller.
+  double best = 0;
+  for (int i = 0; i < 3; ++i) best = std::max(best, estimate_prefetch_bytes(chain, 3));
+  return static_cast<index_t>(best);
+}
+
 const machine& machine::host() {
   static const machine m = []() {
     machine result;
@@ -407,6 +510,7 @@ const machine& machine::host() {
     result.threads = host_cpus();
     result.call_overhead_ns = calibrate_call_overhead_ns();
     calibrate_ns_per_byte(result);
+    result.prefetch_bytes = host_prefetch_bytes;
     return result;
   }();
   return m;

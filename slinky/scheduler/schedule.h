@@ -180,7 +180,9 @@ struct schedule_report {
     /// tile); else a loop over dim `next_dim` (variable `next_var`) in steps of `next_step`,
     /// parallel or not, `next_iterations` iterations, steps in multiples of `next_granularity`,
     /// or no loop (`next_dim` -1); estimated `next_cost_ns`. Where the chosen loop is a tile, the
-    /// loop (or no loop) the tile beat. Also set for an output left without a loop.
+    /// loop (or no loop) the tile beat; where it is a serial loop, the best parallel loop of its
+    /// dim where that is priced below any other candidate (a parallel loop must beat the serial one
+    /// by a margin to be chosen). Also set for an output left without a loop.
     bool has_next = false;
     /// The next-best loop's dim (-1: no loop).
     int next_dim = -1;

@@ -46,6 +46,9 @@ private:
     std::optional<candidate> next;
     // Takes c if it is cheaper than the best (which becomes the next-best) or than the next-best.
     void offer(candidate c);
+    // Takes c as the next-best if it is cheaper than the next-best (the parallel loop a serial one
+    // kept out: not priced below cost_model::parallel_gain times the serial loop's time).
+    void offer_next(candidate c);
   };
 
   // The search (search.cc).
@@ -53,8 +56,9 @@ private:
   // none.
   group_choice choose(int h, const std::vector<int>& members);
   // The best candidate of a loop over dim d of head h (analyzed into analysis_), serial or
-  // parallel (the data-parallel one analyzed into recompute_analysis_).
-  candidate best_loop(int h, int d, const std::vector<int>& members);
+  // parallel (the data-parallel one analyzed into recompute_analysis_); into `kept_out`, where
+  // the serial one is kept, the cheapest parallel one (none without threads).
+  candidate best_loop(int h, int d, const std::vector<int>& members, std::optional<candidate>& kept_out);
   // The best step of an analyzed loop with `workers` iterations in flight, at most max_step.
   candidate best_step(const loop_analysis& a, int workers, index_t max_step) const;
   // Where the chosen serial loop's working set is served beyond the L2 (a row of the output or of

@@ -171,6 +171,10 @@ void scheduler::group_choice::offer(candidate c) {
   }
 }
 
+void scheduler::group_choice::offer_next(candidate c) {
+  if (!next || c.cheapest_ns < next->cheapest_ns) next = std::move(c);
+}
+
 // The tiles: for each pair of the head's dims (the inner one not dim 0), an outer loop over one in
 // strips of a power of two (from half the dim down to cost_model::min_strip elements) and the
 // inner loop over the other, its step chosen as a serial loop's for one strip (best_step). The
@@ -275,7 +279,8 @@ void scheduler::consider_tiles(int h, const std::vector<int>& members, group_cho
   }
 }
 
-candidate scheduler::best_loop(int h, int d, const std::vector<int>& members) {
+candidate scheduler::best_loop(int h, int d, const std::vector<int>& members, std::optional<candidate>& kept_out) {
+  kept_out.reset();
   candidate c = best_step(analysis_, 1, analysis_.extent());
   const machine& m = model_.target();
   if (!options_.parallel || m.threads <= 1) return c;
@@ -289,6 +294,9 @@ candidate scheduler::best_loop(int h, int d, const std::vector<int>& members) {
     if (p.cheapest_ns < limit) {
       limit = p.cheapest_ns;
       c = std::move(p);
+      kept_out.reset();
+    } else if (!c.loops[0].parallel && (!kept_out || p.cheapest_ns < kept_out->cheapest_ns)) {
+      kept_out = std::move(p);
     }
   };
   // A loop whose funcs slide is pipelined: at most one iteration in flight per func in it.
@@ -316,7 +324,8 @@ scheduler::group_choice scheduler::choose(int h, const std::vector<int>& members
     analyzer_.analyze(h, d, members, /*recompute=*/false, analysis_);
     if (!analysis_.ok) continue;
     best.considered = true;
-    candidate c = best_loop(h, d, members);
+    std::optional<candidate> kept_out;
+    candidate c = best_loop(h, d, members, kept_out);
     // A loop over dim 0 of a head of rank 2 or more in steps narrower than cost_model::min_strip
     // cuts every row the callbacks walk into short pieces, which the model does not price: not
     // taken where a loop over an outer dim beats no loop (the 3-stage stencil on 131072 x 64 floats
@@ -335,6 +344,9 @@ scheduler::group_choice scheduler::choose(int h, const std::vector<int>& members
     const bool parallel = c.loops[0].parallel;
     const double working_set = c.estimate.working_set;
     best.offer(std::move(c));
+    // The parallel loop the serial one kept out is priced too: the next-best candidate, which the
+    // refinement measures, if no other is cheaper.
+    if (kept_out) best.offer_next(std::move(*kept_out));
     // The model prices bytes and calls, not the shape of the pieces: a loop over an inner dim cuts
     // rows into short, strided pieces (partial cache lines, short loops in the callbacks). So the
     // outermost dim whose loop beats no loop with a working set within the L2 budget is taken, and

@@ -634,3 +634,83 @@ TEST(cost_model, rows_read_an_operand_read_whole_again) {
 }
 
 }  // namespace slinky
+
+namespace slinky {
+
+namespace {
+
+// test_machine with the given prefetch window and an L3 too small for the chains' inputs and
+// outputs (they stream from memory).
+machine prefetching_machine(index_t prefetch_bytes) {
+  machine m = test_machine();
+  m.l3_bytes = 2 * 1024 * 1024;
+  m.threads = 1;
+  m.prefetch_bytes = prefetch_bytes;
+  return m;
+}
+
+}  // namespace
+
+// Of each iteration's chunk of a stream from memory, the prefetcher's window is hidden behind the
+// iteration's other work (machine::prefetch_bytes): all of a chunk within it, (4W - b) / 3 of a
+// chunk of b bytes up to 4W, nothing beyond.
+TEST(cost_model, streams_from_memory_within_the_prefetch_window_are_hidden) {
+  const index_t n = 1 << 22;
+  const index_t window = 2048;
+  const machine without = prefetching_machine(0), with = prefetching_machine(window);
+  auto p = chain(4, n, with);
+  const loop_analysis a = p->plan(0);
+  ASSERT_TRUE(a.ok);
+  const double rate = with.ns_per_byte[memory_level];
+  // The input's new part and the output's chunk: two streams from memory, continuing.
+  int streams = 0;
+  for (const level_bytes& b : a.counts.streamed) {
+    if (b.level != memory_level) continue;
+    EXPECT_TRUE(b.continuing);
+    ++streams;
+  }
+  ASSERT_EQ(streams, 2);
+  // Chunks of 2 KiB (512 floats) hidden whole; of 4 KiB, (8 - 4) / 3 KiB; of 8 KiB and more, none.
+  const double hidden_of[][2] = {{256, 1024}, {512, 2048}, {1024, (4 * 2048 - 4096) / 3.0}, {2048, 0}, {8192, 0}};
+  for (const auto& [step, hidden] : hidden_of) {
+    const index_t s = static_cast<index_t>(step);
+    SCOPED_TRACE(std::string("step ").append(std::to_string(s)));
+    const double iterations = static_cast<double>(n) / step;
+    EXPECT_NEAR(cost(a, s, 1, without) - cost(a, s, 1, with), iterations * 2 * hidden * rate, 1e-6 * cost(a, s, 1, without));
+  }
+  // At most the iteration's other work: with none (no calls, bytes in cache and work free), nothing
+  // is hidden.
+  machine idle = with;
+  idle.call_overhead_ns = 0;
+  for (int l = 0; l < memory_level; ++l) idle.ns_per_byte[l] = 0;
+  machine idle_without = idle;
+  idle_without.prefetch_bytes = 0;
+  EXPECT_DOUBLE_EQ(cost(a, 512, 1, idle), cost(a, 512, 1, idle_without));
+  // Parallel loops alike, on each worker.
+  EXPECT_LT(cost(a, 512, 2, with), cost(a, 512, 2, without));
+}
+
+// A stream continues from one iteration to the next only where the loop moves its window along
+// the buffer's outermost dim, the inner dims whole: rows of a 2-D buffer do, columns do not, nor
+// do the rows of a tile's strip.
+TEST(cost_model, only_windows_moving_along_the_outermost_dim_continue) {
+  const machine m = prefetching_machine(2048);
+  auto p = stencil3(2048, 2048, m);
+  auto continuing = [](const loop_analysis& a) {
+    int yes = 0, no = 0;
+    for (const level_bytes& b : a.counts.streamed) (b.continuing ? yes : no)++;
+    return std::make_pair(yes, no);
+  };
+  const loop_analysis rows = p->plan(1);
+  ASSERT_TRUE(rows.ok);
+  EXPECT_EQ(continuing(rows), std::make_pair(2, 0));
+  const loop_analysis columns = p->plan(0);
+  ASSERT_TRUE(columns.ok);
+  EXPECT_EQ(continuing(columns), std::make_pair(0, 2));
+  loop_analysis strip_rows;
+  p->analyzer->analyze(p->members[0], 1, p->members, /*recompute=*/false, strip_rows, strip{0, 256});
+  ASSERT_TRUE(strip_rows.ok);
+  EXPECT_EQ(continuing(strip_rows), std::make_pair(0, 2));
+}
+
+}  // namespace slinky

@@ -345,7 +345,21 @@ TEST(machine, host) {
   EXPECT_LE(m.ns_per_byte[1], 4 * m.ns_per_byte[0]);
   EXPECT_GE(m.ns_per_byte[2], m.ns_per_byte[1]);
   EXPECT_GE(m.ns_per_byte[3], m.ns_per_byte[2]);
+  // The prefetcher's window is taken, not measured (machine::host_prefetch_bytes); a description
+  // written by hand has none.
+  EXPECT_EQ(m.prefetch_bytes, machine::host_prefetch_bytes);
+  EXPECT_EQ(defaults.prefetch_bytes, 0);
   EXPECT_EQ(&m, &machine::host());
+}
+
+TEST(machine, measure_prefetch_bytes) {
+  // Between 0 and 4 KiB whatever the machine's state; 0 where no cache line can be flushed.
+  const index_t bytes = measure_prefetch_bytes();
+  EXPECT_GE(bytes, 0);
+  EXPECT_LE(bytes, 4096);
+#if !defined(__x86_64__) && !defined(_M_X64) && !(defined(__aarch64__) && defined(__linux__))
+  EXPECT_EQ(bytes, 0);
+#endif
 }
 
 TEST(machine, measure_stream_rate) {
