@@ -316,7 +316,7 @@ void analysis_pass::account_root(int i, place_reason why) {
   }
   const double rows[3] = {s.rows[0][i], s.rows[1][i], s.rows[2][i]};
   const bool continuing =
-      !plan.outer.active() && moves_along_outermost(&s.window[0][n.slot], &s.window[1][n.slot], n.rank);
+      !plan.outer.active() && moves_along_outermost(s.window[0].data() + n.slot, s.window[1].data() + n.slot, n.rank);
   add_external(plan, bytes, g.region_bytes(n, s.produce[0].data()), model.level_of(n.full_bytes), rows,
                model.level_of(bytes[0]), continuing);
 }
@@ -380,7 +380,7 @@ void analysis_pass::account_in_loop(int i, int moving, index_t shift) {
   if (i == h) {
     counts.output_chunk.add(window0, window2);
     const bool continuing =
-        !plan.outer.active() && moves_along_outermost(&s.window[0][n.slot], &s.window[1][n.slot], n.rank);
+        !plan.outer.active() && moves_along_outermost(s.window[0].data() + n.slot, s.window[1].data() + n.slot, n.rank);
     counts.streamed.push_back({{window0, window2}, model.level_of(n.full_bytes), continuing});
     return;
   }
