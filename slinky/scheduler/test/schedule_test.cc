@@ -648,12 +648,7 @@ namespace schedule_test {
 // (machine::prefetch_bytes: 2 KiB, chunks of 512 floats), where the same machine without it takes
 // chunks as large as its L1 budget allows; it computes what it computed unscheduled.
 TEST(elementwise_steps, chunks_of_streams_from_memory_fit_the_prefetch_window) {
-  machine m;
-  m.l1_bytes = 48 * 1024;
-  m.l2_bytes = 1024 * 1024;
-  m.l3_bytes = 8 * 1024 * 1024;
-  m.l1_buffers = 6;
-  m.call_overhead_ns = 11;
+  machine m = development_machine(1);
   const index_t n = 16 << 20;
   auto step_of = [&](const machine& mm, schedule_report* out) {
     auto g = elementwise_chain(4);

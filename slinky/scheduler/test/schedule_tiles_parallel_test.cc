@@ -434,13 +434,7 @@ TEST(schedule, pipelined_strips_grow_past_the_l2_budget_to_amortize_the_hand_off
 TEST(schedule, parallel_strips_stay_within_the_l3_budget) {
   const index_t w = 4096, h = 4096;
   auto g = stencil_chain(2);
-  machine m;
-  m.l1_bytes = 48 * 1024;
-  m.l2_bytes = 1024 * 1024;
-  m.l3_bytes = 8 * 1024 * 1024;
-  m.l1_buffers = 6;
-  m.threads = 2;
-  m.call_overhead_ns = 11;
+  const machine m = development_machine(2);
   schedule_report r = schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 2, h + 2}).add(g->out, {w, h}), m);
   const std::string text = r.to_string(&g->ctx);
   const schedule_report::loop_decision& l = r.loops[0];
