@@ -146,6 +146,15 @@ private:
   bool writes_into_copy(int i) const { return plan.in_loop[i] && g.nodes[i].writes_into_copy; }
   // Member i is a copy in the loop the builder makes a view of its source (account_views_in_loop).
   bool view_in_loop(int i) const;
+  // Calls f(i, w) for each member i in the loop, in the members' order, w its entry in
+  // plan.counts.work (one per member in the loop, in that order).
+  template <typename F>
+  void for_each_in_loop(F f) const {
+    std::size_t w = 0;
+    for (int i : members) {
+      if (plan.in_loop[i]) f(i, w++);
+    }
+  }
   // Takes member i's window out of the iteration's storage and streams (no fold, not a buffer
   // streamed through, not sliding: its writes go elsewhere or nowhere); returns the bytes it
   // produces per iteration at the probes.
@@ -529,12 +538,8 @@ linear_in_step analysis_pass::unstore(int i) {
 // writes), its shifts are not counted again.
 void analysis_pass::account_copies_removed() {
   loop_counts& counts = plan.counts;
-  // counts.work has an entry per member in the loop, in the members' order.
-  std::size_t work_index = 0;
-  for (int i : members) {
-    if (!plan.in_loop[i]) continue;
-    const std::size_t w = work_index++;
-    if (i == h || !writes_into_copy(i)) continue;
+  for_each_in_loop([&](int i, std::size_t w) {
+    if (i == h || !writes_into_copy(i)) return;
     const sched_node& n = g.nodes[i];
     const int c = n.consumers[0];
     const linear_in_step produced = unstore(i);
@@ -555,7 +560,7 @@ void analysis_pass::account_copies_removed() {
     }
     SLINKY_ASSERT(cw < w && cw < counts.work.size(), "the copy is in the loop, before its producer");
     counts.work[cw].points = linear_in_step();
-  }
+  });
 }
 
 void analysis_pass::account_externals() {
@@ -591,18 +596,14 @@ bool analysis_pass::view_in_loop(int i) const {
 
 void analysis_pass::account_views_in_loop() {
   loop_counts& counts = plan.counts;
-  // counts.work has an entry per member in the loop, in the members' order.
-  std::size_t work_index = 0;
-  for (int i : members) {
-    if (!plan.in_loop[i]) continue;
-    const std::size_t w = work_index++;
-    if (!view_in_loop(i)) continue;
+  for_each_in_loop([&](int i, std::size_t w) {
+    if (!view_in_loop(i)) return;
     const linear_in_step produced = unstore(i);
     --counts.calls_per_iteration;
     counts.internal_bytes.add(-produced.at_s, -produced.at_2s);
     SLINKY_ASSERT(w < counts.work.size(), "a work entry per member in the loop");
     counts.work[w].points = linear_in_step();
-  }
+  });
 }
 
 }  // namespace

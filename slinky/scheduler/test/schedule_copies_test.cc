@@ -395,6 +395,16 @@ index_t average_window(const buffer<const float>& w, const buffer<float>& o) {
   return 0;
 }
 
+// What a pooling graph (the two tests below) computes from an input of 2n + 1 x 2n + 1: n x n.
+buffer<float, 2> run_pooling(pipeline p, index_t n) {
+  buffer<float, 2> in({2 * n + 1, 2 * n + 1}), out({n, n});
+  in.allocate();
+  out.allocate();
+  fill_with(in, [](index_t x, index_t y) { return static_cast<float>((5 * x + 3 * y) % 13); });
+  EXPECT_EQ(p.evaluate({&in}, {&out}), 0);
+  return out;
+}
+
 // The pooling of kernel libraries (scheduler_benchmark's, at a smaller size): a copy gathers each
 // output pixel's 3x3 window in steps of 2 from e, a callback averages it. At the root the builder
 // makes the window a view of e and nothing is copied; in a loop, e is a ring buffer and the copy
@@ -416,12 +426,7 @@ TEST(schedule_copies, pooling_views_are_not_copied_in_a_loop) {
   ASSERT_EQ(c.r.loops.size(), 1u) << c.text;
   EXPECT_FALSE(c.r.loops[0].looped) << c.text;
   EXPECT_EQ(c.where("view"), placement::root) << c.text;
-  buffer<float, 2> in({2 * n + 1, 2 * n + 1}), out({n, n}), expected({n, n});
-  for (auto* b : {&in, &out, &expected}) b->allocate();
-  fill_with(in, [](index_t x, index_t y) { return static_cast<float>((5 * x + 3 * y) % 13); });
-  ASSERT_EQ(c.plain.build().evaluate({&in}, {&expected}), 0);
-  ASSERT_EQ(c.g.build().evaluate({&in}, {&out}), 0);
-  expect_equal(out, expected);
+  expect_equal(run_pooling(c.g.build(), n), run_pooling(c.plain.build(), n));
 }
 
 // out = 2 * the 3x3 average of in in steps of 2, through p = the average: gathered by a copy
@@ -474,14 +479,9 @@ TEST(schedule_copies, view_of_an_input_in_a_loop_is_not_stored_or_called) {
   EXPECT_EQ(v.memory_bytes, d.memory_bytes) << as_view.text << direct.text;
   EXPECT_EQ(v.calls, d.calls) << as_view.text << direct.text;
   EXPECT_EQ(as_view.where("view"), placement::in_loop) << as_view.text;
-  buffer<float, 2> in({2 * n + 1, 2 * n + 1}), out({n, n}), expected({n, n});
-  for (auto* b : {&in, &out, &expected}) b->allocate();
-  fill_with(in, [](index_t x, index_t y) { return static_cast<float>((7 * x + 2 * y) % 17); });
-  ASSERT_EQ(as_view.plain.build().evaluate({&in}, {&expected}), 0);
-  ASSERT_EQ(as_view.g.build().evaluate({&in}, {&out}), 0);
-  expect_equal(out, expected);
-  ASSERT_EQ(direct.g.build().evaluate({&in}, {&out}), 0);
-  expect_equal(out, expected);
+  const buffer<float, 2> expected = run_pooling(as_view.plain.build(), n);
+  expect_equal(run_pooling(as_view.g.build(), n), expected);
+  expect_equal(run_pooling(direct.g.build(), n), expected);
 }
 
 }  // namespace slinky
