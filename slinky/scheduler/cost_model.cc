@@ -129,8 +129,7 @@ double cost_model::prefetched_ns(const loop_counts& c, double step, double itera
     const double bytes = b.bytes(step, c.probe_step);
     streams_ns += bytes * m_.ns_per_byte[memory_level];
     // All of a chunk within the window; beyond it, less and less, none from 4 windows on.
-    const double hidden = bytes <= window ? bytes : std::max(0.0, (4 * window - bytes) / 3);
-    hidden_ns += hidden * m_.ns_per_byte[memory_level];
+    hidden_ns += prefetch_hidden_bytes(bytes, window) * m_.ns_per_byte[memory_level];
   }
   // The prefetches run behind the iteration's other work only: at most as long as it.
   return std::min(hidden_ns, std::max(0.0, iteration_ns - streams_ns));

@@ -267,6 +267,15 @@ public:
   // the streams' time hidden; the model's estimates of chunks of 16 KiB and more, which hide
   // nothing, were within 2% of their times. 0 where prefetch_bytes is 0.
   double prefetched_ns(const loop_counts& c, double step, double iteration_ns) const;
+  // The law prefetched_ns applies to each chunk of `chunk_bytes` of a continuing stream from
+  // memory, with a window of `window` bytes (machine::prefetch_bytes): the bytes it hides.
+  static double prefetch_hidden_bytes(double chunk_bytes, double window) {
+    return chunk_bytes <= window ? chunk_bytes : std::max(0.0, (4 * window - chunk_bytes) / 3);
+  }
+  // Its inverse, for measure_prefetch_bytes: the window with which chunks of `chunk_bytes` stall
+  // for a fraction `stall` in (0, 1] of their streams' time from memory (1 - hidden / chunk):
+  // (4 - 3 stall) chunk / 4, from a quarter of the chunk (stall 1: nothing hidden) to the chunk.
+  static double prefetch_window(double chunk_bytes, double stall) { return (4 - 3 * stall) * chunk_bytes / 4; }
   // The parts of a loop's time priced once (loop_prices).
   loop_prices price(const loop_counts& c) const;
   // The time of a group with a loop in steps of `step`, with `workers` iterations in flight (1:

@@ -59,7 +59,7 @@ struct machine {
   /// is as much other work to hide them behind: a chain of 4 elementwise funcs over buffers in
   /// memory runs 1.7x faster in chunks of 2 KiB than in chunks of 16 KiB on the 2-core development
   /// machine, the rest of the chain alike. 0: every byte from memory costs its rate
-  /// (ns_per_byte[3]). machine::host() takes host_prefetch_bytes.
+  /// (ns_per_byte[3]). machine::host() measures it (measure_prefetch_bytes).
   ///
   index_t prefetch_bytes = 0;
 
@@ -69,15 +69,15 @@ struct machine {
   /// _SC_LEVEL1_DCACHE_ASSOC (glibc reads cpuid; a level it gives associativity 0 is ignored),
   /// else the defaults above, then keep_plausible_cache_sizes; threads from host_cpus();
   /// call_overhead_ns from calibrate_call_overhead_ns(); L2's ns_per_byte from
-  /// calibrate_ns_per_byte (its ratio to L1's measured); prefetch_bytes is host_prefetch_bytes.
+  /// calibrate_ns_per_byte (its ratio to L1's measured); prefetch_bytes from
+  /// measure_prefetch_bytes() where cache lines can be flushed from user code, else
+  /// host_prefetch_bytes. About 5 ms in all on a 2-core x86-64 VM.
   static const machine& host();
 
-  /// machine::host()'s prefetch_bytes: 2 KiB, measured on the 2-core development machine (AMD
-  /// EPYC: measure_prefetch_bytes gives 1.8 to 2.0 KiB, and the chains of funcs run fastest in
-  /// chunks of 2 KiB per buffer), of the order of the L2 stream prefetchers of current x86 and ARM
-  /// cores (Intel's runs up to 20 lines ahead). Not measured in host(): on a shared virtual
-  /// machine measure_prefetch_bytes gives 0 to 1.5 KiB in one process of three, where the chains
-  /// still run fastest in chunks of 2 KiB.
+  /// machine::host()'s prefetch_bytes where it cannot measure it (no cache line can be flushed
+  /// from user code: measure_prefetch_bytes): 2 KiB, measured on a 2-core AMD EPYC VM (1.8 to
+  /// 2.0 KiB, the chains of funcs fastest in chunks of 2 KiB per buffer), of the order of the L2
+  /// stream prefetchers of current x86 and ARM cores. A 2-core Xeon VM measures 0.4 to 0.8 KiB.
   static constexpr index_t host_prefetch_bytes = 2048;
 };
 
@@ -163,15 +163,17 @@ bool calibrate_ns_per_byte(machine& m);
 /// Measures machine::prefetch_bytes on this host: a chain of six streaming passes (y = x * 0.5 +
 /// 1 over floats, as measure_stream_ns_per_byte's) in chunks, the first reading a stream of
 /// 256 KiB and the last writing another, the four between on chunks in L1; timed with the two
-/// streams in cache and flushed from every cache level to memory before the run, in chunks of 2,
-/// 4 and 16 KiB, the runs interleaved (the fastest of 3 rounds of each, three times over: about
-/// 4 ms in all). The time the flush adds (the stall) at each chunk size b against 16 KiB's gives
-/// the bytes per chunk it hides, W, from stall(b) / stall(16 KiB) = (1 - W / b) / (1 - W /
-/// 16 KiB); the largest of the estimates is returned, between 0 and 4 KiB. Returns 0 where no
-/// cache line can be flushed from user code (only x86-64 and Linux on AArch64 can), where the
-/// flushed runs are not slower by at least a part of a stream from memory (the flush did not
-/// reach memory), or where a measurement fails. Its result varies between processes on a shared
-/// machine (machine::host_prefetch_bytes), which is why machine::host() does not call it.
+/// streams in cache and flushed from every cache level to memory before the run (clflushopt, or
+/// clflush where the CPU lacks it, on x86-64; dc civac on Linux AArch64), in chunks of 2, 4 and
+/// 16 KiB, the runs interleaved (the fastest of 2 rounds of each, three times over: about 3 ms in
+/// all). The time the flush adds (the stall) at a chunk size b against 16 KiB's, f, gives W by the
+/// cost model's law of the bytes hidden (b up to W, then (4W - b) / 3, none from 4W):
+/// W = (4 - 3f) b / 4, from the chunks of 2 KiB (or of 4 KiB where those of 2 KiB hid all; 0 where
+/// they hid nothing); the result is the median of the three estimates
+/// (the smaller of two where one failed), between 0 and 4 KiB. Returns 0 where no cache line can
+/// be flushed from user code, where the flushed runs are not slower by at least a part of a
+/// stream from memory in any of the three (the flush did not reach memory), or where a
+/// measurement fails.
 index_t measure_prefetch_bytes();
 
 }  // namespace slinky

@@ -691,6 +691,25 @@ TEST(cost_model, streams_from_memory_within_the_prefetch_window_are_hidden) {
   EXPECT_LT(cost(a, 512, 2, with), cost(a, 512, 2, without));
 }
 
+// measure_prefetch_bytes reads the window from the stall of chunks of 2 KiB through the inverse of
+// the law the model hides with: a window so found makes the model hide what was measured.
+TEST(cost_model, the_measured_window_is_the_inverse_of_the_hiding_law) {
+  // Chunks of 2 KiB hide all of themselves from a window of 2 KiB, nothing up to 512 bytes.
+  EXPECT_DOUBLE_EQ(cost_model::prefetch_hidden_bytes(2048, 2048), 2048);
+  EXPECT_DOUBLE_EQ(cost_model::prefetch_hidden_bytes(2048, 4096), 2048);
+  EXPECT_DOUBLE_EQ(cost_model::prefetch_hidden_bytes(2048, 512), 0);
+  EXPECT_DOUBLE_EQ(cost_model::prefetch_hidden_bytes(2048, 100), 0);
+  EXPECT_DOUBLE_EQ(cost_model::prefetch_hidden_bytes(2048, 1024), (4096 - 2048) / 3.0);
+  EXPECT_DOUBLE_EQ(cost_model::prefetch_window(2048, 1), 512);
+  for (double chunk : {2048.0, 4096.0}) {
+    for (double window = chunk / 4 + 1; window < chunk; window += 97) {
+      const double stall = 1 - cost_model::prefetch_hidden_bytes(chunk, window) / chunk;
+      ASSERT_GT(stall, 0);
+      EXPECT_NEAR(cost_model::prefetch_window(chunk, stall), window, 1e-9 * window) << chunk;
+    }
+  }
+}
+
 // A stream continues from one iteration to the next only where the loop moves its window along
 // the buffer's outermost dim, the inner dims whole: rows of a 2-D buffer do, columns do not, nor
 // do the rows of a tile's strip.
