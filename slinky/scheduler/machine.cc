@@ -514,7 +514,8 @@ double estimate_prefetch_bytes(prefetch_chain& chain, int rounds) {
     const double b = static_cast<double>(chunks[i]);
     const double f = std::clamp((flushed[i] - cached[i]) / full, 0.0, 1.0);
     if (i == 0 && f >= 1) break;
-    best = scheduler_internal::cost_model::prefetch_window(b, f);
+    // (Where 2 KiB's hid all, W is at least 2 KiB whatever 4 KiB's show.)
+    best = std::max(best, scheduler_internal::cost_model::prefetch_window(b, f));
     if (f > 0) break;
   }
   return std::clamp(best, 0.0, 4096.0);

@@ -71,13 +71,13 @@ struct machine {
   /// call_overhead_ns from calibrate_call_overhead_ns(); L2's ns_per_byte from
   /// calibrate_ns_per_byte (its ratio to L1's measured); prefetch_bytes from
   /// measure_prefetch_bytes() where cache lines can be flushed from user code, else
-  /// host_prefetch_bytes. About 5 ms in all on a 2-core x86-64 VM.
+  /// host_prefetch_bytes. About 7 ms in all on a 2-core Xeon VM.
   static const machine& host();
 
   /// machine::host()'s prefetch_bytes where it cannot measure it (no cache line can be flushed
   /// from user code: measure_prefetch_bytes): 2 KiB, measured on a 2-core AMD EPYC VM (1.8 to
   /// 2.0 KiB, the chains of funcs fastest in chunks of 2 KiB per buffer), of the order of the L2
-  /// stream prefetchers of current x86 and ARM cores. A 2-core Xeon VM measures 0.4 to 0.8 KiB.
+  /// stream prefetchers of current x86 and ARM cores. A 2-core Xeon VM measures 0.65 to 1.1 KiB.
   static constexpr index_t host_prefetch_bytes = 2048;
 };
 
