@@ -146,6 +146,11 @@ private:
   bool writes_into_copy(int i) const { return plan.in_loop[i] && g.nodes[i].writes_into_copy; }
   // Member i is a copy in the loop the builder makes a view of its source (account_views_in_loop).
   bool view_in_loop(int i) const;
+  // Whether a window at the first two probes (w0, w1, `rank` dims) continues the previous
+  // iteration's in memory (level_bytes::continuing): outside a tile, moving along its outermost dim.
+  bool continuing(const index_range* w0, const index_range* w1, std::size_t rank) const {
+    return !plan.outer.active() && moves_along_outermost(w0, w1, rank);
+  }
   // Calls f(i, w) for each member i in the loop, in the members' order, w its entry in
   // plan.counts.work (one per member in the loop, in that order).
   template <typename F>
@@ -324,10 +329,8 @@ void analysis_pass::account_root(int i, place_reason why) {
     s.produce[0][n.slot + v] = intersect(s.window[0][n.slot + v], s.window[1][n.slot + v]);
   }
   const double rows[3] = {s.rows[0][i], s.rows[1][i], s.rows[2][i]};
-  const bool continuing =
-      !plan.outer.active() && moves_along_outermost(s.window[0].data() + n.slot, s.window[1].data() + n.slot, n.rank);
   add_external(plan, bytes, g.region_bytes(n, s.produce[0].data()), model.level_of(n.full_bytes), rows,
-               model.level_of(bytes[0]), continuing);
+               model.level_of(bytes[0]), continuing(s.window[0].data() + n.slot, s.window[1].data() + n.slot, n.rank));
 }
 
 // Member i in the loop: what each iteration computes (the part of its window earlier iterations
@@ -388,9 +391,9 @@ void analysis_pass::account_in_loop(int i, int moving, index_t shift) {
   }
   if (i == h) {
     counts.output_chunk.add(window0, window2);
-    const bool continuing =
-        !plan.outer.active() && moves_along_outermost(s.window[0].data() + n.slot, s.window[1].data() + n.slot, n.rank);
-    counts.streamed.push_back({{window0, window2}, model.level_of(n.full_bytes), continuing});
+    counts.streamed.push_back({{window0, window2},
+                               model.level_of(n.full_bytes),
+                               continuing(s.window[0].data() + n.slot, s.window[1].data() + n.slot, n.rank)});
     return;
   }
   counts.fold.add(window0, window2);
@@ -574,10 +577,8 @@ void analysis_pass::account_externals() {
       overlap[d] = intersect(e.box[0][d], e.box[1][d]);
     }
     const double total = e.total_bytes >= 0 ? e.total_bytes : bytes[0] * plan.counts.extent / plan.counts.probe_step;
-    const bool continuing = !plan.outer.active() && e.box[0].size() == e.box[1].size() &&
-                            moves_along_outermost(e.box[0].data(), e.box[1].data(), e.box[0].size());
     add_external(plan, bytes, box_bytes(overlap, e.elem_size), model.level_of(total), e.rows, model.level_of(bytes[0]),
-                 continuing);
+                 e.box[0].size() == e.box[1].size() && continuing(e.box[0].data(), e.box[1].data(), e.box[0].size()));
   }
 }
 

@@ -440,11 +440,11 @@ void flush_lines(const void* p, std::size_t bytes) {
 #if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
   if (has_clflushopt()) {
     for (std::size_t i = 0; i < bytes; i += 64) asm volatile("clflushopt %0" : : "m"(c[i]) : "memory");
-  } else {
-    for (std::size_t i = 0; i < bytes; i += 64) _mm_clflush(c + i);
+    _mm_mfence();
+    return;
   }
-  _mm_mfence();
-#elif defined(__x86_64__) || defined(_M_X64)
+#endif
+#if defined(__x86_64__) || defined(_M_X64)
   for (std::size_t i = 0; i < bytes; i += 64) _mm_clflush(c + i);
   _mm_mfence();
 #elif defined(__aarch64__) && defined(__linux__)
