@@ -309,6 +309,20 @@ public:
   // the model without hand-offs, 0.05 to 0.07 ns per byte beyond the L2's rate, where memory
   // streams at 0.035.
   static constexpr double handoff_memory_ratio = 2;
+  // The share of the overlap of a serial loop's windows with the previous iteration's (the rows
+  // of a stencil's input the next iteration reads again: overlap_bytes for the funcs that slide,
+  // external_cached_bytes for the buffers read from outside) whose reads hide behind the
+  // callbacks' work where the working set is in L1 or L2: they come from a near cache in short
+  // streams the hardware prefetches while the callbacks compute, where the model otherwise adds
+  // every byte's time to the work's. (Not beyond: from the L3 or memory they stall.) On the
+  // Xeon of the eighteenth and nineteenth sessions (L1 48 KiB, L2 2 MiB per core), the 2-stage
+  // 3x3 stencil on 4096 x 4096 floats ran single rows as fast as blocks of 8 (18.3 and 18.0 ms:
+  // scheduler_benchmark --cpu-time --only stencil), its uint16 version 12% faster, where the
+  // model charging the whole overlap priced single rows 7% and 8% slower; on the AMD development
+  // machine blocks of 4 rows ran 4-5% slower than 8. With three quarters hidden, the stencils
+  // take blocks of 2 to 4 rows on both machines' descriptions (docs/scheduler_measurements.md,
+  // nineteenth session).
+  static constexpr double overlap_hidden = 0.75;
   // The size of a page first touched in a fresh block (page_touch_ns is per page).
   static constexpr double page_bytes = 4096;
   // Time taken as equal: of the steps of a serial loop priced within this fraction of the

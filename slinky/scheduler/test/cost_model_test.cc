@@ -1,6 +1,7 @@
 // The cost model's pricing of one candidate loop (loop_analysis.h and cost_model.h, internal): the
 // rates between a level's budget and its capacity, the overlap a pipelined iteration reads from
-// another core, and the external windows a parallel iteration reads again. docs/scheduler.md, "The
+// another core, the external windows a parallel iteration reads again, and the overlap a serial
+// iteration reads again from a near cache. docs/scheduler.md, "The
 // cost model".
 #include <gtest/gtest.h>
 
@@ -252,6 +253,48 @@ TEST(cost_model, parallel_iterations_read_the_external_overlap_again) {
   // Serially, the overlap is in the core's cache: only the streamed bytes change.
   const double serial_expected = std::ceil(static_cast<double>(h) / step) * streamed_per_iteration;
   EXPECT_NEAR(cost(slower_plan, step, 1, slower) - cost(plan, step, 1, m), serial_expected, 1e-6 * serial_expected);
+}
+
+// Serially, the rows of e and b1 an iteration reads again of the previous one's windows (2 of each:
+// the overlap of two 3x3 stencils) come from a near cache while the callbacks compute: where the
+// working set is in L2, cost_model::overlap_hidden of them is not charged; where it is in the L3,
+// all of them are.
+TEST(cost_model, serial_iterations_hide_most_of_the_overlap_they_read_again_from_a_near_cache) {
+  const index_t w = 1024, h = 512, step = 8;
+  const double row_e = (w + 4) * 4.0, row_b1 = (w + 2) * 4.0;
+  const double iterations = static_cast<double>(h / step);
+  // The change of the cost with the rate of `level`, and what it charges at that rate per
+  // iteration with `hidden` of the overlap not charged.
+  auto check = [&](const machine& m, int level, double hidden) {
+    auto p = stencil3(w, h, m);
+    const loop_analysis plan = p->plan(1);
+    ASSERT_TRUE(plan.ok);
+    const double S = plan.probe_step();
+    ASSERT_DOUBLE_EQ(plan.counts.overlap_bytes(step, S), 2 * row_e + 2 * row_b1);
+    int at = -1;
+    cost(plan, step, 1, m, nullptr, &at);
+    ASSERT_EQ(at, level);
+    machine slower = m;
+    slower.ns_per_byte[level] += 0.01;
+    const double charged = plan.counts.internal_bytes(step, S) - hidden * plan.counts.overlap_bytes(step, S) +
+                           (1 - hidden) * plan.counts.external_cached_bytes(step, S);
+    const double expected = iterations * charged * 0.01;
+    EXPECT_NEAR(cost(plan, step, 1, slower) - cost(plan, step, 1, m), expected, 1e-6 * expected);
+  };
+  // The working set (about 150 KB) past the L1's capacity, within the L2's budget; the input and
+  // output in the L3.
+  const machine m = test_machine();
+  check(m, 1, cost_model::overlap_hidden);
+  // An L2 of 64 KiB and an L3 of 1 MiB: the working set in the L3, the input and output in memory
+  // (no prefetching, which would hide some of memory's time behind the rest).
+  machine small = m;
+  small.l1_bytes = 16 * 1024;
+  small.l2_bytes = 64 * 1024;
+  small.l3_bytes = 1024 * 1024;
+  small.prefetch_bytes = 0;
+  check(small, 2, 0);
+  EXPECT_GT(cost_model::overlap_hidden, 0);
+  EXPECT_LT(cost_model::overlap_hidden, 1);
 }
 
 // (a x b) x c, n x n, looped over rows of abc: ab's rows move with the loop, b and c are read whole

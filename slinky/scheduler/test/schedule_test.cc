@@ -99,10 +99,11 @@ TEST(stencil_steps, fit_the_cache_budget) {
     EXPECT_EQ(r.loops[0].working_set_bytes, stencil2_working_set(w, step));
     EXPECT_LE(stencil2_working_set(w, step), m.l2_bytes / 2);
     EXPECT_LE(stencil2_working_set(w, step), r.loops[0].budget_bytes);
-    // Not much smaller than the budget allows: four times the step would not fit. (The step with
-    // the least memory of those priced within cost_model::step_cost_tolerance of the cheapest: at
-    // 1 MiB, strips of 16 rows rather than the budget's 32.)
-    EXPECT_GT(stencil2_working_set(w, 4 * step), r.loops[0].budget_bytes);
+    // Not much smaller than the budget allows: eight times the step would not fit. (The step with
+    // the least memory of those priced within cost_model::step_cost_tolerance of the cheapest:
+    // at 1 MiB, strips of 8 rows rather than the budget's 32, the rows each strip reads again of
+    // the previous one's mostly hidden behind the work: cost_model::overlap_hidden.)
+    EXPECT_GT(stencil2_working_set(w, 8 * step), r.loops[0].budget_bytes);
     EXPECT_GE(step, previous_step);
     previous_step = step;
   }
