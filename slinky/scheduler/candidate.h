@@ -52,6 +52,9 @@ struct candidate {
   // with each other and with no loop (what a loop can do at best; estimate.ns when the search
   // preferred a step with a smaller working set).
   double cheapest_ns = 0;
+  // The cheapest of the steps' estimates with nothing hidden by the prefetcher (ns +
+  // prefetched_ns): what a parallel loop must clearly beat (scheduler::best_loop).
+  double cheapest_unhidden_ns = 0;
   // One per member of the group, in the group's order: set for the chosen candidate only.
   std::vector<func_site> sites;
 

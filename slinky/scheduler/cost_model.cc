@@ -219,9 +219,11 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
     loop_ns = per_worker * (calls_ns + work_and_bytes_ns - hidden_ns + handoff_ns + parallel_iteration_ns) /
                   parallel_efficiency +
               fork_join_ns;
+    e.prefetched_ns = per_worker * hidden_ns / parallel_efficiency;
   } else {
     // Every iteration calls; the bytes are those of the whole extent (the last chunk is truncated).
     loop_ns = iterations * calls_ns + static_cast<double>(c.extent) / st * (work_and_bytes_ns - hidden_ns);
+    e.prefetched_ns = static_cast<double>(c.extent) / st * hidden_ns;
   }
   e.ns = loop_ns + p.roots_ns + p.invariant_ns + page_ns(fold);
   e.reread_ns = rereads_ns(c, step) + p.roots_reread_ns;

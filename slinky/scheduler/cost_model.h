@@ -219,6 +219,10 @@ struct loop_estimate {
   // there are none).
   double reread_ns = 0;
   int reread_level = -1;
+  // The part of memory's time the estimate takes off as hidden by the prefetcher
+  // (cost_model::prefetched_ns, over all the iterations), in ns: ns + prefetched_ns is the loop's
+  // time with every byte from memory paid.
+  double prefetched_ns = 0;
 };
 
 // Counts to nanoseconds, for one machine description and the part of each cache level a working
@@ -335,7 +339,8 @@ public:
   // 4 rows, priced 1.5% above 8, took 4-5% longer. At 3% both took those smaller steps.
   static constexpr double step_cost_tolerance = 0.01;
   // A parallel loop is taken only if it is estimated at most this fraction of the serial loop's
-  // time: the model does not see memory bandwidth shared by the cores.
+  // time: the model does not see memory bandwidth shared by the cores. Both are priced with every
+  // byte from memory paid (loop_estimate::prefetched_ns added back: scheduler::best_loop).
   static constexpr double parallel_gain = 0.8;
   // A tile is taken only if it is estimated at most this fraction of the best loop's time: the
   // model prices bytes, not the shorter rows a strip cuts the output's into (shorter loops in the

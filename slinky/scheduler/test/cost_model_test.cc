@@ -721,6 +721,10 @@ TEST(cost_model, streams_from_memory_within_the_prefetch_window_are_hidden) {
     const double iterations = static_cast<double>(n) / step;
     const double full = cost(a, s, 1, without);
     EXPECT_NEAR(full - cost(a, s, 1, with), iterations * 2 * hidden * rate, 1e-6 * full);
+    // The estimate says what it took off (what a parallel loop is judged against adds it back).
+    const loop_estimate e = cost_model(with, 0.5).loop(a.counts, s, 1);
+    EXPECT_NEAR(e.prefetched_ns, iterations * 2 * hidden * rate, 1e-6 * full);
+    EXPECT_NEAR(e.ns + e.prefetched_ns, full, 1e-6 * full);
   }
   // At most the iteration's other work: with none (no calls, bytes in cache and work free), nothing
   // is hidden.
@@ -732,6 +736,8 @@ TEST(cost_model, streams_from_memory_within_the_prefetch_window_are_hidden) {
   EXPECT_DOUBLE_EQ(cost(a, 512, 1, idle), cost(a, 512, 1, idle_without));
   // Parallel loops alike, on each worker.
   EXPECT_LT(cost(a, 512, 2, with), cost(a, 512, 2, without));
+  const loop_estimate par = cost_model(with, 0.5).loop(a.counts, 512, 2);
+  EXPECT_NEAR(par.ns + par.prefetched_ns, cost(a, 512, 2, without), 1e-6 * par.ns);
 }
 
 // measure_prefetch_bytes reads the window from the stall of chunks of 2 KiB through the inverse of

@@ -661,17 +661,15 @@ TEST(elementwise_steps, chunks_of_streams_from_memory_fit_the_prefetch_window) {
   EXPECT_GE(step_of(m, nullptr), 1024);
   m.prefetch_bytes = 2048;
   EXPECT_EQ(step_of(m, nullptr), 512);
-  // Two threads: the parallel loop, priced about as the serial one (not below it by the margin a
-  // parallel loop must win by), is the next-best candidate the refinement measures.
+  // Two threads: the parallel loop, in chunks beyond the window. Priced with what the prefetcher
+  // hides, it is about as fast as the serial chunks of 512; with every byte from memory paid, it
+  // beats them by the margin a parallel loop must win by (cost_model::parallel_gain), and that is
+  // how it is judged (on the AMD development machine the serial chunks ran 6.5 to 7.2 ms, the
+  // parallel loop 4.7 to 5.7).
   m.threads = 2;
   schedule_report r;
-  EXPECT_EQ(step_of(m, &r), 512);
-  EXPECT_FALSE(r.loops[0].parallel);
-  ASSERT_TRUE(r.loops[0].has_next);
-  EXPECT_TRUE(r.loops[0].next_parallel);
-  EXPECT_EQ(r.loops[0].next_dim, 0);
-  EXPECT_GT(r.loops[0].next_step, 512);
-  EXPECT_LT(r.loops[0].next_cost_ns, r.loops[0].cost_ns / 0.8);  // cost_model::parallel_gain
+  EXPECT_GT(step_of(m, &r), 512);
+  EXPECT_TRUE(r.loops[0].parallel);
 
   // What it computes, on a smaller chain (the same steps, its buffers in memory on this machine).
   auto g = elementwise_chain(4);
