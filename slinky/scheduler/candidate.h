@@ -53,7 +53,8 @@ struct candidate {
   // preferred a step with a smaller working set).
   double cheapest_ns = 0;
   // The cheapest of the steps' estimates with nothing hidden by the prefetcher (ns +
-  // prefetched_ns): what a parallel loop must clearly beat (scheduler::best_loop).
+  // prefetched_ns), as best_step priced them: what scheduler::best_loop compares a serial and a
+  // parallel loop by (not kept up to date for a tile's strips, which it does not compare).
   double cheapest_unhidden_ns = 0;
   // One per member of the group, in the group's order: set for the chosen candidate only.
   std::vector<func_site> sites;
