@@ -197,13 +197,12 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
   // parts of the external windows it read come from where their buffers are, not from this
   // core's cache.
   // A serial loop's windows' overlap with the previous iteration's, where the working set is in
-  // L1 or L2: mostly hidden behind the work (overlap_hidden). A pipelined loop's overlap comes from
-  // another core (handoff_ns, below).
-  const double hidden = workers == 1 && e.level <= 1 ? overlap_hidden : 0;
+  // L1 or L2: mostly hidden behind the work (overlap_hidden). A parallel loop's previous iteration
+  // ran on another core (above; a pipelined one's hand-off: handoff_ns, below).
+  const double overlap_share = workers == 1 && e.level <= 1 ? overlap_hidden : 0;
   const double cached_ns =
-      workers > 1 ? p.external_cached_ns(st, S) : (1 - hidden) * c.external_cached_bytes(st, S) * r;
-  const double hidden_overlap = hidden * c.overlap_bytes(st, S);
-  const double internal_ns = std::max(0.0, c.internal_bytes(st, S) - hidden_overlap) * r;
+      workers > 1 ? p.external_cached_ns(st, S) : (1 - overlap_share) * c.external_cached_bytes(st, S) * r;
+  const double internal_ns = std::max(0.0, c.internal_bytes(st, S) - overlap_share * c.overlap_bytes(st, S)) * r;
   const double work_and_bytes_ns = internal_ns + cached_ns + p.streamed_ns(st, S) + p.work_ns(st, S);
   // The part of the streams from memory the prefetcher fetches while the rest of the iteration
   // runs, on each worker's core alike.

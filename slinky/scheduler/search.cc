@@ -295,14 +295,11 @@ candidate scheduler::best_loop(int h, int d, const std::vector<int>& members, st
   // window measured at 1.2 KiB and 8.2 ns per call, the parallel chain of 4 took serial chunks of
   // 256 priced as hiding all of memory's time: 20.5 ms against the parallel loop's 10.9).
   // Between parallel loops, the cheaper.
-  double limit = cost_model::parallel_gain * c.cheapest_unhidden_ns;
-  bool parallel_taken = false;
+  const double serial_limit = cost_model::parallel_gain * c.cheapest_unhidden_ns;
   auto consider_parallel = [&](const loop_analysis& a, int workers) {
     if (workers < 2) return;
     candidate p = best_step(a, workers, max_step);
-    if ((parallel_taken ? p.cheapest_ns : p.cheapest_unhidden_ns) < limit) {
-      limit = p.cheapest_ns;
-      parallel_taken = true;
+    if (c.loops[0].parallel ? p.cheapest_ns < c.cheapest_ns : p.cheapest_unhidden_ns < serial_limit) {
       c = std::move(p);
       kept_out.reset();
     } else if (!c.loops[0].parallel && (!kept_out || p.cheapest_ns < kept_out->cheapest_ns)) {
