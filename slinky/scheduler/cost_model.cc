@@ -152,6 +152,12 @@ loop_prices cost_model::price(const loop_counts& c) const {
   p.roots_ns = roots_ns(c.roots);
   for (const read_counts& r : c.invariant_reads) p.invariant_ns += r.bytes * m_.ns_per_byte[r.level];
   p.roots_reread_ns = roots_reread_ns(c.roots, p.roots_reread_level);
+  for (const loop_counts::reread& r : c.rereads) {
+    p.refetch_ns += r.window * std::max(0.0, m_.ns_per_byte[r.window_level] - m_.ns_per_byte[r.level]);
+  }
+  for (const read_counts& r : c.refetched) {
+    p.refetch_ns += r.bytes * std::max(0.0, m_.ns_per_byte[r.level] - m_.ns_per_byte[0]);
+  }
   return p;
 }
 
@@ -215,13 +221,15 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
     // iteration (handoff_memory_ratio).
     const double handoff_ns =
         c.sliding > 0 ? c.overlap_bytes(st, S) * std::max(0.0, handoff_memory_ratio * m_.ns_per_byte[3] - r) : 0;
-    loop_ns = per_worker * (calls_ns + work_and_bytes_ns - hidden_ns + handoff_ns + parallel_iteration_ns) /
+    loop_ns = per_worker *
+                  (calls_ns + work_and_bytes_ns - hidden_ns + handoff_ns + parallel_iteration_ns + p.refetch_ns) /
                   parallel_efficiency +
               fork_join_ns;
     e.prefetched_ns = per_worker * hidden_ns / parallel_efficiency;
   } else {
     // Every iteration calls; the bytes are those of the whole extent (the last chunk is truncated).
-    loop_ns = iterations * calls_ns + static_cast<double>(c.extent) / st * (work_and_bytes_ns - hidden_ns);
+    loop_ns = iterations * calls_ns + static_cast<double>(c.extent) / st * (work_and_bytes_ns - hidden_ns) +
+              (iterations - 1) * p.refetch_ns;
     e.prefetched_ns = static_cast<double>(c.extent) / st * hidden_ns;
   }
   e.ns = loop_ns + p.roots_ns + p.invariant_ns + page_ns(fold);

@@ -141,19 +141,30 @@ struct loop_counts {
   // of their whole buffers).
   std::vector<root_term> roots;
   std::vector<read_counts> invariant_reads;
-  // The invariant windows that the callbacks read again for each row they compute (a row: a run
-  // along the reading func's output dim 0; the operand b of a product c = a x b, whose window is
-  // the same for every row of c): per iteration, the rows times the window's bytes, from the level
-  // the window fits in (cost_model::rereads_ns). These reads are the same for a loop over rows and
-  // for no loop (each row reads the whole operand), and they are charged apart from the estimate
-  // (loop_estimate::reread_ns): they decide between a tile, whose strips read a strip of the
-  // operand that may fit a cache, and the rest.
+  // The invariant windows that the callbacks read again row by row (a row: a run along the
+  // reading func's output dim 0; sched_node::row_window_share): the operand b of a product c =
+  // a x b, whose window is the same for every row of c, or one block of it per row where the
+  // product's reduction is split in blocks. Per iteration, the bytes the rows read (`bytes`),
+  // from the level one row's part of the window fits in (`level`); beyond the window's first
+  // read, these reads are the same for a loop over rows and for no loop (each row reads its part),
+  // and they are charged apart from the estimate (loop_estimate::reread_ns, cost_model::rereads_ns):
+  // they decide between a tile, whose strips read a strip of the operand that may fit a cache, and
+  // the rest. Where the whole window (`window` bytes) fits only a farther level than one row's
+  // part (`window_level`: b's 6.5 MB beyond the L2, its blocks of 800 KB in it), each iteration
+  // after the first reads it from there once, in the estimate (loop_prices::refetch_ns): that
+  // part grows with the iterations.
   struct reread {
     linear_in_step bytes;
     double window = 0;
     int level = memory_level;
+    int window_level = memory_level;
   };
   std::vector<reread> rereads;
+  // The invariant windows not read row by row: every iteration reads each of them whole (what the
+  // callbacks read of them within an iteration is their work, at L1's rate), each iteration after
+  // the first from the level it fits in alone (loop_prices::refetch_ns): the operand a of a
+  // product split in blocks of its reduction, looped over the columns of b.
+  std::vector<read_counts> refetched;
   int calls_per_iteration = 0;
   // The hinted costs per call of the funcs in the loop (func::cost_hints::ns_per_call), summed:
   // charged once per iteration beside the calls' overhead.
@@ -202,6 +213,9 @@ struct loop_prices {
   // deepest level they are served from (-1 if none).
   double roots_reread_ns = 0;
   int roots_reread_level = -1;
+  // What each iteration after the first pays to read again the windows of loop_counts::rereads
+  // that fit only a farther level than one row's part of them, beyond that part's level's rate.
+  double refetch_ns = 0;
 };
 
 // The estimate of a loop at one step.

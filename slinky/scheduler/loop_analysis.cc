@@ -13,21 +13,16 @@ namespace scheduler_internal {
 
 namespace {
 
-// The bytes of an external buffer's box.
-double box_bytes(const std::vector<index_range>& box, index_t elem_size) {
-  double b = static_cast<double>(elem_size);
-  for (const index_range& r : box) b *= static_cast<double>(r.extent());
-  return b;
-}
-
 // A buffer read by the loop's funcs from outside the loop: the hull of what they read in each
 // probe, and the level its whole buffer is in.
 struct external_read {
   std::vector<index_range> box[3];
   index_t elem_size = 4;
   double total_bytes = -1;
-  // The rows of the funcs reading it per row (sched_node::read_per_row) at each probe.
+  // The rows of the funcs reading it row by row at each probe, each counted as its share of the
+  // window (sched_node::row_window_share), and the largest share.
   double rows[3] = {0, 0, 0};
+  double row_share = 0;
 };
 
 // Whether a window of `rank` dims at two consecutive iterations (w0, w1) moves along its outermost
@@ -50,16 +45,23 @@ bool moves_along_outermost(const index_range* w0, const index_range* w1, std::si
 
 // Accounts for a window read from outside the loop, of `bytes[q]` at the probes (q = 0: step S
 // at y; 1: step S at y + S; 2: step 2S at y), `overlap_bytes` of the first two in common, from a
-// buffer at `level`; `rows[q]` rows of the funcs reading it read it whole for each row (the
-// window then at `window_level`); `continuing`: its new part continues the previous iteration's
-// in memory (moves_along_outermost, outside a tile).
-void add_external(loop_analysis& a, const double bytes[3], double overlap_bytes, int level, const double rows[3],
-                  int window_level, bool continuing) {
+// buffer at `level`; the funcs reading it row by row read `rows[q]` times the window, the largest
+// share of it one row reads is `row_share` (sched_node::row_window_share); `continuing`: its new
+// part continues the previous iteration's in memory (moves_along_outermost, outside a tile).
+void add_external(loop_analysis& a, const cost_model& model, const double bytes[3], double overlap_bytes, int level,
+                  const double rows[3], double row_share, bool continuing) {
   loop_counts& c = a.counts;
   if (bytes[0] == bytes[1] && bytes[0] == bytes[2] && overlap_bytes >= bytes[0]) {
     c.invariant_bytes += bytes[0];
     c.invariant_reads.push_back({bytes[0], level});
-    if (rows[0] > 0) c.rereads.push_back({{rows[0] * bytes[0], rows[2] * bytes[0]}, bytes[0], window_level});
+    if (rows[0] > 0) {
+      c.rereads.push_back({{rows[0] * bytes[0], rows[2] * bytes[0]},
+                           bytes[0],
+                           model.level_of(row_share * bytes[0]),
+                           model.level_of(bytes[0])});
+    } else {
+      c.refetched.push_back({bytes[0], model.level_of(bytes[0])});
+    }
     return;
   }
   ++c.buffers;
@@ -190,6 +192,7 @@ void analysis_pass::reset(int dim) {
   reuse(old.counts.roots, c.roots);
   reuse(old.counts.invariant_reads, c.invariant_reads);
   reuse(old.counts.rereads, c.rereads);
+  reuse(old.counts.refetched, c.refetched);
   plan.in_loop.resize(g.nodes.size());
   plan.reason.resize(g.nodes.size());
   plan.moving_dim.resize(g.nodes.size());
@@ -202,6 +205,7 @@ void analysis_pass::reset(int dim) {
       s.rows[q].resize(g.nodes.size());
     }
     s.failed.resize(g.nodes.size());
+    s.row_share.resize(g.nodes.size());
     s.member_mark.resize(g.nodes.size());
     s.position.resize(g.nodes.size());
   }
@@ -218,6 +222,7 @@ void analysis_pass::reset(int dim) {
       s.rows[q][i] = 0;
     }
     s.failed[i] = 0;
+    s.row_share[i] = 0;
     s.member_mark[i] = s.mark;
   }
   SLINKY_ASSERT(h == members.front(), "the head is the first member");
@@ -329,8 +334,8 @@ void analysis_pass::account_root(int i, place_reason why) {
     s.produce[0][n.slot + v] = intersect(s.window[0][n.slot + v], s.window[1][n.slot + v]);
   }
   const double rows[3] = {s.rows[0][i], s.rows[1][i], s.rows[2][i]};
-  add_external(plan, bytes, g.region_bytes(n, s.produce[0].data()), model.level_of(n.full_bytes), rows,
-               model.level_of(bytes[0]), continuing(s.window[0].data() + n.slot, s.window[1].data() + n.slot, n.rank));
+  add_external(plan, model, bytes, g.region_bytes(n, s.produce[0].data()), model.level_of(n.full_bytes), rows,
+               s.row_share[i], continuing(s.window[0].data() + n.slot, s.window[1].data() + n.slot, n.rank));
 }
 
 // Member i in the loop: what each iteration computes (the part of its window earlier iterations
@@ -426,7 +431,8 @@ void analysis_pass::read_inputs(int i) {
   }
   for (std::size_t k = 0; k < n.f->inputs().size(); ++k) {
     const func::input& in = n.f->inputs()[k];
-    const bool per_row = row_slot >= 0 && k < n.read_per_row.size() && n.read_per_row[k];
+    const double share = row_slot >= 0 && k < n.row_window_share.size() ? n.row_window_share[k] : 0;
+    const bool per_row = share > 0;
     const buffer_expr* b = in.buffer.get();
     const int p = g.producer_of(b);
     const bool member = p >= 0 && p != h && s.member_mark[p] == s.mark;
@@ -458,10 +464,16 @@ void analysis_pass::read_inputs(int i) {
         SLINKY_ASSERT(!plan.in_loop[p], "producers are placed after their consumers");
         add_to_region(g.nodes[p], g.produced.at(b).second, s.needed, s.window[q].data());
         s.reads[q][p] += box_bytes(s.needed, g.elem_size(b));
-        if (per_row) s.rows[q][p] += rows[q];
+        if (per_row) {
+          s.rows[q][p] += rows[q] * share;
+          s.row_share[p] = std::max(s.row_share[p], share);
+        }
         continue;
       }
-      if (per_row) ext->rows[q] += rows[q];
+      if (per_row) {
+        ext->rows[q] += rows[q] * share;
+        ext->row_share = std::max(ext->row_share, share);
+      }
       std::vector<index_range>& box = ext->box[q];
       if (box.empty()) {
         box = s.needed;
@@ -577,7 +589,7 @@ void analysis_pass::account_externals() {
       overlap[d] = intersect(e.box[0][d], e.box[1][d]);
     }
     const double total = e.total_bytes >= 0 ? e.total_bytes : bytes[0] * plan.counts.extent / plan.counts.probe_step;
-    add_external(plan, bytes, box_bytes(overlap, e.elem_size), model.level_of(total), e.rows, model.level_of(bytes[0]),
+    add_external(plan, model, bytes, box_bytes(overlap, e.elem_size), model.level_of(total), e.rows, e.row_share,
                  e.box[0].size() == e.box[1].size() && continuing(e.box[0].data(), e.box[1].data(), e.box[0].size()));
   }
 }

@@ -101,8 +101,10 @@ public:
   struct scratch {
     std::vector<index_range> window[3], produce[3];
     std::vector<double> reads[3];
-    // The rows of the funcs in the loop reading a func per row (sched_node::read_per_row).
+    // The rows of the funcs in the loop reading a func row by row, each counted as its share of
+    // the window (sched_node::row_window_share), and the largest share.
     std::vector<double> rows[3];
+    std::vector<double> row_share;
     std::vector<char> failed;
     std::vector<index_range> needed;
     // The members of the analysis being made: member_mark[i] == mark.

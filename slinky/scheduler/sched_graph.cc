@@ -205,6 +205,12 @@ void build_sched_graph(const std::vector<buffer_expr_ptr>& inputs, const std::ve
   }
 }
 
+double box_bytes(const std::vector<index_range>& box, index_t elem_size) {
+  double b = static_cast<double>(elem_size);
+  for (const index_range& r : box) b *= static_cast<double>(r.extent());
+  return b;
+}
+
 bool consumer_reads(const sched_graph& g, const sched_node& c, const index_range* regions, const func::input& in,
                     std::vector<index_range>& result) {
   // An output_slice (a stack's input) needs no special case: the bounds are in terms of the
@@ -283,6 +289,58 @@ double footprint_of_point(const sched_graph& g, const sched_node& n, index_range
   return bytes;
 }
 
+// Whether two boxes of the same rank have no element in common.
+bool disjoint(const std::vector<index_range>& a, const std::vector<index_range>& b) {
+  for (std::size_t d = 0; d < a.size() && d < b.size(); ++d) {
+    if (intersect(a[d], b[d]).empty()) return true;
+  }
+  return false;
+}
+
+// sched_node::row_window_share of input `in` of node c, whose window for its whole region
+// (`regions`, c's slots final) is `needed`: the window of the middle row (`row`), and those of
+// its neighbours along each other slot (`next`).
+double row_window_share(const sched_graph& g, const sched_node& c, index_range* regions, const func::input& in,
+                        int row_slot, const std::vector<index_range>& needed, std::vector<index_range>& row,
+                        std::vector<index_range>& next) {
+  index_range saved[8];
+  if (c.rank > 8) return 0;
+  std::copy_n(regions + c.slot, c.rank, saved);
+  for (std::size_t v = 0; v < c.rank; ++v) {
+    if (static_cast<int>(v) == row_slot) continue;
+    const index_range& r = saved[v];
+    const index_t mid = r.min + (r.max - r.min) / 2;
+    regions[c.slot + v] = {mid, mid};
+  }
+  double share = 0;
+  if (consumer_reads(g, c, regions, in, row) && row.size() == needed.size() &&
+      std::none_of(row.begin(), row.end(), [](const index_range& r) { return r.empty(); })) {
+    if (row == needed) {
+      share = 1;
+    } else {
+      // Rows sharing their window along some slot, none overlapping a neighbour's in part.
+      bool shared = false, partial = false;
+      for (std::size_t v = 0; v < c.rank && !partial; ++v) {
+        if (static_cast<int>(v) == row_slot || saved[v].extent() < 2) continue;
+        const index_t mid = regions[c.slot + v].min;
+        const index_t other = mid < saved[v].max ? mid + 1 : mid - 1;
+        regions[c.slot + v] = {other, other};
+        if (!consumer_reads(g, c, regions, in, next) || next.size() != row.size()) {
+          partial = true;
+        } else if (next == row) {
+          shared = true;
+        } else if (!disjoint(next, row)) {
+          partial = true;
+        }
+        regions[c.slot + v] = {mid, mid};
+      }
+      if (shared && !partial) share = box_bytes(row, 1) / box_bytes(needed, 1);
+    }
+  }
+  std::copy_n(saved, c.rank, regions + c.slot);
+  return share;
+}
+
 // Whether, along the destination's dim `x`, the source advances its own dim `x` by one element and
 // no other dim (the coefficients of a linear map, linear_map::coeff[source dim][destination dim]).
 bool unit_step(const linear_map& m, std::size_t x) {
@@ -348,7 +406,7 @@ void full_regions(sched_graph& g, const cost_model& model, std::vector<index_ran
   regions.assign(g.num_slots, index_range());
   // Funcs shared by several outputs are not analyzed (the scheduler leaves them at the root).
   for (sched_node& n : g.nodes) n.full_known = n.group >= 0;
-  std::vector<index_range> needed, row_needed;
+  std::vector<index_range> needed, row_needed, next_needed;
   for (int i : g.order) {
     sched_node& c = g.nodes[i];
     if (c.head) {
@@ -392,7 +450,7 @@ void full_regions(sched_graph& g, const cost_model& model, std::vector<index_ran
     c.at_root.strided_copy = c.strided_copy;
     // An output's region is the client's buffer, not allocated by the pipeline.
     c.at_root.allocated = !c.head;
-    c.read_per_row.assign(c.f->inputs().size(), 0);
+    c.row_window_share.assign(c.f->inputs().size(), 0);
     c.at_root.rereads.clear();
     // The rows of its region: the points over the extent of the variable of its output's dim 0.
     const int row_slot =
@@ -404,24 +462,13 @@ void full_regions(sched_graph& g, const cost_model& model, std::vector<index_ran
       const int p = g.producer_of(b);
       const bool ok = c.full_known && consumer_reads(g, c, regions.data(), in, needed);
       if (ok && rows >= 2) {
-        // The window of one row (the middle one) the same as the whole region's: read per row.
-        index_range saved[8];
-        if (c.rank <= 8) {
-          std::copy_n(regions.begin() + c.slot, c.rank, saved);
-          for (std::size_t v = 0; v < c.rank; ++v) {
-            if (static_cast<int>(v) == row_slot) continue;
-            const index_range& r = saved[v];
-            const index_t mid = r.min + (r.max - r.min) / 2;
-            regions[c.slot + v] = {mid, mid};
-          }
-          c.read_per_row[k] = consumer_reads(g, c, regions.data(), in, row_needed) && row_needed == needed;
-          std::copy_n(saved, c.rank, regions.begin() + c.slot);
-        }
-        if (c.read_per_row[k]) {
-          double bytes = static_cast<double>(g.elem_size(b));
-          for (const index_range& r : needed) bytes *= static_cast<double>(r.extent());
-          c.at_root.rereads.push_back({(rows - 1) * bytes, model.level_of(bytes)});
-        }
+        const double share = row_window_share(g, c, regions.data(), in, row_slot, needed, row_needed, next_needed);
+        c.row_window_share[k] = share;
+        // Beyond the first read of the whole window, the rows' reads of theirs, from the level one
+        // row's window fits in.
+        const double bytes = box_bytes(needed, g.elem_size(b));
+        const double again = (rows * share - 1) * bytes;
+        if (share > 0 && again > 0) c.at_root.rereads.push_back({again, model.level_of(share * bytes)});
       }
       if (p >= 0 && !g.nodes[p].head && g.nodes[p].group == c.group && c.group >= 0) {
         if (ok) {

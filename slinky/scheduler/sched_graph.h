@@ -52,10 +52,15 @@ struct sched_node {
   double footprint_bytes = 0;
   // What it does computed whole at the root: the above, and its reads from outside its group.
   root_counts at_root;
-  // Per input (in the func's order): the callback reads the same window of it for every row of
-  // its region (a row: a run along its first output's dim 0), as a product c = a x b reads all of
-  // b's window for each row of c. Such an input is read again row by row (loop_counts::rereads).
-  std::vector<char> read_per_row;
+  // Per input (in the func's order): where the callback reads it row by row (a row: a run along
+  // its first output's dim 0), the share of its window for the whole region that one row reads;
+  // 0 where it does not. Read row by row: the rows that differ along some other variable read the
+  // same window, and no row's window overlaps a neighbouring row's in part. A product c = a x b
+  // reads all of b's window for each row of c (1); a product whose reduction is split in 8 blocks,
+  // one block per row of its partial sums, reads an eighth of b for each (1/8); a stencil's rows
+  // read windows overlapping their neighbours' (0). Such an input is read again row by row
+  // (loop_counts::rereads).
+  std::vector<double> row_window_share;
   // Its one output, an intermediate whose layout the client left to the builder, is read only by
   // a copy that reads it point for point (each dim at the copy's variable of the same dim: a pad or
   // a crop, not translated) and neither crops nor slices its output: the builder removes such a
@@ -121,6 +126,9 @@ index_t hinted_multiple(const func& f, int dim);
 // nothing produces), finds each func's consumers and group, and records the known shapes.
 void build_sched_graph(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
                        const schedule_shapes& shapes, sched_graph& g);
+
+// The bytes of a box of elements of `elem_size` bytes.
+double box_bytes(const std::vector<index_range>& box, index_t elem_size);
 
 // The region of input `in` of node c that c reads over the region regions[c.slot...], restricted
 // by the input's output_crop (all ranges empty if the crop leaves none of the region); false if it

@@ -446,3 +446,93 @@ TEST(schedule, parallel_strips_stay_within_the_l3_budget) {
 }
 
 }  // namespace slinky
+
+namespace slinky {
+
+using namespace schedule_test;
+
+namespace {
+
+// partial(j, i, s) = sum over k in block s of a(k, i) b(j, k); out(j, i) = sum over s of
+// partial(j, i, s): a product whose reduction is split in blocks, each row of partial reading one
+// block of b's rows.
+struct split_product_graph {
+  node_context ctx;
+  buffer_expr_ptr a, b, partial, out;
+  std::vector<func> funcs;
+
+  explicit split_product_graph(index_t block, index_t blocks) {
+    var i(ctx, "i"), j(ctx, "j"), s(ctx, "s");
+    a = buffer_expr::make(ctx, "a", 2, sizeof(float));
+    b = buffer_expr::make(ctx, "b", 2, sizeof(float));
+    partial = buffer_expr::make(ctx, "partial", 3, sizeof(float));
+    out = buffer_expr::make(ctx, "out", 2, sizeof(float));
+    auto partial_sums = [block](const buffer<const float>& a, const buffer<const float>& b, const buffer<float>& p) {
+      for (index_t s = p.dim(2).min(); s <= p.dim(2).max(); ++s) {
+        for (index_t i = p.dim(1).min(); i <= p.dim(1).max(); ++i) {
+          for (index_t j = p.dim(0).min(); j <= p.dim(0).max(); ++j) {
+            float sum = 0.0f;
+            for (index_t k = s * block; k < (s + 1) * block; ++k) sum += a(k, i) * b(j, k);
+            p(j, i, s) = sum;
+          }
+        }
+      }
+      return 0;
+    };
+    auto sum_blocks = [](const buffer<const float>& p, const buffer<float>& out) {
+      for (index_t i = out.dim(1).min(); i <= out.dim(1).max(); ++i) {
+        for (index_t j = out.dim(0).min(); j <= out.dim(0).max(); ++j) {
+          float sum = 0.0f;
+          for (index_t s = p.dim(2).min(); s <= p.dim(2).max(); ++s) sum += p(j, i, s);
+          out(j, i) = sum;
+        }
+      }
+      return 0;
+    };
+    const interval_expr ks = bounds(s * block, s * block + block - 1);
+    funcs.push_back(func::make(std::move(partial_sums), {{a, {ks, point(i)}}, {b, {point(j), ks}}},
+                               {{partial, {j, i, s}}}, {.name = "partial"}));
+    funcs.push_back(func::make(std::move(sum_blocks), {{partial, {point(j), point(i), bounds(0, blocks - 1)}}},
+                               {{out, {j, i}}}, {.name = "out"}));
+  }
+};
+
+}  // namespace
+
+// The split product on a machine whose L2 holds one block of b but not b: looping over the rows
+// of partial one at a time, every iteration would read all of b from the L3 again (one block per
+// row of each block). The scheduler takes fewer iterations (larger steps, a tile whose strips of
+// b fit the L2, or no loop), and the pipeline computes the product.
+TEST(schedule, split_product_reads_its_operand_from_beyond_the_l2_in_few_iterations) {
+  const index_t m_rows = 64, n = 64, block = 32, blocks = 16, k = block * blocks;
+  const machine m = small_machine();
+  ASSERT_GT(n * k * index_t{sizeof(float)}, m.l2_bytes);
+  ASSERT_LE(n * block * index_t{sizeof(float)}, m.l2_bytes / 2);
+  split_product_graph g(block, blocks);
+  schedule_report r = schedule({g.a, g.b}, {g.out},
+                               schedule_shapes().add(g.a, {k, m_rows}).add(g.b, {n, k}).add(g.out, {n, m_rows}), m);
+  const std::string text = r.to_string(&g.ctx);
+  // b read whole (untiled) by every iteration: at most a quarter as many iterations as rows.
+  if (r.loops[0].looped && r.loops[0].outer_dim < 0) EXPECT_LE(r.loops[0].iterations, m_rows / 4) << text;
+  buffer<float, 2> a_buf({k, m_rows}), b_buf({n, k}), out_buf({n, m_rows});
+  for (auto* x : {&a_buf, &b_buf, &out_buf}) x->allocate();
+  for (index_t i = 0; i < m_rows; ++i) {
+    for (index_t kk = 0; kk < k; ++kk) a_buf(kk, i) = static_cast<float>((i * 7 + kk * 3) % 11) - 5.0f;
+  }
+  for (index_t kk = 0; kk < k; ++kk) {
+    for (index_t j = 0; j < n; ++j) b_buf(j, kk) = static_cast<float>((kk * 5 + j) % 13) - 6.0f;
+  }
+  pipeline p = build_pipeline(g.ctx, {g.a, g.b}, {g.out});
+  const raw_buffer* inputs[] = {&a_buf, &b_buf};
+  const raw_buffer* outputs[] = {&out_buf};
+  ASSERT_EQ(p.evaluate(inputs, outputs), 0) << text;
+  for (index_t i = 0; i < m_rows; ++i) {
+    for (index_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (index_t kk = 0; kk < k; ++kk) sum += a_buf(kk, i) * b_buf(j, kk);
+      ASSERT_EQ(out_buf(j, i), sum) << i << ", " << j;
+    }
+  }
+}
+
+}  // namespace slinky
