@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 namespace slinky {
 
@@ -17,6 +18,12 @@ void builder_error(const std::string& message) {
   std::fprintf(stderr, "slinky: build error: %s\n", message.c_str());
   std::fflush(stderr);
   std::abort();
+}
+
+void func_make_arity_error(std::size_t arity, std::size_t inputs, std::size_t outputs, const std::string& name) {
+  builder_error("func::make: the callback takes " + std::to_string(arity) + " buffers, but " + std::to_string(inputs) +
+                " inputs and " + std::to_string(outputs) + " outputs were given" +
+                (name.empty() ? "" : " (func " + name + ")"));
 }
 
 }  // namespace internal

@@ -620,6 +620,11 @@ void elem_sizes_of(index_t* result, std::index_sequence<Is...>) {
 // returns (the caller must bail out with something inert), else on stderr, and aborts.
 void builder_error(const std::string& message);
 
+// builder_error for func::make given `inputs` and `outputs` buffers for a callback taking `arity`
+// (out of line: the message's concatenations inlined into every func::make instantiation set off
+// GCC 12's -Warray-bounds and -Wstringop-overflow in clients built with -O2 -Wall).
+void func_make_arity_error(std::size_t arity, std::size_t inputs, std::size_t outputs, const std::string& name);
+
 // The entries of in.bounds the builder uses: the first rank of them. A client may give a longer
 // box (a table of rank 1 given the box of a rank-2 output); the rest is ignored (API_COMPAT 5.1).
 inline span<const interval_expr> used_bounds(const func::input& in) {
@@ -641,9 +646,7 @@ func func::make(Fn&& fn, std::vector<input> inputs, std::vector<output> outputs,
                                   std::tuple<const buffer<T>&...>>;
   constexpr std::size_t arity = std::tuple_size_v<args>;
   if (inputs.size() + outputs.size() != arity) {
-    internal::builder_error("func::make: the callback takes " + std::to_string(arity) + " buffers, but " +
-                            std::to_string(inputs.size()) + " inputs and " + std::to_string(outputs.size()) +
-                            " outputs were given" + (attrs.name.empty() ? "" : " (func " + attrs.name + ")"));
+    internal::func_make_arity_error(arity, inputs.size(), outputs.size(), attrs.name);
     return func();
   }
   // Buffers without an element size take it from the callback's element types.

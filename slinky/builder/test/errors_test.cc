@@ -496,7 +496,9 @@ TEST(bad_input, each_check_names_the_buffer) {
       small.allocate();
       r = s.run(&small, &out);
       EXPECT_NE(r.first, 0);
-      const std::string expected = (side == 0 ? "buffer_min(in, " : "buffer_max(in, ") + std::to_string(d) + ")";
+      std::string expected = side == 0 ? "buffer_min(in, " : "buffer_max(in, ";
+      expected += std::to_string(d);
+      expected += ")";
       EXPECT_NE(r.second.find(expected), std::string::npos) << r.second;
       EXPECT_TRUE(untouched());
     }

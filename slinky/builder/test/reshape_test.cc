@@ -614,11 +614,15 @@ param_result run_param_chain(const param_case& pc) {
   for (std::size_t d = 0; d < rd; ++d) xd.emplace_back(ctx, names[d]);
   std::vector<expr> radix, row;
   for (std::size_t k = 0; k + 1 < rs; ++k) {
-    args.emplace_back(ctx, "E" + std::to_string(k));
+    std::string name = "E";
+    name += std::to_string(k);
+    args.emplace_back(ctx, name);
     radix.push_back(args.back());
   }
   for (std::size_t j = 0; j + 1 < rd; ++j) {
-    args.emplace_back(ctx, "W" + std::to_string(j));
+    std::string name = "W";
+    name += std::to_string(j);
+    args.emplace_back(ctx, name);
     row.push_back(args.back());
   }
   // The top digit's radix, when written with % too: 1 + the largest top digit.
