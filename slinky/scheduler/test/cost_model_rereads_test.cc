@@ -11,6 +11,7 @@
 #include "slinky/scheduler/cost_model.h"
 #include "slinky/scheduler/loop_analysis.h"
 #include "slinky/scheduler/schedule.h"
+#include "slinky/scheduler/test/schedule_test_util.h"
 
 namespace slinky {
 
@@ -22,15 +23,8 @@ index_t product_kernel(const buffer<const float>&, const buffer<const float>&, c
 index_t split_kernel(const buffer<const float>&, const buffer<const float>&, const buffer<float>&) { return 0; }
 index_t stencil_kernel(const buffer<const float>&, const buffer<float>&) { return 0; }
 
-machine test_machine() {
-  machine m;
-  m.l1_bytes = 32 * 1024;
-  m.l2_bytes = 1024 * 1024;
-  m.l3_bytes = 8 * 1024 * 1024;
-  m.threads = 1;
-  m.call_overhead_ns = 10;
-  return m;
-}
+// The development machine's description (48 KiB L1, 1 MiB L2, 8 MiB L3), one thread.
+machine test_machine() { return schedule_test::development_machine(1); }
 
 // partial(j, i, s) = sum over k in block s of a(k, i) b(j, k), `blocks` blocks of `block`: each
 // row of partial (a run along j) reads one block of b's rows.
