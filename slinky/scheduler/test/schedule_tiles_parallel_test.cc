@@ -513,7 +513,9 @@ TEST(schedule, split_product_reads_its_operand_from_beyond_the_l2_in_few_iterati
                                schedule_shapes().add(g.a, {k, m_rows}).add(g.b, {n, k}).add(g.out, {n, m_rows}), m);
   const std::string text = r.to_string(&g.ctx);
   // b read whole (untiled) by every iteration: at most a quarter as many iterations as rows.
-  if (r.loops[0].looped && r.loops[0].outer_dim < 0) EXPECT_LE(r.loops[0].iterations, m_rows / 4) << text;
+  if (r.loops[0].looped && r.loops[0].outer_dim < 0) {
+    EXPECT_LE(r.loops[0].iterations, m_rows / 4) << text;
+  }
   buffer<float, 2> a_buf({k, m_rows}), b_buf({n, k}), out_buf({n, m_rows});
   for (auto* x : {&a_buf, &b_buf, &out_buf}) x->allocate();
   for (index_t i = 0; i < m_rows; ++i) {
