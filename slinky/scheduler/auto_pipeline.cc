@@ -203,6 +203,18 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
   const saved_schedule saved(g);
   machine m = machine_;
   m.threads = static_cast<int>(key.back());
+  // The model's choices for the other prefetch windows, scheduled before the model's own (each
+  // from the client's schedule: the funcs are put back after each).
+  std::vector<std::pair<index_t, schedule_report>> others;
+  if (refine_.max_evaluations > 0) {
+    for (index_t window : refine_.prefetch_windows) {
+      if (window == m.prefetch_bytes || window < 0) continue;
+      machine other = m;
+      other.prefetch_bytes = window;
+      others.emplace_back(window, schedule(inputs_, outputs_, shapes, other, schedule_options_));
+      saved.restore();
+    }
+  }
   const schedule_report report = schedule(inputs_, outputs_, shapes, m, schedule_options_);
   std::string text = report.to_string(&ctx_);
   // Builds the pipeline of the funcs' schedules now.
@@ -222,9 +234,15 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
   } else if (!loops.empty()) {
     eval_context timing_ctx;
     if (ctx) timing_ctx.config = ctx->config;
+    const std::vector<scheduler_internal::refined_loop> refine_loops = loops;
     scheduler_internal::refinement refine(ctx_, refine_, std::move(loops), m.threads, build_now,
                                           [&](const pipeline& cp) { cp.evaluate(args, inputs, outputs, timing_ctx); });
-    p = refine.run(p, text);
+    std::vector<scheduler_internal::first_candidate> first;
+    for (const auto& [window, other] : others) {
+      first.push_back({scheduler_internal::other_setting(refine_loops, other),
+                       "the model's choice for a prefetch window of " + std::to_string(window) + " bytes"});
+    }
+    p = refine.run(p, text, first);
   }
   saved.restore();
 

@@ -34,26 +34,24 @@ namespace slinky {
 /// the output in place of the model's loop (a loop over another dim, or no loop:
 /// schedule_report::loop_decision::has_next; an output the model left without a loop is refined
 /// from its next-best loop), and its loop made parallel or serial (with more than one thread, not
-/// for a data-parallel loop). From the model's
-/// choice, a walk: the untried neighbours of the current candidate are evaluated, and the fastest
-/// becomes the current one unless slower than it by more than min_gain (so the walk crosses
-/// plateaus: a kernel blocked by 4 rows is as slow on 2 rows as on 1), until no neighbour is left
-/// or the walk stops; a neighbour slower by less than 4 times min_gain is first timed again with
-/// the current candidate, interleaved (the load may have made the difference). With budget left,
-/// the step of each loop of the fastest candidate is followed further, one doubling or halving at a
-/// time, past the steps tried (a time may rise and fall again along a step; down first, to its end,
-/// where the step doubled was timed within 4 times equal_time of the fastest), and the walk goes on
-/// from a step faster than that candidate; all until max_evaluations candidates were evaluated. Of
-/// the candidates measured within equal_time of the fastest (the model's choice included), the one
-/// with the smallest steps is kept (memory when time is equal: a loop's intermediates grow with the
-/// part of its dim one iteration covers; no loop covers all of it), a parallel loop's smaller steps
-/// counted with the synchronisation their iterations add (cost_model's price of a parallel
-/// iteration), and a parallel one only if within equal_time of the fastest in at least half of the
-/// interleaved rounds, round by round (below), and steps smaller than the model's choice's only
-/// if within min_gain of the fastest (the model sized its steps to the caches: smaller ones save
-/// memory they did not need, at the price of more calls). Deterministic for a fixed timer. Not
-/// done (the model's choice is kept) where an output's memory overlaps an input's or another output's:
-/// evaluating again would read what the previous evaluation wrote.
+/// for a data-parallel loop). The model's choices for other prefetch windows (prefetch_windows)
+/// are evaluated first; from the fastest of these and the model's choice, a walk: the untried neighbours of the current
+/// candidate are evaluated, and the fastest becomes the current one unless slower than it by more than min_gain (so the
+/// walk crosses plateaus: a kernel blocked by 4 rows is as slow on 2 rows as on 1), until no neighbour is left or the
+/// walk stops; a neighbour slower by less than 4 times min_gain is first timed again with the current candidate,
+/// interleaved (the load may have made the difference). With budget left, the step of each loop of the fastest
+/// candidate is followed further, one doubling or halving at a time, past the steps tried (a time may rise and fall
+/// again along a step; down first, to its end, where the step doubled was timed within 4 times equal_time of the
+/// fastest), and the walk goes on from a step faster than that candidate; all until max_evaluations candidates were
+/// evaluated. Of the candidates measured within equal_time of the fastest (the model's choice included), the one with
+/// the smallest steps is kept (memory when time is equal: a loop's intermediates grow with the part of its dim one
+/// iteration covers; no loop covers all of it), a parallel loop's smaller steps counted with the synchronisation their
+/// iterations add (cost_model's price of a parallel iteration), and a parallel one only if within equal_time of the
+/// fastest in at least half of the interleaved rounds, round by round (below), and steps smaller than the model's
+/// choice's only if within min_gain of the fastest (the model sized its steps to the caches: smaller ones save memory
+/// they did not need, at the price of more calls). Deterministic for a fixed timer. Not done (the model's choice is
+/// kept) where an output's memory overlaps an input's or another output's: evaluating again would read what the
+/// previous evaluation wrote.
 struct refine_options {
   /// The most candidates evaluated per class beyond the model's choice (0: no refinement).
   int max_evaluations = 0;
@@ -86,6 +84,15 @@ struct refine_options {
   /// those rounds: the pairs cancel most of the load, to which parallel loops' times are far more
   /// sensitive than serial ones'.
   double equal_time = 0.05;
+  /// Prefetch windows (machine::prefetch_bytes) for which the model's choice is computed again:
+  /// those choices (their steps and strips on the model's loops) are evaluated first, before the
+  /// walk, which starts from the fastest of them and the model's choice (where faster beyond
+  /// min_gain). machine::host() measures the window, and the moment decides the measure: the same
+  /// 2-core machine measured 1.9 KiB in most processes and 0 to 0.7 KiB in some (other tenants'
+  /// load), which moves an elementwise chain's steps from 512 elements to 8192 (1.6x slower
+  /// there). Windows equal to the machine's are skipped, and so are choices the same as the
+  /// model's; each choice evaluated counts in max_evaluations. Empty: none.
+  std::vector<index_t> prefetch_windows = {0, machine::host_prefetch_bytes};
   /// The time in seconds of one evaluation of the candidate named `candidate` (the looped
   /// outputs' funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "),
   /// given `run`, which evaluates it once and returns its wall-clock time. Null: run's. Tests

@@ -204,24 +204,63 @@ std::vector<refined_loop> refined_loops(const schedule_report& report, const sch
   return loops;
 }
 
+candidate_loops model_setting(const std::vector<refined_loop>& loops) {
+  candidate_loops c;
+  for (const refined_loop& l : loops) {
+    // A tile's setting is parallel where its strips are.
+    c.push_back({0, l.none ? 0 : l.step, l.outer.empty() ? l.parallel : l.outer_parallel, l.outer.empty() ? 0 : l.strip,
+                 l.recomputes});
+  }
+  return c;
+}
+
+candidate_loops other_setting(const std::vector<refined_loop>& loops, const schedule_report& other) {
+  candidate_loops c = model_setting(loops);
+  for (std::size_t i = 0; i < loops.size(); ++i) {
+    const refined_loop& l = loops[i];
+    const schedule_report::loop_decision* d = nullptr;
+    for (const schedule_report::loop_decision& o : other.loops) {
+      if (o.f == l.f) d = &o;
+    }
+    if (!d) continue;
+    const bool tiled = d->looped && d->outer_dim >= 0;
+    if (!l.none && d->looped && d->loop_var == l.v && tiled == !l.outer.empty() &&
+        (!tiled || d->outer_var == l.outer.front().var) && d->step % l.granularity == 0) {
+      c[i].step = d->step;
+      if (tiled) c[i].strip = d->outer_step;
+    } else if (l.has_next &&
+               (l.next_none ? !d->looped
+                            : d->looped && !tiled && d->loop_var == l.next_v && d->step % l.next_granularity == 0)) {
+      c[i] = {1, l.next_none ? 0 : d->step, l.next_parallel, 0, false};
+    }
+  }
+  return c;
+}
+
 refinement::refinement(const node_context& ctx, const refine_options& options, std::vector<refined_loop> loops,
                        int threads, build_fn build, evaluate_fn evaluate)
     : ctx_(ctx), refine_(options), loops_(std::move(loops)), threads_(threads), build_(std::move(build)),
       evaluate_(std::move(evaluate)) {
-  for (const refined_loop& l : loops_) {
-    // A tile's setting is parallel where its strips are.
-    model_.push_back({0, l.none ? 0 : l.step, l.outer.empty() ? l.parallel : l.outer_parallel,
-                      l.outer.empty() ? 0 : l.strip, l.recomputes});
-  }
+  model_ = model_setting(loops_);
   model_name_ = describe(loops_, model_, ctx_);
 }
 
-std::shared_ptr<const pipeline> refinement::run(std::shared_ptr<const pipeline> model, std::string& text) {
+std::shared_ptr<const pipeline> refinement::run(std::shared_ptr<const pipeline> model, std::string& text,
+                                                const std::vector<first_candidate>& first) {
   model_s_ = time_candidate(*model, model_name_, std::numeric_limits<double>::infinity());
   limit_ = refine_.max_slowdown * model_s_;
   tried_ = {model_};
   measured_ = {{model_, model_s_, model}};
-  walk(0);
+  // The walk starts from the fastest of the model's choice and the first candidates (the first
+  // measured on a tie, or within min_gain of it).
+  std::size_t from = 0;
+  for (const first_candidate& f : first) {
+    if (explored_ >= refine_.max_evaluations) break;
+    if (std::find(tried_.begin(), tried_.end(), f.c) != tried_.end()) continue;
+    const std::size_t j = measure(f.c, f.why);
+    if (measured_[j].s * (1 + refine_.min_gain) < measured_[from].s) from = j;
+  }
+  walk(from);
   follow_steps();
   const measured_candidate& keep = choose();
   report(keep, text);
@@ -267,7 +306,7 @@ double refinement::time_candidate(const pipeline& cp, const std::string& name, d
 }
 
 // Builds, times and records a candidate not tried yet; its index in `measured_`.
-std::size_t refinement::measure(const candidate_loops& n) {
+std::size_t refinement::measure(const candidate_loops& n, const std::string& why) {
   tried_.push_back(n);
   const std::string name = describe(loops_, n, ctx_);
   std::shared_ptr<const pipeline> np = build_candidate(n);
@@ -276,7 +315,7 @@ std::size_t refinement::measure(const candidate_loops& n) {
   worst_ = std::max(worst_, model_s_ > 0 ? s / model_s_ : 1);
   char buf[160];
   std::snprintf(buf, sizeof(buf), "  %.3f ms (%.2fx the model's choice): ", s * 1e3, model_s_ > 0 ? s / model_s_ : 1);
-  log_ += buf + name + "\n";
+  log_ += buf + name + (why.empty() ? "" : " (" + why + ")") + "\n";
   measured_.push_back({n, s, np});
   return measured_.size() - 1;
 }

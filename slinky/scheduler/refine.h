@@ -78,6 +78,22 @@ using candidate_loops = std::vector<loop_setting>;
 // model priced a loop for it.
 std::vector<refined_loop> refined_loops(const schedule_report& report, const sched_graph& g);
 
+// The model's choice as a candidate: each loop as the model set it.
+candidate_loops model_setting(const std::vector<refined_loop>& loops);
+
+// The candidate that the schedule `other` of the same graph (for another description of the
+// machine) takes on `loops`: for each loop, other's step (and a tile's strips) where other loops
+// its output over the same variable in the same shape (a tile where the model has one, a single
+// loop where it has none); the model's next-best where other takes that (no loop, or a loop over
+// the next-best's variable); else the model's setting.
+candidate_loops other_setting(const std::vector<refined_loop>& loops, const schedule_report& other);
+
+// A candidate measured before the walk, and why (for the report).
+struct first_candidate {
+  candidate_loops c;
+  std::string why;
+};
+
 // The refinement of one shape class: from the model's choice, a walk over the neighbouring
 // candidates, the steps of the fastest followed further, the finalists timed again, and the
 // choice (refine_options says how). Deterministic for a fixed refine_options::timer.
@@ -96,10 +112,12 @@ public:
   refinement(const node_context& ctx, const refine_options& options, std::vector<refined_loop> loops, int threads,
              build_fn build, evaluate_fn evaluate);
 
-  // Times `model` (the pipeline of the model's choice) and the candidates, and returns the
+  // Times `model` (the pipeline of the model's choice), then the candidates of `first` (in turn,
+  // those not tried yet, within the budget), walks from the fastest of these and returns the
   // pipeline kept; appends what was measured and kept to `text`. The funcs are left with the
   // loops of the last candidate built (the caller restores their schedule). Called once.
-  std::shared_ptr<const pipeline> run(std::shared_ptr<const pipeline> model, std::string& text);
+  std::shared_ptr<const pipeline> run(std::shared_ptr<const pipeline> model, std::string& text,
+                                      const std::vector<first_candidate>& first = {});
 
 private:
   // Every candidate measured, in order, with its time and pipeline.
@@ -113,7 +131,7 @@ private:
   double time_once(const std::string& name, const std::function<double()>& run) const;
   std::shared_ptr<const pipeline> build_candidate(const candidate_loops& c) const;
   double time_candidate(const pipeline& cp, const std::string& name, double limit) const;
-  std::size_t measure(const candidate_loops& n);
+  std::size_t measure(const candidate_loops& n, const std::string& why = std::string());
   void time_again(const std::vector<std::size_t>& which, const char* why);
   bool is_leaf(const candidate_loops& n, const candidate_loops& from) const;
   void walk(std::size_t at);

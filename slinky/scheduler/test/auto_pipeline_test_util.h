@@ -202,11 +202,13 @@ struct refined_stencil {
     EXPECT_EQ(mismatches(out, reference(w, h)), 0u);
     report = p.last_report();
   }
-  // One timing per candidate, at most `evaluations` of them beyond the model's choice.
+  // One timing per candidate, at most `evaluations` of them beyond the model's choice, the walk
+  // alone (no choices for other prefetch windows first: auto_pipeline_refine_first_test.cc).
   void refine(int evaluations, const table_fn& table) {
     refine_options o;
     o.max_evaluations = evaluations;
     o.repetitions = 1;
+    o.prefetch_windows.clear();
     refine(o, table);
   }
 
