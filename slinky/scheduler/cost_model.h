@@ -257,6 +257,12 @@ public:
   // own data and what other threads use).
   index_t capacity(int level) const;
   double budget(int level) const { return fraction_ * static_cast<double>(capacity(level)); }
+  // The L3's budget for the working set of a parallel loop on `workers` threads: their share of it
+  // (l3_bytes_per_thread each), at most budget(2).
+  double l3_share_budget(int workers) const {
+    const double l3 = static_cast<double>(capacity(2));
+    return l3 > 0 ? budget(2) * std::min(1.0, static_cast<double>(workers) * l3_bytes_per_thread / l3) : 0;
+  }
   // The first level whose budget holds `bytes` (memory_level if none).
   int level_of(double bytes) const;
   // The first touch of the pages of a block of `bytes` allocated on every evaluation, if the
@@ -352,6 +358,16 @@ public:
   // chunks of 16384; in chunks of 8192 (0.4% above) 1-4% longer; the 2-stage stencil in strips of
   // 4 rows, priced 1.5% above 8, took 4-5% longer. At 3% both took those smaller steps.
   static constexpr double step_cost_tolerance = 0.01;
+  // The share of the L3 a thread of a parallel loop counts on (a parallel step's working set
+  // beyond the threads' share is not a candidate): the L3 of a many-core part is shared by its
+  // cores and, on a virtual machine, by other tenants; 4 MiB per core is the most current server
+  // parts give (AMD EPYC of Zen 3 and 4: 32 MiB per 8 cores; Intel Xeon: 1.4 to 2 MiB per core).
+  // On the 2-core AMD EPYC of family 25 (an L3 of 32 MiB, a budget of 16), the 3-stage stencil on
+  // 4096 x 4096 floats pipelined in strips of 128 rows (8.1 MiB of memory, the L3 budget's largest
+  // power of two), priced 3% below strips of 32 (2.1 MiB), ran 0.94 to 1.1 of their time in three
+  // full runs of scheduler_benchmark (scheduler_measurements.md, twenty-first session); on the
+  // development machine (an L3 of 8 MiB) the steps stop at 32 anyway.
+  static constexpr double l3_bytes_per_thread = 4 * 1024 * 1024;
   // A parallel loop is taken only if it is estimated at most this fraction of the serial loop's
   // time: the model does not see memory bandwidth shared by the cores. Both are priced with every
   // byte from memory paid (loop_estimate::prefetched_ns added back: scheduler::best_loop).

@@ -137,12 +137,21 @@ candidate scheduler::best_step(const loop_analysis& a, int workers, index_t max_
   // of 64 rows (4 MiB of ring buffers and windows) took 5.7 ms in one run of
   // `scheduler_benchmark --cpu-time --only parallel` and 7.7 and 7.9 ms in two others, where
   // strips of 32 (2 MiB) took 5.6 to 5.7 ms in all three; the 3-stage one in strips of 64, 10.2
-  // to 12.8 ms against 9.3 to 9.6 in strips of 32.
+  // to 12.8 ms against 9.3 to 9.6 in strips of 32. The L3's budget here is at most the share of
+  // `workers` threads (cost_model::l3_bytes_per_thread each): a larger L3 is shared with more cores.
   if (workers > 1) {
+    const double l3_budget = model_.l3_share_budget(workers);
     for (index_t p = 2; p <= max_step; p *= 2) {
       const int before = n;
-      if (consider(aligned_step(a, p, max_step)) > 2 && fits_l2) {
-        // Served from memory: not a candidate, nor any larger step.
+      const index_t step = aligned_step(a, p, max_step);
+      const int level = consider(step);
+      double working_set = 0;
+      for (int i = 0; i < n; ++i) {
+        if (steps[i].step == step) working_set = static_cast<double>(steps[i].e.working_set);
+      }
+      if (fits_l2 && (level > 2 || (level == 2 && working_set > l3_budget))) {
+        // Served from memory, or beyond the threads' share of the L3: not a candidate, nor any
+        // larger step.
         n = before;
         break;
       }

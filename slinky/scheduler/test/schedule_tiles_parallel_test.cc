@@ -445,6 +445,34 @@ TEST(schedule, parallel_strips_stay_within_the_l3_budget) {
   EXPECT_EQ(l.step, 32) << text;
 }
 
+// ... and within the threads' share of a larger L3 (cost_model::l3_bytes_per_thread each): the
+// 3-stage parallel stencil of 4096 x 4096 on 2 threads of an L3 of 32 MiB was pipelined in strips
+// of 128 rows (8.1 MiB), no faster than strips of 32 (2.1 MiB). On 8 threads the share is the
+// whole L3. Scheduled only (not evaluated).
+TEST(schedule, parallel_strips_stay_within_the_threads_share_of_a_large_l3) {
+  const index_t w = 4096, h = 4096;
+  for (int threads : {2, 8}) {
+    auto g = stencil_chain(3);
+    machine m = development_machine(threads);
+    m.l3_bytes = 32 * 1024 * 1024;
+    schedule_report r =
+        schedule({g->in}, {g->out}, schedule_shapes().add(g->in, {w + 4, h + 4}).add(g->out, {w, h}), m);
+    const std::string text = r.to_string(&g->ctx);
+    const schedule_report::loop_decision& l = r.loops[0];
+    ASSERT_TRUE(l.looped) << text;
+    EXPECT_EQ(l.dim, 1) << text;
+    EXPECT_TRUE(l.parallel) << text;
+    const index_t share = std::min<index_t>(m.l3_bytes, threads * 4 * 1024 * 1024) / 2;
+    if (l.level == 3) {
+      EXPECT_EQ(l.budget_bytes, share) << text;
+    }
+    EXPECT_LE(l.working_set_bytes, share) << text;
+    if (threads == 2) {
+      EXPECT_LE(l.memory_bytes, 4 * 1024 * 1024) << text;
+    }
+  }
+}
+
 }  // namespace slinky
 
 namespace slinky {
