@@ -29,7 +29,8 @@ namespace slinky {
 /// evaluation of a class, after schedule(), the evaluation's own buffers are run through the
 /// model's choice and through neighbouring candidates, and the fastest is kept. The neighbours of a
 /// candidate: each looped output's step doubled and halved (in multiples of its granularity, the
-/// funcs' hints included), a tile's strips doubled and halved, alone and with the inner step
+/// funcs' hints included), a tile's strips doubled (up to one strip) and halved (measured only
+/// where none of the other neighbours is faster beyond min_gain), alone and with the inner step
 /// halved and doubled (the same area in another shape), the cost model's next-best candidate for
 /// the output in place of the model's loop (a loop over another dim, or no loop:
 /// schedule_report::loop_decision::has_next; an output the model left without a loop is refined

@@ -275,17 +275,17 @@ void expect_kept_tile(const auto_pipeline& p, stencil_graph& g, index_t w, index
 
 TEST(auto_pipeline, refinement_of_a_tile_walks_its_strips) {
   // Rows of 1024 floats on a machine with an L2 of 8 KiB: the model takes a tile. The walk tries
-  // the inner loop's step and the strips doubled and halved (before the next-best candidate,
-  // which a budget of 4 does not reach), every candidate computes the reference, and a table
-  // fastest at other strips keeps those: the kept pipeline calls box2 once per row block of every
-  // strip.
+  // the inner loop's step doubled and halved and the next-best candidates (the loop the tile beat,
+  // alone and at the tile's step), then, none of them faster, the strips doubled and halved; every
+  // candidate computes the reference, and a table fastest at other strips keeps those: the kept
+  // pipeline calls box2 once per row block of every strip.
   const index_t w = 1024, h = 256;
   index_t model_strip = -1, model_step = -1;
   ASSERT_NO_FATAL_FAILURE(model_tile(w, h, model_strip, model_step));
   // Halved if that is still a strip of at least 32 columns, else doubled.
   const index_t target = model_strip / 2 >= 32 ? model_strip / 2 : model_strip * 2;
   refined_stencil r(w, h);
-  r.refine(4, [&](const std::string& candidate, index_t) {
+  r.refine(6, [&](const std::string& candidate, index_t) {
     return strip_of(candidate) == target && step_of(candidate) == model_step ? 0.5e-3 : 1e-3;
   });
   const std::string& report = r.report;
@@ -293,21 +293,44 @@ TEST(auto_pipeline, refinement_of_a_tile_walks_its_strips) {
   ASSERT_GE(r.calls.size(), 2u) << report;
   EXPECT_EQ(strip_of(r.calls[0]), model_strip) << report;
   bool tried_target = false;
-  for (const std::string& c : r.calls) {
-    EXPECT_FALSE(is_next_best(c)) << report;
-    // Every candidate keeps the tile: strips of 32 columns or more.
+  std::size_t first_next_best = r.calls.size(), first_other_strips = r.calls.size();
+  for (std::size_t i = 0; i < r.calls.size(); ++i) {
+    const std::string& c = r.calls[i];
+    if (is_next_best(c)) {
+      first_next_best = std::min(first_next_best, i);
+      continue;
+    }
+    // Every candidate of the tile keeps strips of 32 columns or more.
     EXPECT_GE(strip_of(c), 32) << report;
+    if (strip_of(c) != model_strip) first_other_strips = std::min(first_other_strips, i);
     tried_target = tried_target || (strip_of(c) == target && step_of(c) == model_step);
   }
+  // The strips change after the candidates that keep them.
+  EXPECT_LT(first_next_best, first_other_strips) << report;
   EXPECT_TRUE(tried_target) << report;
   expect_kept_tile(r.p, r.g, w, h, model_step, target, report);
+}
+
+TEST(auto_pipeline, refinement_of_a_tile_widens_its_strips_to_a_single_one) {
+  // The same tile, a table faster the wider the strips at the model's step: the strips double up
+  // to one strip of the whole width (the loop over rows alone, at the tile's step), which is kept;
+  // box2 is called once per row block.
+  const index_t w = 1024, h = 256;
+  index_t model_strip = -1, model_step = -1;
+  ASSERT_NO_FATAL_FAILURE(model_tile(w, h, model_strip, model_step));
+  refined_stencil r(w, h);
+  r.refine(24, [&](const std::string& candidate, index_t) {
+    const index_t strip = strip_of(candidate);
+    return strip > 0 && step_of(candidate) == model_step ? 1e-3 * static_cast<double>(model_strip) / strip : 2e-3;
+  });
+  expect_kept_tile(r.p, r.g, w, h, model_step, w, r.report);
 }
 
 TEST(auto_pipeline, refinement_of_a_tile_tries_its_area_in_other_shapes) {
   // The same tile: the walk also tries the strips doubled with the inner step halved, and halved
   // with it doubled (the same area, about the same memory). A table fastest only at the first
-  // (where the model's step can be halved, else at the second) keeps it, within a budget of 6
-  // (the four single changes first).
+  // (where the model's step can be halved, else at the second) keeps it, within a budget of 8
+  // (the candidates that keep the strips first, then the two single changes of the strips).
   const index_t w = 1024, h = 256;
   index_t model_strip = -1, model_step = -1;
   ASSERT_NO_FATAL_FAILURE(model_tile(w, h, model_strip, model_step));
@@ -316,7 +339,7 @@ TEST(auto_pipeline, refinement_of_a_tile_tries_its_area_in_other_shapes) {
   const index_t target_step = wider ? model_step / 2 : model_step * 2;
   ASSERT_GE(target_strip, 32);
   refined_stencil r(w, h);
-  r.refine(6, [&](const std::string& candidate, index_t) {
+  r.refine(8, [&](const std::string& candidate, index_t) {
     return strip_of(candidate) == target_strip && step_of(candidate) == target_step ? 0.5e-3 : 1e-3;
   });
   ASSERT_NE(r.report.find("(a tile)"), std::string::npos) << r.report;
