@@ -85,6 +85,12 @@ struct refine_options {
   /// those rounds: the pairs cancel most of the load, to which parallel loops' times are far more
   /// sensitive than serial ones'.
   double equal_time = 0.05;
+  /// The time in seconds of one evaluation of the candidate named `candidate` (the looped
+  /// outputs' funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "),
+  /// given `run`, which evaluates it once and returns its wall-clock time. Null: run's. Tests
+  /// inject a table of timings here. A time that is not a number, infinite or negative counts as
+  /// infinitely slow; if no candidate gets a finite time, the model's choice is kept.
+  std::function<double(const std::string& candidate, const std::function<double()>& run)> timer;
   /// Prefetch windows (machine::prefetch_bytes) for which the model's choice is computed again:
   /// those choices (their steps and strips on the model's loops) are evaluated first, before the
   /// walk, which starts from the fastest of them and the model's choice (where faster beyond
@@ -94,12 +100,6 @@ struct refine_options {
   /// there). Windows equal to the machine's are skipped, and so are choices the same as the
   /// model's; each choice evaluated counts in max_evaluations. Empty: none.
   std::vector<index_t> prefetch_windows = {0, machine::host_prefetch_bytes};
-  /// The time in seconds of one evaluation of the candidate named `candidate` (the looped
-  /// outputs' funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "),
-  /// given `run`, which evaluates it once and returns its wall-clock time. Null: run's. Tests
-  /// inject a table of timings here. A time that is not a number, infinite or negative counts as
-  /// infinitely slow; if no candidate gets a finite time, the model's choice is kept.
-  std::function<double(const std::string& candidate, const std::function<double()>& run)> timer;
 };
 
 /// A pipeline scheduled just in time. On each evaluation it computes the shape class of the
