@@ -46,7 +46,7 @@ tools/check_install.sh build-asan \
 
 phase "ThreadSanitizer (the threaded tests)"
 threaded="slinky_base_thread_pool_test slinky_builder_parallel_test slinky_builder_parallel_sliding_test slinky_scheduler_auto_pipeline_test
-slinky_scheduler_auto_pipeline_refine_test slinky_scheduler_auto_pipeline_refine_choice_test"
+slinky_scheduler_auto_pipeline_refine_test slinky_scheduler_auto_pipeline_refine_choice_test slinky_scheduler_auto_pipeline_refine_first_test"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$sanitizer_opt" \
   -DSLINKY_SANITIZE=thread -DSLINKY_BUILD_APPS=OFF >/dev/null
 # shellcheck disable=SC2086

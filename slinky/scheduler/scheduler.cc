@@ -264,8 +264,7 @@ void scheduler::report_loop(int h, const candidate& c, schedule_report::loop_dec
   ld.working_set_bytes = static_cast<index_t>(std::ceil(c.estimate.working_set));
   ld.workers = c.workers;
   ld.level = c.estimate.level + 1;
-  ld.budget_bytes = static_cast<index_t>(c.workers > 1 && c.estimate.level == 2 ? model_.l3_share_budget(c.workers)
-                                                                                : model_.budget(c.estimate.level));
+  ld.budget_bytes = static_cast<index_t>(model_.budget(c.estimate.level));
   ld.memory_bytes = static_cast<index_t>(std::ceil(c.estimate.memory));
   if (c.tiled()) {
     ld.outer_dim = c.loops[0].dim;
