@@ -234,14 +234,13 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
   } else if (!loops.empty()) {
     eval_context timing_ctx;
     if (ctx) timing_ctx.config = ctx->config;
-    const std::vector<scheduler_internal::refined_loop> refine_loops = loops;
-    scheduler_internal::refinement refine(ctx_, refine_, std::move(loops), m.threads, build_now,
-                                          [&](const pipeline& cp) { cp.evaluate(args, inputs, outputs, timing_ctx); });
     std::vector<scheduler_internal::first_candidate> first;
     for (const auto& [window, other] : others) {
-      first.push_back({scheduler_internal::other_setting(refine_loops, other),
+      first.push_back({scheduler_internal::other_setting(loops, other),
                        "the model's choice for a prefetch window of " + std::to_string(window) + " bytes"});
     }
+    scheduler_internal::refinement refine(ctx_, refine_, std::move(loops), m.threads, build_now,
+                                          [&](const pipeline& cp) { cp.evaluate(args, inputs, outputs, timing_ctx); });
     p = refine.run(p, text, first);
   }
   saved.restore();

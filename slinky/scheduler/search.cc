@@ -90,14 +90,14 @@ candidate scheduler::best_step(const loop_analysis& a, int workers, index_t max_
   // At most 1 + 2 per level + one per power of two.
   priced steps[72];
   int n = 0;
-  // Prices `step` (once) and returns the level its working set is served from.
-  auto consider = [&](index_t step) {
+  // Prices `step` (once) and returns its price (null where the table is full).
+  auto consider = [&](index_t step) -> const priced* {
     for (int i = 0; i < n; ++i) {
-      if (steps[i].step == step) return steps[i].e.level;
+      if (steps[i].step == step) return &steps[i];
     }
-    if (n == static_cast<int>(std::size(steps))) return memory_level;
+    if (n == static_cast<int>(std::size(steps))) return nullptr;
     steps[n++] = {step, model_.loop(a.counts, prices, step, workers)};
-    return steps[n - 1].e.level;
+    return &steps[n - 1];
   };
   consider(aligned_step(a, 1, max_step));
   bool fits_l2 = false;
@@ -143,13 +143,8 @@ candidate scheduler::best_step(const loop_analysis& a, int workers, index_t max_
     const double l3_budget = model_.l3_share_budget(workers);
     for (index_t p = 2; p <= max_step; p *= 2) {
       const int before = n;
-      const index_t step = aligned_step(a, p, max_step);
-      const int level = consider(step);
-      double working_set = 0;
-      for (int i = 0; i < n; ++i) {
-        if (steps[i].step == step) working_set = static_cast<double>(steps[i].e.working_set);
-      }
-      if (fits_l2 && (level > 2 || (level == 2 && working_set > l3_budget))) {
+      const priced* s = consider(aligned_step(a, p, max_step));
+      if (fits_l2 && (!s || s->e.level > 2 || (s->e.level == 2 && s->e.working_set > l3_budget))) {
         // Served from memory, or beyond the threads' share of the L3: not a candidate, nor any
         // larger step.
         n = before;
