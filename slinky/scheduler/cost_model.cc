@@ -239,5 +239,21 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
   return e;
 }
 
+double settled_prefetch_window(const std::vector<prefetch_estimate>& estimates, int& settled) {
+  settled = 0;
+  if (estimates.empty()) return 0;
+  double fastest = estimates[0].cached_ns;
+  for (const prefetch_estimate& e : estimates) fastest = std::min(fastest, e.cached_ns);
+  std::vector<double> windows;
+  for (const prefetch_estimate& e : estimates) {
+    if (e.cached_ns <= settled_speed * fastest) windows.push_back(e.window);
+  }
+  std::sort(windows.begin(), windows.end());
+  settled = static_cast<int>(windows.size());
+  // Of two middle ones, the smaller: the window is a discount on memory's time, and too large a
+  // discount makes steps too small, which costs more than too small a one.
+  return windows[(windows.size() - 1) / 2];
+}
+
 }  // namespace scheduler_internal
 }  // namespace slinky

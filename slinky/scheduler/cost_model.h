@@ -410,6 +410,25 @@ private:
   double fraction_;
 };
 
+// One estimate of measure_prefetch_bytes: the window its runs gave (cost_model::prefetch_window),
+// and the time of its slowest round of runs with the streams in cache, which tells the machine's
+// speed at that moment.
+struct prefetch_estimate {
+  double window = 0;
+  double cached_ns = 0;
+};
+
+// measure_prefetch_bytes's reading of its estimates: the median of the settled ones, those whose
+// runs in cache took at most settled_speed times the fastest's (the smaller of the middle two of
+// an even count); `settled` gets their count. On the 2-core AMD EPYC of family 25 (twenty-second
+// session), a process runs stretches of 1 to 55 ms (and some of seconds) 1.6 to 2 times slower
+// throughout (an L1 loop as much as the runs in cache: the core shared with another tenant), and
+// estimates taken there give 0 to 750 bytes where the settled ones give 1.8 to 2 KiB (and a chain
+// of 4 elementwise funcs over 64 MiB runs 1.6 times faster in chunks of 1 and 2 KiB than in 16 KiB
+// in either state).
+double settled_prefetch_window(const std::vector<prefetch_estimate>& estimates, int& settled);
+constexpr double settled_speed = 1.2;
+
 }  // namespace scheduler_internal
 }  // namespace slinky
 

@@ -487,25 +487,31 @@ struct prefetch_chain {
   }
 };
 
-// One estimate of measure_prefetch_bytes, from `rounds` rounds; -1 if the flush did not reach
-// memory.
-double estimate_prefetch_bytes(prefetch_chain& chain, int rounds) {
+// One estimate of measure_prefetch_bytes, from `rounds` rounds; its window -1 if the flush did not
+// reach memory.
+scheduler_internal::prefetch_estimate estimate_prefetch_bytes(prefetch_chain& chain, int rounds) {
   const index_t chunks[] = {2048, 4096, prefetch_chain::largest_chunk};
   double cached[3], flushed[3];
   std::fill(std::begin(cached), std::end(cached), std::numeric_limits<double>::infinity());
   std::fill(std::begin(flushed), std::end(flushed), std::numeric_limits<double>::infinity());
+  scheduler_internal::prefetch_estimate result;
+  result.window = -1;
   chain.run(chunks[0], false);  // the streams into the cache (each flushed run leaves them there)
   for (int round = 0; round < rounds; ++round) {
+    double round_cached = 0;
     for (int i = 0; i < 3; ++i) {
-      cached[i] = std::min(cached[i], chain.run(chunks[i], false));
+      const double c = chain.run(chunks[i], false);
+      round_cached += c;
+      cached[i] = std::min(cached[i], c);
       flushed[i] = std::min(flushed[i], chain.run(chunks[i], true));
     }
+    result.cached_ns = std::max(result.cached_ns, round_cached);
   }
-  if (!(chain.out[chain.out.size() / 2] > 0)) return -1;  // the result read: the passes are kept
+  if (!(chain.out[chain.out.size() / 2] > 0)) return result;  // the result read: the passes are kept
   // The stall of the largest chunks must be at least memory's part of the two streams at a rate
   // well below any memory's (0.005 ns per byte, L1's default): else the flush did not reach memory.
   const double full = flushed[2] - cached[2];
-  if (!(full >= 2.0 * prefetch_chain::stream_bytes * 0.005)) return -1;
+  if (!(full >= 2.0 * prefetch_chain::stream_bytes * 0.005)) return result;
   // The window with which the cost model hides, at 2 KiB, what the flush showed hidden there
   // (scheduler_internal::cost_model::prefetch_window); the largest chunks hide nothing. From the
   // chunks of 4 KiB where those of 2 KiB hid all; none where they hid nothing.
@@ -518,28 +524,39 @@ double estimate_prefetch_bytes(prefetch_chain& chain, int rounds) {
     best = std::max(best, scheduler_internal::cost_model::prefetch_window(b, f));
     if (f > 0) break;
   }
-  return std::clamp(best, 0.0, 4096.0);
+  result.window = std::clamp(best, 0.0, 4096.0);
+  return result;
 }
 
 }  // namespace
 
 index_t measure_prefetch_bytes() {
   if (!can_flush_lines) return 0;
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  // Estimates (about 1.1 ms each on the 2-core AMD EPYC) until three are settled (taken at the
+  // fastest speed seen: scheduler_internal::settled_prefetch_window) and the three first are made;
+  // where the settled ones give less than half of host_prefetch_bytes, until `low_span` has passed
+  // (a stretch of the slower speed can last all of the first milliseconds: then every estimate is
+  // as slow, and settled); at most until `span`. A process's first milliseconds also run slowly and
+  // unevenly (see calibrate_ns_per_byte).
+  const auto low_span = std::chrono::milliseconds(30);
+  const auto span = std::chrono::milliseconds(40);
   prefetch_chain chain;
-  // The median of three estimates: memory's latency rises when other cores load it, and the
-  // prefetcher hides less then; a process's first milliseconds also run slowly and unevenly (see
-  // calibrate_ns_per_byte), which makes the flushed runs slower or faster than the cached ones by
-  // more than memory's part. One estimate so disturbed, either way, is not the result.
-  std::vector<double> estimates;
-  for (int i = 0; i < 3; ++i) {
-    const double e = estimate_prefetch_bytes(chain, 2);
-    if (e >= 0) estimates.push_back(e);
+  std::vector<scheduler_internal::prefetch_estimate> estimates;
+  for (int i = 0;; ++i) {
+    const scheduler_internal::prefetch_estimate e = estimate_prefetch_bytes(chain, 2);
+    if (e.window >= 0) estimates.push_back(e);
+    const auto elapsed = clock::now() - start;
+    if (elapsed >= span) break;
+    if (i < 2) continue;
+    if (estimates.empty()) break;  // the flush does not reach memory
+    int settled = 0;
+    const double window = scheduler_internal::settled_prefetch_window(estimates, settled);
+    if (settled >= 3 && (window >= machine::host_prefetch_bytes / 2 || elapsed >= low_span)) break;
   }
-  if (estimates.empty()) return 0;
-  std::sort(estimates.begin(), estimates.end());
-  // Of two, the smaller: the window is a discount on memory's time, and too large a discount
-  // makes steps too small, which costs more than too small a one.
-  return static_cast<index_t>(estimates[(estimates.size() - 1) / 2]);
+  int settled = 0;
+  return static_cast<index_t>(scheduler_internal::settled_prefetch_window(estimates, settled));
 }
 
 const machine& machine::host() {
@@ -551,6 +568,11 @@ const machine& machine::host() {
     result.call_overhead_ns = calibrate_call_overhead_ns();
     calibrate_ns_per_byte(result);
     result.prefetch_bytes = can_flush_lines ? measure_prefetch_bytes() : host_prefetch_bytes;
+    // The call overhead again, milliseconds later, the faster of the two: a stretch of the slower
+    // speed (see scheduler_internal::settled_prefetch_window) made the first up to 1.5 times the
+    // other on the 2-core AMD EPYC (15 against 10 ns).
+    const double again = measure_call_overhead_ns();
+    if (again > 0) result.call_overhead_ns = std::min(result.call_overhead_ns, again);
     return result;
   }();
   return m;

@@ -71,7 +71,9 @@ struct machine {
   /// call_overhead_ns from calibrate_call_overhead_ns(); L2's ns_per_byte from
   /// calibrate_ns_per_byte (its ratio to L1's measured); prefetch_bytes from
   /// measure_prefetch_bytes() where cache lines can be flushed from user code, else
-  /// host_prefetch_bytes. About 7 ms in all on a 2-core Xeon VM.
+  /// host_prefetch_bytes; then the call overhead once more (measure_call_overhead_ns), the
+  /// smaller of the two kept. About 4 to 7 ms in all on 2-core Xeon and AMD EPYC VMs; up to 45
+  /// where the core runs slower throughout the first 30 ms or the window measured is small.
   static const machine& host();
 
   /// machine::host()'s prefetch_bytes where it cannot measure it (no cache line can be flushed
@@ -165,15 +167,19 @@ bool calibrate_ns_per_byte(machine& m);
 /// 256 KiB and the last writing another, the four between on chunks in L1; timed with the two
 /// streams in cache and flushed from every cache level to memory before the run (clflushopt, or
 /// clflush where the CPU lacks it, on x86-64; dc civac on Linux AArch64), in chunks of 2, 4 and
-/// 16 KiB, the runs interleaved (the fastest of 2 rounds of each, three times over: about 3 ms in
-/// all). The time the flush adds (the stall) at a chunk size b against 16 KiB's, f, gives W by the
-/// cost model's law of the bytes hidden (b up to W, then (4W - b) / 3, none from 4W):
+/// 16 KiB, the runs interleaved (the fastest of 2 rounds of each: one estimate, about 1 ms). The
+/// time the flush adds (the stall) at a chunk size b against 16 KiB's, f, gives W by the cost
+/// model's law of the bytes hidden (b up to W, then (4W - b) / 3, none from 4W):
 /// W = (4 - 3f) b / 4, from the chunks of 2 KiB (or of 4 KiB where those of 2 KiB hid all; 0 where
-/// they hid nothing); the result is the median of the three estimates
-/// (the smaller of two where one failed), between 0 and 4 KiB. Returns 0 where no cache line can
-/// be flushed from user code, where the flushed runs are not slower by at least a part of a
-/// stream from memory in any of the three (the flush did not reach memory), or where a
-/// measurement fails.
+/// they hid nothing), between 0 and 4 KiB. The result is the median of the settled estimates,
+/// those whose runs in cache were within 1.2 times the fastest's (the smaller of the middle two
+/// of an even count): a core shared with another tenant runs stretches of milliseconds to seconds
+/// 1.6 to 2 times slower, and hides nothing there. Estimates are taken until three are settled
+/// (at least three in all, about 3 ms), or, where the settled ones give less than half of
+/// host_prefetch_bytes, for 30 ms (a slow stretch may cover the first milliseconds); at most 40
+/// ms. Returns 0 where no cache line can be flushed from user code, where the flushed runs are not
+/// slower by at least a part of a stream from memory in any of the first three (the flush did not
+/// reach memory), or where a measurement fails.
 index_t measure_prefetch_bytes();
 
 }  // namespace slinky
