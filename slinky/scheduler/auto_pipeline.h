@@ -70,7 +70,8 @@ struct refine_options {
   double min_gain = 0.02;
   /// Times within this fraction of the fastest are taken as equal in the choice of what is kept
   /// (the fraction of scheduler_benchmark's memory target: the smallest hand schedule within 5% of
-  /// the fastest); a candidate whose parallel loops have more iterations than the fastest's counts
+  /// the fastest), widened by an eighth of it for each halving of the steps (the memory) from the
+  /// fastest's to the candidate's, up to twice it; a candidate whose parallel loops have more iterations than the fastest's counts
   /// with the synchronisation they add, as the cost model prices it. The fastest candidate and up
   /// to 3 others with smaller steps within 4 times this fraction of it (first those the walk timed
   /// within this fraction of it, the smallest steps first, then the fastest), and the model's
@@ -87,8 +88,10 @@ struct refine_options {
   double equal_time = 0.05;
   /// The time in seconds of one evaluation of the candidate named `candidate` (the looped
   /// outputs' funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "),
-  /// given `run`, which evaluates it once and returns its wall-clock time. Null: run's. Tests
-  /// inject a table of timings here. A time that is not a number, infinite or negative counts as
+  /// given `run`, which evaluates it once and returns its wall-clock time. Null: run's, taken
+  /// again (at most twice) where a speed probe before or after it shows the core running more
+  /// than 1.2 times slower than the fastest probe seen (a core shared with another tenant runs
+  /// stretches of milliseconds 1.5 to 2 times slower). Tests inject a table of timings here. A time that is not a number, infinite or negative counts as
   /// infinitely slow; if no candidate gets a finite time, the model's choice is kept.
   std::function<double(const std::string& candidate, const std::function<double()>& run)> timer;
   /// Prefetch windows (machine::prefetch_bytes) for which the model's choice is computed again:

@@ -429,6 +429,16 @@ struct prefetch_estimate {
 double settled_prefetch_window(const std::vector<prefetch_estimate>& estimates, int& settled);
 constexpr double settled_speed = 1.2;
 
+// How fast the core runs at this moment: the time in ns of the fastest of three short runs of a
+// streaming loop over 8 KiB in L1 (under a microsecond each on the 2-core machines). A core shared
+// with another tenant runs it 1.6 to 2 times slower in those stretches (a chain of dependent
+// multiplies keeps its time: the other hardware thread, not the clock); the refinement compares
+// it, before and after each evaluation, to the fastest it saw (settled_speed). Thread-safe.
+double speed_probe_ns();
+// The fastest speed_probe_ns of this process so far (infinity before the first); machine::host()'s
+// calibration takes one with each of measure_prefetch_bytes's estimates.
+double fastest_speed_probe_ns();
+
 }  // namespace scheduler_internal
 }  // namespace slinky
 

@@ -129,6 +129,7 @@ private:
 
   std::function<double()> runner(const pipeline& cp) const;
   double time_once(const std::string& name, const std::function<double()>& run) const;
+  double settled_run(const std::function<double()>& run) const;
   std::shared_ptr<const pipeline> build_candidate(const candidate_loops& c) const;
   double time_candidate(const pipeline& cp, const std::string& name, double limit) const;
   std::size_t measure(const candidate_loops& n, const std::string& why = std::string());
@@ -148,6 +149,7 @@ private:
   void time_rounds(int rounds, const std::string& why);
   const measured_candidate* equal_smallest();
   double time_ratio(const measured_candidate& c, const measured_candidate& than) const;
+  double equal_band(const measured_candidate& c, const measured_candidate& fastest) const;
   int rounds_beyond_band(const measured_candidate& c, const measured_candidate* fastest_chosen,
                          std::size_t& rounds) const;
   const measured_candidate& choose();
@@ -173,6 +175,10 @@ private:
   double worst_ = 1;
   // What was measured, for the report.
   std::string log_;
+  // The reference speed probe (settled_run; -1 before the first evaluation), and the evaluations
+  // timed again because the core ran slower around them.
+  mutable double fastest_probe_ = -1;
+  mutable int retimed_ = 0;
   // The finalists timed again (the fastest first), their medians, and their times in each round
   // (round r of every candidate taken together), for the comparison of parallel candidates.
   std::vector<measured_candidate> confirmed_;

@@ -252,6 +252,26 @@ TEST(auto_pipeline, refinement_times_again_in_more_rounds_before_multiplying_the
   r.expect_kept(r.model_step);
 }
 
+TEST(auto_pipeline, refinement_widens_the_band_of_equal_times_with_the_memory_saved) {
+  // From 4 times the model's step up, 5.8% faster than the model's step, then 7% faster: beyond
+  // equal_time (5%) both, but the model's step saves 4 times the memory, which widens its band
+  // to 6.25% (an eighth of equal_time for each halving): the model's choice is kept in the first
+  // table, 4 times its step in the second.
+  for (double faster : {0.945e-3, 0.935e-3}) {
+    refined_stencil r;
+    r.refine(8, [&](const std::string& candidate, index_t model_step) {
+      if (is_next_best(candidate)) return 10e-3;
+      const index_t s = step_of(candidate);
+      if (s >= 4 * model_step) return faster;
+      return s < model_step ? 1.2e-3 : 1e-3;
+    });
+    ASSERT_GE(r.model_step, 1) << r.report;
+    ASSERT_LE(r.model_step, 16) << r.report;
+    ASSERT_NE(r.report.find("box2: step " + std::to_string(4 * r.model_step) + "\n"), std::string::npos) << r.report;
+    r.expect_kept(faster > 0.94e-3 ? r.model_step : 4 * r.model_step);
+  }
+}
+
 TEST(auto_pipeline, refinement_times_the_models_choice_again) {
   // The model's step timed 30% slower the first time (the machine was busy then), as fast as
   // twice it after; every other candidate slower. The walk goes to twice the model's step, and

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "slinky/scheduler/cost_model.h"
 #include "slinky/scheduler/machine.h"
 
 namespace slinky {
@@ -372,6 +373,18 @@ TEST(machine, measure_prefetch_bytes) {
   if (!lines_can_be_flushed) {
     EXPECT_EQ(bytes, 0);
   }
+}
+
+TEST(machine, speed_probe) {
+  // A short streaming loop: positive, under a millisecond; the process's fastest probe is at most
+  // every probe taken.
+  for (int i = 0; i < 5; ++i) {
+    const double ns = scheduler_internal::speed_probe_ns();
+    EXPECT_GT(ns, 0);
+    EXPECT_LT(ns, 1e6);
+    EXPECT_LE(scheduler_internal::fastest_speed_probe_ns(), ns);
+  }
+  EXPECT_TRUE(std::isfinite(scheduler_internal::fastest_speed_probe_ns()));
 }
 
 TEST(machine, measure_stream_rate) {
