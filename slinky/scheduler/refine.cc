@@ -745,14 +745,6 @@ double refinement::time_ratio(const measured_candidate& c, const measured_candid
   return n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
 }
 
-// Of the candidates timed again (else of those measured) within equal_time of the fastest, the
-// one with the smallest steps; but steps smaller than the model's choice's only if timed within
-// min_gain of the fastest. The model sized its steps to the caches: smaller ones save memory the
-// caches did not need, at the price of more calls, and where several of them are timed within the
-// band, the one kept is the likeliest to have been timed fast by chance. In full runs of
-// scheduler_benchmark, the 3-stage stencils' refinements kept half the model's step timed within
-// the band, 0.89-0.90 of the best hand schedule in the benchmark's rounds, where the model's choice
-// took 0.96 (scheduler_measurements.md).
 // The band within which c's time counts as equal to the fastest's: equal_time, widened by an
 // eighth of it for each halving of the steps (the memory) from the fastest's to c's, up to twice
 // equal_time at 256 times. Both bands are 5% (scheduler_benchmark's memory target judges its own
@@ -765,6 +757,14 @@ double refinement::equal_band(const measured_candidate& c, const measured_candid
   return refine_.equal_time * (1 + std::clamp(std::log2(saved), 0.0, 8.0) / 8);
 }
 
+// Of the candidates timed again (else of those measured) within equal_band of the fastest, the
+// one with the smallest steps; but steps smaller than the model's choice's only if timed within
+// min_gain of the fastest. The model sized its steps to the caches: smaller ones save memory the
+// caches did not need, at the price of more calls, and where several of them are timed within the
+// band, the one kept is the likeliest to have been timed fast by chance. In full runs of
+// scheduler_benchmark, the 3-stage stencils' refinements kept half the model's step timed within
+// the band, 0.89-0.90 of the best hand schedule in the benchmark's rounds, where the model's choice
+// took 0.96 (scheduler_measurements.md).
 const refinement::measured_candidate* refinement::equal_smallest() {
   const std::vector<measured_candidate>& chosen_from = confirmed_.empty() ? measured_ : confirmed_;
   double fastest = chosen_from[0].s;
