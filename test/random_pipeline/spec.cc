@@ -323,6 +323,14 @@ window_dependencies wide_windows(const graph_spec& g, const schedule_spec& s, co
           const bool widens = !a.is_point() || a.whole || a.flat || a.div != 1 || a.var2 >= 0;
           levels from = all_levels(widens ? deps[c][a.var] : wide[c][a.var]);
           if (widens && loop_index(s.stages[c], a.var) >= 0) from.push_back({c, a.var});
+          // The hull of two or three variables moves with the loops of each (as window_deps):
+          // x + 3 z over z in steps of 6 and x in [0, 3] reads [3 z, 3 z + 18] in each
+          // iteration, one element of it the next one's.
+          for (int v : {a.var2, a.var3}) {
+            if (!widens || v < 0) continue;
+            for (const level& l : all_levels(deps[c][v])) from.push_back(l);
+            if (loop_index(s.stages[c], v) >= 0) from.push_back({c, v});
+          }
           levels contribution;
           for (const level& l : from) {
             if (std::find(chain.begin(), chain.end(), l) != chain.end()) contribution.push_back(l);

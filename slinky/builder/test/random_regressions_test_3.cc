@@ -1,7 +1,7 @@
 // Bugs found by the random pipeline tester, continued from random_regressions_test_2.cc (the same
 // test executable, slinky_builder_random_regressions_test): empty outputs at the root, default
 // storage and client storage under parallel loops, the tester's oracle, run-time radices. New
-// regression tests go at the end of this file.
+// regression tests go at the end of random_regressions_test_4.cc.
 #include <gtest/gtest.h>
 
 #include <cstdint>
