@@ -36,14 +36,15 @@ TEST(random_regressions, client_storage_under_a_parallel_loop_read_through_the_h
           {{t1, {x, y}}}, {}, {.name = "f0"});
   func f1(random_test::kernel({.stage = 1, .inputs = {{{.var = 0}, {.var = 1}}}, .outputs = {2}}, &m),
           {{t1, {point(x), point(y)}}}, {{t2, {x, y}}}, {}, {.name = "f1"});
-  func f2(random_test::kernel({.stage = 2, .inputs = {{{.var = 0, .var2 = 2, .mul2 = 3}, {.var = 1}}}, .outputs = {3}},
-                              &m),
-          {{t2, {point(z * 3 + x), point(y)}}}, {{t3, {x, y, z}}}, {}, {.name = "f2"});
-  func f3(random_test::kernel(
-              {.stage = 3, .inputs = {{{.var = 0, .flat = true}, {.var = 0, .flat = true}, {.var = 0, .flat = true}}},
-                  .outputs = {4}},
-              &m),
-          {{t3, {point(x), point(x), point(x)}}}, {{out4, {x}}}, {}, {.name = "f3"});
+  func f2(
+      random_test::kernel({.stage = 2, .inputs = {{{.var = 0, .var2 = 2, .mul2 = 3}, {.var = 1}}}, .outputs = {3}}, &m),
+      {{t2, {point(z * 3 + x), point(y)}}}, {{t3, {x, y, z}}}, {}, {.name = "f2"});
+  func f3(
+      random_test::kernel({.stage = 3,
+                           .inputs = {{{.var = 0, .flat = true}, {.var = 0, .flat = true}, {.var = 0, .flat = true}}},
+                           .outputs = {4}},
+                          &m),
+      {{t3, {point(x), point(x), point(x)}}}, {{out4, {x}}}, {}, {.name = "f3"});
   pipeline unscheduled = build_pipeline(ctx, {in0}, {out4});
   f0.compute_at({&f2, z});
   f2.loops({{y, 1, loop::parallel}, {z, 6, loop::parallel}});

@@ -697,8 +697,7 @@ TEST(cost_model, the_prefetch_window_is_read_from_the_settled_estimates) {
   EXPECT_EQ(settled_prefetch_window({}, settled), 0);
   EXPECT_EQ(settled, 0);
   // Two slow estimates, three settled (within 1.2 times the fastest's 100 us).
-  const std::vector<prefetch_estimate> mixed = {
-      {0, 180e3}, {1950, 105e3}, {500, 200e3}, {1900, 100e3}, {1920, 119e3}};
+  const std::vector<prefetch_estimate> mixed = {{0, 180e3}, {1950, 105e3}, {500, 200e3}, {1900, 100e3}, {1920, 119e3}};
   EXPECT_EQ(settled_prefetch_window(mixed, settled), 1920);
   EXPECT_EQ(settled, 3);
   // The first's speed is no reference: an estimate becomes unsettled when a faster one comes.
