@@ -281,36 +281,36 @@ std::function<double()> refinement::runner(const pipeline& cp) const {
 // number, infinite or negative (a faulty timer) counts as infinitely slow: never chosen over a
 // time that was measured.
 double refinement::time_once(const std::string& name, const std::function<double()>& run) const {
-  const double s = refine_.timer ? refine_.timer(name, run) : settled_run(run);
+  // Without an injected timer, each evaluation is timed at the core's usual speed (settled_time):
+  // on the 2-core AMD EPYC of family 25 the core ran stretches of 1 to 55 ms 1.5 to 2 times
+  // slower (another tenant on its other hardware thread), and the walk timed attention's rows of
+  // 8 at 21.2 ms, then 31.0 in the interleaved rounds, where the benchmark's rounds timed them at
+  // 21.3.
+  const double s = refine_.timer ? refine_.timer(name, run)
+                                 : settled_time(run, speed_probe_ns, fastest_speed_probe_ns(),
+                                                std::chrono::milliseconds(20), speed_);
   return std::isfinite(s) && s >= 0 ? s : std::numeric_limits<double>::infinity();
 }
 
-// An evaluation timed while the core ran at the fastest speed the refinement saw: with a speed
-// probe (speed_probe_ns) before and after it within settled_speed of the fastest probe. Else it
-// ran in a stretch where the core was slower (another tenant on its other hardware thread: 1.5
-// times the time of every candidate alike on the 2-core AMD EPYC), which made the walk take
-// candidates for faster or slower than they are; then, once the probes show the speed back (at
-// most 20 ms of probes), it is timed again, at most twice; still slower after that, the speed
-// then is taken as the reference (a clock lowered for good must not make every evaluation three).
-// The reference starts from the process's fastest probe (fastest_speed_probe_ns).
-double refinement::settled_run(const std::function<double()>& run) const {
+double settled_time(const std::function<double()>& run, const std::function<double()>& probe, double process_fastest,
+                    std::chrono::nanoseconds max_wait, speed_reference& ref) {
   using clock = std::chrono::steady_clock;
-  if (fastest_probe_ < 0) fastest_probe_ = fastest_speed_probe_ns();
+  if (ref.fastest < 0) ref.fastest = process_fastest;
   double s = 0;
   for (int attempt = 0;; ++attempt) {
-    const double before = speed_probe_ns();
+    const double before = probe();
     s = run();
-    const double after = speed_probe_ns();
-    fastest_probe_ = std::min({fastest_probe_, before, after});
+    const double after = probe();
+    ref.fastest = std::min({ref.fastest, before, after});
     const double slowest = std::max(before, after);
-    if (slowest <= settled_speed * fastest_probe_) break;
+    if (slowest <= settled_speed * ref.fastest) break;
     if (attempt == 2) {
-      fastest_probe_ = slowest;
+      ref.fastest = slowest;
       break;
     }
-    ++retimed_;
+    ++ref.retimed;
     const auto start = clock::now();
-    while (speed_probe_ns() > settled_speed * fastest_probe_ && clock::now() - start < std::chrono::milliseconds(20)) {
+    while (probe() > settled_speed * ref.fastest && clock::now() - start < max_wait) {
     }
   }
   return s;
@@ -804,8 +804,8 @@ void refinement::report(const measured_candidate& keep, std::string& text) const
   text += buf + model_name_ + "); " + std::to_string(explored_) + " candidates evaluated";
   std::snprintf(buf, sizeof(buf), ", the slowest %.2fx the model's choice:\n", worst_);
   text += buf + log_;
-  if (retimed_ > 0) {
-    text += "  " + std::to_string(retimed_) +
+  if (speed_.retimed > 0) {
+    text += "  " + std::to_string(speed_.retimed) +
             " evaluations timed again: the core ran slower around them (a speed probe before and after)\n";
   }
   std::snprintf(buf, sizeof(buf), "refinement kept: %s, %.3f ms (%.2fx the model's choice)\n",

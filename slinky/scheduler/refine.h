@@ -4,6 +4,7 @@
 #ifndef SLINKY_SCHEDULER_REFINE_H
 #define SLINKY_SCHEDULER_REFINE_H
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -88,6 +89,23 @@ candidate_loops model_setting(const std::vector<refined_loop>& loops);
 // the next-best's variable); else the model's setting.
 candidate_loops other_setting(const std::vector<refined_loop>& loops, const schedule_report& other);
 
+// The speed against which the refinement judges its timings (settled_time): the fastest speed
+// probe seen (-1 before the first timing), and the timings taken again.
+struct speed_reference {
+  double fastest = -1;
+  int retimed = 0;
+};
+
+// One evaluation timed while the core ran at the reference speed: `run` (which evaluates and
+// returns its time) between two calls of `probe` (speed_probe_ns), taken as settled where the
+// slower of the two is within settled_speed of ref.fastest (which starts from `process_fastest`,
+// fastest_speed_probe_ns, and takes every probe's time). Else it ran in a stretch where the core
+// was slower: once the probes show the speed back (at most `max_wait` of probes), it is timed
+// again, at most twice; still slower after that, that speed becomes the reference (a clock
+// lowered for good must not make every evaluation three). Returns run's last time.
+double settled_time(const std::function<double()>& run, const std::function<double()>& probe, double process_fastest,
+                    std::chrono::nanoseconds max_wait, speed_reference& ref);
+
 // A candidate measured before the walk, and why (for the report).
 struct first_candidate {
   candidate_loops c;
@@ -129,7 +147,6 @@ private:
 
   std::function<double()> runner(const pipeline& cp) const;
   double time_once(const std::string& name, const std::function<double()>& run) const;
-  double settled_run(const std::function<double()>& run) const;
   std::shared_ptr<const pipeline> build_candidate(const candidate_loops& c) const;
   double time_candidate(const pipeline& cp, const std::string& name, double limit) const;
   std::size_t measure(const candidate_loops& n, const std::string& why = std::string());
@@ -175,10 +192,8 @@ private:
   double worst_ = 1;
   // What was measured, for the report.
   std::string log_;
-  // The reference speed probe (settled_run; -1 before the first evaluation), and the evaluations
-  // timed again because the core ran slower around them.
-  mutable double fastest_probe_ = -1;
-  mutable int retimed_ = 0;
+  // The speed the timings are judged against (settled_time), and the timings taken again.
+  mutable speed_reference speed_;
   // The finalists timed again (the fastest first), their medians, and their times in each round
   // (round r of every candidate taken together), for the comparison of parallel candidates.
   std::vector<measured_candidate> confirmed_;
