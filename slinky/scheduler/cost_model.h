@@ -423,9 +423,10 @@ struct prefetch_estimate {
 // an even count); `settled` gets their count. On the 2-core AMD EPYC of family 25 (twenty-second
 // session), a process runs stretches of 1 to 55 ms (and some of seconds) 1.6 to 2 times slower
 // throughout (an L1 loop as much as the runs in cache: the core shared with another tenant), and
-// estimates taken there give 0 to 750 bytes where the settled ones give 1.8 to 2 KiB (and a chain
-// of 4 elementwise funcs over 64 MiB runs 1.6 times faster in chunks of 1 and 2 KiB than in 16 KiB
-// in either state).
+// estimates taken there give 0 to 750 bytes where the settled ones give 1.8 to 2 KiB. There the
+// prefetcher hides nothing (a chain of 4 elementwise passes over 256 MiB: chunks of 1, 2 and 16
+// KiB alike, where the usual state runs the first two 1.6 to 1.7 times faster), but the schedule
+// is for the usual state.
 double settled_prefetch_window(const std::vector<prefetch_estimate>& estimates, int& settled);
 constexpr double settled_speed = 1.2;
 
