@@ -71,28 +71,29 @@ struct refine_options {
   /// Times within this fraction of the fastest are taken as equal in the choice of what is kept
   /// (the fraction of scheduler_benchmark's memory target: the smallest hand schedule within 5% of
   /// the fastest), widened by an eighth of it for each halving of the steps (the memory) from the
-  /// fastest's to the candidate's, up to twice it; a candidate whose parallel loops have more iterations than the fastest's counts
-  /// with the synchronisation they add, as the cost model prices it. The fastest candidate and up
-  /// to 3 others with smaller steps within 4 times this fraction of it (first those the walk timed
-  /// within this fraction of it, the smallest steps first, then the fastest), and the model's
-  /// choice where its steps are smaller than the fastest's, whatever the walk timed it at, are
-  /// timed again in `repetitions` interleaved rounds (3 times as many where one has a parallel
-  /// loop; not counted in max_evaluations), and the choice is made on those times. Where the
-  /// candidate chosen has at least 4 times the steps of the model's choice (it would multiply its
-  /// memory), they are timed in more rounds, up to 3 times `repetitions`, and the choice is made
-  /// again on the medians of all of them. Where it or the fastest has a
-  /// parallel loop, a candidate is taken as equal only if, with the synchronisation it adds, it
-  /// is also within this fraction of the fastest's time in the same round in at least half of
-  /// those rounds: the pairs cancel most of the load, to which parallel loops' times are far more
-  /// sensitive than serial ones'.
+  /// fastest's to the candidate's, up to twice it; a candidate whose parallel loops have more
+  /// iterations than the fastest's counts with the synchronisation they add, as the cost model
+  /// prices it. The fastest candidate and up to 3 others with smaller steps within 4 times this
+  /// fraction of it (first those the walk timed within this fraction of it, the smallest steps
+  /// first, then the fastest), and the model's choice where its steps are smaller than the
+  /// fastest's, whatever the walk timed it at, are timed again in `repetitions` interleaved rounds
+  /// (3 times as many where one has a parallel loop; not counted in max_evaluations), and the
+  /// choice is made on those times. Where the candidate chosen has at least 4 times the steps of
+  /// the model's choice (it would multiply its memory), they are timed in more rounds, up to 3
+  /// times `repetitions`, and the choice is made again on the medians of all of them. Where it or
+  /// the fastest has a parallel loop, a candidate is taken as equal only if, with the
+  /// synchronisation it adds, it is also within that widened fraction of the fastest's time in the
+  /// same round in at least half of those rounds: the pairs cancel most of the load, to which parallel
+  /// loops' times are far more sensitive than serial ones'.
   double equal_time = 0.05;
-  /// The time in seconds of one evaluation of the candidate named `candidate` (the looped
-  /// outputs' funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "),
-  /// given `run`, which evaluates it once and returns its wall-clock time. Null: run's, taken
-  /// again (at most twice) where a speed probe before or after it shows the core running more
-  /// than 1.2 times slower than the fastest probe seen (a core shared with another tenant runs
-  /// stretches of milliseconds 1.5 to 2 times slower). Tests inject a table of timings here. A time that is not a number, infinite or negative counts as
-  /// infinitely slow; if no candidate gets a finite time, the model's choice is kept.
+  /// The time in seconds of one evaluation of the candidate named `candidate` (the looped outputs'
+  /// funcs with their steps, "out: step 8" or "out: step 8, parallel", joined by "; "), given
+  /// `run`, which evaluates it once and returns its wall-clock time. Null: run's, taken again (at
+  /// most twice) where a speed probe before or after it shows the core running more than 1.2 times
+  /// slower than the fastest probe seen (a core shared with another tenant runs stretches of
+  /// milliseconds 1.5 to 2 times slower). Tests inject a table of timings here. A time that is not
+  /// a number, infinite or negative counts as infinitely slow; if no candidate gets a finite time,
+  /// the model's choice is kept.
   std::function<double(const std::string& candidate, const std::function<double()>& run)> timer;
   /// Prefetch windows (machine::prefetch_bytes) for which the model's choice is computed again:
   /// those choices (their steps and strips on the model's loops) are evaluated first, before the

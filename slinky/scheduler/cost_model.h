@@ -7,6 +7,8 @@
 #define SLINKY_SCHEDULER_COST_MODEL_H
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <vector>
 
 #include "slinky/scheduler/machine.h"
@@ -439,6 +441,23 @@ double speed_probe_ns();
 // The fastest speed_probe_ns of this process so far (infinity before the first); machine::host()'s
 // calibration takes one with each of measure_prefetch_bytes's estimates.
 double fastest_speed_probe_ns();
+
+// The speed against which the refinement judges its timings (settled_time): the fastest speed
+// probe seen (-1 before the first timing), and the timings taken again.
+struct speed_reference {
+  double fastest = -1;
+  int retimed = 0;
+};
+
+// One evaluation timed while the core ran at the reference speed: `run` (which evaluates and
+// returns its time) between two calls of `probe` (speed_probe_ns), taken as settled where the
+// slower of the two is within settled_speed of ref.fastest (which starts from `process_fastest`,
+// fastest_speed_probe_ns, and takes every probe's time). Else it ran in a stretch where the core
+// was slower: once the probes show the speed back (at most `max_wait` of probes), it is timed
+// again, at most twice; still slower after that, that speed becomes the reference (a clock
+// lowered for good must not make every evaluation three). Returns run's last time.
+double settled_time(const std::function<double()>& run, const std::function<double()>& probe, double process_fastest,
+                    std::chrono::nanoseconds max_wait, speed_reference& ref);
 
 }  // namespace scheduler_internal
 }  // namespace slinky

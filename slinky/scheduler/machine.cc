@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <thread>
@@ -419,6 +420,30 @@ double speed_probe_ns() {
   while (best < seen && !fastest_probe.compare_exchange_weak(seen, best, std::memory_order_relaxed)) {
   }
   return best;
+}
+
+double settled_time(const std::function<double()>& run, const std::function<double()>& probe, double process_fastest,
+                    std::chrono::nanoseconds max_wait, speed_reference& ref) {
+  using clock = std::chrono::steady_clock;
+  if (ref.fastest < 0) ref.fastest = process_fastest;
+  double s = 0;
+  for (int attempt = 0;; ++attempt) {
+    const double before = probe();
+    s = run();
+    const double after = probe();
+    ref.fastest = std::min({ref.fastest, before, after});
+    const double slowest = std::max(before, after);
+    if (slowest <= settled_speed * ref.fastest) break;
+    if (attempt == 2) {
+      ref.fastest = slowest;
+      break;
+    }
+    ++ref.retimed;
+    const auto start = clock::now();
+    while (probe() > settled_speed * ref.fastest && clock::now() - start < max_wait) {
+    }
+  }
+  return s;
 }
 
 }  // namespace scheduler_internal

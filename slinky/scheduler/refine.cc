@@ -292,30 +292,6 @@ double refinement::time_once(const std::string& name, const std::function<double
   return std::isfinite(s) && s >= 0 ? s : std::numeric_limits<double>::infinity();
 }
 
-double settled_time(const std::function<double()>& run, const std::function<double()>& probe, double process_fastest,
-                    std::chrono::nanoseconds max_wait, speed_reference& ref) {
-  using clock = std::chrono::steady_clock;
-  if (ref.fastest < 0) ref.fastest = process_fastest;
-  double s = 0;
-  for (int attempt = 0;; ++attempt) {
-    const double before = probe();
-    s = run();
-    const double after = probe();
-    ref.fastest = std::min({ref.fastest, before, after});
-    const double slowest = std::max(before, after);
-    if (slowest <= settled_speed * ref.fastest) break;
-    if (attempt == 2) {
-      ref.fastest = slowest;
-      break;
-    }
-    ++ref.retimed;
-    const auto start = clock::now();
-    while (probe() > settled_speed * ref.fastest && clock::now() - start < max_wait) {
-    }
-  }
-  return s;
-}
-
 // Builds and times a candidate: the median of the repetitions, which stop after one slower
 // than `limit` seconds.
 std::shared_ptr<const pipeline> refinement::build_candidate(const candidate_loops& c) const {

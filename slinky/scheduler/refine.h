@@ -4,7 +4,6 @@
 #ifndef SLINKY_SCHEDULER_REFINE_H
 #define SLINKY_SCHEDULER_REFINE_H
 
-#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -88,23 +87,6 @@ candidate_loops model_setting(const std::vector<refined_loop>& loops);
 // loop where it has none); the model's next-best where other takes that (no loop, or a loop over
 // the next-best's variable); else the model's setting.
 candidate_loops other_setting(const std::vector<refined_loop>& loops, const schedule_report& other);
-
-// The speed against which the refinement judges its timings (settled_time): the fastest speed
-// probe seen (-1 before the first timing), and the timings taken again.
-struct speed_reference {
-  double fastest = -1;
-  int retimed = 0;
-};
-
-// One evaluation timed while the core ran at the reference speed: `run` (which evaluates and
-// returns its time) between two calls of `probe` (speed_probe_ns), taken as settled where the
-// slower of the two is within settled_speed of ref.fastest (which starts from `process_fastest`,
-// fastest_speed_probe_ns, and takes every probe's time). Else it ran in a stretch where the core
-// was slower: once the probes show the speed back (at most `max_wait` of probes), it is timed
-// again, at most twice; still slower after that, that speed becomes the reference (a clock
-// lowered for good must not make every evaluation three). Returns run's last time.
-double settled_time(const std::function<double()>& run, const std::function<double()>& probe, double process_fastest,
-                    std::chrono::nanoseconds max_wait, speed_reference& ref);
 
 // A candidate measured before the walk, and why (for the report).
 struct first_candidate {

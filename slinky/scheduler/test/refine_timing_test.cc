@@ -8,7 +8,7 @@
 #include <functional>
 #include <vector>
 
-#include "slinky/scheduler/refine.h"
+#include "slinky/scheduler/cost_model.h"
 
 namespace slinky {
 namespace scheduler_internal {
