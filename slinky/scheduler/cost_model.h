@@ -325,7 +325,12 @@ public:
   // reduction (scheduler_benchmark): 256 iterations on 2 workers took 0.10 to 0.15 ms
   // longer than 32, about 1 us of CPU time per iteration, where its 3 calls cost 0.07 us. (The
   // 3-stage data-parallel stencil in strips of 4 and 8 rows took 2 to 4 us per iteration more
-  // than estimated: the term is a floor.)
+  // than estimated: the term is a floor.) The hand-off alone is far less
+  // (apps/parallel_iteration_benchmark, AMD EPYC of family 25: 110 to 150 ns with the calls,
+  // 230 to 330 where the callbacks run long), but the term also stands for what the model does
+  // not price in small parallel iterations: at 130 ns it moved the 2-stage parallel stencil from
+  // strips of 32 rows to 8, data-parallel, which scheduler_benchmark's rounds timed 6% slower
+  // (scheduler_measurements.md, twenty-third session).
   static constexpr double parallel_iteration_ns = 1000;
   // The time per byte of the overlap a pipelined iteration reads from the core that computed it,
   // as a multiple of memory's: lines held modified in another core's cache move one by one
