@@ -38,7 +38,8 @@ namespace slinky {
 /// for a data-parallel loop). The model's choices for other prefetch windows (prefetch_windows)
 /// are evaluated first; from the fastest of these and the model's choice, a walk: the untried neighbours of the current
 /// candidate are evaluated, and the fastest becomes the current one unless slower than it by more than min_gain (so the
-/// walk crosses plateaus: a kernel blocked by 4 rows is as slow on 2 rows as on 1), until no neighbour is left or the
+/// walk crosses plateaus: a kernel blocked by 4 rows is as slow on 2 rows as on 1; a neighbour that only switches a
+/// loop, serial or parallel, pipelined or data-parallel, only where faster), until no neighbour is left or the
 /// walk stops; a neighbour slower by less than 4 times min_gain is first timed again with the current candidate,
 /// interleaved (the load may have made the difference). With budget left, the step of each loop of the fastest
 /// candidate is followed further, one doubling or halving at a time, past the steps tried (a time may rise and fall

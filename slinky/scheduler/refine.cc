@@ -27,6 +27,23 @@ constexpr double confirm_band = 4;
 constexpr int parallel_rounds = 3;
 constexpr double memory_factor = 4;
 
+// Whether n sets other strips than `from` on a tile of some loop (the next-best, which has no
+// tile, is another loop).
+bool changes_strips(const candidate_loops& n, const candidate_loops& from) {
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (n[i].which == from[i].which && n[i].strip != from[i].strip) return true;
+  }
+  return false;
+}
+
+// Whether n only switches loops of `from` (serial or parallel, pipelined or data-parallel).
+bool only_switches(const candidate_loops& n, const candidate_loops& from) {
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (n[i].which != from[i].which || n[i].step != from[i].step || n[i].strip != from[i].strip) return false;
+  }
+  return true;
+}
+
 // No loop in this setting.
 bool no_loop(const refined_loop& l, const loop_setting& s) { return s.which == 0 ? l.none : l.next_none; }
 
@@ -283,9 +300,8 @@ std::function<double()> refinement::runner(const pipeline& cp) const {
 double refinement::time_once(const std::string& name, const std::function<double()>& run) const {
   // Without an injected timer, each evaluation is timed at the core's usual speed (settled_time):
   // on the 2-core AMD EPYC of family 25 the core ran stretches of 1 to 55 ms 1.5 to 2 times
-  // slower (another tenant on its other hardware thread), and the walk timed attention's rows of
-  // 8 at 21.2 ms, then 31.0 in the interleaved rounds, where the benchmark's rounds timed them at
-  // 21.3.
+  // slower (another tenant on its other hardware thread); the walk timed attention's rows of 8
+  // at 21.2 ms, then 31.0 in the interleaved rounds, the benchmark's rounds at 21.3.
   const double s = refine_.timer ? refine_.timer(name, run)
                                  : settled_time(run, speed_probe_ns, fastest_speed_probe_ns(),
                                                 std::chrono::milliseconds(20), speed_);
@@ -358,19 +374,6 @@ bool refinement::is_leaf(const candidate_loops& n, const candidate_loops& from) 
   return false;
 }
 
-namespace {
-
-// Whether n sets other strips than `from` on a tile of some loop (the next-best, which has no
-// tile, is another loop).
-bool changes_strips(const candidate_loops& n, const candidate_loops& from) {
-  for (std::size_t i = 0; i < n.size(); ++i) {
-    if (n[i].which == from[i].which && n[i].strip != from[i].strip) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 // The walk from measured candidate `at`: the untried neighbours of the current candidate are
 // measured, and it goes on from the fastest.
 void refinement::walk(std::size_t at) {
@@ -402,6 +405,10 @@ void refinement::walk(std::size_t at) {
           leaf_faster = leaf_faster || measured_[j].s * (1 + refine_.min_gain) < measured_[at].s;
           continue;
         }
+        // The plateaus are along the steps: a neighbour that only switches a loop counts only where
+        // faster (the parallel 2-stage stencil went on from strips of 4 rows, data-parallel, to 4
+        // pipelined, 1% slower, and spent its budget on that line, never timing the hand's 32).
+        if (only_switches(n, current) && measured_[j].s > measured_[at].s) continue;
         if (best < 0 || measured_[j].s < measured_[best].s) best = static_cast<int>(j);
       }
     }
@@ -527,14 +534,12 @@ double refinement::steps(const candidate_loops& c) const {
   return sum;
 }
 
-// The synchronisation of a candidate's parallel loops as the cost model prices it
-// (cost_model::parallel_iteration_ns per iteration, shared by the threads), in seconds. A
-// smaller step of a parallel loop costs more iterations, and so more hand-offs between the
-// threads; on a loaded machine, where the workers do not run at once, the timings hide that
-// cost (the chain into a parallel reduction: its 256 parallel iterations timed within 1.3% of
-// 52 and 26, then 0.83 ms against 0.63 in the benchmark's rounds). So a candidate with smaller
-// steps counts as equal to a faster one only if its time plus the synchronisation it adds is
-// within equal_time of it: the saving of memory must not be paid in synchronisation.
+// The synchronisation of a candidate's parallel loops as the cost model prices it (cost_model::parallel_iteration_ns
+// per iteration, shared by the threads), in seconds. A smaller parallel step costs more iterations, so more hand-offs;
+// on a loaded machine, where the workers do not run at once, the timings hide that cost (the chain into a parallel
+// reduction: its 256 parallel iterations timed within 1.3% of 52 and 26, then 0.83 ms against 0.63 in the benchmark's
+// rounds). So a candidate with smaller steps counts as equal to a faster one only if its time plus the synchronisation
+// it adds is within equal_time of it: the saving of memory must not be paid in synchronisation.
 double refinement::sync_s(const candidate_loops& c) const {
   double iterations = 0;
   for (std::size_t i = 0; i < c.size(); ++i) {

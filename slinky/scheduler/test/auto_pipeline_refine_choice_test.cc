@@ -40,6 +40,38 @@ TEST(auto_pipeline, refinement_tries_pipelined_and_data_parallel) {
   EXPECT_EQ(r.p.builds(), 1u);
 }
 
+TEST(auto_pipeline, refinement_does_not_walk_on_to_a_slower_switch_of_the_same_steps) {
+  // A parallel loop on a pool of 2 threads. The model's form (pipelined or data-parallel) is 1%
+  // faster at half the model's step, twice as fast from 4 times it; the other form as fast as
+  // the model's choice at every step, the serial loop and the next-best far slower. The walk
+  // goes on to half the step, and not on to the other form there (slower, within min_gain: it
+  // only switches the loop), so the budget left follows the step's line and finds 4 times the
+  // model's step. Walking on through the other form spent the budget on its line.
+  refined_stencil r(64, 256, /*threads=*/2);
+  bool model_data_parallel = false;
+  r.refine(12, [&](const std::string& candidate, index_t model_step) {
+    if (r.calls.size() == 1) model_data_parallel = candidate.find("data-parallel") != std::string::npos;
+    if (is_next_best(candidate)) return 10e-3;
+    if (candidate.find(", parallel") == std::string::npos) return 2e-3;
+    if ((candidate.find("data-parallel") != std::string::npos) != model_data_parallel) return 1e-3;
+    const index_t s = step_of(candidate);
+    if (s >= 4 * model_step) return 0.5e-3;
+    if (s == model_step) return 1e-3;
+    if (s == model_step / 2) return 0.99e-3;
+    return s == 2 * model_step ? 1.01e-3 : 1.2e-3;
+  });
+  const std::string& report = r.report;
+  ASSERT_FALSE(r.calls.empty()) << report;
+  ASSERT_NE(r.calls[0].find(", parallel"), std::string::npos) << report;
+  ASSERT_GE(r.model_step, 2) << report;
+  ASSERT_LE(r.model_step, 32) << report;
+  const std::string kept_line = r.kept_line();
+  EXPECT_EQ(step_of(kept_line), 4 * r.model_step) << report;
+  EXPECT_NE(kept_line.find(", parallel"), std::string::npos) << report;
+  EXPECT_EQ(kept_line.find("data-parallel") != std::string::npos, model_data_parallel) << report;
+  EXPECT_EQ(mismatches(run_on_a_pool(r.p, r.w, r.h), reference(r.w, r.h)), 0u);
+}
+
 TEST(auto_pipeline, refinement_counts_the_synchronisation_of_smaller_parallel_steps) {
   // A parallel loop on a pool of 2 threads, every parallel candidate timed alike (serial ones and
   // the next-best twice as slow). Where a candidate takes 100 ms, the synchronisation a smaller
