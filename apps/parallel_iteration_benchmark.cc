@@ -1,12 +1,12 @@
-// The cost of one iteration of a parallel pipeline loop beyond its calls: what the scheduler's
-// cost_model::parallel_iteration_ns prices (handing the iteration to a worker, cropping its
-// buffers, allocating the blocks of the funcs inside it). A chain into a partial reduction, in ->
-// e1 (y = x * a + b) -> partials (each the sum of `chunk` elements of e1) -> total, over 1M
-// floats, with the partials' loop parallel in steps of 1 to 64 partials on 2 threads
-// (thread_pool_impl(1)). The steps cover the same work in more or fewer iterations, so the
-// difference in wall-clock time between a step and the largest, times the threads, over the
-// difference in iterations, is the CPU time one iteration adds. Its 2 calls (e1 and partials) are in
-// that figure.
+// The cost of one iteration of a parallel pipeline loop, which the scheduler's
+// cost_model::parallel_iteration_ns prices beyond the iteration's calls (handing the iteration
+// to a worker, cropping its buffers, allocating the blocks of the funcs inside it). The pipeline
+// is a chain into a partial reduction, in -> e1 (y = x * a + b) -> partials (each the sum of
+// `chunk` elements of e1) -> total, over 1M floats, with the partials' loop parallel in steps of
+// 1 to 64 partials on 2 threads (thread_pool_impl(1)). The steps cover the same work in more or
+// fewer iterations, so the difference in wall-clock time between a step and the largest, times
+// the threads, over the difference in iterations, is the CPU time one iteration adds, its 2
+// calls (e1 and partials) included.
 //
 // The partial sums are vector loops (8 accumulators): the pipeline streams at memory's speed and
 // the iterations' cost shows. With --scalar they are the plain loop a user writes first
