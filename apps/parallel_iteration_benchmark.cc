@@ -1,17 +1,18 @@
 // The cost of one iteration of a parallel pipeline loop, which the scheduler's
 // cost_model::parallel_iteration_ns prices beyond the iteration's calls (handing the iteration
 // to a worker, cropping its buffers, allocating the blocks of the funcs inside it). The pipeline
-// is a chain into a partial reduction, in -> e1 (y = x * a + b) -> partials (each the sum of
-// `chunk` elements of e1) -> total, over 1M floats, with the partials' loop parallel in steps of
-// 1 to 64 partials on 2 threads (thread_pool_impl(1)). The steps cover the same work in more or
-// fewer iterations, so the difference in wall-clock time between a step and the largest, times
-// the threads, over the difference in iterations, is the CPU time one iteration adds, its 2
-// calls (e1 and partials) included.
+// is scheduler_benchmark's "chain into a parallel reduction" (workloads::reduction: in -> e1 ->
+// e2, both y = x * a + b, -> partials, each the sum of `chunk` elements of e2, -> total) over 1M
+// floats, with the partials' loop parallel in steps of 1 to 64 partials on 2 threads
+// (thread_pool_impl(1)). The steps cover the same work in more or fewer iterations, so the
+// difference in wall-clock time between a step and the largest, times the threads, over the
+// difference in iterations, is the CPU time one iteration adds, its 3 calls (e1, e2 and
+// partials) included.
 //
 // The partial sums are vector loops (8 accumulators): the pipeline streams at memory's speed and
 // the iterations' cost shows. With --scalar they are the plain loop a user writes first
-// (`s += e(i)`, one dependent add after another), as scheduler_benchmark's "chain into a parallel
-// reduction" is: then each partial takes several microseconds and the iterations' cost hides in it.
+// (`s += e(i)`, one dependent add after another), as scheduler_benchmark's row is: then each
+// partial takes several microseconds and the iterations' cost hides in it.
 //
 // Usage: parallel_iteration_benchmark [--reps N] [--scalar] [--csv FILE]
 #include <cmath>
@@ -26,6 +27,7 @@
 #include "pipeline_bench.h"
 #include "slinky/base/thread_pool_impl.h"
 #include "slinky/builder/pipeline.h"
+#include "workloads.h"
 
 using namespace slinky;
 using namespace slinky_bench;
@@ -34,61 +36,12 @@ namespace {
 
 constexpr index_t elements = 1 << 20;
 
-// A vector loop where both rows are dense (they are here: e1's blocks and the input).
-index_t affine(const buffer<const float>& in, const buffer<float>& out) {
-  const dim& d = out.dim(0);
-  if (in.dim(0).stride() == sizeof(float) && out.dim(0).stride() == sizeof(float)) {
-    const float* __restrict x = &in(d.min());
-    float* __restrict y = &out(d.min());
-    for (index_t i = 0; i < d.extent(); ++i) y[i] = x[i] * 0.75f + 0.125f;
-  } else {
-    for (index_t i = d.min(); i <= d.max(); ++i) out(i) = in(i)*0.75f + 0.125f;
-  }
-  return 0;
-}
-
-// The sum of e over [p * chunk, (p + 1) * chunk) for each p of out: in 8 independent accumulators
-// (a vector loop), or one after another (scalar).
-index_t partial(const buffer<const float>& e, const buffer<float>& out, index_t chunk, bool scalar) {
-  for (index_t p = out.dim(0).min(); p <= out.dim(0).max(); ++p) {
-    float s = 0.0f;
-    if (scalar) {
-      for (index_t i = p * chunk; i < (p + 1) * chunk; ++i) s += e(i);
-    } else {
-      const float* x = &e(p * chunk);
-      float acc[8] = {};
-      for (index_t i = 0; i + 8 <= chunk; i += 8) {
-        for (int j = 0; j < 8; ++j) acc[j] += x[i + j];
-      }
-      for (float a : acc) s += a;
-    }
-    out(p) = s;
-  }
-  return 0;
-}
-
-index_t total(const buffer<const float>& partials, const buffer<float>& out) {
-  float s = 0.0f;
-  for (index_t p = partials.dim(0).min(); p <= partials.dim(0).max(); ++p) s += partials(p);
-  out(0) = s;
-  return 0;
-}
-
 // The chain with the partials' loop parallel in steps of `step` partials.
 pipeline make(node_context& ctx, index_t chunk, index_t step, bool scalar) {
-  auto in = buffer_expr::make(ctx, "in", 1, sizeof(float));
-  auto e1 = buffer_expr::make(ctx, "e1", 1, sizeof(float));
-  auto partials = buffer_expr::make(ctx, "partials", 1, sizeof(float));
-  auto out = buffer_expr::make(ctx, "out", 1, sizeof(float));
-  var x(ctx, "x"), p(ctx, "p"), z(ctx, "z");
-  func f1 = func::make(affine, {{in, {point(x)}}}, {{e1, {x}}}, {.name = "e1"});
-  func f2 =
-      func::make([=](const buffer<const float>& e, const buffer<float>& o) { return partial(e, o, chunk, scalar); },
-                 {{e1, {bounds(p * chunk, p * chunk + chunk - 1)}}}, {{partials, {p}}}, {.name = "partials"});
-  func f3 = func::make(total, {{partials, {bounds(in->dim(0).min() / chunk, in->dim(0).max() / chunk)}}}, {{out, {z}}},
-                       {.name = "total"});
-  f2.loops({{p, step, loop::parallel}});
-  return build_pipeline(ctx, {in}, {out});
+  graph g = workloads::reduction::make(ctx, chunk, /*vector_sums=*/!scalar);
+  func& partial = g.funcs[2];
+  partial.loops({{partial.outputs()[0].dims[0], step, loop::parallel}});
+  return build_pipeline(ctx, g.inputs, g.outputs);
 }
 
 }  // namespace
@@ -103,11 +56,7 @@ int main(int argc, char** argv) {
   buffer<float, 1> in({elements}), out({1});
   in.allocate();
   out.allocate();
-  double reference = 0;
-  for (index_t i = 0; i < elements; ++i) {
-    in(i) = static_cast<float>(i % 7) * 0.125f - 0.375f;
-    reference += in(i)*0.75 + 0.125;
-  }
+  for (index_t i = 0; i < elements; ++i) in(i) = static_cast<float>(i % 7) * 0.125f - 0.375f;
   eval_config config;
   config.thread_pool = &pool;
   eval_context context;
@@ -118,6 +67,7 @@ int main(int argc, char** argv) {
       {"chunk (elements)", "step (partials)", "iterations", "ms", "CPU ns per iteration beyond the largest step's"});
   csv_writer csv(argc, argv, {"chunk", "step", "iterations", "time_ms", "iteration_ns"});
   for (index_t chunk : {64, 256, 4096}) {
+    const double reference = workloads::reduction::reference(in, chunk);
     std::vector<std::unique_ptr<node_context>> ctxs;
     std::vector<pipeline> pipelines;
     for (index_t step : steps) {
@@ -151,7 +101,7 @@ int main(int argc, char** argv) {
   }
   t.print();
   std::printf("Wall clock, medians of %d interleaved rounds; partial sums %s. The last column counts the\n"
-              "iterations' calls too (2 each). With few partials per worker the largest step also loses\n"
+              "iterations' calls too (3 each). With few partials per worker the largest step also loses\n"
               "to the imbalance between the workers, which shows as negative figures.\n",
               reps, scalar ? "scalar (dependent adds)" : "in vector loops");
   return 0;

@@ -617,6 +617,24 @@ inline index_t partial(const buffer<const float>& e, const buffer<float>& out, i
   return 0;
 }
 
+// partial's sums in 8 independent accumulators (a vector loop), where e's rows are dense.
+inline index_t vector_partial(const buffer<const float>& e, const buffer<float>& out, index_t chunk) {
+  const dim& d = e.dim(0);
+  const index_t first = out.dim(0).min() * chunk, last = (out.dim(0).max() + 1) * chunk - 1;
+  if (d.stride() != sizeof(float) || d.is_folded(first, last) || chunk % 8 != 0) return partial(e, out, chunk);
+  for (index_t p = out.dim(0).min(); p <= out.dim(0).max(); ++p) {
+    const float* __restrict x = &e(p * chunk);
+    float acc[8] = {};
+    for (index_t i = 0; i < chunk; i += 8) {
+      for (int j = 0; j < 8; ++j) acc[j] += x[i + j];
+    }
+    float s = 0.0f;
+    for (float a : acc) s += a;
+    out(p) = s;
+  }
+  return 0;
+}
+
 inline index_t total(const buffer<const float>& partials, const buffer<float>& out) {
   for (index_t z = out.dim(0).min(); z <= out.dim(0).max(); ++z) {
     float s = 0.0f;
@@ -626,7 +644,9 @@ inline index_t total(const buffer<const float>& partials, const buffer<float>& o
   return 0;
 }
 
-inline graph make(node_context& ctx, index_t chunk) {
+// With vector_sums, partial is vector_partial (the sums in another order: compare with a
+// tolerance).
+inline graph make(node_context& ctx, index_t chunk, bool vector_sums = false) {
   graph g;
   auto in = buffer_expr::make(ctx, "in", 1, sizeof(float));
   auto e1 = buffer_expr::make(ctx, "e1", 1, sizeof(float));
@@ -641,9 +661,11 @@ inline graph make(node_context& ctx, index_t chunk) {
   g.funcs.push_back(
       func::make([](const buffer<const float>& i, const buffer<float>& o) { return affine(i, o, 1.0625f, -0.25f); },
                  {{e1, {point(x)}}}, {{e2, {x}}}, {.name = "e2"}));
-  g.funcs.push_back(
-      func::make([chunk](const buffer<const float>& e, const buffer<float>& o) { return partial(e, o, chunk); },
-                 {{e2, {bounds(p * chunk, p * chunk + chunk - 1)}}}, {{partials, {p}}}, {.name = "partial"}));
+  g.funcs.push_back(func::make(
+      [chunk, vector_sums](const buffer<const float>& e, const buffer<float>& o) {
+        return vector_sums ? vector_partial(e, o, chunk) : partial(e, o, chunk);
+      },
+      {{e2, {bounds(p * chunk, p * chunk + chunk - 1)}}}, {{partials, {p}}}, {.name = "partial"}));
   g.funcs.push_back(func::make(total, {{partials, {bounds(in->dim(0).min() / chunk, in->dim(0).max() / chunk)}}},
                                {{out, {z}}}, {.name = "total"}));
   g.inputs = {in};

@@ -326,8 +326,8 @@ public:
   // longer than 32, about 1 us of CPU time per iteration, where its 3 calls cost 0.07 us. (The
   // 3-stage data-parallel stencil in strips of 4 and 8 rows took 2 to 4 us per iteration more
   // than estimated: the term is a floor.) The hand-off alone is far less
-  // (apps/parallel_iteration_benchmark, AMD EPYC of family 25: 110 to 150 ns with the calls,
-  // 230 to 330 where the callbacks run long), but the term also stands for what the model does
+  // (apps/parallel_iteration_benchmark, AMD EPYC of family 25: 180 to 280 ns with its 3 calls,
+  // about as much where the callbacks run long), but the term also stands for what the model does
   // not price in small parallel iterations: at 130 ns it moved the 2-stage parallel stencil from
   // strips of 32 rows to 8, data-parallel, which scheduler_benchmark's rounds timed 6% slower
   // (scheduler_measurements.md, twenty-third session).
