@@ -255,5 +255,18 @@ double settled_prefetch_window(const std::vector<prefetch_estimate>& estimates, 
   return windows[(windows.size() - 1) / 2];
 }
 
+bool prefetch_estimates_done(const std::vector<prefetch_estimate>& estimates, int made, double elapsed_ms) {
+  if (elapsed_ms >= prefetch_span_ms) return true;
+  if (made < 3) return false;
+  if (estimates.empty()) return true;  // the flush does not reach memory
+  int settled = 0;
+  const double window = settled_prefetch_window(estimates, settled);
+  return settled >= 3 && (window >= least_usual_prefetch_bytes || elapsed_ms >= prefetch_low_span_ms);
+}
+
+index_t usual_prefetch_bytes(index_t measured) {
+  return measured >= least_usual_prefetch_bytes ? measured : machine::host_prefetch_bytes;
+}
+
 }  // namespace scheduler_internal
 }  // namespace slinky

@@ -437,6 +437,35 @@ struct prefetch_estimate {
 double settled_prefetch_window(const std::vector<prefetch_estimate>& estimates, int& settled);
 constexpr double settled_speed = 1.2;
 
+// The smallest window machine::host() takes as measured (usual_prefetch_bytes): three quarters of
+// machine::host_prefetch_bytes. The usual speed of the 2-core AMD EPYC of family 25 gives 1.8 to
+// 2.05 KiB; its slow stretches 0 to 1 KiB; a 2-core Xeon VM 0.65 to 1.1 KiB.
+constexpr index_t least_usual_prefetch_bytes = machine::host_prefetch_bytes * 3 / 4;
+
+// measure_prefetch_bytes's rule for when it has estimates enough, after `made` estimates (those
+// whose flush reached memory in `estimates`) taken over `elapsed_ms`: at least three made, then
+// when none reached memory, or three are settled and give at least least_usual_prefetch_bytes;
+// where they give less, only once prefetch_low_span_ms has passed (a slow stretch may cover the
+// first milliseconds: the estimates after it unsettle those before); at prefetch_span_ms in any
+// case. A process of the AMD EPYC runs its first 5 to 330 ms 1.6 to 2 times slower in about a
+// third of the processes started one after another (twenty-fourth session): waiting those out
+// would cost a machine whose window is small every time; usual_prefetch_bytes takes what a stretch
+// that outlasts the wait leaves.
+bool prefetch_estimates_done(const std::vector<prefetch_estimate>& estimates, int made, double elapsed_ms);
+constexpr double prefetch_low_span_ms = 30;
+constexpr double prefetch_span_ms = 40;
+
+// machine::host()'s prefetch_bytes from measure_prefetch_bytes's `measured`: that window where it
+// is at least least_usual_prefetch_bytes, else machine::host_prefetch_bytes. A smaller window comes
+// from a slow stretch that outlasted the measurement (where the prefetcher hides nothing, and chunks
+// of every size stream alike) or from a prefetcher that reaches less far (the Xeon), and its
+// choices were no faster than the default's on either machine, with up to 16 times the memory: the
+// elementwise chains in chunks of 8192 or 16384 against 512, 1.4 to 1.6 times slower at the AMD's
+// usual speed (docs/scheduler_measurements.md, twenty-first session), as fast on the Xeon
+// (eighteenth). The window is a discount on memory's time that favours small steps: too small a
+// discount costs memory, and time where the prefetcher does reach.
+index_t usual_prefetch_bytes(index_t measured);
+
 // How fast the core runs at this moment: the time in ns of the fastest of three short runs of a
 // streaming loop over 8 KiB in L1 (under a microsecond each on the 2-core machines). A core shared
 // with another tenant runs it 1.6 to 2 times slower in those stretches (a chain of dependent

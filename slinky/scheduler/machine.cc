@@ -592,27 +592,16 @@ index_t measure_prefetch_bytes() {
   if (!can_flush_lines) return 0;
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  // Estimates (about 1.1 ms each on the 2-core AMD EPYC) until three are settled (taken at the
-  // fastest speed seen: scheduler_internal::settled_prefetch_window) and the three first are made;
-  // where the settled ones give less than half of host_prefetch_bytes, until `low_span` has passed
-  // (a stretch of the slower speed can last all of the first milliseconds: then every estimate is
-  // as slow, and settled); at most until `span`. A process's first milliseconds also run slowly and
-  // unevenly (see calibrate_ns_per_byte).
-  const auto low_span = std::chrono::milliseconds(30);
-  const auto span = std::chrono::milliseconds(40);
+  // Estimates (about 1.1 ms each on the 2-core AMD EPYC) until enough are settled, taken at the
+  // fastest speed seen (scheduler_internal::prefetch_estimates_done).
   prefetch_chain chain;
   std::vector<scheduler_internal::prefetch_estimate> estimates;
-  for (int i = 0;; ++i) {
+  for (int made = 1;; ++made) {
     const scheduler_internal::prefetch_estimate e = estimate_prefetch_bytes(chain, 2);
     if (e.window >= 0) estimates.push_back(e);
     scheduler_internal::speed_probe_ns();  // the process's fastest probe, for the refinement
-    const auto elapsed = clock::now() - start;
-    if (elapsed >= span) break;
-    if (i < 2) continue;
-    if (estimates.empty()) break;  // the flush does not reach memory
-    int settled = 0;
-    const double window = scheduler_internal::settled_prefetch_window(estimates, settled);
-    if (settled >= 3 && (window >= machine::host_prefetch_bytes / 2 || elapsed >= low_span)) break;
+    const double elapsed_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
+    if (scheduler_internal::prefetch_estimates_done(estimates, made, elapsed_ms)) break;
   }
   int settled = 0;
   return static_cast<index_t>(scheduler_internal::settled_prefetch_window(estimates, settled));
@@ -626,7 +615,7 @@ const machine& machine::host() {
     result.threads = host_cpus();
     result.call_overhead_ns = calibrate_call_overhead_ns();
     calibrate_ns_per_byte(result);
-    result.prefetch_bytes = can_flush_lines ? measure_prefetch_bytes() : host_prefetch_bytes;
+    result.prefetch_bytes = scheduler_internal::usual_prefetch_bytes(can_flush_lines ? measure_prefetch_bytes() : 0);
     // The call overhead again, milliseconds later, the faster of the two: a stretch of the slower
     // speed (see scheduler_internal::settled_prefetch_window) made the first up to 1.5 times the
     // other on the 2-core AMD EPYC (15 against 10 ns).

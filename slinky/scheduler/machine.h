@@ -59,7 +59,8 @@ struct machine {
   /// is as much other work to hide them behind: a chain of 4 elementwise funcs over buffers in
   /// memory runs 1.7x faster in chunks of 2 KiB than in chunks of 16 KiB on the 2-core development
   /// machine, the rest of the chain alike. 0: every byte from memory costs its rate
-  /// (ns_per_byte[3]). machine::host() measures it (measure_prefetch_bytes).
+  /// (ns_per_byte[3]). machine::host() measures it (measure_prefetch_bytes) and takes
+  /// host_prefetch_bytes where it measures less than three quarters of that.
   ///
   index_t prefetch_bytes = 0;
 
@@ -70,16 +71,20 @@ struct machine {
   /// else the defaults above, then keep_plausible_cache_sizes; threads from host_cpus();
   /// call_overhead_ns from calibrate_call_overhead_ns(); L2's ns_per_byte from
   /// calibrate_ns_per_byte (its ratio to L1's measured); prefetch_bytes from
-  /// measure_prefetch_bytes() where cache lines can be flushed from user code, else
-  /// host_prefetch_bytes; then the call overhead once more (measure_call_overhead_ns), the
+  /// measure_prefetch_bytes() where cache lines can be flushed from user code and it measures at
+  /// least three quarters of host_prefetch_bytes, else host_prefetch_bytes (a smaller window is
+  /// measured in a stretch where the core runs slower, or on a core whose prefetcher reaches less
+  /// far, and its choices were no faster, with up to 16 times the memory: scheduler_internal::
+  /// usual_prefetch_bytes); then the call overhead once more (measure_call_overhead_ns), the
   /// smaller of the two kept. About 4 to 7 ms in all on 2-core Xeon and AMD EPYC VMs; up to 45
   /// where the core runs slower throughout the first 30 ms or the window measured is small.
   static const machine& host();
 
-  /// machine::host()'s prefetch_bytes where it cannot measure it (no cache line can be flushed
-  /// from user code: measure_prefetch_bytes): 2 KiB, measured on a 2-core AMD EPYC VM (1.8 to
-  /// 2.0 KiB, the chains of funcs fastest in chunks of 2 KiB per buffer), of the order of the L2
-  /// stream prefetchers of current x86 and ARM cores. A 2-core Xeon VM measures 0.65 to 1.1 KiB.
+  /// machine::host()'s prefetch_bytes where it cannot measure it (no cache line can be flushed from
+  /// user code: measure_prefetch_bytes) or measures less than three quarters of it: 2 KiB, measured
+  /// on a 2-core AMD EPYC VM (1.8 to 2.0 KiB, the chains of funcs fastest in chunks of 2 KiB per
+  /// buffer), of the order of the L2 stream prefetchers of current x86 and ARM cores. A 2-core Xeon
+  /// VM measures 0.65 to 1.1 KiB.
   static constexpr index_t host_prefetch_bytes = 2048;
 };
 
@@ -162,24 +167,23 @@ double measure_stream_ns_per_byte(index_t bytes);
 /// machine::host() applies it once per process.
 bool calibrate_ns_per_byte(machine& m);
 
-/// Measures machine::prefetch_bytes on this host: a chain of six streaming passes (y = x * 0.5 +
-/// 1 over floats, as measure_stream_ns_per_byte's) in chunks, the first reading a stream of
-/// 256 KiB and the last writing another, the four between on chunks in L1; timed with the two
-/// streams in cache and flushed from every cache level to memory before the run (clflushopt, or
-/// clflush where the CPU lacks it, on x86-64; dc civac on Linux AArch64), in chunks of 2, 4 and
-/// 16 KiB, the runs interleaved (the fastest of 2 rounds of each: one estimate, about 1 ms). The
-/// time the flush adds (the stall) at a chunk size b against 16 KiB's, f, gives W by the cost
-/// model's law of the bytes hidden (b up to W, then (4W - b) / 3, none from 4W):
-/// W = (4 - 3f) b / 4, from the chunks of 2 KiB (or of 4 KiB where those of 2 KiB hid all; 0 where
-/// they hid nothing), between 0 and 4 KiB. The result is the median of the settled estimates,
-/// those whose runs in cache were within 1.2 times the fastest's (the smaller of the middle two
-/// of an even count): a core shared with another tenant runs stretches of milliseconds to seconds
-/// 1.6 to 2 times slower, and hides nothing there. Estimates are taken until three are settled
-/// (at least three in all, about 3 ms), or, where the settled ones give less than half of
-/// host_prefetch_bytes, for 30 ms (a slow stretch may cover the first milliseconds); at most 40
-/// ms. Returns 0 where no cache line can be flushed from user code, where the flushed runs are not
-/// slower by at least a part of a stream from memory in any of the first three (the flush did not
-/// reach memory), or where a measurement fails.
+/// Measures machine::prefetch_bytes on this host: a chain of six streaming passes (y = x * 0.5 + 1
+/// over floats, as measure_stream_ns_per_byte's) in chunks, the first reading a stream of 256 KiB
+/// and the last writing another, the four between on chunks in L1; timed with the two streams in
+/// cache and flushed from every cache level to memory before the run (clflushopt, or clflush where
+/// the CPU lacks it, on x86-64; dc civac on Linux AArch64), in chunks of 2, 4 and 16 KiB, the runs
+/// interleaved (the fastest of 2 rounds of each: one estimate, about 1 ms). The time the flush adds
+/// (the stall) at a chunk size b against 16 KiB's, f, gives W by the cost model's law of the bytes
+/// hidden (b up to W, then (4W - b) / 3, none from 4W): W = (4 - 3f) b / 4, from the chunks of 2
+/// KiB (or of 4 KiB where those of 2 KiB hid all; 0 where they hid nothing), between 0 and 4 KiB.
+/// The result is the median of the settled estimates, those whose runs in cache were within 1.2
+/// times the fastest's (the smaller of the middle two of an even count): a core shared with another
+/// tenant runs stretches of milliseconds to seconds 1.6 to 2 times slower, and hides nothing there.
+/// Estimates are taken until three are settled (at least three in all, about 3 ms), or, where the
+/// settled ones give less than three quarters of host_prefetch_bytes, for 30 ms (a slow stretch may
+/// cover the first milliseconds); at most 40 ms. Returns 0 where no cache line can be flushed from
+/// user code, where the flushed runs are not slower by at least a part of a stream from memory in
+/// any of the first three (the flush did not reach memory), or where a measurement fails.
 index_t measure_prefetch_bytes();
 
 }  // namespace slinky

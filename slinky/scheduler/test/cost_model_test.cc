@@ -713,6 +713,58 @@ TEST(cost_model, the_prefetch_window_is_read_from_the_settled_estimates) {
   EXPECT_EQ(settled, 2);
 }
 
+// measure_prefetch_bytes stops once three estimates are settled at a window of at least
+// least_usual_prefetch_bytes; settled at a smaller one (a stretch where the core runs slower, or a
+// small window), it goes on until prefetch_low_span_ms, so that a short stretch is outlasted.
+TEST(cost_model, the_prefetch_window_is_measured_until_the_usual_speed_is_seen) {
+  std::vector<prefetch_estimate> estimates = {{1950, 100e3}, {1900, 101e3}};
+  EXPECT_FALSE(prefetch_estimates_done(estimates, 2, 2.2));
+  estimates.push_back({1920, 99e3});
+  EXPECT_TRUE(prefetch_estimates_done(estimates, 3, 3.3));
+  // The flush reached memory in none of the first three: no estimate will come.
+  EXPECT_FALSE(prefetch_estimates_done({}, 2, 2.2));
+  EXPECT_TRUE(prefetch_estimates_done({}, 3, 3.3));
+  // A process starting in a slow stretch: every estimate settled (as slow as the others) and
+  // small, 1 KiB among them.
+  std::vector<prefetch_estimate> slow;
+  for (int i = 0; i < 12; ++i) slow.push_back({i % 4 == 0 ? 1030.0 : 0.0, 200e3 + 1e3 * (i % 3)});
+  EXPECT_FALSE(prefetch_estimates_done(slow, 12, 13));
+  // The usual speed comes: the slow estimates are no longer settled, three fast ones end it.
+  slow.push_back({1950, 105e3});
+  slow.push_back({1890, 100e3});
+  EXPECT_FALSE(prefetch_estimates_done(slow, 14, 15.5));
+  slow.push_back({1930, 102e3});
+  EXPECT_TRUE(prefetch_estimates_done(slow, 15, 16.6));
+  int settled = 0;
+  EXPECT_EQ(settled_prefetch_window(slow, settled), 1930);
+  EXPECT_EQ(settled, 3);
+  // A small window (a slow stretch longer than the wait, or a Xeon's 0.65 to 1.1 KiB) is the
+  // result after the wait.
+  const std::vector<prefetch_estimate> small = {{800, 100e3}, {1100, 101e3}, {700, 99e3}};
+  EXPECT_FALSE(prefetch_estimates_done(small, 3, 3.3));
+  EXPECT_FALSE(prefetch_estimates_done(small, 3, prefetch_low_span_ms - 1));
+  EXPECT_TRUE(prefetch_estimates_done(small, 3, prefetch_low_span_ms));
+  EXPECT_EQ(settled_prefetch_window(small, settled), 800);
+  // 1.1 KiB is small too (below least_usual_prefetch_bytes).
+  EXPECT_FALSE(prefetch_estimates_done({{1100, 100e3}, {1200, 101e3}, {1150, 99e3}}, 3, 3.3));
+  // Whatever the estimates, it ends at prefetch_span_ms.
+  EXPECT_FALSE(prefetch_estimates_done({{1950, 100e3}}, 30, prefetch_span_ms - 1));
+  EXPECT_TRUE(prefetch_estimates_done({{1950, 100e3}}, 30, prefetch_span_ms));
+}
+
+// machine::host() takes a window measured below least_usual_prefetch_bytes as a slow stretch's (or
+// a prefetcher's that reaches less far, whose choices were no faster): the default instead.
+TEST(cost_model, a_small_measured_window_gives_way_to_the_default) {
+  EXPECT_EQ(least_usual_prefetch_bytes, 1536);
+  EXPECT_EQ(usual_prefetch_bytes(0), machine::host_prefetch_bytes);
+  EXPECT_EQ(usual_prefetch_bytes(750), machine::host_prefetch_bytes);
+  EXPECT_EQ(usual_prefetch_bytes(1100), machine::host_prefetch_bytes);
+  EXPECT_EQ(usual_prefetch_bytes(least_usual_prefetch_bytes - 1), machine::host_prefetch_bytes);
+  EXPECT_EQ(usual_prefetch_bytes(least_usual_prefetch_bytes), least_usual_prefetch_bytes);
+  EXPECT_EQ(usual_prefetch_bytes(1950), 1950);
+  EXPECT_EQ(usual_prefetch_bytes(4096), 4096);
+}
+
 // A stream continues from one iteration to the next only where the loop moves its window along
 // the buffer's outermost dim, the inner dims whole: rows of a 2-D buffer do, columns do not, nor
 // do the rows of a tile's strip.
