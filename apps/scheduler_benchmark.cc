@@ -710,11 +710,13 @@ int main(int argc, char** argv) {
   std::printf("Machine description (machine::host(), detected and calibrated in %.2f ms): L1 %lld, L2 %lld, L3 %lld "
               "bytes; L1's rate for up to %d buffers; %d threads; %.1f ns per call; %.4f, %.4f, %.4f, %.4f ns per "
               "byte from L1, L2, L3, memory; %lld bytes of a stream from memory prefetched per iteration "
-              "(measure_prefetch_bytes again: %lld).\n",
+              "(the default, %lld, where it measures less than three quarters of that; measure_prefetch_bytes "
+              "again: %lld).\n",
               detect_ms, static_cast<long long>(host.l1_bytes), static_cast<long long>(host.l2_bytes),
               static_cast<long long>(host.l3_bytes), host.l1_buffers, host.threads, host.call_overhead_ns,
               host.ns_per_byte[0], host.ns_per_byte[1], host.ns_per_byte[2], host.ns_per_byte[3],
-              static_cast<long long>(host.prefetch_bytes), static_cast<long long>(measure_prefetch_bytes()));
+              static_cast<long long>(host.prefetch_bytes), static_cast<long long>(machine::host_prefetch_bytes),
+              static_cast<long long>(measure_prefetch_bytes()));
   const index_t large_bytes = 16 << 20;
   std::printf(
       "Times: medians of %d repetitions interleaved in rounds, %s; the parallel\n"
