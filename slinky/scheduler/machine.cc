@@ -615,7 +615,7 @@ const machine& machine::host() {
     result.threads = host_cpus();
     result.call_overhead_ns = calibrate_call_overhead_ns();
     calibrate_ns_per_byte(result);
-    result.prefetch_bytes = scheduler_internal::usual_prefetch_bytes(can_flush_lines ? measure_prefetch_bytes() : 0);
+    result.prefetch_bytes = scheduler_internal::usual_prefetch_bytes(measure_prefetch_bytes());
     // The call overhead again, milliseconds later, the faster of the two: a stretch of the slower
     // speed (see scheduler_internal::settled_prefetch_window) made the first up to 1.5 times the
     // other on the 2-core AMD EPYC (15 against 10 ns).
