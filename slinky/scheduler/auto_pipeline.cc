@@ -129,6 +129,32 @@ schedule_shapes class_shapes(const std::vector<index_t>& key, const std::vector<
   return shapes;
 }
 
+// The shapes of this evaluation's own buffers (mins 0, their own extents) in `shapes`, and whether
+// any extent is below its class's (then they are not the class's largest shapes, for which the
+// model chose, and the model's choice for them may differ).
+bool own_shapes(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
+                pipeline::buffers ins, pipeline::buffers outs, const std::vector<var>& args, span<const index_t> values,
+                schedule_shapes& shapes) {
+  bool smaller = false;
+  for (int side = 0; side < 2; ++side) {
+    const std::vector<buffer_expr_ptr>& exprs = side == 0 ? inputs : outputs;
+    const pipeline::buffers bufs = side == 0 ? ins : outs;
+    for (std::size_t i = 0; i < exprs.size(); ++i) {
+      schedule_shapes::buffer_shape s;
+      s.buffer = exprs[i];
+      s.elem_size = static_cast<index_t>(bufs[i]->elem_size);
+      for (std::size_t d = 0; d < bufs[i]->rank; ++d) {
+        const index_t extent = std::max<index_t>(0, bufs[i]->dim(d).extent());
+        s.bounds.emplace_back(0, extent - 1);
+        smaller = smaller || extent_class(extent) != extent;
+      }
+      shapes.buffers.push_back(std::move(s));
+    }
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) shapes.add_scalar(args[i], values[i]);
+  return smaller;
+}
+
 }  // namespace
 
 auto_pipeline::auto_pipeline(node_context& ctx, std::vector<var> args, std::vector<buffer_expr_ptr> inputs,
@@ -197,23 +223,37 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
   // Another thread may have built this class while this one waited.
   if (std::shared_ptr<const pipeline> p = lookup(key)) return p;
 
-  const schedule_shapes shapes = class_shapes(key, inputs_, outputs_, args_, args);
+  // Refined, the class is scheduled for this evaluation's own extents (the refinement measures on
+  // its buffers, and the class's largest shapes may be up to twice as large in each dim: an output
+  // of 300 x 400 is of the class of 512 x 512), else for its largest shapes (the schedule depends
+  // only on the class).
+  const bool refining = refine_.max_evaluations > 0;
+  const schedule_shapes largest = class_shapes(key, inputs_, outputs_, args_, args);
+  schedule_shapes own;
+  const bool own_smaller = refining && own_shapes(inputs_, outputs_, inputs, outputs, args_, args, own);
+  const schedule_shapes& shapes = own_smaller ? own : largest;
   scheduler_internal::sched_graph g;
   scheduler_internal::build_sched_graph(inputs_, outputs_, schedule_shapes(), g);
   const saved_schedule saved(g);
   machine m = machine_;
   m.threads = static_cast<int>(key.back());
-  // The model's choices for the other prefetch windows, scheduled before the model's own (each
-  // from the client's schedule: the funcs are put back after each).
-  std::vector<std::pair<index_t, schedule_report>> others;
-  if (refine_.max_evaluations > 0) {
-    for (index_t window : refine_.prefetch_windows) {
-      if (window == m.prefetch_bytes || window < 0) continue;
-      machine other = m;
-      other.prefetch_bytes = window;
-      others.emplace_back(window, schedule(inputs_, outputs_, shapes, other, schedule_options_));
-      saved.restore();
-    }
+  // The candidates evaluated before the walk, each with why, scheduled before the model's own (each
+  // from the client's schedule: the funcs are put back after each): the model's choice for the
+  // class's largest shapes, where the evaluation's are smaller, and its choices for the other
+  // prefetch windows.
+  std::vector<std::pair<std::string, schedule_report>> others;
+  if (own_smaller) {
+    others.emplace_back("the model's choice for the class's largest extents",
+                        schedule(inputs_, outputs_, largest, m, schedule_options_));
+    saved.restore();
+  }
+  for (index_t window : refine_.prefetch_windows) {
+    if (!refining || window == m.prefetch_bytes || window < 0) continue;
+    machine other = m;
+    other.prefetch_bytes = window;
+    others.emplace_back("the model's choice for a prefetch window of " + std::to_string(window) + " bytes",
+                        schedule(inputs_, outputs_, shapes, other, schedule_options_));
+    saved.restore();
   }
   const schedule_report report = schedule(inputs_, outputs_, shapes, m, schedule_options_);
   std::string text = report.to_string(&ctx_);
@@ -235,10 +275,7 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
     eval_context timing_ctx;
     if (ctx) timing_ctx.config = ctx->config;
     std::vector<scheduler_internal::first_candidate> first;
-    for (const auto& [window, other] : others) {
-      first.push_back({scheduler_internal::other_setting(loops, other),
-                       "the model's choice for a prefetch window of " + std::to_string(window) + " bytes"});
-    }
+    for (const auto& [why, other] : others) first.push_back({scheduler_internal::other_setting(loops, other), why});
     scheduler_internal::refinement refine(ctx_, refine_, std::move(loops), m.threads, build_now,
                                           [&](const pipeline& cp) { cp.evaluate(args, inputs, outputs, timing_ctx); });
     p = refine.run(p, text, first);

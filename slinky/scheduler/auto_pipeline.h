@@ -35,7 +35,8 @@ namespace slinky {
 /// the output in place of the model's loop (a loop over another dim, or no loop:
 /// schedule_report::loop_decision::has_next; an output the model left without a loop is refined
 /// from its next-best loop), and its loop made parallel or serial (with more than one thread, not
-/// for a data-parallel loop). The model's choices for other prefetch windows (prefetch_windows)
+/// for a data-parallel loop). The model's choice is schedule()'s for the evaluation's own extents; its
+/// choice for the class's largest extents (where larger) and for other prefetch windows (prefetch_windows)
 /// are evaluated first; from the fastest of these and the model's choice, a walk: the untried neighbours of the current
 /// candidate are evaluated, and the fastest becomes the current one unless slower than it by more than min_gain (so the
 /// walk crosses plateaus: a kernel blocked by 4 rows is as slow on 2 rows as on 1; a neighbour that only switches a
@@ -112,8 +113,9 @@ struct refine_options {
 /// threads its parallel loops can run on (the eval_config's thread_pool's thread_count() + 1, at
 /// most machine::threads; 1 without a pool, where parallel loops run serially); the first
 /// evaluation of a class schedules the graph with schedule() for the largest shapes of that class
-/// and those threads, and builds it with build_pipeline; later evaluations of the class run the
-/// pipeline built then.
+/// (refined: for that evaluation's own extents, on which the refinement measures) and those
+/// threads, and builds it with build_pipeline; later evaluations of the class run the pipeline
+/// built then.
 /// At most `capacity` classes are kept, the least recently used is evicted.
 ///
 /// Thread-safe: evaluations of classes already built run concurrently (a lock is held only to

@@ -35,6 +35,20 @@ std::string tile_for_window(index_t window, index_t& step, index_t& strip) {
   return "box2: step " + std::to_string(step) + ", strips of " + std::to_string(strip);
 }
 
+// The candidate schedule() takes for the stencil on the small machine with an input of iw x ih and
+// an output of w x h, named as the refinement names it ("box2: step S[, strips of T]").
+std::string choice_for(index_t iw, index_t ih, index_t w, index_t h) {
+  stencil_graph g;
+  const schedule_report r =
+      schedule({g.in}, {g.out}, schedule_shapes().add(g.in, {iw, ih}).add(g.out, {w, h}), small_machine());
+  EXPECT_EQ(r.loops.size(), 1u);
+  if (r.loops.empty() || !r.loops[0].looped) return std::string();
+  const schedule_report::loop_decision& d = r.loops[0];
+  std::string name = "box2: step " + std::to_string(d.step);
+  if (d.outer_dim >= 0) name += ", strips of " + std::to_string(d.outer_step);
+  return name;
+}
+
 index_t strip_of(const std::string& candidate) {
   const std::size_t at = candidate.find("strips of ");
   return at == std::string::npos ? -1 : std::stoll(candidate.substr(at + 10));
@@ -109,6 +123,47 @@ TEST(auto_pipeline, refinement_without_other_windows_or_with_the_machines_own_ev
     EXPECT_EQ(r.calls[1], "box2: step " + std::to_string(2 * model_step) + ", strips of " + std::to_string(model_strip))
         << r.report;
   }
+}
+
+TEST(auto_pipeline, refinement_starts_from_the_models_choice_for_the_evaluations_own_extents) {
+  // An output of 300 x 200 is of the class of 512 x 256 (its input of 304 x 204, of 512 x 256):
+  // rows of 300 floats and of 512 do not take the same step on the small machine.
+  constexpr index_t ow = 300, oh = 200;
+  const std::string own = choice_for(ow + 4, oh + 4, ow, oh);
+  const std::string largest = choice_for(512, 256, 512, 256);
+  ASSERT_FALSE(own.empty());
+  ASSERT_FALSE(largest.empty());
+  ASSERT_NE(own, largest) << "the extents change the model's choice on the small machine";
+
+  // Refined: the model's choice is the one for the evaluation's own extents (the refinement
+  // measures on its buffers), and the class's choice is evaluated right after it; slower, it is
+  // not kept, and the walk goes on from the model's choice.
+  refined_stencil r(ow, oh);
+  refine_options o = first_options(2);
+  o.prefetch_windows.clear();
+  r.refine(o, [&](const std::string& candidate, index_t) { return candidate == largest ? 2e-3 : 1e-3; });
+  ASSERT_GE(r.calls.size(), 2u) << r.report;
+  EXPECT_EQ(r.calls[0], own) << r.report;
+  EXPECT_EQ(r.calls[1], largest) << r.report;
+  EXPECT_NE(r.report.find(largest + " (the model's choice for the class's largest extents)\n"), std::string::npos)
+      << r.report;
+  EXPECT_EQ(r.kept_line(), "  " + own) << r.report;
+
+  // Faster, the class's choice is kept, and the walk goes on from it.
+  refined_stencil faster(ow, oh);
+  faster.refine(o, [&](const std::string& candidate, index_t) { return candidate == largest ? 0.5e-3 : 1e-3; });
+  EXPECT_EQ(faster.kept_line(), "  " + largest) << faster.report;
+
+  // Not refined, the class is scheduled for its largest shapes (the schedule depends only on the
+  // class): the other shape of the class runs the same pipeline.
+  stencil_graph g;
+  auto_pipeline p(g.ctx, {g.in}, {g.out}, build_options(), small_machine());
+  EXPECT_EQ(mismatches(run(p, ow, oh), reference(ow, oh)), 0u);
+  const std::string report = p.last_report();
+  const index_t step = step_of(largest);
+  EXPECT_NE(report.find("in steps of " + std::to_string(step) + ","), std::string::npos) << report;
+  EXPECT_EQ(mismatches(run(p, 500, 250), reference(500, 250)), 0u);
+  EXPECT_EQ(p.builds(), 1u);
 }
 
 }  // namespace slinky
