@@ -77,8 +77,8 @@ struct refine_options {
   /// iterations than the fastest's counts with the synchronisation they add, as the cost model
   /// prices it. The fastest candidate and up to 3 others with smaller steps within 4 times this
   /// fraction of it (first those the walk timed within this fraction of it, the smallest steps
-  /// first, then the fastest), and the model's choice where its steps are smaller than the
-  /// fastest's, whatever the walk timed it at, are timed again in `repetitions` interleaved rounds
+  /// first, then the fastest), and the model's choice where it is not the fastest, whatever the
+  /// walk timed it at, are timed again in `repetitions` interleaved rounds
   /// (3 times as many where one has a parallel loop; not counted in max_evaluations), and the
   /// choice is made on those times. Where the candidate chosen has at least 4 times the steps of
   /// the model's choice (it would multiply its memory), they are timed in more rounds, up to 3

@@ -592,12 +592,11 @@ refinement::choose_finalists(double fastest, const measured_candidate* fastest_c
     return walk_equal(a) ? steps(a->c) < steps(b->c) : a->s < b->s;
   });
   if (finalists.size() + 1 > confirm_candidates) finalists.resize(confirm_candidates - 1);
-  // The model's choice, where its steps are smaller than the fastest's, is timed again whatever
-  // the walk timed it at: it is the cost model's fit of the working set to the cache, and a walk
-  // that left it in a moment of load (on the development machine, an elementwise chain in
-  // chunks of 1024 took 24.8 ms in one process's walk, then as long as chunks of 16384 in the
-  // benchmark's rounds of the same process) would otherwise keep steps 16 times as large.
-  if (model_c != fastest_c && steps(model_c->c) < steps(fastest_c->c)) finalists.push_back(model_c);
+  // The model's choice, where not the fastest, is timed again whatever the walk timed it at: it is
+  // the cost model's fit of the working set to the cache, and a walk that timed it or the fastest
+  // in a moment of load would otherwise keep steps 16 times as large, or half as large and 1.25
+  // times slower (docs/scheduler.md).
+  if (model_c != fastest_c) finalists.push_back(model_c);
   return finalists;
 }
 

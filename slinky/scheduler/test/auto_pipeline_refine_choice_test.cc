@@ -333,6 +333,34 @@ TEST(auto_pipeline, refinement_times_the_models_choice_again) {
   r.expect_kept(model_step);
 }
 
+TEST(auto_pipeline, refinement_times_the_models_choice_again_with_a_faster_smaller_step) {
+  // Half the model's step timed at half its time once (a moment of the walk), 1.5 times it after;
+  // every other candidate slower. The walk's fastest has smaller steps than the model's choice:
+  // both are timed again, interleaved, and the model's choice, the faster there, is kept.
+  refined_stencil r;
+  int half_timings = 0;
+  r.refine(3, [&](const std::string& candidate, index_t model_step) {
+    if (is_next_best(candidate)) return 10e-3;
+    const index_t s = step_of(candidate);
+    if (s == model_step) return 1e-3;
+    if (2 * s == model_step) return half_timings++ == 0 ? 0.5e-3 : 1.5e-3;
+    return 1.5e-3;
+  });
+  const std::string& report = r.report;
+  const std::vector<std::string>& calls = r.calls;
+  const index_t model_step = r.model_step;
+  ASSERT_GE(model_step, 2) << report;
+  ASSERT_LE(model_step, 16) << report;
+  EXPECT_EQ(half_timings, 2) << report;
+  // The model's choice, 3 candidates, then the fastest (half the model's step) and the model's
+  // choice again.
+  ASSERT_EQ(calls.size(), 6u) << report;
+  EXPECT_EQ(2 * step_of(calls[4]), model_step) << report;
+  EXPECT_EQ(step_of(calls[5]), model_step) << report;
+  EXPECT_NE(report.find("refinement kept: the model's choice"), std::string::npos) << report;
+  r.expect_kept(model_step);
+}
+
 TEST(auto_pipeline, refinement_goes_down_a_plateau_before_going_further_up) {
   // The elementwise chain of 8 on the development machine: twice and 4 times the model's step 7%
   // faster than it, larger steps as fast as those (within equal_time: a plateau), half and a
