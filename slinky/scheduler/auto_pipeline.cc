@@ -108,7 +108,8 @@ bool outputs_alias(span<const raw_buffer* const> inputs, span<const raw_buffer* 
 // The largest shapes of the class `key` (auto_pipeline::shape_class) of the graph from `inputs`
 // to `outputs`: each buffer with mins 0 and its extents rounded up, so the schedule depends only
 // on the class (not on which of its shapes came first), and the working set it fits to the cache
-// is the largest any shape of the class can have.
+// is the largest any shape of the class can have (of a key of own extents, own_key: the buffers'
+// own shapes).
 schedule_shapes class_shapes(const std::vector<index_t>& key, const std::vector<buffer_expr_ptr>& inputs,
                              const std::vector<buffer_expr_ptr>& outputs, const std::vector<var>& args,
                              span<const index_t> values) {
@@ -129,30 +130,20 @@ schedule_shapes class_shapes(const std::vector<index_t>& key, const std::vector<
   return shapes;
 }
 
-// The shapes of this evaluation's own buffers (mins 0, their own extents) in `shapes`, and whether
-// any extent is below its class's (then they are not the class's largest shapes, for which the
-// model chose, and the model's choice for them may differ).
-bool own_shapes(const std::vector<buffer_expr_ptr>& inputs, const std::vector<buffer_expr_ptr>& outputs,
-                pipeline::buffers ins, pipeline::buffers outs, const std::vector<var>& args, span<const index_t> values,
-                schedule_shapes& shapes) {
-  bool smaller = false;
-  for (int side = 0; side < 2; ++side) {
-    const std::vector<buffer_expr_ptr>& exprs = side == 0 ? inputs : outputs;
-    const pipeline::buffers bufs = side == 0 ? ins : outs;
-    for (std::size_t i = 0; i < exprs.size(); ++i) {
-      schedule_shapes::buffer_shape s;
-      s.buffer = exprs[i];
-      s.elem_size = static_cast<index_t>(bufs[i]->elem_size);
-      for (std::size_t d = 0; d < bufs[i]->rank; ++d) {
-        const index_t extent = std::max<index_t>(0, bufs[i]->dim(d).extent());
-        s.bounds.emplace_back(0, extent - 1);
-        smaller = smaller || extent_class(extent) != extent;
-      }
-      shapes.buffers.push_back(std::move(s));
+// The key of this evaluation's own extents, laid out as its class's `key` (auto_pipeline::shape_class)
+// but not rounded: class_shapes of it are the buffers' own shapes (mins 0).
+std::vector<index_t> own_key(const std::vector<index_t>& key, pipeline::buffers ins, pipeline::buffers outs) {
+  std::vector<index_t> own;
+  own.reserve(key.size());
+  for (const pipeline::buffers bufs : {ins, outs}) {
+    for (const raw_buffer* b : bufs) {
+      own.push_back(static_cast<index_t>(b->rank));
+      own.push_back(static_cast<index_t>(b->elem_size));
+      for (std::size_t d = 0; d < b->rank; ++d) own.push_back(std::max<index_t>(0, b->dim(d).extent()));
     }
   }
-  for (std::size_t i = 0; i < args.size(); ++i) shapes.add_scalar(args[i], values[i]);
-  return smaller;
+  own.push_back(key.back());
+  return own;
 }
 
 }  // namespace
@@ -229,8 +220,9 @@ std::shared_ptr<const pipeline> auto_pipeline::build(const std::vector<index_t>&
   // only on the class).
   const bool refining = refine_.max_evaluations > 0;
   const schedule_shapes largest = class_shapes(key, inputs_, outputs_, args_, args);
-  schedule_shapes own;
-  const bool own_smaller = refining && own_shapes(inputs_, outputs_, inputs, outputs, args_, args, own);
+  const std::vector<index_t> exact = refining ? own_key(key, inputs, outputs) : key;
+  const bool own_smaller = exact != key;
+  const schedule_shapes own = own_smaller ? class_shapes(exact, inputs_, outputs_, args_, args) : schedule_shapes();
   const schedule_shapes& shapes = own_smaller ? own : largest;
   scheduler_internal::sched_graph g;
   scheduler_internal::build_sched_graph(inputs_, outputs_, schedule_shapes(), g);
