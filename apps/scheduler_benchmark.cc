@@ -587,8 +587,22 @@ std::vector<std::pair<std::string, machine>> fixed_machines() {
   return r;
 }
 
-// Prints w's automatic schedule for each fixed machine (and, on the development machine, cache
-// fractions of 0.25 and 1).
+// Prints the automatic schedule of the graph `make` builds for w's shapes on machine m, under `title`.
+void print_schedule(const graph_fn& make, const workload& w, const machine& m, double fraction,
+                    const std::string& title) {
+  node_context ctx;
+  const graph g = make(ctx);
+  schedule_shapes shapes;
+  for (std::size_t i = 0; i < w.inputs.size(); ++i) shapes.add(g.inputs[i], *w.inputs[i]);
+  for (std::size_t i = 0; i < w.outputs.size(); ++i) shapes.add(g.outputs[i], *w.outputs[i]);
+  schedule_options o;
+  o.cache_fraction = fraction;
+  const schedule_report r = schedule(g.inputs, g.outputs, shapes, m, o);
+  std::printf("%s:\n```\n%s```\n\n", title.c_str(), r.to_string(&ctx).c_str());
+}
+
+// Prints w's automatic schedule, and with the funcs' hints where it has them, for each fixed
+// machine (and, on the development machine, cache fractions of 0.25 and 1).
 void print_schedules(const workload& w) {
   std::printf("### %s\n\n", w.name.c_str());
   for (const auto& [name, fixed] : fixed_machines()) {
@@ -596,15 +610,15 @@ void print_schedules(const workload& w) {
     if (!w.parallel) m.threads = 1;
     for (double fraction : {0.5, 0.25, 1.0}) {
       if (fraction != 0.5 && name != fixed_machines()[0].first) continue;
-      node_context ctx;
-      const graph g = w.make_graph(ctx);
-      schedule_shapes shapes;
-      for (std::size_t i = 0; i < w.inputs.size(); ++i) shapes.add(g.inputs[i], *w.inputs[i]);
-      for (std::size_t i = 0; i < w.outputs.size(); ++i) shapes.add(g.outputs[i], *w.outputs[i]);
-      schedule_options o;
-      o.cache_fraction = fraction;
-      const schedule_report r = schedule(g.inputs, g.outputs, shapes, m, o);
-      std::printf("%s, cache fraction %g:\n```\n%s```\n\n", name.c_str(), fraction, r.to_string(&ctx).c_str());
+      auto title = [](const std::string& machine_name, double f) {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), ", cache fraction %g", f);
+        return machine_name + buf;
+      };
+      print_schedule(w.make_graph, w, m, fraction, title(name, fraction));
+      if (w.make_hinted_graph) {
+        print_schedule(w.make_hinted_graph, w, m, fraction, title(name, fraction) + ", with hints");
+      }
     }
   }
 }

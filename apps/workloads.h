@@ -208,6 +208,14 @@ inline index_t product(const buffer<const float>& a, const buffer<const float>& 
 
 }  // namespace blocked
 
+// What the products cost per multiply-add, as their author would state it (a point of a product
+// of depth K costs K of them: func::cost_hints::ns_per_point): timed on the AMD EPYC of family 25
+// (SSE2 vectors, the build's default), the row-at-a-time matmul 0.094 ns and blocked::product
+// 0.077 (two products into one output, 128 x 256 x 1024, each callback timed in 15 interleaved
+// rounds: scheduler_measurements.md, twenty-fifth session), in round figures.
+constexpr double matmul_ns_per_multiply_add = 0.1;
+constexpr double blocked_ns_per_multiply_add = 0.08;
+
 // Benchmark 5: abc = (a x b) x c. funcs: ab, abc; the rows of abc are abc's dims[1]. `product`
 // computes both (by default the row-at-a-time matmul above), with `hints` for the scheduler.
 inline graph matmul_chain(node_context& ctx, product_fn product = matmul, const func::cost_hints& hints = {}) {

@@ -200,9 +200,13 @@ void ml_more_rows(bool quick, const add_fn& add) {
     const std::string name = "two products into one output, 128x256 x 256x1024, twice";
     w.name = name;
     w.make_graph = two_products_graph;
-    w.make_hinted_graph = [](node_context& ctx) {
+    // What the kernels' author knows: the register-blocked product computes 4 rows at once, and
+    // what each product costs per point (k multiply-adds).
+    w.make_hinted_graph = [k](node_context& ctx) {
       graph g = two_products_graph(ctx);
-      g.funcs.back().hints({.dim = 1, .multiple = 4});
+      const double depth = static_cast<double>(k);
+      g.funcs.front().hints({.ns_per_point = depth * workloads::matmul_ns_per_multiply_add});
+      g.funcs.back().hints({.dim = 1, .multiple = 4, .ns_per_point = depth * workloads::blocked_ns_per_multiply_add});
       return g;
     };
     for (index_t s : {1, 4, 16, 32})

@@ -102,10 +102,16 @@ double cost_model::roots_ns(const std::vector<root_term>& roots) const {
 double cost_model::roots_reread_ns(const std::vector<root_term>& roots, int& level) const {
   double t = 0;
   for (const root_term& r : roots) {
-    for (const read_counts& x : r.counts->rereads) {
-      t += x.bytes * m_.ns_per_byte[x.level];
+    const root_counts& f = *r.counts;
+    if (f.rereads.empty()) continue;
+    double reread = 0;
+    for (const read_counts& x : f.rereads) {
+      reread += x.bytes * m_.ns_per_byte[x.level];
       level = std::max(level, x.level);
     }
+    // Behind the func's own work (rereads_hidden).
+    const double work = r.removed_copy ? 0 : f.points * point_ns(f.footprint_bytes, f.hinted_point_ns, f.strided_copy);
+    t += std::max(0.0, reread - work);
   }
   return t;
 }
@@ -233,7 +239,9 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
     e.prefetched_ns = static_cast<double>(c.extent) / st * hidden_ns;
   }
   e.ns = loop_ns + p.roots_ns + p.invariant_ns + page_ns(fold);
-  e.reread_ns = rereads_ns(c, step) + p.roots_reread_ns;
+  // The loop's rereads behind its callbacks' work (rereads_hidden).
+  const double loop_work_ns = static_cast<double>(c.extent) / st * p.work_ns(st, S);
+  e.reread_ns = std::max(0.0, rereads_ns(c, step) - loop_work_ns) + p.roots_reread_ns;
   e.reread_level = p.roots_reread_level;
   for (const loop_counts::reread& r : c.rereads) e.reread_level = std::max(e.reread_level, r.level);
   return e;

@@ -277,11 +277,24 @@ public:
   double root_ns(const root_term& r) const;
   // The time of funcs at the root, summed in order.
   double roots_ns(const std::vector<root_term>& roots) const;
-  // The time of the rereads of funcs at the root (root_counts::rereads), and the deepest level
-  // they are served from (into `level`, which is not lowered).
+  // Rereads (loop_counts::rereads, root_counts::rereads) are an operand read again in order for
+  // every row, a stream the hardware prefetches while the callbacks compute: only their time
+  // beyond the work of the callbacks that read them is charged (a func at the root: its own work;
+  // a loop: the work of all the funcs in it). Measured on the AMD EPYC of family 25 (L2 of 1 MiB,
+  // L3 at 0.016 ns per byte): the register-blocked product of two products into one output (b of
+  // 1 MiB read whole for every row) took 2.58 ms in full rows and 2.56 in strips of 512 columns
+  // whose part of b fits the L2, the matrix product whose b (8 MiB) exceeds the L2 65-73 ms in
+  // full rows, panels and tiles alike, where the rereads summed with the work priced full rows
+  // 1.7 times the tiles (scheduler_measurements.md, twenty-sixth session). The model's
+  // work of a product (its footprint at L1's rate) is a third of what the callbacks take, so
+  // without a hinted cost per point (func::cost_hints::ns_per_point) most rereads beyond the L2
+  // still count.
+  // The time of the rereads of funcs at the root (root_counts::rereads) beyond their work, and
+  // the deepest level they are served from (into `level`, which is not lowered).
   double roots_reread_ns(const std::vector<root_term>& roots, int& level) const;
   // The time of a loop's rereads (loop_counts::rereads) in steps of `step`: every row's read of
-  // the window but the first of the evaluation (which invariant_reads charges).
+  // the window but the first of the evaluation (which invariant_reads charges); loop() takes off
+  // the part hidden behind the work.
   double rereads_ns(const loop_counts& c, index_t step) const;
   // The time per iteration of a loop in steps of `step` that the streams from memory
   // (loop_counts::streamed at memory_level, continuing) spend within the hardware prefetcher's

@@ -100,7 +100,7 @@ std::string schedule_report::to_string(const node_context* ctx) const {
                                                 : " (blocks read)");
     }
     if (l.invariant_bytes > 0) os << "; " << l.invariant_bytes << " bytes read whole by every iteration";
-    if (l.outer_dim >= 0 && l.reread_cost_ns > 0) {
+    if (l.outer_dim >= 0 && (l.reread_cost_ns > 0 || l.unscheduled_reread_cost_ns > 0)) {
       std::snprintf(buf, sizeof(buf), "; read again row by row: %.3f ms (no schedule %.3f ms)", l.reread_cost_ns * 1e-6,
                     l.unscheduled_reread_cost_ns * 1e-6);
       os << buf;

@@ -159,9 +159,10 @@ struct schedule_report {
     /// The same estimate with no schedule, in ns.
     double unscheduled_cost_ns = 0;
     /// The estimated time of the callbacks' reads of operands they read whole for every row they
-    /// compute (a product's right-hand side), beyond the first read, with this loop, in ns: not
-    /// part of the estimates above (they are alike for a loop over rows and no loop), they decide
-    /// where a tile pays (its strips read a strip of the operand, which may fit a cache).
+    /// compute (a product's right-hand side), beyond the first read and beyond the callbacks' work
+    /// they hide behind (a stream the hardware prefetches), with this loop, in ns: not part of the
+    /// estimates above (they are alike for a loop over rows and no loop), they decide where a tile
+    /// pays (its strips read a strip of the operand, which may fit a cache).
     double reread_cost_ns = 0;
     /// The same reads again with no schedule, in ns.
     double unscheduled_reread_cost_ns = 0;

@@ -251,7 +251,7 @@ void scheduler::report_loop(int h, const candidate& c, schedule_report::loop_dec
   ld.why = c.recompute                        ? "cheapest loop; parallel, data-parallel with the overlaps recomputed"
            : l.parallel                       ? "cheapest loop; parallel"
            : c.tiled() && c.loops[0].parallel ? "cheapest loop; a tile, its strips parallel"
-           : c.tiled() && c.estimate.reread_ns > 0
+           : c.tiled() && c.estimate.reread_level >= 0
                ? "cheapest loop; a tile (operands read whole for every row are served beyond the L2 without one)"
            : c.tiled() ? "cheapest loop; a tile (the working set of a loop over one dim is served beyond the L2)"
                        : "cheapest loop";

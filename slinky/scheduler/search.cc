@@ -170,7 +170,12 @@ candidate scheduler::best_step(const loop_analysis& a, int workers, index_t max_
 }
 
 void scheduler::group_choice::offer(candidate c) {
-  if (c.cheapest_ns < best.cheapest_ns) {
+  // Against no loop, a loop priced within cost_model::step_cost_tolerance of it that holds less
+  // memory (the intermediates' windows instead of their whole regions) is taken: time equal,
+  // memory decides.
+  const bool leaner = !best.looped() && c.estimate.memory < best.estimate.memory &&
+                      c.estimate.ns <= best.cheapest_ns * (1 + cost_model::step_cost_tolerance);
+  if (c.cheapest_ns < best.cheapest_ns || leaner) {
     next = std::move(best);
     best = std::move(c);
   } else if (!next || c.cheapest_ns < next->cheapest_ns) {
@@ -327,6 +332,10 @@ scheduler::group_choice scheduler::choose(int h, const std::vector<int>& members
   analyzer_.unscheduled(members, roots_);
   best.unscheduled_ns = model_.roots_ns(roots_);
   best.best.estimate.ns = best.best.cheapest_ns = best.unscheduled_ns;
+  // With no loop every intermediate of the group is allocated whole.
+  for (int i : members) {
+    if (g_.nodes[i].at_root.allocated) best.best.estimate.memory += g_.nodes[i].full_bytes;
+  }
   best.best.estimate.reread_ns = model_.roots_reread_ns(roots_, best.best.estimate.reread_level);
   best.unscheduled_reread_ns = best.best.estimate.reread_ns;
   const sched_node& head = g_.nodes[h];

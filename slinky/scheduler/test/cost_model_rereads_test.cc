@@ -4,6 +4,7 @@
 // again. docs/scheduler.md, "The cost model".
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -94,9 +95,13 @@ TEST(cost_model, rows_read_an_operand_read_whole_again) {
   ASSERT_EQ(node.at_root.rereads.size(), 1u);
   EXPECT_DOUBLE_EQ(node.at_root.rereads[0].bytes, (m_rows - 1) * b_bytes);
   EXPECT_EQ(node.at_root.rereads[0].level, model.level_of(b_bytes));
+  // Charged beyond the callback's work (its footprint at L1's rate here): b of 128 KiB in the L2
+  // hides behind it.
+  const double reread = (m_rows - 1) * b_bytes * m.ns_per_byte[model.level_of(b_bytes)];
+  const double work = static_cast<double>(m_rows * n) * model.point_ns(node.at_root.footprint_bytes, -1);
+  EXPECT_GT(work, 0);
   int level = -1;
-  EXPECT_DOUBLE_EQ(model.roots_reread_ns({{&node.at_root, 0}}, level),
-                   (m_rows - 1) * b_bytes * m.ns_per_byte[model.level_of(b_bytes)]);
+  EXPECT_DOUBLE_EQ(model.roots_reread_ns({{&node.at_root, 0}}, level), std::max(0.0, reread - work));
   EXPECT_EQ(level, model.level_of(b_bytes));
 
   loop_analyzer analyzer(g, full, model);
@@ -114,7 +119,7 @@ TEST(cost_model, rows_read_an_operand_read_whole_again) {
   for (index_t step : {1, 4, 16}) {
     EXPECT_DOUBLE_EQ(model.rereads_ns(rows.counts, step), node.at_root.rereads[0].bytes * m.ns_per_byte[r.level]);
     const loop_estimate e = model.loop(rows.counts, step, 1);
-    EXPECT_DOUBLE_EQ(e.reread_ns, model.rereads_ns(rows.counts, step));
+    EXPECT_DOUBLE_EQ(e.reread_ns, std::max(0.0, model.rereads_ns(rows.counts, step) - work));
     EXPECT_EQ(e.reread_level, r.level);
   }
 
@@ -130,6 +135,62 @@ TEST(cost_model, rows_read_an_operand_read_whole_again) {
   EXPECT_LT(model.level_of(strip_bytes), model.level_of(b_bytes));
   EXPECT_DOUBLE_EQ(model.rereads_ns(tile.counts, 2),
                    (m_rows - 1) * strip_bytes * m.ns_per_byte[model.level_of(strip_bytes)]);
+}
+
+// Rereads are a stream the hardware prefetches while the callbacks compute: only their time beyond
+// the work of the funcs that read them is charged. A product c = a x b whose b (1 MiB) exceeds the
+// L2's budget reads it again from the L3 for every row, a strip of c's columns a strip of b from
+// the L2: with no work to hide behind (a hinted cost per point of 0) the rereads are all charged
+// and a tile wins; behind a product's work of 100 ns per point (what its author says it costs),
+// none is charged, the tile's strips gain nothing, and rows are taken whole.
+TEST(cost_model, rereads_hide_behind_the_callbacks_work) {
+  const index_t m_rows = 64, k = 256, n = 1024;
+  const machine m = test_machine();
+  for (double point_ns : {0.0, 100.0}) {
+    node_context ctx;
+    var i(ctx, "i"), j(ctx, "j");
+    auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
+    auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
+    auto c = buffer_expr::make(ctx, "c", 2, sizeof(float));
+    func f_c = func::make(product_kernel, {{a, {bounds(0, k - 1), point(i)}}, {b, {point(j), bounds(0, k - 1)}}},
+                          {{c, {j, i}}}, {.name = "c"});
+    f_c.hints({.ns_per_point = point_ns});
+    const schedule_shapes shapes = schedule_shapes().add(a, {k, m_rows}).add(b, {n, k}).add(c, {n, m_rows});
+    sched_graph g;
+    build_sched_graph({a, b}, {c}, shapes, g);
+    const cost_model model(m, 0.5);
+    std::vector<index_range> full;
+    full_regions(g, model, full);
+    const double b_bytes = static_cast<double>(n * k * sizeof(float));
+    ASSERT_GT(model.level_of(b_bytes), 1);
+    const sched_node& node = g.nodes[0];
+    const double reread = (m_rows - 1) * b_bytes * m.ns_per_byte[model.level_of(b_bytes)];
+    const double work = static_cast<double>(m_rows * n) * point_ns;
+    // b's rereads from the L3: 16 MiB per 64 K points, 1 KiB (16 to 20 ns) per point.
+    ASSERT_LT(reread, static_cast<double>(m_rows * n) * 100.0);
+    int level = -1;
+    EXPECT_DOUBLE_EQ(model.roots_reread_ns({{&node.at_root, 0}}, level), std::max(0.0, reread - work));
+    loop_analyzer analyzer(g, full, model);
+    loop_analysis rows;
+    analyzer.analyze(0, 1, {0}, /*recompute=*/false, rows);
+    ASSERT_TRUE(rows.ok);
+    for (index_t step : {1, 4}) {
+      EXPECT_DOUBLE_EQ(model.rereads_ns(rows.counts, step), reread);
+      EXPECT_DOUBLE_EQ(model.loop(rows.counts, step, 1).reread_ns, point_ns > 0 ? 0 : reread);
+    }
+
+    const schedule_report r = schedule({a, b}, {c}, shapes, m);
+    const std::string text = r.to_string(&ctx);
+    ASSERT_EQ(r.loops.size(), 1u) << text;
+    if (point_ns > 0) {
+      EXPECT_EQ(r.loops[0].outer_dim, -1) << text;
+      EXPECT_EQ(r.loops[0].reread_cost_ns, 0) << text;
+    } else {
+      EXPECT_EQ(r.loops[0].outer_dim, 0) << text;
+      EXPECT_GT(r.loops[0].reread_cost_ns, 0) << text;
+      EXPECT_LT(r.loops[0].reread_cost_ns, r.loops[0].unscheduled_reread_cost_ns) << text;
+    }
+  }
 }
 
 // A product whose reduction is split in blocks (partial(j, i, s) over block s of b's rows) reads

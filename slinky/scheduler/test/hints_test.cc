@@ -182,6 +182,31 @@ TEST(hints, a_cost_per_point_replaces_the_footprint_estimate) {
   EXPECT_NEAR(r200.loops[0].cost_ns - r100.loops[0].cost_ns, n * n * 100.0, 1e-3 * n * n * 100.0);
 }
 
+// Time equal, memory decides, against no loop too: with caches holding the whole chain and each
+// point costing 10 us (hinted), no loop is priced the cheapest by the loop's calls alone, and the
+// loop over rows, within cost_model::step_cost_tolerance of it, holds a few rows of ab instead of
+// all of it.
+TEST(hints, a_loop_priced_as_no_loop_with_less_memory_is_taken) {
+  product_chain g({.ns_per_point = 1e4}, {.ns_per_point = 1e4});
+  machine m = small_machine();
+  m.l1_bytes = 1 << 20;
+  m.l2_bytes = 8 << 20;
+  m.l3_bytes = 64 << 20;
+  const schedule_report r =
+      schedule({g.a, g.b, g.c}, {g.abc},
+               schedule_shapes().add(g.a, {n, n}).add(g.b, {n, n}).add(g.c, {n, n}).add(g.abc, {n, n}), m);
+  const std::string text = r.to_string(&g.ctx);
+  ASSERT_EQ(r.loops.size(), 1u) << text;
+  const schedule_report::loop_decision& l = r.loops[0];
+  ASSERT_TRUE(l.looped) << text;
+  EXPECT_GT(l.cost_ns, l.unscheduled_cost_ns) << text;
+  EXPECT_LE(l.cost_ns, 1.01 * l.unscheduled_cost_ns) << text;
+  EXPECT_LT(l.memory_bytes, static_cast<index_t>(n * n * sizeof(float))) << text;
+  const buffer<float, 2> expected = unscheduled_result();
+  expect_equal(g.run(), expected);
+  EXPECT_GT(g.rows_per_call->size(), 2u) << text;
+}
+
 TEST(hints, kept_by_the_func_and_ignored_by_the_builder) {
   product_chain g({.dim = 1, .multiple = 8, .ns_per_call = 5, .ns_per_point = 7});
   EXPECT_EQ(g.funcs[0].hints().dim, 1);
