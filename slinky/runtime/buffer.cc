@@ -89,18 +89,24 @@ index_t base_offset(const raw_buffer& b) {
   return offset;
 }
 
-std::optional<std::size_t> checked_size_bytes(const raw_buffer& b) {
-  if (b.elem_size > static_cast<std::size_t>(max_index)) return std::nullopt;
+index_t size_bytes_or_negative(const raw_buffer& b) {
+  if (b.elem_size > static_cast<std::size_t>(max_index)) return -1;
   if (any_empty(b)) return 0;
   index_t bytes = static_cast<index_t>(b.elem_size);
   for (std::size_t d = 0; d < b.rank; ++d) {
     const dim& dd = b.dims[d];
     if (dd.stride() == 0) continue;
-    if (dd.stride() == std::numeric_limits<index_t>::min()) return std::nullopt;
+    if (dd.stride() == std::numeric_limits<index_t>::min()) return -1;
     index_t span;
-    if (__builtin_mul_overflow(alloc_extent(dd) - 1, abs_value(dd.stride()), &span)) return std::nullopt;
-    if (__builtin_add_overflow(bytes, span, &bytes)) return std::nullopt;
+    if (__builtin_mul_overflow(alloc_extent(dd) - 1, abs_value(dd.stride()), &span)) return -1;
+    if (__builtin_add_overflow(bytes, span, &bytes)) return -1;
   }
+  return bytes;
+}
+
+std::optional<std::size_t> checked_size_bytes(const raw_buffer& b) {
+  const index_t bytes = size_bytes_or_negative(b);
+  if (bytes < 0) return std::nullopt;
   return static_cast<std::size_t>(bytes);
 }
 
@@ -119,6 +125,24 @@ std::size_t raw_buffer::elem_count() const {
 }
 
 std::optional<std::size_t> raw_buffer::init_strides(index_t alignment) {
+  const index_t size = internal::init_strides_or_negative(*this, alignment);
+  if (size < 0) return std::nullopt;
+  return static_cast<std::size_t>(size);
+}
+
+namespace internal {
+
+namespace {
+
+// x rounded up to a multiple of a > 0, x + a - 1 not overflowing: a mask for powers of two (the
+// strides' alignments), which skips a 64-bit division per allocation.
+index_t round_up(index_t x, index_t a) { return is_power_of_two(a) ? (x + a - 1) & -a : (x + a - 1) / a * a; }
+
+}  // namespace
+
+index_t init_strides_or_negative(raw_buffer& b, index_t alignment) {
+  const std::size_t rank = b.rank, elem_size = b.elem_size;
+  slinky::dim* dims = b.dims;
   alignment = std::max<index_t>(alignment, 1);
   bool overflow = elem_size > static_cast<std::size_t>(max_index);
   const index_t elem = overflow ? max_index : static_cast<index_t>(elem_size);
@@ -149,7 +173,7 @@ std::optional<std::size_t> raw_buffer::init_strides(index_t alignment) {
       const std::optional<index_t> f = footprint(dims[placed[i]]);
       index_t candidate;
       if (!f || __builtin_add_overflow(*f, alignment - 1, &candidate)) continue;
-      candidate = candidate / alignment * alignment;
+      candidate = round_up(*f, alignment);
       if ((!best || candidate < *best) && fits(candidate)) best = candidate;
     }
     if (!best) {
@@ -161,14 +185,15 @@ std::optional<std::size_t> raw_buffer::init_strides(index_t alignment) {
     dd.set_stride(*best);
     placed[placed_count++] = d;
   }
-  if (overflow) return std::nullopt;
-  const std::optional<std::size_t> size = internal::checked_size_bytes(*this);
-  if (!size) return std::nullopt;
-  if (*size == 0) return 0;
+  if (overflow) return -1;
+  const index_t size = size_bytes_or_negative(b);
+  if (size <= 0) return size;
   index_t rounded;
-  if (__builtin_add_overflow(static_cast<index_t>(*size), alignment - 1, &rounded)) return std::nullopt;
-  return static_cast<std::size_t>(rounded / alignment * alignment);
+  if (__builtin_add_overflow(size, alignment - 1, &rounded)) return -1;
+  return round_up(size, alignment);
 }
+
+}  // namespace internal
 
 void* raw_buffer::allocate(index_t base_alignment, index_t stride_alignment) {
   const std::optional<std::size_t> size = init_strides(stride_alignment);

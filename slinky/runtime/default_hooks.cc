@@ -14,12 +14,12 @@
 namespace slinky {
 
 void* default_allocate(var, raw_buffer* buf, index_t base_alignment) {
-  const std::optional<std::size_t> checked_size =
-      buf->init_strides() ? internal::checked_size_bytes(*buf) : std::optional<std::size_t>();
+  const index_t checked_size =
+      internal::init_strides_or_negative(*buf, 1) >= 0 ? internal::size_bytes_or_negative(*buf) : -1;
   const std::size_t alignment = std::max<index_t>(alignof(std::max_align_t), base_alignment);
   // Rounding an overflowing size up to the alignment would wrap around to a small one.
-  const std::size_t size = checked_size.value_or(0);
-  if (!checked_size || size > static_cast<std::size_t>(std::numeric_limits<index_t>::max()) - alignment) {
+  const std::size_t size = checked_size < 0 ? 0 : static_cast<std::size_t>(checked_size);
+  if (checked_size < 0 || size > static_cast<std::size_t>(std::numeric_limits<index_t>::max()) - alignment) {
     buf->base = nullptr;
     return nullptr;
   }

@@ -184,11 +184,11 @@ index_t evaluator::exec_allocate(const allocate* op, body_ref body) {
   buf.dims = SLINKY_STACK_DIMS(rank);
   init_dims(*this, op->dims, buf.dims);
   buf.rank = internal::rank_without_trailing_broadcasts(buf.dims, rank);
-  const std::optional<std::size_t> layout_size =
-      buf.init_strides(std::max<index_t>(1, static_cast<index_t>(config.stride_alignment)));
-  const std::optional<std::size_t> checked_size = internal::checked_size_bytes(buf);
-  const std::size_t size_bytes = checked_size.value_or(0);
-  if (!layout_size || !checked_size) {
+  const index_t layout_size =
+      internal::init_strides_or_negative(buf, std::max<index_t>(1, static_cast<index_t>(config.stride_alignment)));
+  const index_t checked_size = internal::size_bytes_or_negative(buf);
+  const std::size_t size_bytes = checked_size < 0 ? 0 : static_cast<std::size_t>(checked_size);
+  if (layout_size < 0 || checked_size < 0) {
     // The size in bytes overflows (e.g. an extent computed from a huge scalar argument): fail
     // instead of allocating a wrapped-around size. The buffer is bound so that the message can
     // show its size.
@@ -204,7 +204,11 @@ index_t evaluator::exec_allocate(const allocate* op, body_ref body) {
   if (on_stack) {
     const index_t alignment = std::max<index_t>(alignof(std::max_align_t), static_cast<index_t>(config.base_alignment));
     char* p = static_cast<char*>(alloca(std::max<index_t>(size, 1) + alignment));
-    p = reinterpret_cast<char*>(align_up(reinterpret_cast<index_t>(p), alignment));
+    const index_t at = reinterpret_cast<index_t>(p);
+    // A mask where the alignment is a power of two (as always in practice): no division per
+    // allocation.
+    p = reinterpret_cast<char*>(is_power_of_two(alignment) ? (at + alignment - 1) & -alignment
+                                                           : align_up(at, alignment));
     // base points at the element of min coordinates; undo negative strides' offsets. An empty
     // buffer still gets a base (as from the heap, and as the original's evaluator does): callbacks
     // may slice its non-empty dims before they find the empty one.

@@ -238,8 +238,8 @@ public:
     case buffer_field::size_bytes: {
       // An overflowing size (raw_buffer::size_bytes() is 0 then) reads as the largest index_t, so
       // that checks of sizes fail.
-      const std::optional<std::size_t> size = internal::checked_size_bytes(*buf);
-      return size ? static_cast<index_t>(*size) : std::numeric_limits<index_t>::max();
+      const index_t size = internal::size_bytes_or_negative(*buf);
+      return size >= 0 ? size : std::numeric_limits<index_t>::max();
     }
     case buffer_field::min: return d.min();
     case buffer_field::max: return d.max();
