@@ -100,12 +100,12 @@ void set_loops(const std::vector<refined_loop>& loops, const candidate_loops& c)
   }
 }
 
-// The neighbours of c, in a fixed order: for each loop, its step doubled (while the model's
-// iterations allow), halved (a multiple of the granularity), a tile's strips doubled (up to a
-// single strip) and halved (down to cost_model::min_strip), then doubled with the step halved and
-// halved with the step doubled (the same tile area), the model's next-best candidate (from the
-// model's dim; from a tile, also the loop it beat at the tile's inner step), serial or parallel,
-// and a parallel loop of the model's dim pipelined or data-parallel.
+// The neighbours of c, in a fixed order: for each loop, its step doubled (while the model's iterations
+// allow), halved (to the largest power of two below it, a multiple of the granularity), a tile's strips
+// doubled (up to a single strip) and halved (down to cost_model::min_strip), then doubled with the step
+// halved and halved with the step doubled (the same tile area), the model's next-best candidate (from the
+// model's dim; from a tile, also the loop it beat at the tile's inner step), serial or parallel, and a
+// parallel loop of the model's dim pipelined or data-parallel.
 std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, const candidate_loops& c, int threads) {
   SLINKY_ASSERT(c.size() == loops.size(), "a setting per refined loop");
   std::vector<candidate_loops> r;
@@ -120,7 +120,9 @@ std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, 
         r.push_back(c);
         r.back()[i].step *= 2;
       }
-      const index_t half = c[i].step / 2;
+      // Halved: the largest power of two below it (28: 16, not 14, 7), callbacks' fast paths; see scheduler.md.
+      index_t half = 0;
+      for (index_t p = 1; p < c[i].step; p *= 2) half = p;
       if (half >= 1 && half % granularity == 0) {
         r.push_back(c);
         r.back()[i].step = half;

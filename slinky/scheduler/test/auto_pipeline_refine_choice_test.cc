@@ -368,7 +368,9 @@ TEST(auto_pipeline, refinement_goes_down_a_plateau_before_going_further_up) {
   // plateau; the budget left goes down the step's line first (the larger steps are as fast and
   // only larger), reaches an eighth of the model's step and keeps it. Following the lines up
   // and down in turn, the budget runs out on the plateau before it gets there.
-  refined_stencil r(16, 2048);
+  // (Rows of 4: the model's step is a power of two, 32, as the chain's chunks are, so that the
+  // line's steps are its multiples and fractions by powers of two.)
+  refined_stencil r(4, 2048);
   // The steps down the line: the model's halved, halved again, and again.
   index_t half = -1, quarter = -1, eighth = -1;
   r.refine(7, [&](const std::string& candidate, index_t model_step) {

@@ -180,6 +180,25 @@ TEST(auto_pipeline, refinement_goes_on_past_a_slower_step) {
   r.expect_kept(4 * model_step);
 }
 
+TEST(auto_pipeline, refinement_halves_a_step_to_the_power_of_two_below_it) {
+  // Rows of 16 floats on the small machine: the model's step is 12 (from its budget). Halved, it
+  // goes to 8, the largest power of two below it (callbacks' fast paths are blocks of 2, 4, 8
+  // rows), not to 6 and then 3; from 8 on by halves. Smaller steps faster: the walk goes down.
+  refined_stencil r(16, 256);
+  r.refine(5, [](const std::string& candidate, index_t) {
+    return is_next_best(candidate) ? 10e-3 : 1e-3 * (1 + 0.1 * static_cast<double>(step_of(candidate)));
+  });
+  const std::string& report = r.report;
+  ASSERT_EQ(r.model_step, 12) << report;
+  const std::vector<index_t> order = steps_timed(r.calls);
+  ASSERT_GE(order.size(), 3u) << report;
+  EXPECT_EQ(order[0], 12) << report;
+  EXPECT_EQ(order[1], 24) << report;
+  EXPECT_EQ(order[2], 8) << report;
+  EXPECT_NE(std::find(order.begin(), order.end(), 4), order.end()) << report;
+  for (index_t odd : {6, 3}) EXPECT_EQ(std::find(order.begin(), order.end(), odd), order.end()) << report;
+}
+
 TEST(auto_pipeline, refinement_times_again_a_neighbour_slower_by_a_little) {
   // Twice the model's step timed 5% slower the first time (the machine was busy then), as fast
   // after; 4 times twice as fast. The walk's neighbour is beyond min_gain but within the noise:
