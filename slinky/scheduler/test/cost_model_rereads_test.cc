@@ -61,6 +61,30 @@ struct split_product {
   }
 };
 
+// c = a x b (c(j, i) = sum_k a(k, i) b(j, k)) of m_rows x n, depth k, analyzed for machine m.
+struct product {
+  node_context ctx;
+  buffer_expr_ptr a, b, c;
+  func f_c;
+  schedule_shapes shapes;
+  sched_graph g;
+  cost_model model;
+  std::vector<index_range> full;
+
+  product(index_t m_rows, index_t k, index_t n, const machine& m, const func::cost_hints& hints = {}) : model(m, 0.5) {
+    var i(ctx, "i"), j(ctx, "j");
+    a = buffer_expr::make(ctx, "a", 2, sizeof(float));
+    b = buffer_expr::make(ctx, "b", 2, sizeof(float));
+    c = buffer_expr::make(ctx, "c", 2, sizeof(float));
+    f_c = func::make(product_kernel, {{a, {bounds(0, k - 1), point(i)}}, {b, {point(j), bounds(0, k - 1)}}},
+                     {{c, {j, i}}}, {.name = "c"});
+    f_c.hints(hints);
+    shapes = schedule_shapes().add(a, {k, m_rows}).add(b, {n, k}).add(c, {n, m_rows});
+    build_sched_graph({a, b}, {c}, shapes, g);
+    full_regions(g, model, full);
+  }
+};
+
 }  // namespace
 
 // A product c = a x b (c(j, i) = sum_k a(k, i) b(j, k)) reads all of b for every row of c: the
@@ -72,19 +96,10 @@ TEST(cost_model, rows_read_an_operand_read_whole_again) {
   const index_t m_rows = 64, k = 32, n = 1024;
   machine m = test_machine();
   m.threads = 1;
-  node_context ctx;
-  var i(ctx, "i"), j(ctx, "j");
-  auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
-  auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
-  auto c = buffer_expr::make(ctx, "c", 2, sizeof(float));
-  func f_c = func::make(product_kernel, {{a, {bounds(0, k - 1), point(i)}}, {b, {point(j), bounds(0, k - 1)}}},
-                        {{c, {j, i}}}, {.name = "c"});
-  const schedule_shapes shapes = schedule_shapes().add(a, {k, m_rows}).add(b, {n, k}).add(c, {n, m_rows});
-  sched_graph g;
-  build_sched_graph({a, b}, {c}, shapes, g);
-  const cost_model model(m, 0.5);
-  std::vector<index_range> full;
-  full_regions(g, model, full);
+  product p(m_rows, k, n, m);
+  const sched_graph& g = p.g;
+  const cost_model& model = p.model;
+  const std::vector<index_range>& full = p.full;
   ASSERT_EQ(g.nodes.size(), 1u);
   const sched_node& node = g.nodes[0];
   const double b_bytes = static_cast<double>(n * k * sizeof(float));
@@ -147,20 +162,9 @@ TEST(cost_model, rereads_hide_behind_the_callbacks_work) {
   const index_t m_rows = 64, k = 256, n = 1024;
   const machine m = test_machine();
   for (double point_ns : {0.0, 100.0}) {
-    node_context ctx;
-    var i(ctx, "i"), j(ctx, "j");
-    auto a = buffer_expr::make(ctx, "a", 2, sizeof(float));
-    auto b = buffer_expr::make(ctx, "b", 2, sizeof(float));
-    auto c = buffer_expr::make(ctx, "c", 2, sizeof(float));
-    func f_c = func::make(product_kernel, {{a, {bounds(0, k - 1), point(i)}}, {b, {point(j), bounds(0, k - 1)}}},
-                          {{c, {j, i}}}, {.name = "c"});
-    f_c.hints({.ns_per_point = point_ns});
-    const schedule_shapes shapes = schedule_shapes().add(a, {k, m_rows}).add(b, {n, k}).add(c, {n, m_rows});
-    sched_graph g;
-    build_sched_graph({a, b}, {c}, shapes, g);
-    const cost_model model(m, 0.5);
-    std::vector<index_range> full;
-    full_regions(g, model, full);
+    product p(m_rows, k, n, m, {.ns_per_point = point_ns});
+    const sched_graph& g = p.g;
+    const cost_model& model = p.model;
     const double b_bytes = static_cast<double>(n * k * sizeof(float));
     ASSERT_GT(model.level_of(b_bytes), 1);
     const sched_node& node = g.nodes[0];
@@ -170,7 +174,7 @@ TEST(cost_model, rereads_hide_behind_the_callbacks_work) {
     ASSERT_LT(reread, static_cast<double>(m_rows * n) * 100.0);
     int level = -1;
     EXPECT_DOUBLE_EQ(model.roots_reread_ns({{&node.at_root, 0}}, level), std::max(0.0, reread - work));
-    loop_analyzer analyzer(g, full, model);
+    loop_analyzer analyzer(g, p.full, model);
     loop_analysis rows;
     analyzer.analyze(0, 1, {0}, /*recompute=*/false, rows);
     ASSERT_TRUE(rows.ok);
@@ -179,8 +183,8 @@ TEST(cost_model, rereads_hide_behind_the_callbacks_work) {
       EXPECT_DOUBLE_EQ(model.loop(rows.counts, step, 1).reread_ns, point_ns > 0 ? 0 : reread);
     }
 
-    const schedule_report r = schedule({a, b}, {c}, shapes, m);
-    const std::string text = r.to_string(&ctx);
+    const schedule_report r = schedule({p.a, p.b}, {p.c}, p.shapes, m);
+    const std::string text = r.to_string(&p.ctx);
     ASSERT_EQ(r.loops.size(), 1u) << text;
     if (point_ns > 0) {
       EXPECT_EQ(r.loops[0].outer_dim, -1) << text;
