@@ -109,7 +109,7 @@ double cost_model::roots_reread_ns(const std::vector<root_term>& roots, int& lev
       reread += x.bytes * m_.ns_per_byte[x.level];
       level = std::max(level, x.level);
     }
-    // Behind the func's own work (rereads_hidden).
+    // Behind the func's own work (the rereads' law: cost_model.h, at roots_reread_ns).
     const double work = r.removed_copy ? 0 : f.points * point_ns(f.footprint_bytes, f.hinted_point_ns, f.strided_copy);
     t += std::max(0.0, reread - work);
   }
@@ -239,7 +239,7 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
     e.prefetched_ns = static_cast<double>(c.extent) / st * hidden_ns;
   }
   e.ns = loop_ns + p.roots_ns + p.invariant_ns + page_ns(fold);
-  // The loop's rereads behind its callbacks' work (rereads_hidden).
+  // The loop's rereads behind its callbacks' work (cost_model.h, at roots_reread_ns).
   const double loop_work_ns = static_cast<double>(c.extent) / st * p.work_ns(st, S);
   e.reread_ns = std::max(0.0, rereads_ns(c, step) - loop_work_ns) + p.roots_reread_ns;
   e.reread_level = p.roots_reread_level;
