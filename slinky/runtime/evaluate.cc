@@ -184,9 +184,10 @@ index_t evaluator::exec_allocate(const allocate* op, body_ref body) {
   buf.dims = SLINKY_STACK_DIMS(rank);
   init_dims(*this, op->dims, buf.dims);
   buf.rank = internal::rank_without_trailing_broadcasts(buf.dims, rank);
-  const index_t layout_size =
-      internal::init_strides_or_negative(buf, std::max<index_t>(1, static_cast<index_t>(config.stride_alignment)));
-  const index_t checked_size = internal::size_bytes_or_negative(buf);
+  const index_t stride_alignment = std::max<index_t>(1, static_cast<index_t>(config.stride_alignment));
+  const index_t layout_size = internal::init_strides_or_negative(buf, stride_alignment);
+  // The layout's size is the size in bytes rounded up to the alignment: the same where it is 1.
+  const index_t checked_size = stride_alignment == 1 ? layout_size : internal::size_bytes_or_negative(buf);
   const std::size_t size_bytes = checked_size < 0 ? 0 : static_cast<std::size_t>(checked_size);
   if (layout_size < 0 || checked_size < 0) {
     // The size in bytes overflows (e.g. an extent computed from a huge scalar argument): fail
