@@ -235,23 +235,24 @@ constexpr T lcm(T a, T b) {
 }
 ///@}
 
-/// Rounds x down or up to a multiple of the positive alignment a.
-///@{
-template <typename T>
-constexpr T align_down(T x, T a) {
-  return euclidean_div(x, a) * a;
-}
-template <typename T>
-constexpr T align_up(T x, T a) {
-  return euclidean_div(x + a - 1, a) * a;
-}
-///@}
-
 /// True if x is a positive power of two (1, 2, 4, ...).
 template <typename T>
 constexpr bool is_power_of_two(T x) {
   return x > 0 && (x & (x - 1)) == 0;
 }
+
+/// Rounds x down or up to a multiple of the positive alignment a. A power of two (as alignments
+/// are) takes a mask, the same result without a division (the evaluator aligns every stack block).
+///@{
+template <typename T>
+constexpr T align_down(T x, T a) {
+  return is_power_of_two(a) ? x & ~(a - 1) : euclidean_div(x, a) * a;
+}
+template <typename T>
+constexpr T align_up(T x, T a) {
+  return align_down(x + a - 1, a);
+}
+///@}
 
 /// floor((x + a) / b) * c, with Euclidean division (so 0 where b == 0).
 template <typename T>

@@ -132,14 +132,6 @@ std::optional<std::size_t> raw_buffer::init_strides(index_t alignment) {
 
 namespace internal {
 
-namespace {
-
-// x rounded up to a multiple of a > 0, x + a - 1 not overflowing: a mask for powers of two (the
-// strides' alignments), which skips a 64-bit division per allocation.
-index_t round_up(index_t x, index_t a) { return is_power_of_two(a) ? (x + a - 1) & -a : (x + a - 1) / a * a; }
-
-}  // namespace
-
 index_t init_strides_or_negative(raw_buffer& b, index_t alignment) {
   const std::size_t rank = b.rank, elem_size = b.elem_size;
   slinky::dim* dims = b.dims;
@@ -173,7 +165,7 @@ index_t init_strides_or_negative(raw_buffer& b, index_t alignment) {
       const std::optional<index_t> f = footprint(dims[placed[i]]);
       index_t candidate;
       if (!f || __builtin_add_overflow(*f, alignment - 1, &candidate)) continue;
-      candidate = round_up(*f, alignment);
+      candidate = align_down(candidate, alignment);
       if ((!best || candidate < *best) && fits(candidate)) best = candidate;
     }
     if (!best) {
@@ -190,7 +182,7 @@ index_t init_strides_or_negative(raw_buffer& b, index_t alignment) {
   if (size <= 0) return size;
   index_t rounded;
   if (__builtin_add_overflow(size, alignment - 1, &rounded)) return -1;
-  return round_up(size, alignment);
+  return align_down(rounded, alignment);
 }
 
 }  // namespace internal

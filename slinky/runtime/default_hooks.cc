@@ -14,8 +14,8 @@
 namespace slinky {
 
 void* default_allocate(var, raw_buffer* buf, index_t base_alignment) {
-  const index_t checked_size =
-      internal::init_strides_or_negative(*buf, 1) >= 0 ? internal::size_bytes_or_negative(*buf) : -1;
+  // With an alignment of 1, the layout's size is the size in bytes (-1 on overflow).
+  const index_t checked_size = internal::init_strides_or_negative(*buf, 1);
   const std::size_t alignment = std::max<index_t>(alignof(std::max_align_t), base_alignment);
   // Rounding an overflowing size up to the alignment would wrap around to a small one.
   const std::size_t size = checked_size < 0 ? 0 : static_cast<std::size_t>(checked_size);

@@ -205,11 +205,7 @@ index_t evaluator::exec_allocate(const allocate* op, body_ref body) {
   if (on_stack) {
     const index_t alignment = std::max<index_t>(alignof(std::max_align_t), static_cast<index_t>(config.base_alignment));
     char* p = static_cast<char*>(alloca(std::max<index_t>(size, 1) + alignment));
-    const index_t at = reinterpret_cast<index_t>(p);
-    // A mask where the alignment is a power of two (as always in practice): no division per
-    // allocation.
-    p = reinterpret_cast<char*>(is_power_of_two(alignment) ? (at + alignment - 1) & -alignment
-                                                           : align_up(at, alignment));
+    p = reinterpret_cast<char*>(align_up(reinterpret_cast<index_t>(p), alignment));
     // base points at the element of min coordinates; undo negative strides' offsets. An empty
     // buffer still gets a base (as from the heap, and as the original's evaluator does): callbacks
     // may slice its non-empty dims before they find the empty one.

@@ -86,11 +86,15 @@ double cost_model::root_ns(const root_term& r) const {
   for (const read_counts& x : f.reads) reads_ns += x.bytes * m_.ns_per_byte[x.level];
   const double c = m_.ns_per_byte[f.region_level];
   const double writes = r.removed_copy ? 0 : 1;
-  const double points = r.removed_copy ? 0 : f.points;
   double t = f.region_bytes * c * (writes + r.root_consumers) + reads_ns + m_.call_overhead_ns + f.hinted_call_ns +
-             points * point_ns(f.footprint_bytes, f.hinted_point_ns, f.strided_copy);
+             root_work_ns(r);
   if (f.allocated && !r.into_copy) t += page_ns(f.region_bytes);
   return t;
+}
+
+double cost_model::root_work_ns(const root_term& r) const {
+  const root_counts& f = *r.counts;
+  return r.removed_copy ? 0 : f.points * point_ns(f.footprint_bytes, f.hinted_point_ns, f.strided_copy);
 }
 
 double cost_model::roots_ns(const std::vector<root_term>& roots) const {
@@ -110,8 +114,7 @@ double cost_model::roots_reread_ns(const std::vector<root_term>& roots, int& lev
       level = std::max(level, x.level);
     }
     // Behind the func's own work (the rereads' law: cost_model.h, at roots_reread_ns).
-    const double work = r.removed_copy ? 0 : f.points * point_ns(f.footprint_bytes, f.hinted_point_ns, f.strided_copy);
-    t += std::max(0.0, reread - work);
+    t += std::max(0.0, reread - root_work_ns(r));
   }
   return t;
 }
@@ -215,7 +218,8 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
   const double cached_ns =
       workers > 1 ? p.external_cached_ns(st, S) : (1 - overlap_share) * c.external_cached_bytes(st, S) * r;
   const double internal_ns = std::max(0.0, c.internal_bytes(st, S) - overlap_share * c.overlap_bytes(st, S)) * r;
-  const double work_and_bytes_ns = internal_ns + cached_ns + p.streamed_ns(st, S) + p.work_ns(st, S);
+  const double work_ns = p.work_ns(st, S);
+  const double work_and_bytes_ns = internal_ns + cached_ns + p.streamed_ns(st, S) + work_ns;
   // The part of the streams from memory the prefetcher fetches while the rest of the iteration
   // runs, on each worker's core alike.
   const double hidden_ns = prefetched_ns(c, st, calls_ns + work_and_bytes_ns);
@@ -240,8 +244,7 @@ loop_estimate cost_model::loop(const loop_counts& c, const loop_prices& p, index
   }
   e.ns = loop_ns + p.roots_ns + p.invariant_ns + page_ns(fold);
   // The loop's rereads behind its callbacks' work (cost_model.h, at roots_reread_ns).
-  const double loop_work_ns = static_cast<double>(c.extent) / st * p.work_ns(st, S);
-  e.reread_ns = std::max(0.0, rereads_ns(c, step) - loop_work_ns) + p.roots_reread_ns;
+  e.reread_ns = std::max(0.0, rereads_ns(c, step) - static_cast<double>(c.extent) / st * work_ns) + p.roots_reread_ns;
   e.reread_level = p.roots_reread_level;
   for (const loop_counts::reread& r : c.rereads) e.reread_level = std::max(e.reread_level, r.level);
   return e;

@@ -275,6 +275,8 @@ public:
   // The time of a func computed whole at the root, with root_consumers of its consumers reading
   // its region at the root too (and the term's copy flags).
   double root_ns(const root_term& r) const;
+  // The callback's own work in root_ns (none for a removed copy).
+  double root_work_ns(const root_term& r) const;
   // The time of funcs at the root, summed in order.
   double roots_ns(const std::vector<root_term>& roots) const;
   // Rereads (loop_counts::rereads, root_counts::rereads) are an operand read again in order for

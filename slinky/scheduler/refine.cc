@@ -10,6 +10,7 @@
 
 #include "slinky/base/assert.h"
 #include "slinky/scheduler/cost_model.h"
+#include "slinky/scheduler/loop_analysis.h"
 
 namespace slinky {
 namespace scheduler_internal {
@@ -120,9 +121,8 @@ std::vector<candidate_loops> neighbours(const std::vector<refined_loop>& loops, 
         r.push_back(c);
         r.back()[i].step *= 2;
       }
-      // Halved: the largest power of two below it (28: 16, not 14, 7), callbacks' fast paths; see scheduler.md.
-      index_t half = 0;
-      for (index_t p = 1; p < c[i].step; p *= 2) half = p;
+      // Halved: the power of two below it (28: 16, not 14, 7), callbacks' fast paths (scheduler.md).
+      const index_t half = c[i].step > 1 ? scheduler_internal::floor_power_of_two(c[i].step - 1) : 0;
       if (half >= 1 && half % granularity == 0) {
         r.push_back(c);
         r.back()[i].step = half;

@@ -101,6 +101,13 @@ TEST(arithmetic, gcd_lcm_alignment) {
   EXPECT_EQ(align_up<i64>(-13, 4), -12);
   EXPECT_EQ(align_up<i64>(16, 4), 16);
   EXPECT_EQ(align_up<std::size_t>(17, 8), 24u);
+  // Alignments that are not powers of two (a division; powers of two take a mask).
+  EXPECT_EQ(align_down<i64>(13, 6), 12);
+  EXPECT_EQ(align_down<i64>(-13, 6), -18);
+  EXPECT_EQ(align_up<i64>(13, 3), 15);
+  EXPECT_EQ(align_up<i64>(-13, 3), -12);
+  EXPECT_EQ(align_up<std::size_t>(17, 12), 24u);
+  EXPECT_EQ(align_up<i64>(-16, 1), -16);
   EXPECT_TRUE(is_power_of_two<i64>(64));
   EXPECT_FALSE(is_power_of_two<i64>(0));
   EXPECT_FALSE(is_power_of_two<i64>(12));
