@@ -502,6 +502,11 @@ TEST(raw_buffer, sizes_do_not_wrap) {
   EXPECT_EQ((raw_buffer{nullptr, 8, 1, fits}.size_bytes()), static_cast<std::size_t>(max_index));
   EXPECT_EQ((raw_buffer{nullptr, 8, 1, fits}.size_bytes()), *internal::checked_size_bytes({nullptr, 8, 1, fits}));
   EXPECT_EQ((raw_buffer{nullptr, 9, 1, fits}.size_bytes()), 0u);
+  // The evaluator's forms: the same sizes as index_t, -1 for those that do not fit.
+  EXPECT_EQ(internal::size_bytes_or_negative(b), -1);
+  EXPECT_EQ(internal::size_bytes_or_negative({nullptr, 8, 1, fits}), max_index);
+  EXPECT_EQ(internal::size_bytes_or_negative({nullptr, 9, 1, fits}), -1);
+  EXPECT_EQ(internal::size_bytes_or_negative({nullptr, 4, 2, sum}), -1);
   // An auto stride on a dim of extent > 1 has no size; on extent 1 it does not matter.
   dim autos[] = {dim(0, 9)};
   EXPECT_EQ((raw_buffer{nullptr, 4, 1, autos}.size_bytes()), 0u);
@@ -534,6 +539,16 @@ TEST(raw_buffer, init_strides) {
   EXPECT_EQ(aligned[0].stride(), 2);
   EXPECT_EQ(aligned[1].stride(), 32);
   EXPECT_EQ(aligned[2].stride(), 160);
+  // An alignment that is not a power of two: rows of 20 bytes at multiples of 12, the size 116
+  // rounded up to 120; the evaluator's form gives the same size.
+  dim twelve[] = {dim(0, 9), dim(0, 4)};
+  raw_buffer t{nullptr, 2, 2, twelve};
+  EXPECT_EQ(t.init_strides(12), 120u);
+  EXPECT_EQ(twelve[1].stride(), 24);
+  dim twelve_again[] = {dim(0, 9), dim(0, 4)};
+  raw_buffer t2{nullptr, 2, 2, twelve_again};
+  EXPECT_EQ(internal::init_strides_or_negative(t2, 12), 120);
+  EXPECT_EQ(twelve_again[1].stride(), 24);
 
   // An auto dim 0 under a known dim 1 stays dense: it fits in one step of dim 1.
   dim under[] = {dim(0, 9), dim(0, 4, 40)};
